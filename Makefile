@@ -1,0 +1,30 @@
+# The two set-up commands of the README, plus the tools they are made of.
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test venv lint typecheck bench studio clean
+
+run: venv  ## end-to-end demo on the embedded defaults: analyse, pause, approve from a 2nd process, publish
+	$(BIN)/python scripts/demo.py
+
+test: venv  ## everything the tests need, then the whole suite
+	$(BIN)/python -m pytest
+
+venv:
+	@bash scripts/bootstrap.sh
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv
+	$(BIN)/mypy
+
+bench: venv  ## benchmark figures (median, spread, ratios); not a test
+	$(BIN)/python scripts/bench_foundation.py
+
+studio: venv  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
+	$(BIN)/langgraph dev --no-browser
+
+clean:
+	rm -rf .data .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The analyst: state, nodes, tools, the offline reasoner, application service and CLI."""

@@ -1,0 +1,290 @@
+"""The application service: run, resume, decide and inspect threads for one principal.
+
+The CLI, the chat REPL and scripts all go through :class:`AnalystApp`; none of them touch
+storage directly. The app owns the lifetimes of the checkpointer (opened lazily, so commands
+that fail validation write nothing) and checks ownership of every thread against the principal
+before the checkpointer is consulted.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.decisions import validate_decision
+from agent.errors import (
+    AnalystError,
+    NotAwaitingApprovalError,
+    ThreadNotFoundError,
+)
+from agent.routing import Route, route_query
+from agent.services import Services
+from agent.settings import Settings
+from agent.state import Context, ModeChoice
+from memory.threads import Principal, ThreadIndex, ThreadRecord
+
+#: Called with (node name, state update) as each node finishes.
+OnUpdate = Callable[[str, dict[str, Any]], Awaitable[None] | None]
+
+
+@dataclass
+class ThreadView:
+    """A thread as callers see it. ``to_json`` is the stable shape of ``--json`` output."""
+
+    thread_id: str
+    status: str
+    query: str = ""
+    ticker: str | None = None
+    mode: str | None = None
+    draft_hash: str | None = None
+    draft_markdown: str | None = None
+    chart_path: str | None = None
+    revision: int = 0
+    verdict: str | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    publication: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    decision_error: str | None = None
+    next_nodes: list[str] = field(default_factory=list)
+    plan: list[dict[str, Any]] = field(default_factory=list)
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "query": self.query,
+            "ticker": self.ticker,
+            "mode": self.mode,
+            "draft_hash": self.draft_hash,
+            "revision": self.revision,
+            "verdict": self.verdict,
+            "findings": self.findings,
+            "chart_path": self.chart_path,
+            "publication": self.publication,
+            "stop_reason": self.stop_reason,
+            "decision_error": self.decision_error,
+            "next": self.next_nodes,
+            "plan": [step["id"] for step in self.plan],
+            "draft_markdown": self.draft_markdown,
+        }
+
+
+@dataclass(frozen=True)
+class CheckpointView:
+    checkpoint_id: str
+    parent_id: str | None
+    step: int
+    source: str
+    created_at: str
+    next_nodes: list[str]
+    ran: list[str]
+
+
+class AnalystApp:
+    def __init__(self, settings: Settings, principal: Principal, services: Services | None = None):
+        self.settings = settings
+        self.principal = principal
+        self.services = services or Services.from_settings(settings)
+        self.index = ThreadIndex(settings.threads_path)
+        self._stack = AsyncExitStack()
+        self._graph: Any = None
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, settings: Settings, principal: Principal, services: Services | None = None
+    ) -> AsyncIterator[AnalystApp]:
+        app = cls(settings, principal, services)
+        async with app._stack:
+            yield app
+
+    async def graph(self) -> Any:
+        """The compiled graph, with the checkpointer opened on first use."""
+        if self._graph is None:
+            from graphs.builder import compile_graph
+            from memory.checkpoint import open_checkpointer
+
+            saver = await self._stack.enter_async_context(
+                open_checkpointer(self.settings.checkpointer)
+            )
+            self.index.setup()
+            self._graph = compile_graph(saver, services=self.services)
+        return self._graph
+
+    # -- validation that writes nothing -------------------------------------------------
+
+    def preflight(self, query: str, mode: ModeChoice = "auto") -> Route:
+        """Route the query without touching storage; raises on bad input."""
+        return route_query(query, self.services.market.available_tickers(), mode)
+
+    def require_thread(self, thread_id: str) -> ThreadRecord:
+        record = self.index.get(self.principal, thread_id)
+        if record is None:
+            raise ThreadNotFoundError(thread_id)
+        return record
+
+    # -- running ------------------------------------------------------------------------
+
+    async def start(
+        self,
+        query: str,
+        *,
+        thread_id: str | None = None,
+        mode: ModeChoice = "auto",
+        on_update: OnUpdate | None = None,
+    ) -> ThreadView:
+        """Start an analysis (a new thread, or a new request on a finished thread)."""
+        self.preflight(query, mode)
+        thread_id = thread_id or new_thread_id()
+        if self.index.get(self.principal, thread_id) is not None:
+            view = await self.view(thread_id)
+            if view.status not in ("published", "rejected"):
+                raise AnalystError(
+                    f"Thread '{thread_id}' is {view.status.replace('_', ' ')}; finish it first "
+                    f"(analyst show {thread_id}) or start a new thread."
+                )
+        elif self.index.exists(thread_id):
+            # Someone else's thread: refuse without saying so.
+            raise AnalystError(f"Thread id '{thread_id}' is not available; choose another.")
+        await self.graph()
+        if self.index.get(self.principal, thread_id) is None:
+            self.index.register(self.principal, thread_id, query)
+        await self._drive(thread_id, {"query": query}, mode, on_update)
+        return await self.view(thread_id)
+
+    async def resume(self, thread_id: str, *, on_update: OnUpdate | None = None) -> ThreadView:
+        """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
+        self.require_thread(thread_id)
+        view = await self.view(thread_id)
+        if view.status in ("awaiting_approval", "published", "rejected"):
+            return view
+        if view.status == "running":
+            raise AnalystError(
+                f"Thread '{thread_id}' is being run by another process right now; wait for it."
+            )
+        await self._drive(thread_id, None, "auto", on_update)
+        return await self.view(thread_id)
+
+    async def decide(
+        self, thread_id: str, decision: dict[str, Any], *, on_update: OnUpdate | None = None
+    ) -> ThreadView:
+        """Send a human decision (approve / reject / edit) for the draft awaiting approval."""
+        from langgraph.types import Command
+
+        self.require_thread(thread_id)
+        view = await self.view(thread_id)
+        if view.status != "awaiting_approval":
+            raise NotAwaitingApprovalError(thread_id, view.status)
+        state = (await self._snapshot(thread_id)).values
+        # Same gate as the approval node, applied first so the caller gets the exact error.
+        checked = validate_decision(
+            decision, state["draft"], thread_id=thread_id, now=self.services.clock()
+        )
+        await self._drive(thread_id, Command(resume=dict(checked)), "auto", on_update)
+        return await self.view(thread_id)
+
+    async def _drive(
+        self, thread_id: str, payload: Any, mode: ModeChoice, on_update: OnUpdate | None
+    ) -> None:
+        graph = await self.graph()
+        config = {"configurable": {"thread_id": thread_id}}
+        context = Context(
+            tenant_id=self.principal.tenant_id, user_id=self.principal.user_id, mode=mode
+        )
+        self.index.set_runner(thread_id, os.getpid())
+        try:
+            async for chunk in graph.astream(
+                payload, config, context=context, stream_mode="updates", durability="sync"
+            ):
+                for node, update in chunk.items():
+                    if on_update is not None and node != "__interrupt__":
+                        result = on_update(node, update if isinstance(update, dict) else {})
+                        if result is not None:
+                            await result
+        finally:
+            self.index.set_runner(thread_id, None)
+
+    # -- inspecting ---------------------------------------------------------------------
+
+    async def _snapshot(self, thread_id: str) -> Any:
+        graph = await self.graph()
+        return await graph.aget_state({"configurable": {"thread_id": thread_id}})
+
+    async def view(self, thread_id: str) -> ThreadView:
+        record = self.require_thread(thread_id)
+        snap = await self._snapshot(thread_id)
+        values: dict[str, Any] = snap.values or {}
+        draft = values.get("draft") or {}
+        review = values.get("critique") or {}
+        return ThreadView(
+            thread_id=thread_id,
+            status=thread_status(snap, record),
+            query=values.get("query") or record.query,
+            ticker=(values.get("tickers") or [None])[0],
+            mode=values.get("mode"),
+            draft_hash=draft.get("hash"),
+            draft_markdown=draft.get("markdown"),
+            chart_path=draft.get("chart_path"),
+            revision=draft.get("revision", 0),
+            verdict=review.get("verdict"),
+            findings=list(review.get("findings") or []),
+            publication=values.get("publication") if values.get("status") == "published" else None,
+            stop_reason=values.get("stop_reason") or None,
+            decision_error=values.get("decision_error"),
+            next_nodes=list(snap.next),
+            plan=list(values.get("plan") or []),
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
+
+    async def threads(self, limit: int = 100) -> list[ThreadView]:
+        return [await self.view(r.thread_id) for r in self.index.list(self.principal, limit)]
+
+    async def history(self, thread_id: str) -> list[CheckpointView]:
+        self.require_thread(thread_id)
+        graph = await self.graph()
+        snaps = [
+            s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})
+        ]
+        by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
+        out = []
+        for snap in snaps:
+            meta = snap.metadata or {}
+            parent_id = (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+            parent = by_id.get(parent_id) if parent_id else None
+            out.append(
+                CheckpointView(
+                    checkpoint_id=snap.config["configurable"]["checkpoint_id"],
+                    parent_id=parent_id,
+                    step=int(meta.get("step", -1)),
+                    source=str(meta.get("source", "")),
+                    created_at=snap.created_at or "",
+                    next_nodes=list(snap.next),
+                    # The nodes that ran to produce this checkpoint: its parent's next tasks.
+                    ran=list(parent.next) if parent is not None else [],
+                )
+            )
+        return out
+
+
+def thread_status(snap: Any, record: ThreadRecord) -> str:
+    """running / interrupted / awaiting_approval / published / rejected, from the checkpoint."""
+    values = snap.values or {}
+    if snap.interrupts:
+        return "awaiting_approval"
+    if not snap.next:
+        status = values.get("status")
+        if status in ("published", "rejected"):
+            return str(status)
+        return "interrupted" if values else "new"
+    return "running" if record.runner_alive else "interrupted"
+
+
+def new_thread_id() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,168 @@
+"""``analyst chat``: a chat-style REPL over one thread per conversation.
+
+The loop only parses lines and renders; every turn is a call into :class:`AnalystApp`.
+Decisions typed here are bound to the draft this session last displayed, so an approval can
+never land on a draft the user has not seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rich.console import Console
+
+from agent import render
+from agent.app import AnalystApp, ThreadView, new_thread_id
+from agent.errors import AnalystError
+from agent.settings import Settings
+from memory.threads import Principal
+
+T = TypeVar("T")
+
+HELP = """\
+Type a request such as "Analyze NVDA" or "quick snapshot of TSLA". Commands:
+  /approve [name]        approve the draft shown and publish it
+  /reject <feedback>     send the draft back with feedback for a revision
+  /edit <file.md>        publish your own version of the report instead
+  /show                  show this conversation's thread again
+  /resume                continue this thread if it stopped mid-run
+  /threads               list your threads
+  /new                   start a new conversation thread
+  /help                  this help
+  /quit                  leave (threads are saved; approve later with `analyst approve`)"""
+
+
+class ChatSession:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        thread_id: str | None = None,
+        console: Console | None = None,
+        read_line: Callable[[str], str] = input,
+    ) -> None:
+        self.settings = settings
+        self.principal = Principal(settings.tenant_id, settings.user_id)
+        self.console = console or Console(highlight=False)
+        self.read_line = read_line
+        self.thread_id = thread_id
+        self.shown_hash: str | None = None
+
+    def run(self) -> int:
+        self.console.print(
+            f"[bold]analyst chat[/] · user {self.principal.user_id} · tenant "
+            f"{self.principal.tenant_id}. /help for commands, /quit to leave."
+        )
+        while True:
+            try:
+                line = self.read_line("you> ").strip()
+            except EOFError:
+                self.console.print()
+                return 0
+            except KeyboardInterrupt:
+                self.console.print("\n(/quit to leave)")
+                continue
+            if not line:
+                continue
+            try:
+                if self.handle(line) is False:
+                    return 0
+            except AnalystError as error:
+                self.console.print(f"[bold red]error:[/] {error}")
+            except KeyboardInterrupt:
+                self.console.print(
+                    f"\n[magenta]Interrupted.[/] The thread is saved; /resume continues "
+                    f"{self.thread_id}."
+                )
+
+    def handle(self, line: str) -> bool:
+        """Handle one line; False means quit."""
+        if not line.startswith("/"):
+            self._ask(line)
+            return True
+        command, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if command in ("/quit", "/exit", "/q"):
+            if self.thread_id:
+                self.console.print(f"Bye. This conversation is thread {self.thread_id}.")
+            return False
+        if command == "/help":
+            self.console.print(HELP)
+        elif command == "/new":
+            self.thread_id, self.shown_hash = None, None
+            self.console.print("New conversation; your next request starts a new thread.")
+        elif command == "/threads":
+            views = self._call(lambda app: app.threads())
+            render.thread_table(self.console, views)
+        elif command == "/show":
+            self._show(self._call(lambda app: app.view(self._need_thread())))
+        elif command == "/resume":
+            self._show(
+                self._call(lambda app: app.resume(self._need_thread(), on_update=self._progress))
+            )
+        elif command == "/approve":
+            self._decide({"action": "approve", "approver": rest or self.principal.user_id})
+        elif command == "/reject":
+            if not rest:
+                self.console.print("Usage: /reject <what the next revision must change>")
+                return True
+            self._decide({"action": "reject", "feedback": rest})
+        elif command == "/edit":
+            if not rest:
+                self.console.print("Usage: /edit <path to your Markdown file>")
+                return True
+            path = Path(shlex.split(rest)[0]).expanduser()
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                self.console.print(f"[bold red]error:[/] cannot read {path}: {e}")
+                return True
+            self._decide({"action": "edit", "text": text})
+        else:
+            self.console.print(f"Unknown command {command}. /help lists the commands.")
+        return True
+
+    # -- turns --------------------------------------------------------------------------
+
+    def _ask(self, query: str) -> None:
+        thread_id = self.thread_id or new_thread_id()
+        view = self._call(
+            lambda app: app.start(query, thread_id=thread_id, on_update=self._progress)
+        )
+        self.thread_id = thread_id
+        self._show(view)
+
+    def _decide(self, decision: dict[str, Any]) -> None:
+        thread_id = self._need_thread()
+        if not self.shown_hash:
+            raise AnalystError("No draft has been shown in this conversation yet; /show it first.")
+        decision = {"approver": self.principal.user_id, **decision, "draft_hash": self.shown_hash}
+        view = self._call(lambda app: app.decide(thread_id, decision, on_update=self._progress))
+        self._show(view)
+
+    def _show(self, view: ThreadView) -> None:
+        render.thread(self.console, view)
+        self.shown_hash = view.draft_hash if view.status == "awaiting_approval" else None
+        if view.status == "awaiting_approval":
+            self.console.print("Reply with /approve, /reject <feedback> or /edit <file>.")
+
+    def _progress(self, node: str, update: dict[str, Any]) -> None:
+        render.progress(self.console, node, update)
+
+    def _need_thread(self) -> str:
+        if not self.thread_id:
+            raise AnalystError(
+                'No thread in this conversation yet; ask for an analysis first, e.g. "Analyze NVDA".'
+            )
+        return self.thread_id
+
+    def _call(self, body: Callable[[AnalystApp], Coroutine[Any, Any, T]]) -> T:
+        async def go() -> T:
+            async with AnalystApp.open(self.settings, self.principal) as app:
+                return await body(app)
+
+        return asyncio.run(go())

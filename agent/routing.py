@@ -1,0 +1,105 @@
+"""Deterministic request routing: which tickers, and deep research or a quick snapshot.
+
+The router sees the query text and nothing else (no memory, no history), so the same words
+always route the same way. It is also the analyst's first line of input validation: the CLI
+calls :func:`route_query` before it creates a thread, so a bad request writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agent.errors import InvalidQueryError, UnknownTickerError
+from agent.state import Mode, ModeChoice
+
+COMPANY_NAMES: dict[str, str] = {
+    "apple": "AAPL",
+    "amazon": "AMZN",
+    "alphabet": "GOOGL",
+    "google": "GOOGL",
+    "meta": "META",
+    "facebook": "META",
+    "microsoft": "MSFT",
+    "nvidia": "NVDA",
+    "tesla": "TSLA",
+}
+
+# Upper-case words that appear in finance questions but are not tickers.
+NOT_TICKERS = frozenset(
+    """
+    A I AI AM AN AND ARE AS AT BE BUT BY CEO CFO CPI DO EPS ETF EU FAQ FED FOR FX FY GDP HOW
+    IN IPO IS IT ME MY NO OF OK ON OR PE PLS Q1 Q2 Q3 Q4 RSI SEC SMA SO TL DR THE TO UK UP US
+    USA USD VS WHAT YTD YOY QOQ MOM ATH ESG API PDF
+    """.split()
+)
+
+FLASH_WORDS = ("quick", "snapshot", "brief", "glance", "flash", "tl;dr", "tldr", "price of")
+DEEP_WORDS = ("analy", "research", "deep", "report", "thesis", "due diligence", "compare")
+
+_TOKEN = re.compile(r"\$?[A-Za-z][A-Za-z.]{0,5}\b")
+
+
+@dataclass(frozen=True)
+class Route:
+    mode: Mode
+    tickers: tuple[str, ...]
+    reason: str
+
+
+def route_query(query: str, available: Iterable[str], mode: ModeChoice = "auto") -> Route:
+    """Route ``query``; raise :class:`InvalidQueryError` / :class:`UnknownTickerError`.
+
+    Tickers are found as upper-case symbols (``NVDA``, ``$NVDA``), known symbols in any case,
+    or company names. An upper-case symbol the provider does not carry is an error listing the
+    available tickers, never silently dropped.
+    """
+    text = (query or "").strip()
+    if not text:
+        raise InvalidQueryError(
+            'The query is empty. Ask for an analysis, for example: analyst run "Analyze NVDA"'
+        )
+    known = {t.upper() for t in available}
+    tickers, unknown = extract_tickers(text, known)
+    if unknown:
+        raise UnknownTickerError(unknown, known)
+    if not tickers:
+        raise InvalidQueryError(
+            f"No ticker found in '{text}'. Name one of: {', '.join(sorted(known))} "
+            '(for example: analyst run "Analyze NVDA").'
+        )
+    if mode != "auto":
+        return Route(mode=mode, tickers=tickers, reason=f"mode forced to {mode}")
+    lowered = text.lower()
+    flash_hit = next((w for w in FLASH_WORDS if w in lowered), None)
+    if flash_hit:
+        return Route("flash", tickers, f"'{flash_hit}' asks for a quick snapshot")
+    deep_hit = next((w for w in DEEP_WORDS if w in lowered), None)
+    reason = f"'{deep_hit}' asks for research" if deep_hit else "default is deep research"
+    return Route("deep", tickers, reason)
+
+
+def extract_tickers(text: str, known: set[str]) -> tuple[tuple[str, ...], list[str]]:
+    """Return (known tickers in order of mention, unknown upper-case symbols)."""
+    shouting = text.upper() == text
+    found: list[str] = []
+    unknown: list[str] = []
+    for match in _TOKEN.finditer(text):
+        raw = match.group(0)
+        dollar = raw.startswith("$")
+        word = raw.lstrip("$").rstrip(".")
+        upper = word.upper()
+        if upper in known:
+            symbol: str | None = upper
+        elif word.lower() in COMPANY_NAMES:
+            symbol = COMPANY_NAMES[word.lower()]
+        elif (dollar or (word.isupper() and not shouting)) and upper not in NOT_TICKERS:
+            if len(upper) <= 5 and upper.isalpha():
+                unknown.append(upper)
+            symbol = None
+        else:
+            symbol = None
+        if symbol and symbol in known and symbol not in found:
+            found.append(symbol)
+    return tuple(found), sorted(set(unknown))

@@ -1,0 +1,126 @@
+"""Graph state, run context and the small typed records that travel in them.
+
+State is deliberately small and plain (TypedDicts of JSON-friendly values): it is written to
+every checkpoint, shown in Studio and read back by other processes. Facts about users live in
+memory stores, never here; clients, connections and secrets never enter state.
+
+``Context`` carries per-run identity and knobs (``runtime.context``); the thread id travels in
+``configurable`` and only locates checkpoints, it grants nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+Mode = Literal["deep", "flash"]
+ModeChoice = Literal["auto", "deep", "flash"]
+Status = Literal["running", "awaiting_approval", "published", "rejected"]
+Action = Literal["approve", "reject", "edit"]
+Verdict = Literal["pass", "needs_attention", "fail"]
+StepKind = Literal["snapshot", "returns", "risk", "trend", "beta", "peers"]
+
+#: Rejections after which the thread stops instead of drafting again.
+MAX_REVISIONS = 3
+
+
+@dataclass(frozen=True)
+class Context:
+    """Per-run settings supplied by whoever invokes the graph (CLI, scripts, Studio)."""
+
+    tenant_id: str = field(
+        default="default", metadata={"description": "Tenant the run belongs to."}
+    )
+    user_id: str = field(default="anonymous", metadata={"description": "User the run acts for."})
+    mode: ModeChoice = field(
+        default="auto",
+        metadata={
+            "description": "Force deep research or a quick snapshot; auto lets the router decide."
+        },
+    )
+
+
+class PlanStep(TypedDict):
+    """One unit of executor work: a single analytics computation for one ticker."""
+
+    id: str
+    kind: StepKind
+    ticker: str
+    description: str
+
+
+class Finding(TypedDict):
+    severity: Literal["info", "warning", "error"]
+    message: str
+
+
+class Critique(TypedDict):
+    """The critic's evaluation of one draft. It informs the human; it never approves."""
+
+    draft_hash: str
+    verdict: Verdict
+    findings: list[Finding]
+
+
+class Draft(TypedDict):
+    """A report awaiting a decision, identified by the hash of its exact Markdown."""
+
+    ticker: str
+    title: str
+    markdown: str
+    hash: str
+    revision: int
+    as_of: str
+    sources: list[str]
+    chart_path: str | None
+    metrics: dict[str, Any]
+    recommendation: dict[str, Any]
+
+
+class Decision(TypedDict, total=False):
+    """A human's answer at the approval point, bound to one draft by its hash."""
+
+    action: Action
+    draft_hash: str
+    approver: str
+    decided_at: str
+    feedback: str
+    text: str
+
+
+class Publication(TypedDict):
+    path: str
+    chart_path: str | None
+    draft_hash: str
+    approver: str
+    approved_at: str
+    action: Action
+
+
+class AnalystState(TypedDict, total=False):
+    """One analysis request's working state. Plain last-value channels: the router resets
+    them when a new request arrives on a finished thread (a chat keeps one thread)."""
+
+    query: str
+    mode: Mode
+    tickers: list[str]
+    plan: list[PlanStep]
+    memories_used: list[str]
+    step_index: int
+    # Step results keyed by step id (one step per super-step, so no reducer is needed).
+    results: dict[str, dict[str, Any]]
+    draft: Draft
+    critique: Critique
+    feedback: list[str]
+    revisions: int
+    decisions: list[Decision]
+    decision_error: str | None
+    status: Status
+    publication: Publication
+    stop_reason: str
+
+
+class InputState(TypedDict):
+    """What a caller provides to start a run."""
+
+    query: str

@@ -1,0 +1,68 @@
+"""Build the analyst graph; persistence is attached at compile time, never inside nodes.
+
+::
+
+    START -> router -+-> planner -> executor --(more steps)--> executor
+                     |                      \\--(done)--> reporter -> critic -> approval
+                     +-> (flash) executor                                         |
+                                   approval --approve/edit--> publish -> END      |
+                                   approval --reject--> reporter (at most 3 times) |
+                                   approval --4th reject--> END (status rejected) -+
+
+``build_graph`` returns the uncompiled ``StateGraph``; ``compile_graph`` is the one place the
+checkpointer (hot memory) and store (cold memory) are handed to ``compile(...)``. Neither
+reads the environment unless no services are given, and neither opens a connection.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from agent.nodes import AnalystNodes
+from agent.state import AnalystState, Context, InputState
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.graph.state import CompiledStateGraph
+    from langgraph.store.base import BaseStore
+
+    from agent.services import Services
+
+GRAPH_NAME = "analyst"
+
+# Only transient I/O is worth retrying; bad input and configuration errors are not.
+_IO_RETRY = RetryPolicy(max_attempts=3, retry_on=(OSError, TimeoutError))
+
+
+def build_graph(services: Services | None = None) -> StateGraph:
+    if services is None:
+        from agent.services import Services
+        from agent.settings import Settings
+
+        services = Services.from_settings(Settings.from_env())
+    nodes = AnalystNodes(services)
+    graph = StateGraph(AnalystState, context_schema=Context, input_schema=InputState)
+    graph.add_node("router", nodes.router)
+    graph.add_node("planner", nodes.planner)
+    graph.add_node("executor", nodes.executor, retry_policy=_IO_RETRY)
+    graph.add_node("reporter", nodes.reporter, retry_policy=_IO_RETRY)
+    graph.add_node("critic", nodes.critic)
+    graph.add_node("approval", nodes.approval)
+    graph.add_node("publish", nodes.publish, retry_policy=_IO_RETRY)
+    graph.add_edge(START, "router")
+    graph.add_edge("planner", "executor")
+    graph.add_edge("reporter", "critic")
+    graph.add_edge("critic", "approval")
+    graph.add_edge("publish", END)
+    return graph
+
+
+def compile_graph(
+    checkpointer: BaseCheckpointSaver | None,
+    store: BaseStore | None = None,
+    services: Services | None = None,
+) -> CompiledStateGraph:
+    return build_graph(services).compile(checkpointer=checkpointer, store=store, name=GRAPH_NAME)

@@ -1,0 +1,1 @@
+"""Memory tiers behind small interfaces: checkpoints (hot), documents, and the thread index."""

@@ -1,0 +1,277 @@
+"""Every analytics metric, recomputed independently for every bundled ticker.
+
+The reference implementation below reads the CSVs with the ``csv`` module and uses only
+plain Python (loops, ``statistics``, ``math``); it imports neither numpy nor any helper from
+``agent.analytics``, so a shared bug cannot make both sides agree. It follows the
+definitions in the ``agent.analytics`` module docstring.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+
+from agent import analytics
+from agent.market import PriceHistory, SampleDataProvider
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "agent" / "market" / "data"
+TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
+REL = 1e-9
+
+
+def load(ticker: str) -> tuple[list[datetime.date], list[float]]:
+    with (DATA_DIR / f"{ticker}.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [datetime.date.fromisoformat(r["Date"]) for r in rows], [float(r["Close"]) for r in rows]
+
+
+def ref_returns(close: list[float]) -> list[float]:
+    return [close[i] / close[i - 1] - 1 for i in range(1, len(close))]
+
+
+def ref_trailing(close: list[float], n: int) -> float:
+    return close[-1] / close[-1 - n] - 1
+
+
+def ref_ytd(dates: list[datetime.date], close: list[float]) -> float | None:
+    prior = [c for d, c in zip(dates, close, strict=True) if d.year < dates[-1].year]
+    return close[-1] / prior[-1] - 1 if prior else None
+
+
+def ref_volatility(close: list[float], window: int = 252) -> float:
+    return statistics.stdev(ref_returns(close[-(window + 1) :])) * math.sqrt(252)
+
+
+def ref_drawdown(
+    dates: list[datetime.date], close: list[float], window: int = 252
+) -> tuple[float, str, str]:
+    start = len(close) - (window + 1)
+    best = (0.0, start, start)
+    peak_index = start
+    for i in range(start, len(close)):
+        if close[i] > close[peak_index]:
+            peak_index = i
+        depth = close[i] / close[peak_index] - 1
+        if depth < best[0]:
+            best = (depth, peak_index, i)
+    depth, peak, trough = best
+    return depth, dates[peak].isoformat(), dates[trough].isoformat()
+
+
+def ref_sma(close: list[float], n: int) -> float:
+    return sum(close[-n:]) / n
+
+
+def ref_last_cross(dates: list[datetime.date], close: list[float]) -> str | None:
+    def sign(x: float) -> int:
+        return (x > 0) - (x < 0)
+
+    previous: int | None = None
+    last: str | None = None
+    for t in range(199, len(close)):
+        gap = sum(close[t - 49 : t + 1]) / 50 - sum(close[t - 199 : t + 1]) / 200
+        s = sign(gap)
+        if previous is not None and s != previous:
+            last = dates[t].isoformat()
+        previous = s
+    return last
+
+
+def ref_rsi(close: list[float], period: int = 14) -> float:
+    gains, losses = [], []
+    for i in range(1, len(close)):
+        change = close[i] - close[i - 1]
+        gains.append(change if change > 0 else 0.0)
+        losses.append(-change if change < 0 else 0.0)
+    avg_gain = sum(gains[:period]) / period
+    avg_loss = sum(losses[:period]) / period
+    for i in range(period, len(gains)):
+        avg_gain = (avg_gain * (period - 1) + gains[i]) / period
+        avg_loss = (avg_loss * (period - 1) + losses[i]) / period
+    if avg_loss == 0:
+        return 100.0
+    return 100 - 100 / (1 + avg_gain / avg_loss)
+
+
+def ref_beta(ticker: str, basket: tuple[str, ...], window: int = 252) -> tuple[float, float]:
+    series = {t: dict(zip(*load(t), strict=True)) for t in {ticker, *basket}}
+    common = set(series[ticker])
+    for t in basket:
+        common &= set(series[t])
+    days = sorted(common)
+
+    def aligned_returns(t: str) -> list[float]:
+        return ref_returns([series[t][d] for d in days])
+
+    r = aligned_returns(ticker)
+    members = [aligned_returns(t) for t in basket]
+    rb = [sum(m[i] for m in members) / len(members) for i in range(len(r))]
+    r, rb = r[-window:], rb[-window:]
+    beta = statistics.covariance(r, rb) / statistics.variance(rb)
+    return beta, statistics.correlation(r, rb)
+
+
+@pytest.fixture(scope="module")
+def provider() -> SampleDataProvider:
+    return SampleDataProvider()
+
+
+@pytest.fixture(scope="module")
+def basket(provider: SampleDataProvider) -> list[PriceHistory]:
+    return [provider.history(t) for t in TICKERS]
+
+
+@pytest.mark.parametrize("ticker", TICKERS)
+def test_returns_metrics(provider: SampleDataProvider, ticker: str) -> None:
+    dates, close = load(ticker)
+    got = analytics.returns_metrics(provider.history(ticker))
+    assert set(got) == {"return_1m", "return_3m", "return_1y", "return_ytd"}
+    assert got["return_1m"] == pytest.approx(ref_trailing(close, 21), rel=REL)
+    assert got["return_3m"] == pytest.approx(ref_trailing(close, 63), rel=REL)
+    assert got["return_1y"] == pytest.approx(ref_trailing(close, 252), rel=REL)
+    assert got["return_ytd"] == pytest.approx(ref_ytd(dates, close), rel=REL)
+
+
+@pytest.mark.parametrize("ticker", TICKERS)
+def test_risk_metrics(provider: SampleDataProvider, ticker: str) -> None:
+    dates, close = load(ticker)
+    got = analytics.risk_metrics(provider.history(ticker))
+    depth, peak, trough = ref_drawdown(dates, close)
+    assert got == {
+        "volatility_1y": pytest.approx(ref_volatility(close), rel=REL),
+        "max_drawdown_1y": pytest.approx(depth, rel=REL),
+        "drawdown_peak_date": peak,
+        "drawdown_trough_date": trough,
+    }
+    assert depth < 0
+
+
+@pytest.mark.parametrize("ticker", TICKERS)
+def test_trend_metrics(provider: SampleDataProvider, ticker: str) -> None:
+    dates, close = load(ticker)
+    got = analytics.trend_metrics(provider.history(ticker))
+    sma_50, sma_200 = ref_sma(close, 50), ref_sma(close, 200)
+    assert got == {
+        "last_close": pytest.approx(close[-1], rel=REL),
+        "sma_50": pytest.approx(sma_50, rel=REL),
+        "sma_200": pytest.approx(sma_200, rel=REL),
+        "crossover": "bullish" if sma_50 > sma_200 else "bearish",
+        "last_cross_date": ref_last_cross(dates, close),
+        "price_vs_sma200": pytest.approx(close[-1] / sma_200 - 1, rel=REL),
+        "rsi_14": pytest.approx(ref_rsi(close), rel=REL),
+    }
+    assert got["last_cross_date"] is not None
+
+
+@pytest.mark.parametrize("ticker", TICKERS)
+def test_beta_metrics(
+    provider: SampleDataProvider, basket: list[PriceHistory], ticker: str
+) -> None:
+    got = analytics.beta_metrics(provider.history(ticker), basket)
+    beta, correlation = ref_beta(ticker, TICKERS)
+    assert got == {
+        "beta": pytest.approx(beta, rel=REL),
+        "basket": list(TICKERS),
+        "correlation": pytest.approx(correlation, rel=REL),
+    }
+    assert analytics.beta(provider.history(ticker), basket) == pytest.approx(beta, rel=REL)
+
+
+def test_beta_against_a_basket_that_excludes_the_ticker(
+    provider: SampleDataProvider,
+) -> None:
+    peers = ("AAPL", "MSFT", "GOOGL")
+    got = analytics.beta_metrics(provider.history("NVDA"), [provider.history(t) for t in peers])
+    beta, correlation = ref_beta("NVDA", peers)
+    assert got["beta"] == pytest.approx(beta, rel=REL)
+    assert got["correlation"] == pytest.approx(correlation, rel=REL)
+
+
+def test_peer_table(basket: list[PriceHistory]) -> None:
+    rows = analytics.peer_table(basket)
+    expected: list[tuple[float, dict[str, object]]] = []
+    for ticker in TICKERS:
+        dates, close = load(ticker)
+        expected.append(
+            (
+                ref_trailing(close, 252),
+                {
+                    "ticker": ticker,
+                    "last_close": pytest.approx(close[-1], rel=REL),
+                    "return_1y": pytest.approx(ref_trailing(close, 252), rel=REL),
+                    "return_ytd": pytest.approx(ref_ytd(dates, close), rel=REL),
+                    "volatility_1y": pytest.approx(ref_volatility(close), rel=REL),
+                    "max_drawdown_1y": pytest.approx(ref_drawdown(dates, close)[0], rel=REL),
+                    "rsi_14": pytest.approx(ref_rsi(close), rel=REL),
+                    "crossover": "bullish"
+                    if ref_sma(close, 50) > ref_sma(close, 200)
+                    else "bearish",
+                    "as_of": dates[-1].isoformat(),
+                },
+            )
+        )
+    expected.sort(key=lambda pair: -pair[0])
+    assert rows == [row for _, row in expected]
+
+
+def test_outputs_are_plain_json_values(basket: list[PriceHistory]) -> None:
+    h = basket[0]
+    outputs = [
+        analytics.returns_metrics(h),
+        analytics.risk_metrics(h),
+        analytics.trend_metrics(h),
+        analytics.beta_metrics(h, basket),
+        analytics.peer_table(basket),
+    ]
+    json.dumps(outputs, allow_nan=False)
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        else:
+            assert value is None or type(value) in (float, str), (value, type(value))
+
+    walk(outputs)
+
+
+def test_short_history_gives_none_rather_than_a_guess(tmp_path: Path) -> None:
+    days = [datetime.date(2023, 1, 2) + datetime.timedelta(days=i) for i in range(30)]
+    close = [100.0 + i for i in range(30)]
+    lines = [f"{d.isoformat()},{c},{c},{c},{c},1000" for d, c in zip(days, close, strict=True)]
+    (tmp_path / "TINY.csv").write_text(
+        "Date,Open,High,Low,Close,Volume\n" + "\n".join(lines) + "\n", encoding="utf-8"
+    )
+    h = SampleDataProvider(tmp_path).history("TINY")
+    assert analytics.returns_metrics(h) == {
+        "return_1m": pytest.approx(close[-1] / close[-22] - 1, rel=REL),
+        "return_3m": None,
+        "return_1y": None,
+        "return_ytd": None,
+    }
+    assert analytics.risk_metrics(h)["volatility_1y"] is None
+    trend = analytics.trend_metrics(h)
+    assert trend["sma_200"] is None and trend["crossover"] is None
+    assert trend["rsi_14"] == 100.0  # only gains: average loss is zero
+    assert analytics.beta_metrics(h, [h])["beta"] is None
+
+
+def test_ytd_uses_the_last_close_of_the_previous_year() -> None:
+    dates = [datetime.date(2022, 12, 29), datetime.date(2022, 12, 30), datetime.date(2023, 1, 3)]
+    assert analytics.ytd_return(dates, [50.0, 80.0, 100.0]) == pytest.approx(0.25, rel=REL)
+    assert analytics.ytd_return(dates[2:], [100.0]) is None
+
+
+def test_max_drawdown_without_decline_is_zero() -> None:
+    dates = [datetime.date(2023, 1, 2) + datetime.timedelta(days=i) for i in range(5)]
+    result = analytics.max_drawdown(dates, [1.0, 2.0, 3.0, 4.0, 5.0], window=4)
+    assert result == (0.0, "2023-01-02", "2023-01-02")
