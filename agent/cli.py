@@ -12,13 +12,14 @@ import json
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
 if TYPE_CHECKING:
     from agent.app import AnalystApp, ThreadView
     from agent.settings import Settings
+    from agent.state import ModeChoice
 
 T = TypeVar("T")
 
@@ -130,14 +131,15 @@ def run(
     if mode not in ("auto", "deep", "flash"):
         _err(f"--mode '{mode}' is not one of auto, deep, flash.")
         raise typer.Exit(2)
+    chosen = cast("ModeChoice", mode)
     settings = _settings(user, tenant)
     thread_id = thread or new_thread_id()
     try:
         view = _run(
             settings,
             lambda a: a.start(
-                query, thread_id=thread_id, mode=mode, on_update=_progress(json_mode)
-            ),  # type: ignore[arg-type]
+                query, thread_id=thread_id, mode=chosen, on_update=_progress(json_mode)
+            ),
         )
     except KeyboardInterrupt:
         _err(

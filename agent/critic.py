@@ -11,7 +11,7 @@ import re
 from datetime import date
 
 from agent.report import KEY_METRICS, REQUIRED_SECTIONS, fmt
-from agent.state import Critique, Draft, Finding
+from agent.state import Critique, Draft, Finding, Verdict
 
 STALE_AFTER_DAYS = 30
 
@@ -71,7 +71,7 @@ def critique(
         findings.append(Finding(severity="error", message="The draft cites no sources."))
 
     severities = {f["severity"] for f in findings}
-    verdict = (
+    verdict: Verdict = (
         "fail"
         if "error" in severities
         else "needs_attention"

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
@@ -145,7 +144,7 @@ class AnalystNodes:
                 "The thread is closed without publishing; start a new run to try again."
             )
             return Command(
-                goto=END,
+                goto="__end__",
                 update={**base, "feedback": feedback, "status": "rejected", "stop_reason": reason},
             )
         return Command(

@@ -38,7 +38,7 @@ NOT_TICKERS = frozenset(
 FLASH_WORDS = ("quick", "snapshot", "brief", "glance", "flash", "tl;dr", "tldr", "price of")
 DEEP_WORDS = ("analy", "research", "deep", "report", "thesis", "due diligence", "compare")
 
-_TOKEN = re.compile(r"\$?[A-Za-z][A-Za-z.]{0,5}\b")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9$])\$?[A-Za-z][A-Za-z.]*")
 
 
 @dataclass(frozen=True)

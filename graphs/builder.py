@@ -37,7 +37,9 @@ GRAPH_NAME = "analyst"
 _IO_RETRY = RetryPolicy(max_attempts=3, retry_on=(OSError, TimeoutError))
 
 
-def build_graph(services: Services | None = None) -> StateGraph:
+def build_graph(
+    services: Services | None = None,
+) -> StateGraph[AnalystState, Context, InputState, AnalystState]:
     if services is None:
         from agent.services import Services
         from agent.settings import Settings
@@ -64,5 +66,5 @@ def compile_graph(
     checkpointer: BaseCheckpointSaver | None,
     store: BaseStore | None = None,
     services: Services | None = None,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[AnalystState, Context, InputState, AnalystState]:
     return build_graph(services).compile(checkpointer=checkpointer, store=store, name=GRAPH_NAME)

@@ -1,0 +1,141 @@
+"""Benchmark: offline "Analyze NVDA" in-process, and ``analyst --help`` as a whole process.
+
+Prints median and spread (p10-p90, min, max) for each measurement next to a baseline taken
+in the same run, and the ratio. Targets on a 2-core machine: run <= 2 s median, --help <= 0.5 s
+median. This is a script, not a test: shared machines are noisy, so read medians and ratios.
+
+Baselines:
+- run: the same analytics, report and chart computed by direct calls, without LangGraph or
+  checkpoints (the ratio is the cost of orchestration and durable SQLite checkpoints);
+- --help: ``python -c pass`` on the same interpreter (the ratio is the cost of the CLI's imports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+
+def summary(samples: list[float]) -> str:
+    s = sorted(samples)
+    q = statistics.quantiles(s, n=10) if len(s) >= 2 else [s[0]] * 9
+    return (
+        f"median {statistics.median(s) * 1000:8.1f} ms  p10 {q[0] * 1000:7.1f}  "
+        f"p90 {q[-1] * 1000:7.1f}  min {s[0] * 1000:7.1f}  max {s[-1] * 1000:7.1f}  (n={len(s)})"
+    )
+
+
+async def bench_run(repeats: int, workdir: Path) -> tuple[list[float], list[float]]:
+    from agent.chart import render_price_chart
+    from agent.market import SampleDataProvider
+    from agent.planning import deep_plan
+    from agent.report import compose_report
+    from agent.routing import route_query
+    from agent.services import Services
+    from agent.tools import run_step
+    from graphs.builder import compile_graph
+    from memory.checkpoint import open_checkpointer
+    from memory.documents import FileMemory
+
+    services = Services(
+        market=SampleDataProvider(),
+        documents=FileMemory(workdir / "agent-memory"),
+        artifacts_dir=workdir / "artifacts",
+    )
+    market = services.market
+
+    def direct(i: int) -> None:
+        route = route_query("Analyze NVDA", market.available_tickers())
+        results = {}
+        for step in deep_plan(route):
+            results[step["id"]] = dict(run_step(step, market))
+        draft = compose_report(ticker="NVDA", mode="deep", results=results)
+        render_price_chart(market.history("NVDA"), workdir / "direct" / f"{i}.png")
+        assert draft["markdown"]
+
+    graph_times: list[float] = []
+    direct_times: list[float] = []
+    async with open_checkpointer(f"sqlite:///{workdir / 'checkpoints.sqlite'}") as saver:
+        graph = compile_graph(saver, services=services)
+        # Warm-up: imports, CSV parsing, matplotlib font cache — a user's first run pays these.
+        await _graph_run(graph)
+        direct(-1)
+        for i in range(repeats):
+            # Interleave so both see the same machine noise.
+            t0 = time.perf_counter()
+            await _graph_run(graph)
+            graph_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            direct(i)
+            direct_times.append(time.perf_counter() - t0)
+    return graph_times, direct_times
+
+
+async def _graph_run(graph) -> None:  # type: ignore[no-untyped-def]
+    config = {"configurable": {"thread_id": f"bench-{uuid.uuid4().hex[:8]}"}}
+    await graph.ainvoke({"query": "Analyze NVDA"}, config, durability="sync")
+    state = await graph.aget_state(config)
+    assert state.next == ("approval",), state.next
+
+
+def bench_process(cmd: list[str], repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    analyst = str(Path(sys.executable).parent / "analyst")
+
+    print(f"python {sys.version.split()[0]} · repeats {args.repeats}")
+    with tempfile.TemporaryDirectory(prefix="analyst-bench-") as tmp:
+        cold_times = []
+        for _ in range(max(3, args.repeats // 3)):
+            t0 = time.perf_counter()
+            first = subprocess.run(
+                [analyst, "run", "Analyze NVDA", "--json"], cwd=tmp, check=True, capture_output=True
+            )
+            cold_times.append(time.perf_counter() - t0)
+            assert b"awaiting_approval" in first.stdout
+        graph_times, direct_times = asyncio.run(bench_run(args.repeats, Path(tmp)))
+
+    help_times: list[float] = []
+    base_times: list[float] = []
+    for _ in range(args.repeats):
+        help_times += bench_process([analyst, "--help"], 1)
+        base_times += bench_process([sys.executable, "-c", "pass"], 1)
+
+    g, d = statistics.median(graph_times), statistics.median(direct_times)
+    h, b = statistics.median(help_times), statistics.median(base_times)
+    print("\nOffline 'Analyze NVDA' to the approval point, in-process (warm)")
+    print(f"  graph + SQLite checkpoints  {summary(graph_times)}")
+    print(f"  baseline: direct calls      {summary(direct_times)}")
+    print(
+        f"  ratio graph/direct          {g / d:.2f}x   target: median <= 2000 ms -> "
+        f"{'MET' if g <= 2.0 else 'MISSED'}"
+    )
+    print(f"  whole CLI process (imports)  {summary(cold_times)}")
+    print("\n`analyst --help` as a whole process")
+    print(f"  analyst --help              {summary(help_times)}")
+    print(f"  baseline: python -c pass    {summary(base_times)}")
+    print(
+        f"  ratio help/python           {h / b:.2f}x   target: median <= 500 ms -> "
+        f"{'MET' if h <= 0.5 else 'MISSED'}"
+    )
+
+
+if __name__ == "__main__":
+    main()
