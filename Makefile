@@ -2,12 +2,13 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test venv lint typecheck bench studio clean
+.PHONY: run test venv lint typecheck bench studio clean services services-stop
 
 run: venv  ## end-to-end demo on the embedded defaults: analyse, pause, approve from a 2nd process, publish
 	$(BIN)/python scripts/demo.py
 
 test: venv  ## everything the tests need, then the whole suite
+	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
 	$(BIN)/python -m pytest
 
 venv:
@@ -22,9 +23,17 @@ typecheck: venv
 
 bench: venv  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_foundation.py
+	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
+	$(BIN)/python scripts/bench_checkpoints.py
 
 studio: venv  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
 	$(BIN)/langgraph dev --no-browser
+
+services: venv  ## start Postgres (if none on 5432) and Redis Stack on 6380, without Docker
+	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
+
+services-stop:  ## stop what `make services` started
+	bash scripts/services.sh stop
 
 clean:
 	rm -rf .data .pytest_cache .mypy_cache .ruff_cache

@@ -1,28 +1,115 @@
 """Hot memory: open a LangGraph checkpointer from a URL.
 
-``open_checkpointer(url)`` is an async context manager that owns the connection's lifetime
-and yields a ready ``BaseCheckpointSaver`` (schema set up explicitly, once, on entry).
+``open_checkpointer(url)`` is an async context manager that owns the connections' lifetime
+and yields a ready ``BaseCheckpointSaver``. Every backend deserialises with the strict
+allowlist of :mod:`memory.serde`; with ``encryption_key`` every channel value and pending
+write is sealed before the backend stores it.
 
-Supported URLs:
+Supported URLs (set by ``ANALYST_CHECKPOINTER`` or ``--checkpointer``):
 
 - ``sqlite:///relative/path.sqlite`` or ``sqlite:////absolute/path.sqlite`` — the embedded
   default, an async SQLite saver over one file (WAL mode, shared safely by processes).
+- ``postgres://user:pass@host:5432/db`` (or ``postgresql://``) — LangGraph's async Postgres
+  saver over a psycopg connection pool: durable history and time travel. Analyst options
+  in the query string: ``pool_max`` (connections, default 4), ``pool_timeout`` (seconds to
+  wait for a connection, default 10); libpq's own parameters pass through.
+- ``redis://host:6380/0`` — the async Redis saver (needs RedisJSON and RediSearch, i.e.
+  Redis Stack): low latency, full history. ``redis+shallow://...`` keeps only the latest
+  checkpoint of each thread (no history, no time travel). Options: ``prefix`` (key prefix,
+  default LangGraph's), ``ttl`` (e.g. ``90d``: keys expire that long after their last write
+  and each read refreshes them).
 - ``memory://`` — LangGraph's in-process ``InMemorySaver`` (tests, throwaway runs).
 
-Postgres and Redis savers plug in here under their own schemes.
+Schema setup is explicit and idempotent: :func:`setup_checkpointer` (``analyst db setup``)
+creates or migrates tables and indexes and says what it did; ``open_checkpointer`` applies
+it only when the schema is missing or behind (``ensure_schema=True``, what the CLI does).
+
+Failures are specific: an unreachable server is :class:`CheckpointerUnavailableError` naming
+the URL with its password masked, also when the server goes away mid-run; a Redis without
+its modules is :class:`CheckpointerModulesMissingError`; an unknown scheme is
+:class:`UnsupportedBackendError` listing the schemes.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 
-from agent.errors import ConfigurationError, UnsupportedBackendError
+from agent.errors import (
+    CheckpointerModulesMissingError,
+    CheckpointerUnavailableError,
+    CheckpointHistoryUnavailableError,
+    ConfigurationError,
+    UnsupportedBackendError,
+)
 
-SCHEMES = ("sqlite:///PATH", "memory://")
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from memory.serde import ValueCipher
+
+SCHEMES = (
+    "sqlite:///PATH",
+    "memory://",
+    "postgres://USER:PASSWORD@HOST:PORT/DB",
+    "redis://HOST:PORT/DB",
+    "redis+shallow://HOST:PORT/DB",
+)
+
+Backend = Literal["sqlite", "postgres", "redis", "redis+shallow", "memory"]
+
+_PG_OPTIONS = ("pool_max", "pool_timeout")
+_REDIS_OPTIONS = ("prefix", "ttl")
+#: An advisory-lock key so concurrent `db setup`s of one database run one at a time.
+_PG_SETUP_LOCK = 0x616E616C  # "anal"
+
+
+# -- URLs -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckpointerURL:
+    """A parsed checkpointer URL: the backend, what its driver gets, and analyst options."""
+
+    backend: Backend
+    url: str
+    target: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def display(self) -> str:
+        """The URL with any password masked, for messages and logs."""
+        return mask_url(self.url)
+
+
+def mask_url(url: str) -> str:
+    """``postgres://u:secret@h/db`` → ``postgres://u:***@h/db``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def parse_sqlite_path(url: str) -> Path:
@@ -35,23 +122,586 @@ def parse_sqlite_path(url: str) -> Path:
     return Path(rest)
 
 
+def parse_checkpointer_url(url: str) -> CheckpointerURL:
+    """Recognise the backend of ``url``; raise :class:`UnsupportedBackendError` otherwise."""
+    text = url.strip()
+    if text.startswith("sqlite:///"):
+        parse_sqlite_path(text)
+        return CheckpointerURL("sqlite", text, text)
+    if text in ("memory://", "memory:"):
+        return CheckpointerURL("memory", text, text)
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme in ("postgres", "postgresql"):
+        target, options = _split_options(text, _PG_OPTIONS)
+        return CheckpointerURL("postgres", text, target, options)
+    if scheme in ("redis", "rediss", "redis+shallow", "rediss+shallow"):
+        target, options = _split_options(text, _REDIS_OPTIONS)
+        backend: Backend = "redis+shallow" if scheme.endswith("+shallow") else "redis"
+        target = target.replace("+shallow://", "://", 1)
+        return CheckpointerURL(backend, text, target, options)
+    raise UnsupportedBackendError("checkpointer", mask_url(url), SCHEMES)
+
+
+def _split_options(url: str, names: Sequence[str]) -> tuple[str, dict[str, str]]:
+    parts = urlsplit(url)
+    ours: dict[str, str] = {}
+    theirs: list[tuple[str, str]] = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key in names:
+            ours[key] = value
+        else:
+            theirs.append((key, value))
+    return urlunsplit(parts._replace(query=urlencode(theirs))), ours
+
+
+def _number_option(spec: CheckpointerURL, name: str, default: float) -> float:
+    text = spec.options.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if value <= 0:
+        raise ConfigurationError(
+            f"Checkpointer URL option {name}='{text}' in {spec.display} must be a positive number."
+        )
+    return value
+
+
+# -- opening ----------------------------------------------------------------------------------
+
+
 @asynccontextmanager
-async def open_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
-    if url.startswith("sqlite:///"):
+async def open_checkpointer(
+    url: str,
+    *,
+    encryption_key: str | bytes | None = None,
+    ensure_schema: bool = True,
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """Open the saver for ``url``; closed (connections, pools) when the block exits.
+
+    ``encryption_key`` (16/24/32 bytes or base64 of them) seals every stored value.
+    ``ensure_schema`` applies :func:`setup_checkpointer` when the schema is missing or behind.
+    """
+    spec = parse_checkpointer_url(url)
+    cipher = _cipher(encryption_key)
+    async with _open_backend(spec, ensure_schema=ensure_schema) as saver:
+        yield saver if cipher is None else SealedSaver(saver, cipher)
+
+
+async def setup_checkpointer(url: str) -> str:
+    """Create or migrate the backend's schema (idempotent); describe what was done."""
+    spec = parse_checkpointer_url(url)
+    if spec.backend == "memory":
+        return f"{spec.display}: in-process memory, nothing to set up"
+    if spec.backend == "sqlite":
+        async with _open_backend(spec, ensure_schema=True):
+            pass
+        return f"{spec.display}: tables ready in {parse_sqlite_path(spec.url)}"
+    if spec.backend == "postgres":
+        conn = await _pg_connect(spec)
+        async with conn:
+            before = await _pg_schema_version(conn)
+            after = await _pg_migrate(spec, conn)
+        if before == after:
+            return f"{spec.display}: schema up to date (migration {after})"
+        start = "created" if before < 0 else f"migrated from {before}"
+        return f"{spec.display}: schema {start} to migration {after}"
+    # Redis: indexes are the schema.
+    async with _redis_saver(spec, setup=False) as saver:
+        await _redis_require_modules(spec, saver)
+        existing = await _redis_indexes(saver)
+        await _redis_setup(spec, saver)
+        wanted = {saver._checkpoint_prefix, saver._checkpoint_write_prefix}
+        created = sorted(wanted - existing)
+    if created:
+        return f"{spec.display}: created search indexes {', '.join(created)}"
+    return f"{spec.display}: search indexes already present"
+
+
+def keeps_history(saver: BaseCheckpointSaver[Any]) -> bool:
+    """False for savers that store only each thread's latest checkpoint (shallow)."""
+    inner = saver.inner if isinstance(saver, SealedSaver) else saver
+    return not getattr(inner, "shallow", False)
+
+
+def _cipher(key: str | bytes | None) -> ValueCipher | None:
+    if not key:
+        return None
+    from memory.serde import ValueCipher, parse_key
+
+    return ValueCipher(parse_key(key))
+
+
+@asynccontextmanager
+async def _open_backend(
+    spec: CheckpointerURL, *, ensure_schema: bool
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    from memory.serde import strict_serializer
+
+    if spec.backend == "sqlite":
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        path = parse_sqlite_path(url)
+        path = parse_sqlite_path(spec.url)
         path.parent.mkdir(parents=True, exist_ok=True)
         # A generous busy timeout: the CLI, scripts and a second approver may share the file.
         async with aiosqlite.connect(str(path), timeout=30) as conn:
-            saver = AsyncSqliteSaver(conn)
-            await saver.setup()
+            saver = AsyncSqliteSaver(conn, serde=strict_serializer())
+            if ensure_schema:
+                await saver.setup()
             yield saver
         return
-    if url in ("memory://", "memory:"):
+    if spec.backend == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
-        yield InMemorySaver()
+        yield InMemorySaver(serde=strict_serializer())
         return
-    raise UnsupportedBackendError("checkpointer", url, SCHEMES)
+    if spec.backend == "postgres":
+        async with _postgres_saver(spec, ensure_schema=ensure_schema) as pg:
+            yield pg
+        return
+    async with _redis_saver(spec, setup=True) as rs:
+        yield rs
+
+
+# -- error translation ------------------------------------------------------------------------
+
+
+def _unavailable_types() -> tuple[type[BaseException], ...]:
+    types: list[type[BaseException]] = [ConnectionError, TimeoutError]
+    with contextlib.suppress(ImportError):
+        import psycopg
+
+        types += [psycopg.OperationalError, psycopg.InterfaceError]
+    with contextlib.suppress(ImportError):
+        import redis.exceptions
+
+        types += [redis.exceptions.ConnectionError, redis.exceptions.TimeoutError]
+    return tuple(types)
+
+
+def _reason(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+class _Guarded(BaseCheckpointSaver[Any]):
+    """Turns connection failures of a server-backed saver into CheckpointerUnavailableError.
+
+    Mixed in before the LangGraph saver class; ``_display_url`` is set by the factory.
+    """
+
+    _display_url: str = ""
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except CheckpointerUnavailableError:
+            raise
+        except _unavailable_types() as e:
+            raise CheckpointerUnavailableError(self._display_url, _reason(e)) from e
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with self._guard():
+            return await super().aget_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        with self._guard():
+            async for item in super().alist(config, filter=filter, before=before, limit=limit):
+                yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        with self._guard():
+            return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        with self._guard():
+            await super().aput_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        with self._guard():
+            await super().adelete_thread(thread_id)
+
+
+def _quiet_library_logs(name: str) -> None:
+    """Keep a driver's reconnect warnings off stderr unless the application logs them.
+
+    Without any handler, Python prints a library's WARNING records to stderr (the "last
+    resort" handler); the failure itself surfaces as one CheckpointerUnavailableError. A
+    NullHandler stops that fallback; records still propagate to handlers the app configures.
+    """
+    logger = logging.getLogger(name)
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+# -- Postgres ---------------------------------------------------------------------------------
+
+
+async def _pg_connect(spec: CheckpointerURL) -> Any:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    timeout = int(_number_option(spec, "pool_timeout", 10))
+    try:
+        return await psycopg.AsyncConnection.connect(
+            spec.target,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=max(1, min(timeout, 10)),
+        )
+    except psycopg.OperationalError as e:
+        raise CheckpointerUnavailableError(spec.display, _reason(e)) from e
+    except psycopg.ProgrammingError as e:  # malformed conninfo
+        raise ConfigurationError(f"Checkpointer URL {spec.display} is invalid: {e}") from e
+
+
+async def _pg_schema_version(conn: Any) -> int:
+    """The newest applied LangGraph migration, or -1 when there is no schema yet."""
+    import psycopg
+
+    try:
+        cur = await conn.execute("SELECT max(v) AS v FROM checkpoint_migrations")
+        row = await cur.fetchone()
+    except psycopg.errors.UndefinedTable:
+        return -1
+    return -1 if row is None or row["v"] is None else int(row["v"])
+
+
+async def _pg_migrate(spec: CheckpointerURL, conn: Any) -> int:
+    """Apply pending migrations under an advisory lock; return the resulting version."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    latest = len(AsyncPostgresSaver.MIGRATIONS) - 1
+    if await _pg_schema_version(conn) >= latest:
+        return latest
+    # Poll with try-lock: a waiter blocked inside pg_advisory_lock would hold an open
+    # transaction, and LangGraph's CREATE INDEX CONCURRENTLY waits for every open
+    # transaction to end (a deadlock between two first-time setups).
+    while True:
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (_PG_SETUP_LOCK,))
+        row = await cur.fetchone()
+        if row and row["ok"]:
+            break
+        await asyncio.sleep(0.05)
+    try:
+        await AsyncPostgresSaver(conn).setup()
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
+    return await _pg_schema_version(conn)
+
+
+@asynccontextmanager
+async def _postgres_saver(
+    spec: CheckpointerURL, *, ensure_schema: bool
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    from memory.serde import strict_serializer
+
+    class PostgresSaver(_Guarded, AsyncPostgresSaver):
+        """LangGraph's async Postgres saver; connection failures name the URL."""
+
+    _quiet_library_logs("psycopg")
+    # Probe first: a direct connection fails fast with the server's own reason.
+    conn = await _pg_connect(spec)
+    async with conn:
+        if ensure_schema:
+            await _pg_migrate(spec, conn)
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        spec.target,
+        min_size=1,
+        max_size=int(_number_option(spec, "pool_max", 4)),
+        timeout=_number_option(spec, "pool_timeout", 10),
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        # A server restart leaves dead connections in the pool: check each one on checkout.
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+        name="analyst-checkpoints",
+    )
+    try:
+        await pool.open(wait=True, timeout=_number_option(spec, "pool_timeout", 10))
+    except Exception as e:
+        await pool.close()
+        raise CheckpointerUnavailableError(spec.display, _reason(e)) from e
+    try:
+        saver = PostgresSaver(pool, serde=strict_serializer())
+        saver._display_url = spec.display
+        yield saver
+    finally:
+        await pool.close()
+
+
+# -- Redis ------------------------------------------------------------------------------------
+
+
+def parse_duration_minutes(text: str, *, what: str) -> float:
+    """``90d`` / ``12h`` / ``30m`` / ``45s`` → minutes."""
+    from memory.retention import parse_age
+
+    return parse_age(text, what=what).total_seconds() / 60
+
+
+@asynccontextmanager
+async def _redis_saver(spec: CheckpointerURL, *, setup: bool) -> AsyncIterator[Any]:
+    from langgraph.checkpoint.redis.aio import AsyncRedisSaver
+    from langgraph.checkpoint.redis.ashallow import AsyncShallowRedisSaver
+
+    from memory.serde import strict_redis_serializer
+
+    # Upstream's aput takes an extra stream_mode argument that LangGraph never passes.
+    class RedisSaver(_Guarded, AsyncRedisSaver):  # type: ignore[misc]
+        """LangGraph's async Redis saver; connection failures name the URL."""
+
+        shallow = False
+
+    class ShallowRedisSaver(_Guarded, AsyncShallowRedisSaver):
+        """The latest checkpoint per thread only; asking for an older one is an error.
+
+        Upstream answers any checkpoint id with the latest checkpoint, which would make a
+        "fork from an earlier checkpoint" silently fork from the latest one instead.
+        """
+
+        shallow = True
+
+        async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+            found = await super().aget_tuple(config)
+            wanted = config["configurable"].get("checkpoint_id")
+            if (
+                wanted
+                and found is not None
+                and found.config["configurable"]["checkpoint_id"] != wanted
+            ):
+                raise CheckpointHistoryUnavailableError(self._display_url, str(wanted))
+            return found
+
+        async def adelete_thread(self, thread_id: str) -> None:
+            await super().adelete_thread(thread_id)
+            # Upstream rebuilds the checkpoint key with the default prefix, so under a custom
+            # prefix the checkpoint survived: delete whatever the indexes still hold.
+            from langgraph.checkpoint.redis.util import to_storage_safe_id
+            from redisvl.query import FilterQuery
+            from redisvl.query.filter import Tag
+
+            for index in (self.checkpoints_index, self.checkpoint_writes_index):
+                query = FilterQuery(
+                    filter_expression=Tag("thread_id") == to_storage_safe_id(thread_id),
+                    return_fields=["thread_id"],
+                    num_results=10000,
+                )
+                with self._guard():
+                    found = await index.search(query)
+                    keys = [doc.id for doc in found.docs]
+                    if keys:
+                        await self._redis.delete(*keys)
+
+    kwargs: dict[str, Any] = {}
+    prefix = spec.options.get("prefix")
+    if prefix:
+        kwargs["checkpoint_prefix"] = f"{prefix}:checkpoint"
+        kwargs["checkpoint_write_prefix"] = f"{prefix}:checkpoint_write"
+    if spec.options.get("ttl"):
+        minutes = parse_duration_minutes(spec.options["ttl"], what="ttl in the Redis URL")
+        kwargs["ttl"] = {"default_ttl": minutes, "refresh_on_read": True}
+    cls = ShallowRedisSaver if spec.backend == "redis+shallow" else RedisSaver
+    saver: Any = cls(
+        redis_url=spec.target,
+        connection_args={"socket_connect_timeout": 5, "socket_timeout": 30},
+        **kwargs,
+    )
+    saver._display_url = spec.display
+    saver.serde = strict_redis_serializer()
+    try:
+        try:
+            await saver._redis.ping()
+        except _unavailable_types() as e:
+            raise CheckpointerUnavailableError(spec.display, _reason(e)) from e
+        if setup:
+            await _redis_setup(spec, saver)
+        yield saver
+    finally:
+        await saver._redis.aclose()
+
+
+async def _redis_modules(saver: Any) -> set[str] | None:
+    """Names of the loaded modules, or None when MODULE LIST is not permitted."""
+    import redis.exceptions
+
+    try:
+        listed = await saver._redis.module_list()
+    except redis.exceptions.ResponseError:
+        return None
+    names = set()
+    for item in listed:
+        name = item.get(b"name", item.get("name", b""))
+        names.add(name.decode() if isinstance(name, bytes) else str(name))
+    return names
+
+
+_REQUIRED_MODULES = {"ReJSON": "RedisJSON (ReJSON)", "search": "RediSearch (search)"}
+
+
+async def _redis_require_modules(spec: CheckpointerURL, saver: Any) -> None:
+    modules = await _redis_modules(saver)
+    if modules is not None:
+        missing = [label for name, label in _REQUIRED_MODULES.items() if name not in modules]
+        if missing:
+            raise CheckpointerModulesMissingError(spec.display, missing)
+
+
+async def _redis_setup(spec: CheckpointerURL, saver: Any) -> None:
+    import redis.exceptions
+
+    await _redis_require_modules(spec, saver)
+    try:
+        await saver.asetup()
+    except redis.exceptions.ResponseError as e:
+        if "unknown command" in str(e).lower():
+            raise CheckpointerModulesMissingError(
+                spec.display, list(_REQUIRED_MODULES.values())
+            ) from e
+        raise
+
+
+async def _redis_indexes(saver: Any) -> set[str]:
+    names = await saver._redis.execute_command("FT._LIST")
+    return {n.decode() if isinstance(n, bytes) else str(n) for n in names}
+
+
+# -- encryption -------------------------------------------------------------------------------
+
+
+class SealedSaver(BaseCheckpointSaver[Any]):
+    """Wraps any saver so that channel values and pending writes are stored sealed.
+
+    Everything else (ids, versions, metadata, parent links) passes through, so listing,
+    history, time travel, deletion and retention work exactly as on the wrapped saver.
+    """
+
+    def __init__(self, inner: BaseCheckpointSaver[Any], cipher: ValueCipher) -> None:
+        super().__init__(serde=inner.serde)
+        self.inner = inner
+        self.cipher = cipher
+
+    @property
+    def config_specs(self) -> list[Any]:
+        return self.inner.config_specs
+
+    def get_next_version(self, current: Any, channel: None) -> Any:
+        return self.inner.get_next_version(current, channel)
+
+    def _seal(self, checkpoint: Checkpoint) -> Checkpoint:
+        values = {k: self.cipher.seal(v) for k, v in checkpoint["channel_values"].items()}
+        return {**checkpoint, "channel_values": values}
+
+    def _open(self, item: CheckpointTuple | None) -> CheckpointTuple | None:
+        if item is None:
+            return None
+        cp = item.checkpoint
+        values = {k: self.cipher.open(v) for k, v in cp["channel_values"].items()}
+        writes = None
+        if item.pending_writes is not None:
+            writes = [(t, c, self.cipher.open(v)) for t, c, v in item.pending_writes]
+        return item._replace(checkpoint={**cp, "channel_values": values}, pending_writes=writes)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._open(await self.inner.aget_tuple(config))
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
+            opened = self._open(item)
+            assert opened is not None
+            yield opened
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await self.inner.aput(config, self._seal(checkpoint), metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        sealed = [(channel, self.cipher.seal(value)) for channel, value in writes]
+        await self.inner.aput_writes(config, sealed, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self.inner.adelete_thread(thread_id)
+
+    # Sync variants, for savers that offer them.
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._open(self.inner.get_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        for item in self.inner.list(config, filter=filter, before=before, limit=limit):
+            opened = self._open(item)
+            assert opened is not None
+            yield opened
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self.inner.put(config, self._seal(checkpoint), metadata, new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        sealed = [(channel, self.cipher.seal(value)) for channel, value in writes]
+        self.inner.put_writes(config, sealed, task_id, task_path)
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.inner.delete_thread(thread_id)

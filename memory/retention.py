@@ -1,0 +1,132 @@
+"""Retention for hot memory: delete whole threads that have been idle too long.
+
+``prune_threads`` looks at the principal's threads (the thread index), takes each one's last
+activity from its latest checkpoint (``aget_tuple`` → ``checkpoint["ts"]``; the index's
+``updated_at`` when the backend holds no checkpoint, e.g. Redis keys that expired by TTL),
+and deletes every thread idle for longer than ``older_than`` with the saver's own
+``adelete_thread`` plus its index row. It never removes part of a thread's history: a kept
+thread keeps all its checkpoints and still resumes. A thread a live process is running is
+never pruned (``busy``). ``dry_run`` reports the same selection and deletes nothing.
+
+Redis can also expire checkpoints by itself: ``redis://...?ttl=90d`` (see
+:mod:`memory.checkpoint`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from agent.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from memory.threads import Principal, ThreadIndex
+
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_age(text: str, *, what: str = "--older-than") -> timedelta:
+    """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` → a positive timedelta."""
+    match = _AGE.match(text or "")
+    if not match or float(match.group(1)) <= 0:
+        raise ConfigurationError(
+            f"{what} '{text}' is not a duration; use a number and a unit (s, m, h, d, w), "
+            "e.g. 90d or 12h."
+        )
+    return timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
+
+
+@dataclass(frozen=True)
+class PruneCandidate:
+    thread_id: str
+    last_activity: str
+    idle_days: float
+
+
+@dataclass
+class PruneReport:
+    """What a prune removed (or, with ``dry_run``, would remove) and what it kept."""
+
+    older_than: str
+    cutoff: str
+    dry_run: bool
+    deleted: list[PruneCandidate] = field(default_factory=list)
+    kept: int = 0
+    skipped_running: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "older_than": self.older_than,
+            "cutoff": self.cutoff,
+            "dry_run": self.dry_run,
+            "deleted": [vars(c) for c in self.deleted],
+            "kept": self.kept,
+            "skipped_running": self.skipped_running,
+        }
+
+
+async def last_activity(saver: BaseCheckpointSaver[Any], thread_id: str) -> datetime | None:
+    """When the thread's latest checkpoint was written, or None if it has none."""
+    found = await saver.aget_tuple({"configurable": {"thread_id": thread_id}})
+    if found is None:
+        return None
+    return _parse_time(str(found.checkpoint["ts"]))
+
+
+async def delete_thread(
+    saver: BaseCheckpointSaver[Any], index: ThreadIndex, who: Principal, thread_id: str
+) -> None:
+    """Remove every checkpoint, write and blob of the thread, then its index row."""
+    await saver.adelete_thread(thread_id)
+    index.delete(who, thread_id)
+
+
+async def prune_threads(
+    saver: BaseCheckpointSaver[Any],
+    index: ThreadIndex,
+    who: Principal,
+    *,
+    older_than: timedelta,
+    label: str,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    busy: Callable[[str], bool] = lambda thread_id: False,
+) -> PruneReport:
+    """Delete (or with ``dry_run`` list) the threads of ``who`` idle since before now - age.
+
+    ``busy(thread_id)`` says whether a live process is running the thread; those are skipped.
+    """
+    now = now or datetime.now(UTC)
+    cutoff = now - older_than
+    report = PruneReport(
+        older_than=label, cutoff=cutoff.isoformat(timespec="seconds"), dry_run=dry_run
+    )
+    for record in index.list(who, limit=1_000_000):
+        if busy(record.thread_id):
+            report.skipped_running.append(record.thread_id)
+            continue
+        seen = await last_activity(saver, record.thread_id) or _parse_time(record.updated_at)
+        if seen >= cutoff:
+            report.kept += 1
+            continue
+        report.deleted.append(
+            PruneCandidate(
+                thread_id=record.thread_id,
+                last_activity=seen.isoformat(timespec="seconds"),
+                idle_days=round((now - seen).total_seconds() / 86400, 1),
+            )
+        )
+        if not dry_run:
+            await delete_thread(saver, index, who, record.thread_id)
+    return report
+
+
+def _parse_time(text: str) -> datetime:
+    value = datetime.fromisoformat(text)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -1,0 +1,171 @@
+"""Safe checkpoint serialisation: an explicit type allowlist, and optional encryption.
+
+A checkpoint is data another process wrote, possibly long ago; loading one must never import
+and call arbitrary code. LangGraph's ``JsonPlusSerializer`` revives typed values by importing
+``module.name`` and calling it. Here it runs in *strict* mode: only LangGraph's built-in safe
+types (datetimes, UUIDs, messages, ``Send``/``Interrupt``/``Command``...) and the types this
+project registers in :data:`PROJECT_TYPES` are rebuilt; anything else comes back as its plain
+serialised data and its constructor never runs.
+
+The Redis saver stores checkpoints as JSON with its own serializer, whose reviver rebuilds any
+importable dataclass; :class:`StrictRedisSerializer` puts the same allowlist in front of it.
+
+Encryption (``ANALYST_CHECKPOINT_KEY``): :class:`ValueCipher` seals every channel value and
+pending write with AES (EAX mode: confidentiality and integrity, via LangGraph's
+``EncryptedSerializer``) before a saver sees it, so the stored bytes of every backend hold
+ciphertext only. Graph structure (checkpoint ids, channel versions, step metadata) stays
+readable for listing and time travel.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import enum
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from agent.errors import CheckpointDecryptionError, ConfigurationError
+
+#: Modules whose dataclasses, enums and named tuples may be rebuilt from a checkpoint.
+#: State is TypedDicts of plain values today; a dataclass added to one of these modules is
+#: registered automatically, anything elsewhere must be listed in :data:`EXTRA_TYPES`.
+PROJECT_MODULES: tuple[str, ...] = ("agent.state",)
+
+#: Further (module, name) pairs allowed in checkpoints.
+EXTRA_TYPES: tuple[tuple[str, str], ...] = ()
+
+#: Prefix of a sealed (encrypted) value as stored by a saver.
+SEALED_PREFIX = "analyst-sealed:v1:"
+
+
+def _registrable(obj: Any) -> bool:
+    if not isinstance(obj, type):
+        return False
+    return (
+        dataclasses.is_dataclass(obj)
+        or issubclass(obj, enum.Enum)
+        or (issubclass(obj, tuple) and hasattr(obj, "_fields"))
+    )
+
+
+def project_types(modules: Iterable[str] = PROJECT_MODULES) -> frozenset[tuple[str, str]]:
+    """The (module, name) pairs of the project's own types that checkpoints may hold."""
+    import importlib
+
+    found: set[tuple[str, str]] = set(EXTRA_TYPES)
+    for name in modules:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if _registrable(value) and value.__module__ == name:
+                found.add((name, value.__qualname__))
+    return frozenset(found)
+
+
+def strict_serializer(extra: Iterable[tuple[str, str]] = ()) -> JsonPlusSerializer:
+    """LangGraph's serializer with deserialisation limited to safe and registered types."""
+    allowed = project_types() | frozenset(extra)
+    return JsonPlusSerializer(
+        allowed_msgpack_modules=tuple(sorted(allowed)),
+        # Legacy JSON constructor envelopes: LangGraph's safe set only.
+        allowed_json_modules=None,
+    )
+
+
+def strict_redis_serializer(extra: Iterable[tuple[str, str]] = ()) -> SerializerProtocol:
+    """The Redis saver's JSON serializer, with the same allowlist as :func:`strict_serializer`."""
+    from langgraph.checkpoint.redis.jsonplus_redis import JsonPlusRedisSerializer
+
+    allowed = project_types() | frozenset(extra)
+
+    class StrictRedisSerializer(JsonPlusRedisSerializer):
+        """Refuses to rebuild constructor envelopes outside the allowlist.
+
+        The upstream reviver imports and calls any dataclass named in a stored envelope;
+        here a disallowed envelope stays a plain dict and nothing is imported or called.
+        """
+
+        def _revive_if_needed(self, obj: Any) -> Any:
+            if isinstance(obj, list):
+                return [self._revive_if_needed(item) for item in obj]
+            if isinstance(obj, dict):
+                envelope = obj.get("lc") in (1, 2) and obj.get("type") == "constructor"
+                ident = obj.get("id")
+                if envelope and isinstance(ident, list) and len(ident) >= 2:
+                    key = (".".join(str(p) for p in ident[:-1]), str(ident[-1]))
+                    # LangChain's own serialised objects (messages) go to LangChain's loader,
+                    # which only revives its Serializable classes from its own namespaces.
+                    langchain = obj.get("lc") == 1 and str(ident[0]) in _langchain_namespaces()
+                    if not (langchain or _is_safe_type(key) or key in allowed):
+                        return {k: self._revive_if_needed(v) for k, v in obj.items()}
+            return super()._revive_if_needed(obj)
+
+    serde = StrictRedisSerializer(
+        allowed_msgpack_modules=tuple(sorted(allowed)), allowed_json_modules=None
+    )
+    return serde
+
+
+def _langchain_namespaces() -> frozenset[str]:
+    from langchain_core.load.load import DEFAULT_NAMESPACES
+
+    return frozenset(DEFAULT_NAMESPACES)
+
+
+def _is_safe_type(key: tuple[str, str]) -> bool:
+    from langgraph.checkpoint.serde import _msgpack
+
+    return key in _msgpack.SAFE_MSGPACK_TYPES or key == ("builtins", "set")
+
+
+# -- encryption -------------------------------------------------------------------------
+
+
+def parse_key(text: str | bytes) -> bytes:
+    """An AES key from ``ANALYST_CHECKPOINT_KEY``: 16/24/32 raw bytes, or base64 of them."""
+    raw = text.encode() if isinstance(text, str) else bytes(text)
+    if len(raw) in (16, 24, 32):
+        return raw
+    try:
+        decoded = base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if len(decoded) in (16, 24, 32):
+        return decoded
+    raise ConfigurationError(
+        f"ANALYST_CHECKPOINT_KEY has {len(raw)} bytes; an AES key must be 16, 24 or 32 bytes, "
+        "or the base64 of such a key. Make one with: "
+        'python -c "import base64, os; print(base64.b64encode(os.urandom(32)).decode())"'
+    )
+
+
+class ValueCipher:
+    """Seals values into opaque strings and opens them again (AES-EAX, authenticated).
+
+    A sealed value is ``SEALED_PREFIX + type + ":" + base64(nonce | tag | ciphertext)``: a
+    plain string, which every saver stores as it is. Values written before encryption was
+    switched on are returned unchanged (they were already loaded by the strict serializer).
+    """
+
+    def __init__(self, key: bytes, serde: JsonPlusSerializer | None = None) -> None:
+        self._inner = EncryptedSerializer.from_pycryptodome_aes(
+            serde=serde or strict_serializer(), key=parse_key(key)
+        )
+
+    def seal(self, value: Any) -> str:
+        type_, data = self._inner.dumps_typed(value)
+        return f"{SEALED_PREFIX}{type_}:{base64.b64encode(data).decode('ascii')}"
+
+    def open(self, value: Any) -> Any:
+        if not (isinstance(value, str) and value.startswith(SEALED_PREFIX)):
+            return value
+        type_, _, payload = value[len(SEALED_PREFIX) :].partition(":")
+        try:
+            return self._inner.loads_typed((type_, base64.b64decode(payload)))
+        except (ValueError, KeyError, binascii.Error) as e:
+            raise CheckpointDecryptionError() from e

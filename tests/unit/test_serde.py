@@ -1,0 +1,154 @@
+"""Checkpoint serialisation refuses unregistered types; encryption and URL parsing (no services)."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import ormsgpack
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS
+
+from agent.errors import CheckpointDecryptionError, ConfigurationError, UnsupportedBackendError
+from agent.state import Context
+from memory.checkpoint import mask_url, parse_checkpointer_url
+from memory.retention import parse_age
+from memory.serde import (
+    SEALED_PREFIX,
+    ValueCipher,
+    parse_key,
+    project_types,
+    strict_redis_serializer,
+    strict_serializer,
+)
+
+
+@dataclasses.dataclass
+class Booby:
+    """Writes a marker file when constructed: proof of whether a loader called it."""
+
+    marker: str
+
+    def __post_init__(self) -> None:
+        Path(self.marker).write_text("constructed")
+
+
+def test_project_types_are_registered() -> None:
+    assert ("agent.state", "Context") in project_types()
+    serde = strict_serializer()
+    context = Context(tenant_id="t", user_id="u", mode="flash")
+    assert serde.loads_typed(serde.dumps_typed({"ctx": context})) == {"ctx": context}
+
+
+def test_an_unregistered_dataclass_is_not_constructed(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    stored = strict_serializer().dumps_typed({"value": Booby(str(marker))})
+    marker.unlink()
+    loaded = strict_serializer().loads_typed(stored)["value"]
+    assert not isinstance(loaded, Booby)
+    assert loaded == {"marker": str(marker)}  # the plain data, nothing instantiated
+    assert not marker.exists()
+
+
+def test_a_forged_constructor_call_is_not_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    forged = ormsgpack.packb(
+        ormsgpack.Ext(
+            EXT_CONSTRUCTOR_POS_ARGS,
+            ormsgpack.packb(("subprocess", "call", [["touch", str(marker)]])),
+        )
+    )
+    strict_serializer().loads_typed(("msgpack", forged))
+    assert not marker.exists()
+
+
+def test_redis_serializer_refuses_unregistered_envelopes(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    serde = strict_redis_serializer()
+    envelope = {
+        "lc": 2,
+        "type": "constructor",
+        "id": [*__name__.split("."), "Booby"],
+        "kwargs": {"marker": str(marker)},
+    }
+    loaded = serde.loads_typed(("json", json.dumps({"x": envelope}).encode()))
+    assert loaded["x"]["kwargs"] == {"marker": str(marker)}
+    assert not marker.exists()
+    # LangChain messages are still revived by LangChain's own loader.
+    message = HumanMessage(content="hello")
+    assert serde.loads_typed(serde.dumps_typed([message])) == [message]
+
+
+# -- encryption -------------------------------------------------------------------------------
+
+
+def test_keys_raw_or_base64() -> None:
+    raw = b"0123456789abcdef0123456789abcdef"
+    assert parse_key(raw.decode()) == raw
+    assert parse_key(base64.b64encode(raw).decode()) == raw
+    with pytest.raises(ConfigurationError, match="16, 24 or 32 bytes"):
+        parse_key("too-short")
+
+
+def test_sealed_values_hide_and_restore_content() -> None:
+    cipher = ValueCipher(b"k" * 32)
+    value = {"markdown": "# NVDA equity research", "n": 3}
+    sealed = cipher.seal(value)
+    assert sealed.startswith(SEALED_PREFIX) and "NVDA" not in sealed
+    assert cipher.open(sealed) == value
+    assert (
+        cipher.open("plain text written before encryption")
+        == "plain text written before encryption"
+    )
+    assert cipher.seal(value) != sealed  # a fresh nonce every time
+
+
+def test_wrong_key_or_tampering_is_an_error() -> None:
+    sealed = ValueCipher(b"k" * 32).seal("secret")
+    with pytest.raises(CheckpointDecryptionError, match="cannot be decrypted"):
+        ValueCipher(b"j" * 32).open(sealed)
+    head, _, body = sealed.rpartition(":")
+    data = bytearray(base64.b64decode(body))
+    data[-1] ^= 1
+    with pytest.raises(CheckpointDecryptionError):
+        ValueCipher(b"k" * 32).open(f"{head}:{base64.b64encode(bytes(data)).decode()}")
+
+
+# -- URLs and durations -----------------------------------------------------------------------
+
+
+def test_checkpointer_urls() -> None:
+    pg = parse_checkpointer_url("postgres://u:pw@h:5432/db?pool_max=2&sslmode=disable")
+    assert pg.backend == "postgres" and pg.options == {"pool_max": "2"}
+    assert pg.target == "postgres://u:pw@h:5432/db?sslmode=disable"
+    assert pg.display == "postgres://u:***@h:5432/db?pool_max=2&sslmode=disable"
+    shallow = parse_checkpointer_url("redis+shallow://h:6380/0?prefix=p&ttl=90d")
+    assert shallow.backend == "redis+shallow" and shallow.target == "redis://h:6380/0"
+    assert shallow.options == {"prefix": "p", "ttl": "90d"}
+    assert parse_checkpointer_url("redis://h:6380/0").backend == "redis"
+    assert parse_checkpointer_url("sqlite:///x.sqlite").backend == "sqlite"
+    assert parse_checkpointer_url("memory://").backend == "memory"
+    with pytest.raises(UnsupportedBackendError) as caught:
+        parse_checkpointer_url("mongodb://u:pw@h/db")
+    message = str(caught.value)
+    assert "pw" not in message and "mongodb://u:***@h/db" in message
+    for scheme in ("sqlite:///", "postgres://", "redis://", "redis+shallow://", "memory://"):
+        assert scheme in message
+
+
+def test_mask_url_leaves_passwordless_urls_alone() -> None:
+    assert mask_url("redis://h:6380/0") == "redis://h:6380/0"
+    assert mask_url("redis://:pw@h:6380/0") == "redis://:***@h:6380/0"
+
+
+def test_ages() -> None:
+    assert parse_age("90d") == timedelta(days=90)
+    assert parse_age("12h") == timedelta(hours=12)
+    assert parse_age("2w") == timedelta(weeks=2)
+    for bad in ("90", "d", "-1d", "0d", "soon"):
+        with pytest.raises(ConfigurationError, match="is not a duration"):
+            parse_age(bad)
