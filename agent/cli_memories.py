@@ -1,0 +1,289 @@
+"""``analyst memories``: seed, inspect and search the long-term memories at ``ANALYST_STORE``.
+
+A thin layer over :mod:`memory.recall`: parse, open the store for the principal (``--user``,
+``--tenant``, else ``ANALYST_USER`` / ``ANALYST_TENANT``), call one helper, render. Only typer
+and the standard library are imported at module level so ``analyst --help`` stays fast.
+
+``search`` shows each memory's score and its parts, so you can see why it ranked::
+
+    total = alpha·recency + beta·importance + gamma·relevance    (--weights alpha,beta,gamma)
+
+``add`` embeds the text (loading the local model the first time, a few seconds); ``list``
+and ``forget`` never embed, and ``search`` does not when you have no memories yet or asked the
+same question before (embeddings are cached in the data directory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
+    from agent.settings import Settings
+    from memory.recall import Recalled
+    from memory.threads import Principal
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="memories",
+    help="Long-term memories: what the analyst remembers about you across threads.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="User to act as (default: $ANALYST_USER or $USER).")
+]
+TenantOpt = Annotated[
+    str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+# -- plumbing -------------------------------------------------------------------------------
+
+
+def _err(message: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    _err(message)
+    return typer.Exit(code)
+
+
+def _settings(user: str | None, tenant: str | None) -> Settings:
+    from agent.errors import AnalystError
+    from agent.settings import Settings
+
+    try:
+        return Settings.from_env(user_id=user, tenant_id=tenant)
+    except AnalystError as error:
+        raise _fail(str(error), error.exit_code) from None
+
+
+def _run(settings: Settings, body: Callable[[BaseStore, Principal], Coroutine[Any, Any, T]]) -> T:
+    """Open the store, run ``body`` for the principal in ``settings``; map errors to exits."""
+    from agent.errors import AnalystError
+    from memory.store.factory import open_store_from_settings
+    from memory.threads import Principal
+
+    async def go() -> T:
+        principal = Principal(settings.tenant_id, settings.user_id)
+        async with open_store_from_settings(settings) as store:
+            return await body(store, principal)
+
+    try:
+        return asyncio.run(go())
+    except AnalystError as error:
+        raise _fail(str(error), error.exit_code) from None
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _table(memories: Sequence[Recalled], *, ranked: bool) -> Any:
+    from rich.table import Table
+
+    table = Table(show_lines=False)
+    if ranked:
+        table.add_column("#", justify="right")
+    table.add_column("key")
+    if ranked:
+        for name in ("score", "recency", "importance", "relevance"):
+            table.add_column(name, justify="right")
+    table.add_column("imp", justify="right")
+    table.add_column("kind")
+    table.add_column("about")
+    table.add_column("updated")
+    table.add_column("text")
+    for rank, m in enumerate(memories, start=1):
+        cells = [m.key]
+        if ranked:
+            p = m.parts
+            cells = [
+                str(rank),
+                m.key,
+                *(f"{x:.3f}" for x in (p.total, p.recency, p.importance, p.relevance)),
+            ]
+        cells += [
+            str(m.importance),
+            m.kind,
+            m.about or "",
+            m.updated_at.strftime("%Y-%m-%d %H:%M"),
+            m.text,
+        ]
+        table.add_row(*cells)
+    return table
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@app.command()
+def search(
+    query: Annotated[
+        str, typer.Argument(help='What to recall, e.g. "how much risk am I ok with".')
+    ],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="How many memories to show.")] = 5,
+    weights: Annotated[
+        str,
+        typer.Option("--weights", help="recency,importance,relevance weights (rescaled to sum 1)."),
+    ] = "0.3,0.2,0.5",
+    half_life_days: Annotated[
+        float, typer.Option("--half-life-days", help="Days for recency to halve.")
+    ] = 30.0,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Recall your memories for QUERY, best first, with each score's parts."""
+    from agent.errors import AnalystError
+    from memory.recall import RecallWeights, arecall
+
+    if limit < 1:
+        raise _fail(f"--limit {limit}: show at least 1 memory.")
+    if half_life_days <= 0:
+        raise _fail(f"--half-life-days {half_life_days}: use a positive number of days, e.g. 30.")
+    try:
+        chosen = RecallWeights.parse(weights)
+    except AnalystError as error:
+        raise _fail(str(error), error.exit_code) from None
+    settings = _settings(user, tenant)
+    found = _run(
+        settings,
+        lambda store, who: arecall(
+            store, who, query, limit=limit, weights=chosen, half_life_days=half_life_days
+        ),
+    )
+    if json_mode:
+        w = chosen.normalised()
+        print(
+            json.dumps(
+                {
+                    "query": query,
+                    "tenant": settings.tenant_id,
+                    "user": settings.user_id,
+                    "weights": {
+                        "recency": w.recency,
+                        "importance": w.importance,
+                        "relevance": w.relevance,
+                    },
+                    "half_life_days": half_life_days,
+                    "memories": [m.to_json() for m in found],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return
+    console = _console()
+    if not found:
+        console.print(
+            f"No memories for {settings.user_id}. Add one with: analyst memories add TEXT"
+        )
+        return
+    console.print(_table(found, ranked=True))
+
+
+@app.command()
+def add(
+    text: Annotated[
+        str, typer.Argument(help='What to remember, e.g. "I prefer conservative positions".')
+    ],
+    importance: Annotated[
+        int, typer.Option("--importance", min=1, max=10, help="1 (trivia) to 10 (essential).")
+    ] = 5,
+    kind: Annotated[
+        str, typer.Option("--kind", help="preference, note, question, ... (free text).")
+    ] = "note",
+    about: Annotated[
+        str | None,
+        typer.Option("--about", help='What it is about, e.g. "risk tolerance" (also searched).'),
+    ] = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Remember TEXT for you (adding the same text again refreshes it)."""
+    from memory.recall import aremember
+
+    settings = _settings(user, tenant)
+    key = _run(
+        settings,
+        lambda store, who: aremember(
+            store, who, text, importance=importance, kind=kind, about=about
+        ),
+    )
+    if json_mode:
+        print(
+            json.dumps(
+                {
+                    "key": key,
+                    "text": text.strip(),
+                    "importance": importance,
+                    "kind": kind,
+                    "about": about,
+                },
+                ensure_ascii=False,
+            )
+        )
+        return
+    _console().print(f"Remembered {key} for {settings.user_id}.")
+
+
+@app.command(name="list")
+def list_(
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    limit: Annotated[int, typer.Option("--limit", help="Most recent N memories.")] = 100,
+    json_mode: JsonOpt = False,
+) -> None:
+    """List your memories, newest first."""
+    from memory.recall import alist_memories
+
+    if limit < 1:
+        raise _fail(f"--limit {limit}: list at least 1 memory.")
+    settings = _settings(user, tenant)
+    found = _run(settings, lambda store, who: alist_memories(store, who, limit=limit))
+    if json_mode:
+        print(json.dumps({"memories": [m.to_json() for m in found]}, indent=2, ensure_ascii=False))
+        return
+    console = _console()
+    if not found:
+        console.print(
+            f"No memories for {settings.user_id}. Add one with: analyst memories add TEXT"
+        )
+        return
+    console.print(_table(found, ranked=False))
+
+
+@app.command()
+def forget(
+    key: Annotated[str, typer.Argument(help="Key of the memory (see: analyst memories list).")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Forget one memory."""
+    from memory.recall import aforget
+
+    settings = _settings(user, tenant)
+    _run(settings, lambda store, who: aforget(store, who, key))
+    if json_mode:
+        print(json.dumps({"forgotten": key}))
+        return
+    _console().print(f"Forgot {key}.")

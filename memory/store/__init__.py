@@ -1,0 +1,53 @@
+"""Cold memory: the long-term store, a LangGraph ``BaseStore`` on every backend.
+
+- :mod:`memory.store.qdrant` — :class:`QdrantStore` (local folder by default, or a server).
+- :mod:`memory.store.factory` — :func:`open_store` / :func:`open_store_from_settings`: a store
+  from a URL (``qdrant://local``, ``qdrant+http(s)://``, ``memory://``, ``postgres://``).
+- :mod:`memory.store.scoped` — tenancy: :class:`ScopedStore` confines every operation to one
+  principal's namespaces; the namespace layout is documented there.
+
+Ranking and the remember/recall/forget helpers live in :mod:`memory.recall`.
+"""
+
+from memory.store.factory import (
+    DEFAULT_TTL,
+    SCHEMES,
+    TEXT_FIELDS,
+    index_config,
+    open_store,
+    open_store_from_settings,
+    store_url,
+    sweep_expired,
+)
+from memory.store.qdrant import DEFAULT_COLLECTION, QdrantStore, open_qdrant_client, point_id
+from memory.store.scoped import (
+    MEMORIES,
+    ScopedStore,
+    ScopeViolationError,
+    memories_namespace,
+    principal_label,
+    principal_namespace,
+    scoped,
+)
+
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "DEFAULT_TTL",
+    "MEMORIES",
+    "SCHEMES",
+    "TEXT_FIELDS",
+    "QdrantStore",
+    "ScopeViolationError",
+    "ScopedStore",
+    "index_config",
+    "memories_namespace",
+    "open_qdrant_client",
+    "open_store",
+    "open_store_from_settings",
+    "point_id",
+    "principal_label",
+    "principal_namespace",
+    "scoped",
+    "store_url",
+    "sweep_expired",
+]

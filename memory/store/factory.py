@@ -1,0 +1,323 @@
+"""Open the long-term store (cold memory) from a URL; the context manager owns its lifetime.
+
+``open_store(url, ...)`` yields a ready LangGraph ``BaseStore`` (schema or collection set up
+explicitly on entry, one TTL sweep run, a periodic sweeper running while it is open) and
+closes every connection, thread and folder lock on exit.
+
+| URL | backend |
+|---|---|
+| ``qdrant://local`` (default) | :class:`~memory.store.qdrant.QdrantStore`, local mode in ``qdrant_path`` (``<data dir>/qdrant``), opened per operation by default so several processes can share it |
+| ``qdrant+http://host:port``, ``qdrant+https://host:port`` | the same store on a Qdrant server (``api_key`` from ``QDRANT_API_KEY``) |
+| ``memory://`` | LangGraph ``InMemoryStore`` with the same index config (no TTL support) |
+| ``postgres://…``, ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` with a pgvector index |
+
+With settings, :func:`store_url` picks the URL: ``ANALYST_STORE``, except that the default
+``qdrant://local`` becomes the server in ``QDRANT_URL`` when that is set.
+:func:`open_store_from_settings` also builds the embedder (:mod:`memory.embeddings`).
+
+Every index config embeds the value fields ``text`` and ``about`` (:data:`TEXT_FIELDS`), one
+vector each, an item scoring as its best field: values with either field are searchable by
+meaning, other values only by filter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore, IndexConfig, TTLConfig
+
+from agent.errors import (
+    ConfigurationError,
+    MissingDependencyError,
+    MissingExtensionError,
+    StoreUnavailableError,
+    UnsupportedBackendError,
+)
+from memory.embeddings import Embedder, embedder_from_settings
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
+
+    from agent.settings import Settings
+    from memory.store.qdrant import LocalAccess
+
+SCHEMES = (
+    "qdrant://local",
+    "qdrant+http://HOST:PORT",
+    "qdrant+https://HOST:PORT",
+    "memory://",
+    "postgres://USER@HOST:PORT/DB",
+)
+
+#: The value fields every store embeds (one vector each; an item scores as its best field).
+TEXT_FIELDS = ["text", "about"]
+
+#: TTL behaviour of the stores that support it: reads refresh, expired items are hidden
+#: before the sweep removes them, and an open store sweeps hourly (and once on opening).
+DEFAULT_TTL: TTLConfig = {
+    "refresh_on_read": True,
+    "omit_expired": True,
+    "sweep_interval_minutes": 60,
+}
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else ""
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def index_config(embedder: Embedder | None) -> IndexConfig | None:
+    """The index config for ``embedder`` (``None``: no semantic search)."""
+    if embedder is None:
+        return None
+    config: IndexConfig = {
+        "dims": embedder.dims,
+        "embed": cast(Embeddings, embedder),
+        "fields": list(TEXT_FIELDS),
+    }
+    return config
+
+
+def store_url(settings: Settings) -> str:
+    """The store URL the settings select (``QDRANT_URL`` turns local mode into a server)."""
+    url = settings.store
+    if url == "qdrant://local" and settings.qdrant_url:
+        server = settings.qdrant_url.strip()
+        if server.startswith(("http://", "https://")):
+            return f"qdrant+{server}"
+        raise ConfigurationError(
+            f"QDRANT_URL='{server}' is not an http(s) URL; use e.g. http://localhost:6333"
+        )
+    return url
+
+
+def qdrant_server_url(url: str) -> str:
+    """``qdrant+https://h:6333`` → ``https://h:6333`` (clear error if there is no host)."""
+    server = url[len("qdrant+") :]
+    if not urlsplit(server).hostname:
+        raise ConfigurationError(
+            f"Store URL '{redact(url)}' names no host; use e.g. qdrant+http://localhost:6333"
+        )
+    return server
+
+
+@asynccontextmanager
+async def open_store(
+    url: str,
+    *,
+    embedder: Embedder | None,
+    qdrant_path: Path | None = None,
+    qdrant_api_key: str | None = None,
+    ttl: TTLConfig | None = DEFAULT_TTL,
+    collection: str | None = None,
+    lock_timeout: float = 10.0,
+    local_access: LocalAccess = "shared",
+) -> AsyncIterator[BaseStore]:
+    """Open the store at ``url``; ``embedder=None`` opens it without semantic search.
+
+    ``local_access`` applies to ``qdrant://local`` (see ``QdrantStore.local``): ``"shared"``
+    (default) opens the folder per operation so several processes can use it; ``"exclusive"``
+    holds it while the store is open. ``lock_timeout``: seconds to wait for the folder.
+    """
+    index = index_config(embedder)
+    if url == "qdrant://local" or url.startswith(("qdrant+http://", "qdrant+https://")):
+        async with _open_qdrant(
+            url,
+            index=index,
+            qdrant_path=qdrant_path,
+            api_key=qdrant_api_key,
+            ttl=ttl,
+            collection=collection,
+            lock_timeout=lock_timeout,
+            local_access=local_access,
+        ) as store:
+            yield store
+        return
+    if url in ("memory://", "memory:"):
+        from langgraph.store.memory import InMemoryStore
+
+        yield InMemoryStore(index=index)
+        return
+    if url.startswith(("postgres://", "postgresql://")):
+        async with _open_postgres(url, index=index, ttl=ttl) as pg:
+            yield pg
+        return
+    raise UnsupportedBackendError("store", redact(url), SCHEMES)
+
+
+@asynccontextmanager
+async def open_store_from_settings(
+    settings: Settings, *, embedder: Embedder | None = None, lock_timeout: float = 10.0
+) -> AsyncIterator[BaseStore]:
+    """The configured store with the configured embedder (cached in the data directory).
+
+    ``embedder`` overrides the configured one (tests inject a deterministic embedder).
+    No model is loaded here: MiniLM loads on the first text that is not in the cache.
+    """
+    chosen = embedder if embedder is not None else embedder_from_settings(settings)
+    async with open_store(
+        store_url(settings),
+        embedder=chosen,
+        qdrant_path=settings.qdrant_path,
+        qdrant_api_key=settings.qdrant_api_key,
+        lock_timeout=lock_timeout,
+    ) as store:
+        yield store
+
+
+# -- Qdrant -----------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _open_qdrant(
+    url: str,
+    *,
+    index: IndexConfig | None,
+    qdrant_path: Path | None,
+    api_key: str | None,
+    ttl: TTLConfig | None,
+    collection: str | None,
+    lock_timeout: float,
+    local_access: LocalAccess,
+) -> AsyncIterator[BaseStore]:
+    from memory.store.qdrant import DEFAULT_COLLECTION, QdrantStore, open_qdrant_client
+
+    held: QdrantClient | None = None
+    options: dict[str, Any] = {
+        "collection": collection or DEFAULT_COLLECTION,
+        "index": index,
+        "ttl": ttl,
+    }
+    if url == "qdrant://local":
+        if qdrant_path is None:
+            raise ConfigurationError(
+                "qdrant://local needs a folder; set ANALYST_DATA_DIR (the store lives in <data dir>/qdrant)"
+            )
+        folder = Path(qdrant_path)
+        where = f"the Qdrant folder {folder}"
+        if local_access == "shared":
+            store = QdrantStore(
+                connect=lambda: open_qdrant_client(path=folder, lock_timeout=lock_timeout),
+                **options,
+            )
+        else:
+            held = await asyncio.to_thread(
+                open_qdrant_client, path=folder, lock_timeout=lock_timeout
+            )
+            store = QdrantStore(held, **options)
+    else:
+        server = qdrant_server_url(url)
+        where = f"the Qdrant server at {redact(server)}"
+        held = open_qdrant_client(url=server, api_key=api_key)
+        store = QdrantStore(held, **options)
+    try:
+        try:
+            await asyncio.to_thread(store.setup)
+            await store.asweep_ttl()
+        except Exception as e:
+            if _is_connection_error(e):
+                raise StoreUnavailableError(
+                    f"Cannot reach {where}: {e}. Start the server (e.g. docker compose up -d "
+                    "qdrant), check QDRANT_URL / QDRANT_API_KEY, or unset QDRANT_URL to use "
+                    "local mode."
+                ) from e
+            raise
+        if ttl and ttl.get("sweep_interval_minutes"):
+            store.start_ttl_sweeper()
+        try:
+            yield store
+        finally:
+            store.stop_ttl_sweeper(timeout=5)
+    finally:
+        if held is not None:
+            held.close()
+
+
+def _is_connection_error(error: BaseException) -> bool:
+    import httpx
+    from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+    if isinstance(error, UnexpectedResponse):
+        return error.status_code in (401, 403, 502, 503, 504)
+    return isinstance(error, ResponseHandlingException | httpx.TransportError | ConnectionError)
+
+
+# -- Postgres ---------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _open_postgres(
+    url: str, *, index: IndexConfig | None, ttl: TTLConfig | None
+) -> AsyncIterator[BaseStore]:
+    try:
+        import psycopg
+        from langgraph.store.postgres.aio import AsyncPostgresStore
+    except ImportError as e:
+        raise MissingDependencyError(
+            "The Postgres store", "langgraph-checkpoint-postgres", "postgres"
+        ) from e
+    where = redact(url)
+    try:
+        conn = await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as e:
+        raise StoreUnavailableError(
+            f"Cannot connect to the Postgres store at {where}: {str(e).strip()}. Check "
+            "ANALYST_STORE and that the server is running."
+        ) from e
+    async with conn:
+        if index is not None:
+            await _require_pgvector(conn, where)
+    pg_index: Any = None
+    if index is not None:
+        pg_index = {**index, "distance_type": "cosine"}
+    async with AsyncPostgresStore.from_conn_string(url, index=pg_index, ttl=ttl) as store:
+        await store.setup()
+        if ttl:
+            await store.sweep_ttl()
+        if ttl and ttl.get("sweep_interval_minutes"):
+            await store.start_ttl_sweeper()
+        try:
+            yield store
+        finally:
+            if ttl:
+                with contextlib.suppress(Exception):
+                    await store.stop_ttl_sweeper(timeout=5)
+
+
+async def _require_pgvector(conn: Any, where: str) -> None:
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')"
+    )
+    row = await cur.fetchone()
+    if not row or not row[0]:
+        raise MissingExtensionError(where, "vector", "semantic search in the Postgres store")
+
+
+async def sweep_expired(store: BaseStore) -> int:
+    """Delete expired items now on any store that supports TTL; returns how many (0 if none)."""
+    if not store.supports_ttl:
+        return 0
+    asweep = getattr(store, "asweep_ttl", None)
+    if asweep is not None:
+        return int(await asweep())
+    sweep = getattr(store, "sweep_ttl", None)
+    if sweep is None:
+        return 0
+    result = sweep()
+    if asyncio.iscoroutine(result):
+        result = await result
+    return int(result)

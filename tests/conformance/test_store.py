@@ -1,0 +1,474 @@
+"""One ``BaseStore`` contract, run against InMemoryStore, QdrantStore (local) and PostgresStore.
+
+Each test runs on every backend (``backend`` fixture) and, where it calls the public methods,
+both ways (``api_mode``: the async methods, and the sync ones on a worker thread). Where the
+backends legitimately differ, the test reads the difference from ``Backend`` instead of
+skipping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from langgraph.store.base import (
+    GetOp,
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    MatchCondition,
+    PutOp,
+    SearchOp,
+)
+from pgvector_server import pgvector_server
+from store_backends import BACKENDS, Api, Backend, OpenBackend, Storage, opener, storage_for
+
+from memory.embeddings import HashingEmbedder
+from memory.store.factory import sweep_expired
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def pgvector_admin() -> Iterator[str]:
+    with pgvector_server() as url:
+        yield url
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return BACKENDS[request.param]
+
+
+@pytest.fixture
+def storage(backend: Backend, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Storage]:
+    with storage_for(
+        backend.name, tmp_path, lambda: request.getfixturevalue("pgvector_admin")
+    ) as s:
+        yield s
+
+
+@pytest.fixture
+def open_backend(storage: Storage) -> OpenBackend:
+    return opener(storage)
+
+
+@pytest.fixture(params=["async", "sync"])
+def api_mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_put_get_roundtrip(open_backend: OpenBackend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        before = datetime.now(UTC)
+        value = {"text": "hello", "n": 3, "nested": {"a": [1, 2, {"b": None}]}, "ok": True}
+        await api.put(("users", "u1", "prefs"), "k1", value)
+        item = await api.get(("users", "u1", "prefs"), "k1")
+        assert item is not None
+        assert item.key == "k1"
+        assert item.namespace == ("users", "u1", "prefs")
+        assert item.value == value
+        assert item.created_at.tzinfo is not None and item.updated_at.tzinfo is not None
+        assert item.created_at <= item.updated_at
+        assert abs((item.created_at - before).total_seconds()) < 60
+        assert await api.get(("users", "u1", "prefs"), "missing") is None
+        assert await api.get(("users", "u1"), "k1") is None
+        assert await api.get(("users", "u1", "prefs", "deeper"), "k1") is None
+
+
+async def test_update_replaces_value(
+    open_backend: OpenBackend, backend: Backend, api_mode: str
+) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        await api.put(("docs",), "d", {"text": "first", "v": 1})
+        first = await api.get(("docs",), "d")
+        await asyncio.sleep(0.02)
+        await api.put(("docs",), "d", {"text": "second"})
+        second = await api.get(("docs",), "d")
+        assert second.value == {"text": "second"}
+        assert second.updated_at > first.updated_at
+        if backend.keeps_created_at:
+            assert second.created_at == first.created_at
+        assert [i.key for i in await api.search(("docs",))] == ["d"]
+
+
+async def test_delete(open_backend: OpenBackend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        await api.put(("docs",), "a", {"text": "alpha"})
+        await api.put(("docs",), "b", {"text": "beta"})
+        await api.delete(("docs",), "a")
+        assert await api.get(("docs",), "a") is None
+        assert [i.key for i in await api.search(("docs",))] == ["b"]
+        assert [i.key for i in await api.search(("docs",), query="alpha")] == ["b"]
+        await api.delete(("docs",), "never-existed")
+        await api.delete(("docs",), "a")
+        assert (await api.get(("docs",), "b")).value == {"text": "beta"}
+
+
+async def test_batch_reads_see_state_before_writes(
+    open_backend: OpenBackend, api_mode: str
+) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        await api.put(("b",), "old", {"text": "old"})
+        results = await api.batch(
+            [
+                PutOp(("b",), "new", {"text": "one"}),
+                PutOp(("b",), "new", {"text": "two"}),
+                GetOp(("b",), "new"),
+                PutOp(("b",), "old", None),
+                GetOp(("b",), "old"),
+                SearchOp(("b",)),
+                ListNamespacesOp(),
+            ]
+        )
+        assert results[0] is None and results[1] is None and results[3] is None
+        assert results[2] is None
+        assert results[4].value == {"text": "old"}
+        assert [i.key for i in results[5]] == ["old"]
+        assert results[6] == [("b",)]
+        assert (await api.get(("b",), "new")).value == {"text": "two"}
+        assert await api.get(("b",), "old") is None
+
+
+async def test_search_scope_and_pagination(open_backend: OpenBackend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        keys = [f"k{i}" for i in range(5)]
+        for key in keys:
+            await api.put(("a", "b"), key, {"text": f"item {key}"})
+        await api.put(("a",), "top", {"text": "at the prefix itself"})
+        await api.put(("ab",), "other", {"text": "a different first label"})
+        await api.put(("x", "a", "b"), "deep", {"text": "a and b deeper down"})
+
+        everything = await api.search(("a",), limit=100)
+        assert sorted(i.key for i in everything) == sorted([*keys, "top"])
+        assert all(i.score is None for i in everything)
+        assert {i.namespace for i in everything} == {("a", "b"), ("a",)}
+
+        pages = [await api.search(("a", "b"), limit=2, offset=o) for o in (0, 2, 4)]
+        assert [len(p) for p in pages] == [2, 2, 1]
+        paged = [i.key for p in pages for i in p]
+        assert sorted(paged) == keys and len(set(paged)) == 5
+        assert await api.search(("a", "b"), limit=2, offset=5) == []
+        assert len(await api.search((), limit=100)) == 8
+
+
+async def test_search_filters(open_backend: OpenBackend, backend: Backend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        rows = {
+            "r1": {"text": "one", "n": 1, "color": "red", "flag": True, "meta": {"x": 1, "y": "a"}},
+            "r2": {
+                "text": "two",
+                "n": 2,
+                "color": "blue",
+                "flag": False,
+                "meta": {"x": 2, "y": "b"},
+            },
+            "r3": {
+                "text": "three",
+                "n": 3,
+                "color": "red",
+                "flag": False,
+                "meta": {"x": 3, "y": "c"},
+            },
+            "r4": {
+                "text": "four",
+                "n": 4,
+                "color": "green",
+                "flag": True,
+                "meta": {"x": 4, "y": "d"},
+            },
+            "r5": {
+                "text": "five",
+                "n": 5,
+                "color": "red",
+                "flag": True,
+                "meta": {"x": 5, "y": "e"},
+            },
+        }
+        for key, value in rows.items():
+            await api.put(("f",), key, value)
+
+        async def keys(flt: dict) -> list[str]:
+            return sorted(i.key for i in await api.search(("f",), filter=flt, limit=100))
+
+        assert await keys({"color": "red"}) == ["r1", "r3", "r5"]
+        assert await keys({"n": 2}) == ["r2"]
+        assert await keys({"flag": True}) == ["r1", "r4", "r5"]
+        assert await keys({"color": "red", "flag": True}) == ["r1", "r5"]
+        if backend.nested_filters:
+            assert await keys({"meta": {"x": 3, "y": "c"}}) == ["r3"]
+            assert await keys({"meta": {"x": 3}}) == ["r3"]
+        assert await keys({"color": {"$eq": "blue"}}) == ["r2"]
+        assert await keys({"color": {"$ne": "red"}}) == ["r2", "r4"]
+        assert await keys({"n": {"$gt": 3}}) == ["r4", "r5"]
+        assert await keys({"n": {"$gte": 3}}) == ["r3", "r4", "r5"]
+        assert await keys({"n": {"$lt": 3}}) == ["r1", "r2"]
+        assert await keys({"n": {"$lte": 3}}) == ["r1", "r2", "r3"]
+        assert await keys({"n": {"$gt": 1, "$lt": 5}}) == ["r2", "r3", "r4"]
+        assert await keys({"n": {"$gte": 2}, "color": "red"}) == ["r3", "r5"]
+        assert await keys({"color": "purple"}) == []
+        assert await keys({"missing": "x"}) == []
+        page = await api.search(("f",), filter={"color": "red"}, limit=2, offset=1)
+        assert len(page) == 2 and {i.key for i in page} <= {"r1", "r3", "r5"}
+
+
+async def test_search_by_query(open_backend: OpenBackend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        docs = {
+            "py": "python tutorial for beginners",
+            "ts": "typescript guide",
+            "pasta": "cooking recipes for pasta",
+            "snakes": "python snakes in the wild",
+        }
+        for key, text in docs.items():
+            await api.put(
+                ("docs",), key, {"text": text, "kind": "animal" if key == "snakes" else "doc"}
+            )
+        hits = await api.search(("docs",), query="python tutorial", limit=4)
+        assert [h.key for h in hits][:2] == ["py", "snakes"]
+        scores = [h.score for h in hits]
+        assert all(isinstance(s, float) and -1.0 <= s <= 1.0 + 1e-6 for s in scores)
+        assert scores == sorted(scores, reverse=True)
+        assert scores[0] == pytest.approx(max(scores))
+        first = await api.search(("docs",), query="python tutorial", limit=1, offset=0)
+        second = await api.search(("docs",), query="python tutorial", limit=1, offset=1)
+        assert [first[0].key, second[0].key] == ["py", "snakes"]
+        filtered = await api.search(("docs",), query="python tutorial", filter={"kind": "animal"})
+        assert [h.key for h in filtered] == ["snakes"]
+        assert await api.search(("elsewhere",), query="python tutorial") == []
+
+
+async def test_index_options(open_backend: OpenBackend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        await api.put(("i",), "hidden", {"text": "python python python"}, index=False)
+        await api.put(("i",), "titled", {"title": "python snakes", "text": "zzz"}, index=["title"])
+        await api.put(("i",), "plain", {"text": "rust and go"})
+        assert (await api.get(("i",), "hidden")).value == {"text": "python python python"}
+        assert sorted(
+            i.key for i in await api.search(("i",), filter={"text": "python python python"})
+        ) == ["hidden"]
+        hits = await api.search(("i",), query="python snakes", limit=2)
+        assert hits[0].key == "titled"
+        assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_list_namespaces(open_backend: OpenBackend, backend: Backend, api_mode: str) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        spaces = [
+            ("a", "b", "c"),
+            ("a", "b", "d", "e"),
+            ("a", "b", "d", "i"),
+            ("a", "b", "f"),
+            ("a", "c", "f"),
+            ("x", "y"),
+        ]
+        for ns in spaces:
+            await api.put(ns, "k", {"text": "v"})
+            await api.put(ns, "k2", {"text": "w"})
+        assert await api.list_namespaces() == sorted(spaces)
+        assert await api.list_namespaces(prefix=("a", "b")) == sorted(spaces[:4])
+        assert await api.list_namespaces(prefix=("a", "b"), max_depth=3) == [
+            ("a", "b", "c"),
+            ("a", "b", "d"),
+            ("a", "b", "f"),
+        ]
+        assert await api.list_namespaces(suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f")]
+        assert await api.list_namespaces(prefix=("a", "*", "f")) == [
+            ("a", "b", "f"),
+            ("a", "c", "f"),
+        ]
+        assert await api.list_namespaces(suffix=("d", "*")) == [
+            ("a", "b", "d", "e"),
+            ("a", "b", "d", "i"),
+        ]
+        assert await api.list_namespaces(prefix=("a",), suffix=("f",), max_depth=2) == [
+            ("a", "b"),
+            ("a", "c"),
+        ]
+        assert await api.list_namespaces(max_depth=1) == [("a",), ("x",)]
+        assert await api.list_namespaces(limit=2, offset=1) == sorted(spaces)[1:3]
+        assert await api.list_namespaces(prefix=("nothing",)) == []
+        await api.delete(("x", "y"), "k")
+        await api.delete(("x", "y"), "k2")
+        assert (("x", "y") in await api.list_namespaces()) != backend.drops_empty_namespaces
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    [("a.b",), ("",), ("ok", ""), ("bad\x00label",)],
+    ids=["dot", "empty", "empty2", "nul"],
+)
+async def test_bad_namespace_labels_are_refused(
+    open_backend: OpenBackend, api_mode: str, namespace: tuple[str, ...]
+) -> None:
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        with pytest.raises(InvalidNamespaceError):
+            await api.put(namespace, "k", {"text": "v"})
+        with pytest.raises(InvalidNamespaceError):
+            await api.get(namespace, "k")
+        with pytest.raises(InvalidNamespaceError):
+            await api.search(namespace)
+        with pytest.raises(InvalidNamespaceError):
+            await api.list_namespaces(prefix=namespace)
+        with pytest.raises(InvalidNamespaceError):
+            await api.put(("langgraph", "x"), "k", {"text": "v"})
+        with pytest.raises(InvalidNamespaceError):
+            await api.put((), "k", {"text": "v"})
+        assert await api.list_namespaces() == []
+
+
+async def test_ttl_expiry_and_sweep(open_backend: OpenBackend, backend: Backend) -> None:
+    async with open_backend() as store:
+        if not backend.supports_ttl:
+            assert not store.supports_ttl
+            with pytest.raises(NotImplementedError):
+                await store.aput(("t",), "k", {"text": "v"}, ttl=1)
+            return
+        assert store.supports_ttl
+        await store.aput(("t",), "short", {"text": "expires"}, ttl=1 / 60)
+        await store.aput(("t",), "forever", {"text": "stays"})
+        await store.aput(("t",), "long", {"text": "stays a while"}, ttl=60)
+        assert (await store.aget(("t",), "short", refresh_ttl=False)) is not None
+        await asyncio.sleep(1.3)
+        # Expired items are hidden before the sweep (omit_expired) ...
+        assert await store.aget(("t",), "short", refresh_ttl=False) is None
+        listed = sorted(i.key for i in await store.asearch(("t",), refresh_ttl=False))
+        assert listed == ["forever", "long"]
+        # ... and removed by it.
+        assert await sweep_expired(store) == 1
+        assert await sweep_expired(store) == 0
+        assert sorted(i.key for i in await store.asearch(("t",))) == ["forever", "long"]
+
+
+# Only where a read can refresh a TTL shorter than a minute (see Backend.subminute_refresh).
+@pytest.mark.parametrize(
+    "backend", [n for n, b in BACKENDS.items() if b.subminute_refresh], indirect=True
+)
+async def test_ttl_refreshed_by_reads(open_backend: OpenBackend) -> None:
+    async with open_backend() as store:
+        await store.aput(("t",), "read", {"text": "read often"}, ttl=1.5 / 60)
+        await store.aput(("t",), "unread", {"text": "never read"}, ttl=1.5 / 60)
+        for _ in range(3):
+            await asyncio.sleep(0.7)
+            assert await store.aget(("t",), "read") is not None  # refreshes
+        # 2.1 s after the puts: only the item read 0.7 s ago is alive.
+        assert await store.aget(("t",), "unread", refresh_ttl=False) is None
+        assert [i.key for i in await store.asearch(("t",), refresh_ttl=False)] == ["read"]
+        await store.asearch(("t",))  # a search refreshes what it returns, too
+        await asyncio.sleep(1.0)
+        assert await store.aget(("t",), "read", refresh_ttl=False) is not None
+        assert await sweep_expired(store) == 1
+
+
+async def test_concurrent_writes(open_backend: OpenBackend) -> None:
+    async with open_backend() as store:
+        await asyncio.gather(
+            *(
+                store.aput(("c", f"n{i % 3}"), f"k{i}", {"text": f"item {i}", "i": i})
+                for i in range(30)
+            )
+        )
+        found = await store.asearch(("c",), limit=100)
+        assert sorted(i.value["i"] for i in found) == list(range(30))
+        assert await store.alist_namespaces(prefix=("c",)) == [
+            ("c", "n0"),
+            ("c", "n1"),
+            ("c", "n2"),
+        ]
+
+
+_WRITER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from memory.embeddings import HashingEmbedder
+    from memory.store.factory import open_store
+
+    async def main(url, path, action, access):
+        async with open_store(url, embedder=HashingEmbedder(dims=64, seed=7),
+                              qdrant_path=Path(path) if path else None,
+                              local_access=access) as store:
+            if action == "write":
+                await store.aput(("p", "q"), "one", {"text": "python tutorial", "n": 1})
+                await store.aput(("p", "q"), "two", {"text": "cooking pasta", "n": 2}, ttl=60)
+                await store.aput(("p",), "three", {"text": "rust guide", "n": 3}, index=False)
+                print(json.dumps({"ok": True}))
+            else:
+                one = await store.aget(("p", "q"), "one")
+                hits = await store.asearch(("p",), query="python tutorial", limit=1)
+                print(json.dumps({
+                    "one": one.value if one else None,
+                    "created": one.created_at.isoformat() if one else None,
+                    "all": sorted(i.key for i in await store.asearch(("p",), limit=10)),
+                    "top": [h.key for h in hits],
+                    "namespaces": [list(n) for n in await store.alist_namespaces()],
+                }))
+
+    asyncio.run(main(*sys.argv[1:5]))
+    """
+)
+
+
+def _process(storage: Storage, action: str) -> dict:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _WRITER,
+            storage.url,
+            str(storage.qdrant_path or ""),
+            action,
+            storage.local_access,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("backend", [n for n, b in BACKENDS.items() if b.persistent], indirect=True)
+async def test_persistence_across_processes(storage: Storage) -> None:
+    assert await asyncio.to_thread(_process, storage, "write") == {"ok": True}
+    first = await asyncio.to_thread(_process, storage, "read")
+    assert first["one"] == {"text": "python tutorial", "n": 1}
+    assert first["all"] == ["one", "three", "two"]
+    assert first["top"] == ["one"]
+    assert first["namespaces"] == [["p"], ["p", "q"]]
+    again = await asyncio.to_thread(_process, storage, "read")
+    assert again == first
+
+
+async def test_custom_embedder_dimensions(open_backend: OpenBackend) -> None:
+    embedder = HashingEmbedder(dims=32, seed=1)
+    async with open_backend(embedder=embedder) as store:
+        await store.aput(("e",), "k", {"text": "some words here"})
+        assert embedder.texts_embedded == 1
+        hits = await store.asearch(("e",), query="some words")
+        assert [h.key for h in hits] == ["k"]
+
+
+async def test_match_condition_ops_directly(open_backend: OpenBackend) -> None:
+    async with open_backend() as store:
+        await store.aput(("m", "n"), "k", {"text": "v"})
+        [result] = await store.abatch(
+            [ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("m", "*")),))]
+        )
+        assert result == [("m", "n")]
