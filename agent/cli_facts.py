@@ -1,0 +1,395 @@
+"""``analyst facts``: inspect (and try) the typed fact ledger at ``ANALYST_FACTS``.
+
+A thin layer over :mod:`memory.facts`: parse, open the ledger for the principal (``--user``,
+``--tenant``), call one method, render. Only typer and the standard library are imported at
+module level so ``analyst --help`` stays fast.
+
+``SUBJECT`` is any subject string; ``me`` stands for your own, ``user:<your user id>``. Times
+are ISO-8601 (``2026-06-03``, ``2026-06-03T10:00``, ``2026-06-03T10:00:00+02:00``) or ``now``;
+a time without a zone is UTC, a date alone is midnight UTC. ``VALUE`` is read as JSON when it
+parses (``42``, ``true``, ``{"a": 1}``) and as text otherwise; ``--text`` forces text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
+    from memory.facts import FactRecord, FactStore
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="facts",
+    help="The typed fact ledger: what is true now, what was true then, who said it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="User to act as (default: $ANALYST_USER or $USER).")
+]
+TenantOpt = Annotated[
+    str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+SubjectArg = Annotated[
+    str, typer.Argument(help="Subject, e.g. user:alice or ticker:NVDA; 'me' is user:<you>.")
+]
+AttributeArg = Annotated[str, typer.Argument(help="Attribute, e.g. risk_tolerance.")]
+
+
+# -- plumbing -------------------------------------------------------------------------------
+
+
+def _err(message: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    _err(message)
+    return typer.Exit(code)
+
+
+def _settings(user: str | None, tenant: str | None) -> Settings:
+    from agent.errors import AnalystError
+    from agent.settings import Settings
+
+    try:
+        return Settings.from_env(user_id=user, tenant_id=tenant)
+    except AnalystError as error:
+        raise _fail(str(error), error.exit_code) from None
+
+
+def _subject(subject: str, settings: Settings) -> str:
+    return f"user:{settings.user_id}" if subject == "me" else subject
+
+
+def _when(text: str, option: str) -> datetime:
+    if text.strip().lower() == "now":
+        return datetime.now(UTC)
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise _fail(
+            f"{option} '{text}' is not an ISO-8601 time; use e.g. 2026-06-03 or "
+            "2026-06-03T10:00:00+00:00 (or 'now')."
+        ) from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _run(settings: Settings, body: Callable[[FactStore], Coroutine[Any, Any, T]]) -> T:
+    """Open the ledger for the principal in ``settings``, run ``body``; map errors to exits."""
+    from agent.errors import AnalystError
+    from memory.facts import open_fact_store
+    from memory.threads import Principal
+
+    async def go() -> T:
+        principal = Principal(settings.tenant_id, settings.user_id)
+        async with open_fact_store(settings.facts, principal) as store:
+            return await body(store)
+
+    try:
+        return asyncio.run(go())
+    except AnalystError as error:
+        raise _fail(str(error), error.exit_code) from None
+
+
+def _value_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _emit_one(record: FactRecord | None, json_mode: bool, label: str) -> None:
+    if json_mode:
+        print(json.dumps(None if record is None else record.to_json(), indent=2))
+        return
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    if record is None:
+        console.print(f"{label}: no value")
+        return
+    until = "" if record.valid_to is None else f" until {record.valid_to.isoformat()}"
+    episode = f", episode {record.source_episode_id}" if record.source_episode_id else ""
+    console.print(
+        f"{record.subject}.{record.attribute} = {_value_text(record.value)}",
+        markup=False,
+    )
+    console.print(
+        f"  since {record.valid_from.isoformat()}{until} [{record.status}] "
+        f"source {record.source}{episode}, fact {record.memory_id}",
+        markup=False,
+    )
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for column in columns:
+        table.add_column(column, overflow="fold", no_wrap=column != "value")
+    for row in rows:
+        table.add_row(*row)
+    Console(highlight=False).print(table)
+
+
+def _short(memory_id: str | None) -> str:
+    return "" if memory_id is None else memory_id[:8]
+
+
+def _iso(value: datetime | None) -> str:
+    """Compact UTC for tables: 2026-06-03 10:00Z, with seconds/microseconds only if present."""
+    if value is None:
+        return ""
+    value = value.astimezone(UTC)
+    if value.microsecond:
+        return value.strftime("%Y-%m-%d %H:%M:%S.%fZ")
+    return value.strftime("%Y-%m-%d %H:%M:%SZ" if value.second else "%Y-%m-%d %H:%MZ")
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@app.command()
+def current(
+    subject: SubjectArg,
+    attribute: AttributeArg,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """The value that holds now (JSON: the record, or null)."""
+    settings = _settings(user, tenant)
+    subject = _subject(subject, settings)
+    record = _run(settings, lambda s: s.current(subject, attribute))
+    _emit_one(record, json_mode, f"{subject}.{attribute}")
+
+
+@app.command("as-of")
+def as_of(
+    subject: SubjectArg,
+    attribute: AttributeArg,
+    when: Annotated[str, typer.Argument(help="The time to look at, e.g. 2026-06-02.")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """The value that held at WHEN (JSON: the record, or null)."""
+    settings = _settings(user, tenant)
+    subject = _subject(subject, settings)
+    at = _when(when, "WHEN")
+    record = _run(settings, lambda s: s.as_of(subject, attribute, at))
+    _emit_one(record, json_mode, f"{subject}.{attribute} at {at.isoformat()}")
+
+
+@app.command()
+def history(
+    subject: SubjectArg,
+    attribute: AttributeArg,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Every record of the key: intervals, what each superseded, source episodes."""
+    settings = _settings(user, tenant)
+    subject = _subject(subject, settings)
+    records = _run(settings, lambda s: s.history(subject, attribute))
+    if json_mode:
+        print(json.dumps([r.to_json() for r in records], indent=2))
+        return
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"{subject}.{attribute}: {len(records)} record(s)", markup=False)
+    for r in records:
+        interval = f"[{_iso(r.valid_from)}, {_iso(r.valid_to) or 'open'})"
+        parts = [interval, _value_text(r.value), r.status, f"source {r.source}"]
+        if r.source_episode_id:
+            parts.append(f"episode {r.source_episode_id}")
+        parts.append(f"fact {_short(r.memory_id)}")
+        if r.supersedes_memory_id:
+            parts.append(f"replaces {_short(r.supersedes_memory_id)}")
+        if r.retraction_episode_id:
+            parts.append(f"retracted by {r.retraction_episode_id}")
+        console.print("  " + "  ".join(parts), markup=False)
+
+
+@app.command()
+def profile(
+    subject: SubjectArg,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="Show the profile at this time (default: now).")
+    ] = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Every attribute of SUBJECT that holds now (or at --as-of)."""
+    settings = _settings(user, tenant)
+    subject = _subject(subject, settings)
+    at = None if as_of is None else _when(as_of, "--as-of")
+    records = _run(settings, lambda s: s.profile(subject, as_of=at))
+    if json_mode:
+        print(json.dumps({name: r.to_json() for name, r in records.items()}, indent=2))
+        return
+    when = "now" if at is None else at.isoformat()
+    _table(
+        f"{subject} ({when}): {len(records)} attribute(s)",
+        ["attribute", "value", "since", "source", "episode"],
+        [
+            [
+                name,
+                _value_text(r.value),
+                _iso(r.valid_from),
+                r.source,
+                r.source_episode_id or "",
+            ]
+            for name, r in records.items()
+        ],
+    )
+
+
+@app.command()
+def record(
+    subject: SubjectArg,
+    attribute: AttributeArg,
+    value: Annotated[str, typer.Argument(help="The value: JSON if it parses, else text.")],
+    valid_from: Annotated[
+        str, typer.Option("--valid-from", help="When the value starts to hold.")
+    ] = "now",
+    source_episode: Annotated[
+        str | None,
+        typer.Option("--source-episode", help="Episode id the fact came from (provenance)."),
+    ] = None,
+    source: Annotated[
+        str, typer.Option("--source", help="inferred, observed, stated or confirmed.")
+    ] = "stated",
+    memory_type: Annotated[
+        str, typer.Option("--type", help="semantic, episodic, procedural or profile.")
+    ] = "semantic",
+    confidence: Annotated[float, typer.Option("--confidence", help="0..1.")] = 1.0,
+    retention: Annotated[
+        str, typer.Option("--retention", help="Retention policy name.")
+    ] = "default",
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            help="On an equal valid_from: reject, source_precedence or confirmed_revision.",
+        ),
+    ] = "reject",
+    text: Annotated[bool, typer.Option("--text", help="Store VALUE as text, never JSON.")] = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Record a fact; it supersedes the fact holding at --valid-from (never silently)."""
+    from pydantic import ValidationError
+
+    from memory.facts import ConflictPolicy, MemoryDelta
+
+    settings = _settings(user, tenant)
+    subject = _subject(subject, settings)
+    parsed: Any = value
+    if not text:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = value
+    try:
+        chosen = ConflictPolicy(policy)
+    except ValueError:
+        raise _fail(
+            f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
+        ) from None
+    try:
+        delta = MemoryDelta(
+            subject=subject,
+            attribute=attribute,
+            value=parsed,
+            valid_from=_when(valid_from, "--valid-from"),
+            source_episode_id=source_episode,
+            source=source,  # type: ignore[arg-type]
+            memory_type=memory_type,  # type: ignore[arg-type]
+            confidence=confidence,
+            retention_policy=retention,
+        )
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
+        )
+        raise _fail(f"Invalid fact: {problems}.") from None
+    stored = _run(settings, lambda s: s.record(delta, policy=chosen))
+    _emit_one(stored, json_mode, f"{subject}.{attribute}")
+
+
+@app.command()
+def retract(
+    subject: SubjectArg,
+    attribute: AttributeArg,
+    at: Annotated[str, typer.Option("--at", help="When the fact stops holding.")] = "now",
+    source_episode: Annotated[
+        str | None, typer.Option("--source-episode", help="Episode id of the retraction.")
+    ] = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Close the fact holding at --at without a successor (it stays in history)."""
+    settings = _settings(user, tenant)
+    subject = _subject(subject, settings)
+    when = _when(at, "--at")
+    closed = _run(
+        settings,
+        lambda s: s.retract(subject, attribute, at=when, source_episode_id=source_episode),
+    )
+    _emit_one(closed, json_mode, f"{subject}.{attribute}")
+
+
+@app.command()
+def setup(
+    app_role: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--app-role",
+            help="Postgres: grant this application role access (repeatable). It must be "
+            "NOSUPERUSER NOBYPASSRLS.",
+        ),
+    ] = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Create or upgrade the ledger schema at ANALYST_FACTS (Postgres: run as the owner)."""
+    from agent.errors import AnalystError
+    from agent.settings import Settings
+    from memory.facts import setup_fact_store
+
+    try:
+        url = Settings.from_env().facts
+        applied = asyncio.run(setup_fact_store(url, app_roles=app_role or ()))
+    except AnalystError as error:
+        raise _fail(str(error), error.exit_code) from None
+    if json_mode:
+        print(json.dumps({"applied": applied}))
+        return
+    from memory.facts.migrations import LATEST_VERSION
+
+    done = f"applied migrations {', '.join(map(str, applied))}" if applied else "already current"
+    print(f"Fact ledger schema version {LATEST_VERSION}: {done}.")

@@ -1,0 +1,48 @@
+"""The typed fact ledger: what is true now, what was true on a date, who said it, what it replaced.
+
+Public API (the contract is in :mod:`memory.facts.base`)::
+
+    async with open_fact_store(settings.facts, principal) as facts:
+        await facts.record(MemoryDelta(subject=subject_for(principal), attribute="horizon",
+                                       value="long-term", valid_from=when, source_episode_id=ep))
+        await facts.current(subject, "horizon")          # FactRecord | None
+        await facts.as_of(subject, "horizon", when)      # FactRecord | None
+        await facts.profile(subject)                     # {attribute: FactRecord}
+        await facts.history(subject, "horizon")          # [FactRecord], supersession chain
+        await facts.retract(subject, "horizon")          # closes without a successor
+
+Backends: SQLite (``memory.facts.sqlite``, the default) and Postgres with row-level security
+(``memory.facts.postgres``, imported only when a ``postgresql://`` URL is opened).
+"""
+
+from memory.facts.base import (
+    MEMORY_TYPES,
+    RECORD_SCHEMA_VERSION,
+    SOURCES,
+    ConflictPolicy,
+    FactRecord,
+    FactStatus,
+    FactStore,
+    MemoryDelta,
+    MemoryType,
+    Source,
+    subject_for,
+)
+from memory.facts.factory import SCHEMES, open_fact_store, setup_fact_store
+
+__all__ = [
+    "MEMORY_TYPES",
+    "RECORD_SCHEMA_VERSION",
+    "SCHEMES",
+    "SOURCES",
+    "ConflictPolicy",
+    "FactRecord",
+    "FactStatus",
+    "FactStore",
+    "MemoryDelta",
+    "MemoryType",
+    "Source",
+    "open_fact_store",
+    "setup_fact_store",
+    "subject_for",
+]

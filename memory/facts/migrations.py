@@ -1,0 +1,424 @@
+"""Append-only, numbered schema migrations of the fact ledger, for SQLite and Postgres.
+
+Rules: a migration, once released, is never edited or removed -- a change is a new entry at
+the end of :data:`MIGRATIONS`. Each database records the versions it applied with a checksum
+of the statements; opening a database whose record disagrees with this list (a migration
+edited after it ran, or a version this code does not know) is a :class:`FactLedgerSchemaError`.
+
+Every record also carries ``schema_version``: the record shape it was written in. A migration
+that changes the shape rewrites existing rows and bumps their ``schema_version``, in the same
+transaction as the DDL.
+
+History:
+
+1. The ledger as first specified: string values, validity intervals, supersession, source
+   episode, and the database guards (closed intervals are non-empty, one open fact per key,
+   one fact per key and start, no overlapping intervals; Postgres adds row-level security).
+2. Typed records: values become JSON (old strings become JSON strings), plus memory type,
+   source, confidence, retention policy, retraction provenance and withdrawal (a fact replaced
+   at the same ``valid_from`` under a conflict policy is kept, withdrawn). The guards are
+   rebuilt to ignore withdrawn rows. Rows are upgraded to ``schema_version`` 2.
+
+SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
+The Postgres runner must connect as the tables' owner (or a superuser); the application role
+only reads the migrations table to check the version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from agent.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
+
+if TYPE_CHECKING:
+    import aiosqlite
+    import psycopg
+
+Backend = Literal["sqlite", "postgres"]
+
+#: The Postgres schema that holds the ledger's tables.
+PG_SCHEMA = "analyst_facts"
+#: Advisory lock taken by the Postgres runner so two setups cannot interleave.
+PG_MIGRATION_LOCK = 0x616E_6C66_6D69_67  # "anlfmig"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    sqlite: tuple[str, ...]
+    postgres: tuple[str, ...]
+
+    def statements(self, backend: Backend) -> tuple[str, ...]:
+        return self.sqlite if backend == "sqlite" else self.postgres
+
+    def checksum(self, backend: Backend) -> str:
+        """SHA-256 of the statements with whitespace collapsed (layout edits do not count)."""
+        text = "\n;\n".join(" ".join(s.split()) for s in self.statements(backend))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _sqlite_overlap_trigger(name: str, event: str, active: str) -> str:
+    return f"""
+    CREATE TRIGGER {name} BEFORE {event} ON facts
+    WHEN {active.format(row="NEW")} AND EXISTS (
+        SELECT 1 FROM facts f
+        WHERE f.tenant_id = NEW.tenant_id AND f.subject = NEW.subject
+          AND f.attribute = NEW.attribute AND f.memory_id <> NEW.memory_id
+          AND {active.format(row="f")}
+          AND (NEW.valid_to IS NULL OR f.valid_from < NEW.valid_to)
+          AND (f.valid_to IS NULL OR NEW.valid_from < f.valid_to)
+    )
+    BEGIN
+        SELECT RAISE(ABORT, 'fact ledger: overlapping validity intervals for one key');
+    END
+    """
+
+
+_PG_FACTS = f"{PG_SCHEMA}.facts"
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        version=1,
+        description="ledger: string values, validity intervals, supersession, guards",
+        sqlite=(
+            """
+            CREATE TABLE facts (
+                tenant_id            TEXT NOT NULL CHECK (tenant_id <> ''),
+                memory_id            TEXT NOT NULL,
+                subject              TEXT NOT NULL,
+                attribute            TEXT NOT NULL,
+                value                TEXT NOT NULL,
+                valid_from           TEXT NOT NULL
+                    CHECK (length(valid_from) = 32 AND valid_from LIKE '%+00:00'),
+                valid_to             TEXT
+                    CHECK (valid_to IS NULL OR (length(valid_to) = 32 AND valid_to LIKE '%+00:00')),
+                recorded_at          TEXT NOT NULL,
+                supersedes_memory_id TEXT,
+                source_episode_id    TEXT,
+                schema_version       INTEGER NOT NULL DEFAULT 1,
+                PRIMARY KEY (tenant_id, memory_id),
+                CONSTRAINT facts_valid_interval CHECK (valid_to IS NULL OR valid_from < valid_to)
+            )
+            """,
+            """
+            CREATE UNIQUE INDEX facts_one_open ON facts (tenant_id, subject, attribute)
+            WHERE valid_to IS NULL
+            """,
+            """
+            CREATE UNIQUE INDEX facts_one_start ON facts (tenant_id, subject, attribute, valid_from)
+            """,
+            _sqlite_overlap_trigger("facts_no_overlap_insert", "INSERT", "1"),
+            _sqlite_overlap_trigger(
+                "facts_no_overlap_update", "UPDATE OF valid_from, valid_to", "1"
+            ),
+        ),
+        postgres=(
+            f"CREATE EXTENSION IF NOT EXISTS btree_gist WITH SCHEMA {PG_SCHEMA}",
+            f"""
+            CREATE TABLE {_PG_FACTS} (
+                tenant_id            text NOT NULL CHECK (tenant_id <> ''),
+                memory_id            text NOT NULL,
+                subject              text NOT NULL,
+                attribute            text NOT NULL,
+                value                text NOT NULL,
+                valid_from           timestamptz NOT NULL,
+                valid_to             timestamptz,
+                recorded_at          timestamptz NOT NULL,
+                supersedes_memory_id text,
+                source_episode_id    text,
+                schema_version       integer NOT NULL DEFAULT 1,
+                PRIMARY KEY (tenant_id, memory_id),
+                CONSTRAINT facts_valid_interval CHECK (valid_to IS NULL OR valid_from < valid_to)
+            )
+            """,
+            f"""
+            CREATE UNIQUE INDEX facts_one_open ON {_PG_FACTS} (tenant_id, subject, attribute)
+            WHERE valid_to IS NULL
+            """,
+            f"""
+            CREATE UNIQUE INDEX facts_one_start
+            ON {_PG_FACTS} (tenant_id, subject, attribute, valid_from)
+            """,
+            f"""
+            ALTER TABLE {_PG_FACTS} ADD CONSTRAINT facts_no_overlap EXCLUDE USING gist (
+                tenant_id WITH =, subject WITH =, attribute WITH =,
+                tstzrange(valid_from, valid_to) WITH &&
+            )
+            """,
+            f"ALTER TABLE {_PG_FACTS} ENABLE ROW LEVEL SECURITY",
+            # The owner is subject to the policy too; only superusers and BYPASSRLS roles are
+            # not, and the application refuses to connect as one of those.
+            f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
+            f"""
+            CREATE POLICY facts_tenant_isolation ON {_PG_FACTS}
+            USING (tenant_id = current_setting('app.tenant_id', true))
+            WITH CHECK (tenant_id = current_setting('app.tenant_id', true))
+            """,
+        ),
+    ),
+    Migration(
+        version=2,
+        description="typed records: JSON values, memory type, source, confidence, retention, "
+        "retraction and withdrawal",
+        sqlite=(
+            "ALTER TABLE facts ADD COLUMN memory_type TEXT NOT NULL DEFAULT 'semantic' "
+            "CHECK (memory_type IN ('semantic', 'episodic', 'procedural', 'profile'))",
+            "ALTER TABLE facts ADD COLUMN source TEXT NOT NULL DEFAULT 'stated' "
+            "CHECK (source IN ('inferred', 'observed', 'stated', 'confirmed'))",
+            "ALTER TABLE facts ADD COLUMN confidence REAL NOT NULL DEFAULT 1.0 "
+            "CHECK (confidence BETWEEN 0 AND 1)",
+            "ALTER TABLE facts ADD COLUMN retention_policy TEXT NOT NULL DEFAULT 'default'",
+            "ALTER TABLE facts ADD COLUMN retracted_at TEXT",
+            "ALTER TABLE facts ADD COLUMN retraction_episode_id TEXT",
+            "ALTER TABLE facts ADD COLUMN withdrawn_at TEXT",
+            "UPDATE facts SET value = json_quote(value), schema_version = 2 "
+            "WHERE schema_version < 2",
+            "DROP INDEX facts_one_open",
+            """
+            CREATE UNIQUE INDEX facts_one_open ON facts (tenant_id, subject, attribute)
+            WHERE valid_to IS NULL AND withdrawn_at IS NULL
+            """,
+            "DROP INDEX facts_one_start",
+            """
+            CREATE UNIQUE INDEX facts_one_start ON facts (tenant_id, subject, attribute, valid_from)
+            WHERE withdrawn_at IS NULL
+            """,
+            "CREATE INDEX facts_subject ON facts (tenant_id, subject, valid_from)",
+            "DROP TRIGGER facts_no_overlap_insert",
+            "DROP TRIGGER facts_no_overlap_update",
+            _sqlite_overlap_trigger(
+                "facts_no_overlap_insert", "INSERT", "{row}.withdrawn_at IS NULL"
+            ),
+            _sqlite_overlap_trigger(
+                "facts_no_overlap_update",
+                "UPDATE OF valid_from, valid_to, withdrawn_at",
+                "{row}.withdrawn_at IS NULL",
+            ),
+        ),
+        postgres=(
+            # The data rewrite below must see every tenant's rows: lift FORCE for the owner
+            # inside this transaction (ALTER TABLE locks the table, nobody sees the gap).
+            f"ALTER TABLE {_PG_FACTS} NO FORCE ROW LEVEL SECURITY",
+            f"ALTER TABLE {_PG_FACTS} ALTER COLUMN value TYPE jsonb USING to_jsonb(value)",
+            f"""
+            ALTER TABLE {_PG_FACTS}
+                ADD COLUMN memory_type text NOT NULL DEFAULT 'semantic'
+                    CHECK (memory_type IN ('semantic', 'episodic', 'procedural', 'profile')),
+                ADD COLUMN source text NOT NULL DEFAULT 'stated'
+                    CHECK (source IN ('inferred', 'observed', 'stated', 'confirmed')),
+                ADD COLUMN confidence double precision NOT NULL DEFAULT 1.0
+                    CHECK (confidence BETWEEN 0 AND 1),
+                ADD COLUMN retention_policy text NOT NULL DEFAULT 'default',
+                ADD COLUMN retracted_at timestamptz,
+                ADD COLUMN retraction_episode_id text,
+                ADD COLUMN withdrawn_at timestamptz
+            """,
+            f"UPDATE {_PG_FACTS} SET schema_version = 2 WHERE schema_version < 2",
+            f"DROP INDEX {PG_SCHEMA}.facts_one_open",
+            f"""
+            CREATE UNIQUE INDEX facts_one_open ON {_PG_FACTS} (tenant_id, subject, attribute)
+            WHERE valid_to IS NULL AND withdrawn_at IS NULL
+            """,
+            f"DROP INDEX {PG_SCHEMA}.facts_one_start",
+            f"""
+            CREATE UNIQUE INDEX facts_one_start
+            ON {_PG_FACTS} (tenant_id, subject, attribute, valid_from)
+            WHERE withdrawn_at IS NULL
+            """,
+            f"CREATE INDEX facts_subject ON {_PG_FACTS} (tenant_id, subject, valid_from)",
+            f"ALTER TABLE {_PG_FACTS} DROP CONSTRAINT facts_no_overlap",
+            f"""
+            ALTER TABLE {_PG_FACTS} ADD CONSTRAINT facts_no_overlap EXCLUDE USING gist (
+                tenant_id WITH =, subject WITH =, attribute WITH =,
+                tstzrange(valid_from, valid_to) WITH &&
+            ) WHERE (withdrawn_at IS NULL)
+            """,
+            f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
+        ),
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def check_applied(applied: Iterable[Sequence[Any]], backend: Backend, where: str) -> int:
+    """Validate (version, checksum) rows a database recorded; return its version."""
+    known = {m.version: m for m in MIGRATIONS}
+    version = 0
+    for row in applied:
+        number, checksum = int(row[0]), str(row[1])
+        migration = known.get(number)
+        if migration is None:
+            raise FactLedgerSchemaError(
+                f"The fact ledger at {where} has schema version {number}, newer than this "
+                f"analyst knows ({LATEST_VERSION}). Upgrade analyst before using this database."
+            )
+        if migration.checksum(backend) != checksum:
+            raise FactLedgerSchemaError(
+                f"Migration {number} ('{migration.description}') applied to the fact ledger at "
+                f"{where} differs from the one in this code: a released migration was edited. "
+                "Restore it and add the change as a new migration."
+            )
+        if number != version + 1:
+            raise FactLedgerSchemaError(
+                f"The fact ledger at {where} skipped migrations before version {number}."
+            )
+        version = number
+    return version
+
+
+def _target(target: int | None) -> int:
+    if target is None:
+        return LATEST_VERSION
+    if not 0 <= target <= LATEST_VERSION:
+        raise ValueError(f"migration target {target} is outside 0..{LATEST_VERSION}")
+    return target
+
+
+# -- SQLite ---------------------------------------------------------------------------------
+
+_SQLITE_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS fact_migrations (
+    version     INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    checksum    TEXT NOT NULL,
+    applied_at  TEXT NOT NULL
+)
+"""
+
+
+async def migrate_sqlite(
+    conn: aiosqlite.Connection, *, where: str, target: int | None = None
+) -> list[int]:
+    """Apply pending migrations (up to ``target``) in one IMMEDIATE transaction.
+
+    The connection must be in autocommit mode (``isolation_level=None``). Concurrent openers
+    serialize on the write lock; the second finds nothing left to do. Returns the versions
+    applied now.
+    """
+    goal = _target(target)
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        await conn.execute(_SQLITE_MIGRATIONS_TABLE)
+        async with conn.execute(
+            "SELECT version, checksum FROM fact_migrations ORDER BY version"
+        ) as cursor:
+            rows = list(await cursor.fetchall())
+        current = check_applied(rows, "sqlite", where)
+        applied: list[int] = []
+        for migration in MIGRATIONS:
+            if current < migration.version <= goal:
+                for statement in migration.sqlite:
+                    await conn.execute(statement)
+                await conn.execute(
+                    "INSERT INTO fact_migrations (version, description, checksum, applied_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    (
+                        migration.version,
+                        migration.description,
+                        migration.checksum("sqlite"),
+                        datetime.now(UTC).isoformat(),
+                    ),
+                )
+                applied.append(migration.version)
+        await conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK")
+        raise
+    return applied
+
+
+# -- Postgres -------------------------------------------------------------------------------
+
+_PG_MIGRATIONS_TABLE = f"""
+CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.migrations (
+    version     integer PRIMARY KEY,
+    description text NOT NULL,
+    checksum    text NOT NULL,
+    applied_at  timestamptz NOT NULL DEFAULT now()
+)
+"""
+
+
+async def migrate_postgres(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    where: str,
+    target: int | None = None,
+    app_roles: Iterable[str] = (),
+) -> list[int]:
+    """Apply pending migrations and grant ``app_roles`` access, in one transaction.
+
+    Run as the owner of the ledger (or a superuser). Each application role must exist, log
+    in, and be neither superuser nor BYPASSRLS; it gets USAGE on the schema, SELECT, INSERT,
+    UPDATE and DELETE on the facts (row-level security still applies) and SELECT on the
+    migrations table. Returns the versions applied now.
+    """
+    goal = _target(target)
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_MIGRATION_LOCK,))
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")
+        await conn.execute(_PG_MIGRATIONS_TABLE)
+        cursor = await conn.execute(
+            f"SELECT version, checksum FROM {PG_SCHEMA}.migrations ORDER BY version"
+        )
+        current = check_applied(await cursor.fetchall(), "postgres", where)
+        applied: list[int] = []
+        for migration in MIGRATIONS:
+            if current < migration.version <= goal:
+                for statement in migration.postgres:
+                    await conn.execute(statement)
+                await conn.execute(
+                    f"INSERT INTO {PG_SCHEMA}.migrations (version, description, checksum)"
+                    " VALUES (%s, %s, %s)",
+                    (migration.version, migration.description, migration.checksum("postgres")),
+                )
+                applied.append(migration.version)
+        for role in app_roles:
+            await grant_app_role(conn, role)
+    return applied
+
+
+async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
+    """Give the application role what it needs, after checking it cannot bypass RLS."""
+    from psycopg import sql
+
+    cursor = await conn.execute(
+        "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", (role,)
+    )
+    row = await cursor.fetchone()
+    if row is None:
+        raise FactLedgerSchemaError(
+            f"Postgres role '{role}' does not exist. Create it first, e.g. "
+            f"CREATE ROLE {role} LOGIN PASSWORD '...' NOSUPERUSER NOBYPASSRLS;"
+        )
+    if row[0] or row[1]:
+        raise UnsafeDatabaseRoleError(
+            f"Postgres role '{role}' is {'a superuser' if row[0] else 'BYPASSRLS'}; row-level "
+            "security would not apply to it. Use a role created with NOSUPERUSER NOBYPASSRLS."
+        )
+    ident = sql.Identifier(role)
+    schema = sql.Identifier(PG_SCHEMA)
+    await conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, ident))
+    await conn.execute(
+        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {}.facts TO {}").format(schema, ident)
+    )
+    await conn.execute(sql.SQL("GRANT SELECT ON {}.migrations TO {}").format(schema, ident))
+
+
+async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) -> int:
+    """The ledger's applied version as the connected role sees it; checksums verified."""
+    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.migrations",))
+    row = await cursor.fetchone()
+    if row is None or row[0] is None:
+        return 0
+    cursor = await conn.execute(
+        f"SELECT version, checksum FROM {PG_SCHEMA}.migrations ORDER BY version"
+    )
+    return check_applied(await cursor.fetchall(), "postgres", where)

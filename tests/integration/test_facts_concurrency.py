@@ -1,0 +1,348 @@
+"""Concurrent writers on one key, on both backends: one open fact, no overlap, nothing lost.
+
+Writers run as coroutines over several stores (separate SQLite connections; separate Postgres
+pools) and as separate ``analyst facts record`` processes, which also race to create and
+migrate a fresh ledger file. The CLI round trip at the end checks what those processes print.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from agent.errors import FactConflictError, FactNotFoundError, FactWriteContentionError
+from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store, setup_fact_store
+from memory.threads import Principal
+
+from servers import PG_ADMIN_URL, fresh_postgres_database
+
+pytestmark = pytest.mark.integration
+
+PRINCIPAL = Principal("acme", "mira")
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+EXE = Path(sys.executable).with_name("analyst")
+
+
+def _as_user(url: str, user: str) -> str:
+    parts = urlsplit(url)
+    netloc = f"{user}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh ledger: a SQLite file (not yet created), or Postgres set up for an app role."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'data' / 'facts.sqlite'}"
+        return
+    suffix = uuid.uuid4().hex[:10]
+    owner, app = f"facts_owner_{suffix}", f"facts_app_{suffix}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        for role in (owner, app):
+            admin.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
+    try:
+        with fresh_postgres_database("facts") as admin_url:
+            database = urlsplit(admin_url).path.lstrip("/")
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'GRANT CREATE ON DATABASE "{database}" TO "{owner}"')
+            asyncio.run(setup_fact_store(_as_user(admin_url, owner), app_roles=[app]))
+            yield _as_user(admin_url, app)
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            for role in (owner, app):
+                admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def assert_one_timeline(records: list[FactRecord]) -> list[FactRecord]:
+    """Active records never overlap and at most one is open; returns them by start."""
+    active = sorted((r for r in records if r.active), key=lambda r: r.valid_from)
+    assert sum(r.is_open for r in active) <= 1, active
+    for r in active:
+        assert r.valid_to is None or r.valid_from < r.valid_to
+    for a, b in pairwise(active):
+        assert a.valid_to is not None and a.valid_to <= b.valid_from
+    return active
+
+
+async def _stores(stack: AsyncExitStack, url: str, count: int) -> list[FactStore]:
+    return [
+        await stack.enter_async_context(open_fact_store(url, PRINCIPAL, max_attempts=20))
+        for _ in range(count)
+    ]
+
+
+def _delta(value: Any, start: datetime, subject: str = "user:mira") -> MemoryDelta:
+    return MemoryDelta(
+        subject=subject,
+        attribute="horizon",
+        value=value,
+        valid_from=start,
+        source_episode_id=f"e{value}",
+    )
+
+
+# -- coroutines over several connections -------------------------------------------------------
+
+
+async def test_concurrent_writers_end_with_exactly_one_open_fact(ledger_url: str) -> None:
+    writers = 40
+    order = list(range(writers))
+    random.Random(7).shuffle(order)  # arrival order unrelated to valid_from
+    async with AsyncExitStack() as stack:
+        stores = await _stores(stack, ledger_url, 4)
+        results = await asyncio.gather(
+            *(
+                stores[n % len(stores)].record(_delta(i, BASE + timedelta(hours=i)))
+                for n, i in enumerate(order)
+            )
+        )
+        assert len({r.memory_id for r in results}) == writers
+        history = await stores[0].history("user:mira", "horizon")
+
+    active = assert_one_timeline(history)
+    assert [r.value for r in active] == list(range(writers))
+    assert [r.is_open for r in active] == [False] * (writers - 1) + [True]
+    for a, b in pairwise(active):
+        assert a.valid_to == b.valid_from  # no gaps: every write closed or bounded correctly
+
+
+async def test_racing_writers_with_the_same_start_one_wins(ledger_url: str) -> None:
+    start = BASE + timedelta(days=3)
+    async with AsyncExitStack() as stack:
+        stores = await _stores(stack, ledger_url, 4)
+        await stores[0].record(_delta("before", BASE))
+        outcomes = await asyncio.gather(
+            *(stores[i % 4].record(_delta(f"v{i}", start)) for i in range(16)),
+            return_exceptions=True,
+        )
+        history = await stores[0].history("user:mira", "horizon")
+
+    won = [o for o in outcomes if isinstance(o, FactRecord)]
+    lost = [o for o in outcomes if isinstance(o, FactConflictError)]
+    assert len(won) == 1 and len(lost) == 15, outcomes
+    active = assert_one_timeline(history)
+    assert [r.value for r in active] == ["before", won[0].value]
+    assert active[-1].is_open and active[-1].supersedes_memory_id == active[0].memory_id
+
+
+async def test_mixed_records_and_retractions_keep_one_timeline(ledger_url: str) -> None:
+    rng = random.Random(11)
+    async with AsyncExitStack() as stack:
+        stores = await _stores(stack, ledger_url, 4)
+        await stores[0].record(_delta("seed", BASE))
+
+        async def one(n: int) -> None:
+            store = stores[n % len(stores)]
+            when = BASE + timedelta(hours=rng.randrange(1, 200))
+            try:
+                if n % 3 == 2:
+                    await store.retract("user:mira", "horizon", at=when)
+                else:
+                    await store.record(_delta(f"v{n}", when))
+            except (FactConflictError, FactNotFoundError):
+                pass
+
+        await asyncio.gather(*(one(n) for n in range(60)))
+        history = await stores[0].history("user:mira", "horizon")
+        for hour in range(0, 201, 5):
+            when = BASE + timedelta(hours=hour)
+            holding = [r for r in history if r.holds_at(when)]
+            found = await stores[1].as_of("user:mira", "horizon", when)
+            assert [r.memory_id for r in holding] == ([] if found is None else [found.memory_id])
+    assert_one_timeline(history)
+
+
+# -- separate processes through the CLI --------------------------------------------------------
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(EXE), "facts", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def cli_env(ledger_url: str, isolated_env: Path) -> dict[str, str]:
+    assert EXE.is_file(), f"the analyst console script is not installed next to {sys.executable}"
+    return {
+        **os.environ,
+        "ANALYST_FACTS": ledger_url,
+        "ANALYST_TENANT": "acme",
+        "ANALYST_USER": "mira",
+        "COLUMNS": "200",
+        "NO_COLOR": "1",
+    }
+
+
+@pytest.mark.slow
+def test_processes_recording_at_once_leave_one_open_fact(cli_env: dict[str, str]) -> None:
+    starts = [f"2026-06-{day:02d}T09:00:00Z" for day in range(1, 9)]
+    with ThreadPoolExecutor(max_workers=len(starts)) as pool:
+        runs = list(
+            pool.map(
+                lambda s: _cli(
+                    cli_env, "record", "me", "horizon", s[:10], "--valid-from", s, "--json"
+                ),
+                reversed(starts),
+            )
+        )
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    history = json.loads(_cli(cli_env, "history", "me", "horizon", "--json").stdout)
+    active = [r for r in history if r["status"] != "withdrawn"]
+    assert [r["value"] for r in active] == [s[:10] for s in starts]
+    assert [r["status"] for r in active] == ["superseded"] * 7 + ["open"]
+    assert [r["valid_to"] for r in active[:-1]] == [r["valid_from"] for r in active[1:]]
+
+
+@pytest.mark.slow
+def test_cli_round_trip_of_the_passport_trace(cli_env: dict[str, str]) -> None:
+    def ok(*args: str) -> Any:
+        run = _cli(cli_env, *args, "--json")
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout)
+
+    ok(
+        "record",
+        "me",
+        "passport_deadline",
+        "2026-07-15",
+        "--valid-from",
+        "2026-06-01T09:00Z",
+        "--source-episode",
+        "e1",
+    )
+    ok(
+        "record",
+        "me",
+        "passport_deadline",
+        "2026-06-30",
+        "--valid-from",
+        "2026-06-03T10:00Z",
+        "--source-episode",
+        "e2",
+    )
+    ok(
+        "record",
+        "me",
+        "passport_deadline",
+        "2026-08-01",
+        "--valid-from",
+        "2026-05-30T08:00Z",
+        "--source-episode",
+        "e0",
+    )
+
+    current = ok("current", "user:mira", "passport_deadline")
+    assert (current["value"], current["source_episode_id"], current["status"]) == (
+        "2026-06-30",
+        "e2",
+        "open",
+    )
+    june_2 = ok("as-of", "me", "passport_deadline", "2026-06-02")
+    assert (june_2["value"], june_2["source_episode_id"]) == ("2026-07-15", "e1")
+    assert ok("as-of", "me", "passport_deadline", "2026-05-01") is None
+    history = ok("history", "me", "passport_deadline")
+    assert [r["source_episode_id"] for r in history] == ["e0", "e1", "e2"]
+    assert history[2]["supersedes_memory_id"] == history[1]["memory_id"]
+    assert ok("record", "me", "risk", "3", "--type", "profile")["value"] == 3
+    assert ok("record", "me", "note", "3", "--text")["value"] == "3"
+    profile = ok("profile", "me")
+    assert {name: r["value"] for name, r in profile.items()} == {
+        "passport_deadline": "2026-06-30",
+        "risk": 3,
+        "note": "3",
+    }
+    assert (
+        ok("profile", "me", "--as-of", "2026-06-02")["passport_deadline"]["value"] == "2026-07-15"
+    )
+
+    # Human output names the value, its interval and its provenance.
+    shown = _cli(cli_env, "history", "me", "passport_deadline")
+    assert shown.returncode == 0 and "episode e2" in shown.stdout and "replaces" in shown.stdout
+
+    # Errors: one line on stderr, the error's exit code, nothing on stdout.
+    conflict = _cli(
+        cli_env, "record", "me", "passport_deadline", "x", "--valid-from", "2026-06-03T10:00Z"
+    )
+    assert conflict.returncode == 3 and conflict.stdout == ""
+    assert conflict.stderr.startswith("error:") and "conflict" in conflict.stderr
+    assert "Traceback" not in conflict.stderr
+    bad_time = _cli(cli_env, "as-of", "me", "passport_deadline", "yesterday-ish")
+    assert bad_time.returncode == 2 and "ISO-8601" in bad_time.stderr
+    bad_source = _cli(cli_env, "record", "me", "x", "1", "--source", "rumour")
+    assert bad_source.returncode == 2 and "source" in bad_source.stderr
+    nothing = _cli(cli_env, "retract", "me", "never_set")
+    assert nothing.returncode == 3 and "nothing to retract" in nothing.stderr
+
+    closed = ok("retract", "me", "passport_deadline", "--source-episode", "e9")
+    assert (closed["status"], closed["retraction_episode_id"]) == ("retracted", "e9")
+    assert ok("current", "me", "passport_deadline") is None
+    # Another tenant sees none of it.
+    assert (
+        _cli(
+            cli_env, "current", "user:mira", "passport_deadline", "--tenant", "globex", "--json"
+        ).stdout.strip()
+        == "null"
+    )
+
+
+async def test_a_writer_blocked_by_a_stuck_transaction_gives_up_clearly(
+    ledger_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transaction that never ends must not hang writers forever; they fail and say why."""
+    sqlite = ledger_url.startswith("sqlite:///")
+    if sqlite:
+        import memory.facts.sqlite as sqlite_backend
+
+        monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT", 0.05)
+    else:
+        import memory.facts.postgres as postgres_backend
+
+        monkeypatch.setattr(postgres_backend, "LOCK_TIMEOUT", "50ms")
+
+    async with open_fact_store(ledger_url, PRINCIPAL, max_attempts=3) as facts:
+        await facts.record(_delta("seed", BASE))
+        if sqlite:  # SQLite has one writer at a time: the whole file is locked
+            blocker: Any = sqlite3.connect(ledger_url[len("sqlite:///") :], isolation_level=None)
+            blocker.execute("BEGIN IMMEDIATE")
+        else:  # Postgres serialises writers per key: only this key is locked
+            blocker = psycopg.connect(ledger_url)
+            blocker.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                ("\x1f".join(("acme", "user:mira", "horizon")),),
+            )
+        try:
+            with pytest.raises(FactWriteContentionError, match="collided with concurrent writers"):
+                await facts.record(_delta("late", BASE + timedelta(days=1)))
+            if not sqlite:
+                other = await facts.record(_delta("free", BASE, subject="user:other"))
+                assert other.is_open
+        finally:
+            blocker.close()
+        late = await facts.record(_delta("late", BASE + timedelta(days=1)))
+        assert late.supersedes_memory_id is not None
+        current = await facts.as_of("user:mira", "horizon", BASE + timedelta(days=2))
+        assert current is not None and current.value == "late"

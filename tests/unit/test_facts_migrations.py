@@ -1,0 +1,271 @@
+"""The fact ledger's migrations and database guards (SQLite files in tmp; no services).
+
+Postgres runs the same migration list; its upgrade from schema 1 is exercised by the
+conformance suite (``tests/conformance/test_facts.py``) through a non-superuser owner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiosqlite
+import pytest
+from pydantic import ValidationError
+
+from agent.errors import (
+    ConfigurationError,
+    FactLedgerSchemaError,
+    FactLedgerUnavailableError,
+    UnsupportedBackendError,
+)
+from memory.facts import (
+    RECORD_SCHEMA_VERSION,
+    MemoryDelta,
+    open_fact_store,
+    setup_fact_store,
+    subject_for,
+)
+from memory.facts.migrations import LATEST_VERSION, MIGRATIONS, migrate_sqlite
+from memory.threads import Principal
+
+ACME = Principal("acme", "mira")
+
+#: Checksums of released migrations. A mismatch means a released migration was edited:
+#: restore it and put the change in a new migration at the end of MIGRATIONS.
+RELEASED = {
+    1: (
+        "037e18e18d38eaa2ad74abf2dbb39103d764dec1e9078314012a8a70da9f1737",
+        "37cc4ebaedf5045ccb9219d082670f0802ee660cbaf6bbf2110bec688fb873af",
+    ),
+    2: (
+        "9ed85a6c1336f01acc0bc8922aff5689a0a990db29f7df115584d46738f6b842",
+        "f2d627edf7aac3fbda0e04ebb7eafc6eb3b3e044a83fb55dcea05cd69608b935",
+    ),
+}
+
+T0 = "2026-06-01T09:00:00.000000+00:00"
+T1 = "2026-06-03T10:00:00.000000+00:00"
+T2 = "2026-06-05T00:00:00.000000+00:00"
+
+
+def _url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+async def _migrate(path: Path, target: int | None = None) -> list[int]:
+    async with aiosqlite.connect(str(path), isolation_level=None) as conn:
+        return await migrate_sqlite(conn, where=str(path), target=target)
+
+
+def _insert(
+    conn: sqlite3.Connection, memory_id: str, start: str, end: str | None, **extra: str
+) -> None:
+    columns = {
+        "tenant_id": "acme",
+        "memory_id": memory_id,
+        "subject": "mira",
+        "attribute": "horizon",
+        "value": '"x"',
+        "valid_from": start,
+        "valid_to": end,
+        "recorded_at": T0,
+        "schema_version": 2,
+        **extra,
+    }
+    conn.execute(
+        f"INSERT INTO facts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        tuple(columns.values()),
+    )
+
+
+# -- the migration list ------------------------------------------------------------------------
+
+
+def test_migrations_are_numbered_from_one_without_gaps() -> None:
+    assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+    assert LATEST_VERSION == MIGRATIONS[-1].version == RECORD_SCHEMA_VERSION
+    assert all(m.sqlite and m.postgres and m.description for m in MIGRATIONS)
+
+
+def test_released_migrations_are_append_only() -> None:
+    for migration in MIGRATIONS:
+        if migration.version in RELEASED:
+            assert (migration.checksum("sqlite"), migration.checksum("postgres")) == RELEASED[
+                migration.version
+            ], f"migration {migration.version} was edited; add a new migration instead"
+    assert set(RELEASED) <= {m.version for m in MIGRATIONS}, "a released migration was removed"
+
+
+async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
+    path = tmp_path / "facts.sqlite"
+    assert await _migrate(path, target=1) == [1]
+    assert await _migrate(path) == [2]
+    assert await _migrate(path) == []
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
+    conn.close()
+    assert rows == [(m.version, m.checksum("sqlite")) for m in MIGRATIONS]
+    with pytest.raises(ValueError, match="outside"):
+        await _migrate(path, target=LATEST_VERSION + 1)
+
+
+async def test_rows_from_schema_v1_are_rewritten_as_typed_records(tmp_path: Path) -> None:
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path, target=1)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value, valid_from,"
+            " valid_to, recorded_at, source_episode_id) VALUES"
+            " ('acme', 'v1-a', 'mira', 'note', 'says \"hi\"', ?, ?, ?, 'e1'),"
+            " ('acme', 'v1-b', 'mira', 'note', '{\"not\": \"json yet\"}', ?, NULL, ?, 'e2')",
+            (T0, T1, T0, T1, T1),
+        )
+    conn.close()
+
+    async with open_fact_store(_url(path), ACME) as facts:
+        history = await facts.history("mira", "note")
+    # Old values were plain strings, whatever they looked like; they stay strings.
+    assert [(r.memory_id, r.value, r.schema_version) for r in history] == [
+        ("v1-a", 'says "hi"', 2),
+        ("v1-b", '{"not": "json yet"}', 2),
+    ]
+    with sqlite3.connect(path) as conn:
+        raw = conn.execute("SELECT value FROM facts ORDER BY valid_from").fetchall()
+    conn.close()
+    assert [json.loads(v) for (v,) in raw] == ['says "hi"', '{"not": "json yet"}']
+
+
+async def test_edited_or_unknown_migrations_refuse_to_open(tmp_path: Path) -> None:
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE fact_migrations SET checksum = 'edited' WHERE version = 1")
+    conn.close()
+    with pytest.raises(FactLedgerSchemaError, match="was edited"):
+        async with open_fact_store(_url(path), ACME):
+            pass
+
+    newer = tmp_path / "newer.sqlite"
+    await _migrate(newer)
+    with sqlite3.connect(newer) as conn:
+        conn.execute(
+            "INSERT INTO fact_migrations VALUES (?, 'from the future', 'x', ?)",
+            (LATEST_VERSION + 1, T0),
+        )
+    conn.close()
+    with pytest.raises(FactLedgerSchemaError, match="newer than this analyst"):
+        async with open_fact_store(_url(newer), ACME):
+            pass
+
+
+async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
+    url = _url(tmp_path / "new" / "facts.sqlite")
+
+    async def open_and_read() -> list[int]:
+        async with open_fact_store(url, ACME) as facts:
+            assert await facts.current("mira", "horizon") is None
+            return facts.applied_migrations  # type: ignore[attr-defined, no-any-return]
+
+    applied = await asyncio.gather(*(open_and_read() for _ in range(6)))
+    assert sorted(applied) == [[]] * 5 + [[1, 2]]
+
+
+# -- guards in the database itself ---------------------------------------------------------------
+
+
+async def test_the_database_refuses_broken_intervals(tmp_path: Path) -> None:
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path)
+    conn = sqlite3.connect(path)
+    try:
+        _insert(conn, "a", T0, T1)
+        for memory_id, start, end, extra, message in [
+            ("empty", T1, T1, {}, "facts_valid_interval"),
+            ("reversed", T2, T1, {}, "facts_valid_interval"),
+            ("overlap", "2026-06-02T00:00:00.000000+00:00", T2, {}, "overlapping"),
+            ("same-start", T0, None, {}, "overlapping"),
+            ("naive", "2026-06-09T00:00:00", None, {}, "CHECK"),
+            ("z-suffix", "2026-06-09T00:00:00.000000Z", None, {}, "CHECK"),
+            ("no-tenant", T2, None, {"tenant_id": ""}, "CHECK"),
+            ("bad-type", T2, None, {"memory_type": "gossip"}, "CHECK"),
+        ]:
+            with pytest.raises(sqlite3.IntegrityError, match=message):
+                _insert(conn, memory_id, start, end, **extra)
+        _insert(conn, "b", T1, None)
+        with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+            _insert(conn, "second-open", T2, None)
+        with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+            conn.execute("UPDATE facts SET valid_to = ? WHERE memory_id = 'a'", (T2,))
+        # Each guard stands on its own: without the overlap trigger, the unique indexes hold.
+        conn.execute("DROP TRIGGER facts_no_overlap_insert")
+        with pytest.raises(sqlite3.IntegrityError, match=r"UNIQUE.*facts\.valid_from"):
+            _insert(conn, "same-start", T1, T2)
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
+            _insert(conn, "second-open", T2, None)
+        # Withdrawn rows keep their interval for history and are outside the guards.
+        _insert(conn, "withdrawn", T0, T2, withdrawn_at=T2)
+        # Other tenants, subjects and attributes are separate timelines.
+        _insert(conn, "other-tenant", T0, None, tenant_id="globex")
+        _insert(conn, "other-attr", T0, None, attribute="risk")
+    finally:
+        conn.close()
+
+
+async def test_opening_something_that_is_not_a_ledger_fails_clearly(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(FactLedgerUnavailableError, match=r"junk\.sqlite"):
+        async with open_fact_store(_url(junk), ACME):
+            pass
+    folder = tmp_path / "folder.sqlite"
+    folder.mkdir()
+    with pytest.raises(FactLedgerUnavailableError, match=r"folder\.sqlite"):
+        async with open_fact_store(_url(folder), ACME):
+            pass
+
+
+# -- the factory and the delta -------------------------------------------------------------------
+
+
+async def test_unknown_schemes_and_empty_paths_are_configuration_errors(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedBackendError, match="sqlite:///PATH") as caught:
+        async with open_fact_store("mongodb://localhost/facts", ACME):
+            pass
+    assert caught.value.exit_code == 2
+    with pytest.raises(ConfigurationError, match="no file path"):
+        async with open_fact_store("sqlite:///", ACME):
+            pass
+    with pytest.raises(ConfigurationError, match="Postgres"):
+        await setup_fact_store(_url(tmp_path / "f.sqlite"), app_roles=["analyst_app"])
+    with pytest.raises(UnsupportedBackendError):
+        await setup_fact_store("redis://localhost")
+    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == [1, 2]
+    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == []
+
+
+def test_memory_delta_validates_the_candidate() -> None:
+    when = datetime(2026, 6, 1, 9, tzinfo=UTC)
+    delta = MemoryDelta(subject="  user:mira ", attribute="horizon", value=["a"], valid_from=when)
+    assert (delta.subject, delta.memory_type, delta.source, delta.confidence) == (
+        "user:mira",
+        "semantic",
+        "stated",
+        1.0,
+    )
+    for bad in (
+        {"value": math.nan},
+        {"confidence": 1.5},
+        {"memory_type": "gossip"},
+        {"source": "rumour"},
+        {"subject": "   "},
+        {"unexpected": 1},
+        {"valid_from": datetime(2026, 6, 1, 9)},
+    ):
+        with pytest.raises(ValidationError):
+            MemoryDelta(**{"subject": "s", "attribute": "a", "value": 1, "valid_from": when, **bad})
+    assert subject_for(ACME) == "user:mira"
