@@ -1,23 +1,72 @@
 """Document memory: Markdown files with optional YAML front matter under one root folder.
 
-Contract: every path is relative to the root and must stay inside it after symlinks are
-resolved; anything else is refused with :class:`DocumentPathError` before a byte is written.
-Writes are atomic (temporary file in the same folder, then rename), so a reader never sees a
-half-written document; ``exclusive=True`` creates a file only if the name is still free, which
-is what makes publishing exactly-once.
+Contract
+- Paths are relative to the root (``research/NVDA-2023-12-29.md``). An empty path, an
+  absolute path, a path with a ``..`` part, and a path that leads outside the root through a
+  symbolic link (a linked folder on the way, or a linked file at the end) are refused with
+  :class:`DocumentPathError` by every operation (read, write, update, delete, exists, list,
+  search), before anything is created. Symbolic links that stay inside the root work.
+- Every file is at most ``max_bytes`` bytes (:class:`DocumentTooLargeError`), and a Markdown
+  document (``*.md``) must be UTF-8 text (:class:`DocumentEncodingError`); on refusal nothing
+  is written. Other files (the PNG chart beside a research note) are stored as exact bytes
+  with :meth:`FileMemory.write_bytes`. Text reads (``read``, ``read_text``) enforce both
+  rules for every file, so a huge or binary file put there by hand never reaches a prompt.
+- Writes are atomic: the bytes go to a uniquely named temporary file in the target folder,
+  are flushed to disk, and are renamed over the target. Concurrent writers never interleave:
+  a reader sees one complete version. ``exclusive=True`` creates the file only if the name is
+  still free (:class:`FileExistsError` otherwise) — what makes publishing exactly-once.
+  :meth:`FileMemory.update` is a read-modify-write under an advisory lock on the folder, so
+  concurrent appenders (run logs) do not lose each other's entries.
+- Every step below the root goes through folder descriptors opened with ``O_NOFOLLOW``, so a
+  folder swapped for a link between the check and the write is refused, not followed.
+- Walking (``list``, ``scan`` and the search index) never follows symbolic links and skips
+  hidden names (those starting with ``.``: temporary files, ``.git``, ``.gitkeep``).
+- ``search`` ranks documents from a SQLite FTS5 index (:mod:`memory.doc_index`) kept in the
+  data folder and refreshed incrementally: this object's own writes are seen by its next
+  search, edits made by hand or by other processes within ``refresh_interval`` seconds, and at
+  once after :meth:`FileMemory.reindex` (``analyst notes reindex``).
+
+POSIX only (descriptor-relative calls and ``flock``). Constructing a ``FileMemory`` touches
+nothing on disk; the root is created by the first write, the index by the first search.
 """
 
 from __future__ import annotations
 
+import builtins
+import errno
+import fcntl
 import os
-import tempfile
+import re
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
-from agent.errors import DocumentPathError
+from agent.errors import (
+    DocumentEncodingError,
+    DocumentFormatError,
+    DocumentNotFoundError,
+    DocumentPathError,
+    DocumentTooLargeError,
+)
+
+if TYPE_CHECKING:
+    from agent.settings import Settings
+    from memory.doc_index import DocumentIndex, RefreshStats, SearchHit
 
 DEFAULT_MAX_BYTES = 1_000_000
+#: Seconds a search trusts the index before it re-checks the files' sizes and times.
+DEFAULT_REFRESH_INTERVAL = 2.0
+#: File name of the search index inside the data folder.
+INDEX_FILENAME = "documents.sqlite"
+#: The documents the index covers.
+MARKDOWN_PATTERN = "**/*.md"
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_WILDCARDS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -27,66 +76,399 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DocumentStat:
+    """A file's identity for incremental indexing: path, modification time and size."""
+
+    path: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """A document's exact bytes with the stat taken before they were read."""
+
+    path: str
+    data: bytes
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class _Location:
+    root: str  # the real (symlink-free) root
+    folders: tuple[str, ...]  # real folders from the root to the file's folder
+    name: str  # the file's name inside that folder
+
+    @property
+    def relpath(self) -> str:
+        return "/".join((*self.folders, self.name))
+
+
 class FileMemory:
-    def __init__(self, root: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Safe, atomic Markdown documents under ``root``; ranked search through an index.
+
+    ``index_path`` is the SQLite file of the search index (``None``: an in-memory index that
+    lives as long as this object). :meth:`from_settings` puts it in the data folder.
+    """
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        index_path: Path | str | None = None,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        from memory.doc_index import DocumentIndex
+
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes}")
         self.root = Path(root)
         self.max_bytes = max_bytes
+        self.index: DocumentIndex = DocumentIndex(
+            self,
+            Path(index_path) if index_path is not None else None,
+            refresh_interval=refresh_interval,
+            clock=clock,
+        )
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
+    ) -> FileMemory:
+        """Document memory at ``settings.memory_dir`` with its index in the data folder."""
+        return cls(
+            settings.memory_dir,
+            max_bytes=max_bytes,
+            index_path=settings.data_dir / INDEX_FILENAME,
+            refresh_interval=refresh_interval,
+        )
+
+    def close(self) -> None:
+        """Close the search index's database connection (reopened on the next search)."""
+        self.index.close()
+
+    def __enter__(self) -> FileMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- paths ---------------------------------------------------------------------------
 
     def resolve(self, relpath: str) -> Path:
-        """Map a document path to a file inside the root, or raise DocumentPathError."""
-        if not relpath or "\x00" in relpath:
+        """Map a document path to a file inside the root, or raise DocumentPathError.
+
+        The result is the lexical path under the real root (links inside the root are not
+        expanded); the checks are the ones every operation applies.
+        """
+        parts = self._check_relpath(relpath)
+        self._locate(relpath, follow=True)
+        return Path(self._real_root(), *parts)
+
+    def _check_relpath(self, relpath: str) -> tuple[str, ...]:
+        if not isinstance(relpath, str) or not relpath.strip() or "\x00" in relpath:
             raise DocumentPathError(
                 f"Invalid document path {relpath!r}: give a relative path such as research/NVDA.md."
             )
-        candidate = Path(relpath)
-        if candidate.is_absolute():
+        if relpath.startswith(("/", "\\")) or Path(relpath).is_absolute():
             raise DocumentPathError(
                 f"Document path '{relpath}' is absolute; use a path relative to {self.root}."
             )
-        if ".." in candidate.parts:
+        parts = PurePosixPath(relpath).parts
+        if ".." in parts:
             raise DocumentPathError(
                 f"Document path '{relpath}' contains '..'; paths must stay inside {self.root}."
             )
-        root = self.root.resolve()
-        target = (root / candidate).resolve()
-        if target != root and root not in target.parents:
+        if not parts or parts == (".",):
             raise DocumentPathError(
-                f"Document path '{relpath}' leads outside {self.root} through a symbolic link; refusing."
+                f"Document path '{relpath}' names the memory folder itself; name a file in it."
             )
-        return root / candidate
+        return tuple(p for p in parts if p != ".")
+
+    def _real_root(self) -> str:
+        return os.path.realpath(self.root)
+
+    def _locate(self, relpath: str, *, follow: bool) -> _Location:
+        """Where ``relpath`` really is: folders from the real root, and the file name.
+
+        ``follow`` expands a link at the end of the path (read, write); without it the link
+        itself is the target (delete), but a link leading outside is refused either way.
+        """
+        parts = self._check_relpath(relpath)
+        root = self._real_root()
+        lexical = os.path.join(root, *parts)
+        parent = os.path.realpath(os.path.dirname(lexical))
+        final = os.path.join(parent, os.path.basename(lexical))
+        escaped = not _inside(root, parent)
+        if not escaped and os.path.islink(final):
+            escaped = not _inside(root, os.path.realpath(final))
+        if escaped:
+            raise DocumentPathError(
+                f"Document path '{relpath}' leads outside {self.root} through a symbolic link; "
+                "refusing. Use a path whose folders and file are inside the memory folder."
+            )
+        real = os.path.realpath(final) if follow else final
+        if real == root:
+            raise DocumentPathError(
+                f"Document path '{relpath}' names the memory folder itself; name a file in it."
+            )
+        inner = os.path.relpath(real, root).split(os.sep)
+        return _Location(root=root, folders=tuple(inner[:-1]), name=inner[-1])
+
+    @contextmanager
+    def _folder(self, relpath: str, loc: _Location, *, create: bool) -> Iterator[int]:
+        """A descriptor of the file's folder, reached without following any link."""
+        if create:
+            try:
+                os.makedirs(loc.root, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as e:
+                raise DocumentPathError(
+                    f"The memory folder {self.root} exists but is not a folder; point "
+                    "ANALYST_MEMORY_DIR at a folder."
+                ) from e
+        try:
+            fd = os.open(loc.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError as e:
+            raise DocumentNotFoundError(f"No document '{relpath}' under {self.root}.") from e
+        try:
+            for i, name in enumerate(loc.folders):
+                if create:
+                    with suppress(FileExistsError):
+                        os.mkdir(name, 0o777, dir_fd=fd)
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError as e:
+                    raise DocumentNotFoundError(
+                        f"No document '{relpath}' under {self.root}."
+                    ) from e
+                except OSError as e:
+                    if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                        raise
+                    where = "/".join(loc.folders[: i + 1])
+                    if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        raise DocumentPathError(
+                            f"Folder '{where}' became a symbolic link while '{relpath}' was being "
+                            "accessed; refusing."
+                        ) from e
+                    raise DocumentPathError(
+                        f"'{where}' in document path '{relpath}' is a file, not a folder."
+                    ) from e
+                os.close(fd)
+                fd = child
+            yield fd
+        finally:
+            os.close(fd)
 
     # -- reading -------------------------------------------------------------------------
 
     def exists(self, relpath: str) -> bool:
-        return self.resolve(relpath).is_file()
+        loc = self._locate(relpath, follow=True)
+        try:
+            with self._folder(relpath, loc, create=False) as dfd:
+                st = os.stat(loc.name, dir_fd=dfd, follow_symlinks=False)
+        except (DocumentNotFoundError, FileNotFoundError):
+            return False
+        return stat.S_ISREG(st.st_mode)
 
     def read(self, relpath: str) -> Document:
-        path = self.resolve(relpath)
+        """The document's metadata (front matter) and body."""
+        text = self.read_text(relpath)
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError as e:
-            raise DocumentPathError(f"No document '{relpath}' under {self.root}.") from e
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise DocumentPathError(f"Document '{relpath}' is not UTF-8 text.") from e
-        metadata, body = split_front_matter(text)
+            metadata, body = split_front_matter(text)
+        except ValueError as e:
+            raise DocumentFormatError(
+                f"Document '{relpath}' has front matter that is not valid YAML ({e}); fix the "
+                "block between the '---' lines, or remove it."
+            ) from e
         return Document(path=relpath, body=body, metadata=metadata)
 
-    def list(self, pattern: str = "**/*.md") -> list[str]:
-        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise DocumentPathError(
-                f"Pattern '{pattern}' must be relative and must not contain '..'."
-            )
-        root = self.root.resolve()
-        out = []
-        for path in sorted(root.glob(pattern)):
-            real = path.resolve()
-            if path.is_file() and (real == root or root in real.parents):
-                out.append(path.relative_to(root).as_posix())
+    def read_text(self, relpath: str) -> str:
+        """The document's exact text, front matter included."""
+        return self._decode(relpath, self.read_raw(relpath).data)
+
+    def read_raw(self, relpath: str) -> RawDocument:
+        """The document's bytes and the size and time they were read at (for the index)."""
+        loc = self._locate(relpath, follow=True)
+        with self._folder(relpath, loc, create=False) as dfd:
+            return self._read_in(relpath, dfd, loc.name)
+
+    def _read_in(self, relpath: str, dfd: int, name: str) -> RawDocument:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            fd = os.open(name, flags, dir_fd=dfd)
+        except FileNotFoundError as e:
+            raise DocumentNotFoundError(f"No document '{relpath}' under {self.root}.") from e
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise DocumentPathError(
+                    f"Document '{relpath}' became a symbolic link while being read; refusing."
+                ) from e
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise DocumentPathError(f"'{relpath}' is a folder, not a document.")
+            if not stat.S_ISREG(st.st_mode):
+                raise DocumentPathError(f"'{relpath}' is not a regular file; refusing to read it.")
+            if st.st_size > self.max_bytes:
+                raise self._too_large(relpath, st.st_size)
+            data = fh.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:
+            raise self._too_large(relpath, len(data))
+        return RawDocument(path=relpath, data=data, mtime_ns=st.st_mtime_ns, size=st.st_size)
+
+    def _decode(self, relpath: str, data: bytes) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DocumentEncodingError(
+                f"Document '{relpath}' is not UTF-8 text (invalid byte at offset {e.start}); "
+                "documents must be UTF-8 Markdown."
+            ) from e
+
+    def _too_large(self, relpath: str, size: int) -> DocumentTooLargeError:
+        return DocumentTooLargeError(
+            f"Document '{relpath}' is {size} bytes, over the {self.max_bytes}-byte limit; "
+            "split it into smaller documents."
+        )
+
+    def list(self, pattern: str = MARKDOWN_PATTERN) -> list[str]:
+        """Files matching a glob, sorted. ``*`` stays within a folder, ``**/`` spans folders.
+
+        A pattern without wildcards names one file, or a folder whose files are all listed.
+        Links are not followed and hidden names are skipped.
+        """
+        return [s.path for s in self._match(pattern, want_stat=False)]
+
+    def scan(self, pattern: str = MARKDOWN_PATTERN) -> builtins.list[DocumentStat]:
+        """Like :meth:`list`, with each file's modification time and size (no reads)."""
+        return self._match(pattern, want_stat=True)
+
+    def _match(self, pattern: str, *, want_stat: bool) -> builtins.list[DocumentStat]:
+        prefix, regex = self._compile_pattern(pattern)
+        root = self._real_root()
+        out = [
+            DocumentStat(rel, st.st_mtime_ns, st.st_size) if st else DocumentStat(rel, 0, 0)
+            for rel, st in self._walk(root, prefix, want_stat)
+            if regex is None or regex.fullmatch(rel)
+        ]
+        out.sort(key=lambda s: s.path)
         return out
+
+    def _compile_pattern(self, pattern: str) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+        """(literal folder prefix to walk from, regex over relative paths or None = all)."""
+        if not isinstance(pattern, str) or not pattern.strip() or "\x00" in pattern:
+            raise DocumentPathError(
+                f"Invalid pattern {pattern!r}: give a relative glob such as 'research/*.md'."
+            )
+        if pattern.startswith(("/", "\\")) or Path(pattern).is_absolute():
+            raise DocumentPathError(
+                f"Pattern '{pattern}' is absolute; use a glob relative to {self.root}."
+            )
+        parts = [p for p in pattern.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise DocumentPathError(
+                f"Pattern '{pattern}' contains '..'; patterns must stay inside {self.root}."
+            )
+        if not parts:
+            return (), None
+        literal: list[str] = []
+        for part in parts:
+            if _WILDCARDS & set(part):
+                break
+            literal.append(part)
+        if literal:
+            # The literal part names a real place: refuse it if it leads outside.
+            try:
+                self._locate("/".join(literal), follow=True)
+            except DocumentPathError as e:
+                raise DocumentPathError(
+                    f"Pattern '{pattern}' leads outside {self.root} through a symbolic link "
+                    f"('{'/'.join(literal)}'); refusing. Use a pattern inside the memory folder."
+                ) from e
+        if len(literal) == len(parts):
+            return tuple(literal), re.compile(re.escape("/".join(literal)) + r"(?:/.+)?")
+        return tuple(literal), _glob_regex(parts)
+
+    def _walk(
+        self, root: str, prefix: tuple[str, ...], want_stat: bool
+    ) -> Iterator[tuple[str, os.stat_result | None]]:
+        try:
+            top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        stack: list[tuple[int, str]] = []
+        fd = top
+        try:
+            # Descend the literal prefix without following links; a file there is a match.
+            for i, name in enumerate(prefix):
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    return
+                rel = "/".join(prefix[: i + 1])
+                if stat.S_ISREG(st.st_mode) and i == len(prefix) - 1:
+                    if not name.startswith("."):
+                        yield rel, st if want_stat else None
+                    return
+                if not stat.S_ISDIR(st.st_mode):
+                    return
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+            stack.append((fd, "/".join(prefix)))
+            fd = -1
+            while stack:
+                dfd, rel = stack.pop()
+                try:
+                    with os.scandir(dfd) as entries:
+                        for entry in entries:
+                            if entry.name.startswith("."):
+                                continue
+                            child_rel = f"{rel}/{entry.name}" if rel else entry.name
+                            if entry.is_dir(follow_symlinks=False):
+                                try:
+                                    sub = os.open(entry.name, _DIR_FLAGS, dir_fd=dfd)
+                                except OSError:
+                                    continue  # vanished or swapped for a link: skip
+                                stack.append((sub, child_rel))
+                            elif entry.is_file(follow_symlinks=False):
+                                yield (
+                                    child_rel,
+                                    entry.stat(follow_symlinks=False) if want_stat else None,
+                                )
+                finally:
+                    os.close(dfd)
+        finally:
+            if fd != -1:
+                os.close(fd)
+            for dfd, _ in stack:
+                os.close(dfd)
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self, query: str, *, limit: int | None = 10, pattern: str | None = None
+    ) -> builtins.list[SearchHit]:
+        """Markdown documents containing every word of ``query``, best first (BM25).
+
+        Each hit carries the path and the paragraph that matches best. ``pattern`` restricts
+        the paths with the same glob rules as :meth:`list`.
+        """
+        regex = self._compile_pattern(pattern)[1] if pattern is not None else None
+        return self.index.search(query, limit=limit, path_regex=regex)
+
+    def reindex(self, *, full: bool = False) -> RefreshStats:
+        """Bring the index up to date now; ``full`` rebuilds it from every file."""
+        return self.index.rebuild() if full else self.index.refresh()
 
     # -- writing -------------------------------------------------------------------------
 
@@ -103,61 +485,171 @@ class FileMemory:
         return self.write_bytes(relpath, text.encode("utf-8"), exclusive=exclusive)
 
     def write_bytes(self, relpath: str, data: bytes, *, exclusive: bool = False) -> Path:
-        path = self.resolve(relpath)
+        """Atomically write exact bytes (UTF-8 for ``*.md``; any bytes for other files)."""
+        parts = self._check_relpath(relpath)
+        loc = self._locate(relpath, follow=True)
+        self._check_content(relpath, data, name=loc.name)
+        with self._folder(relpath, loc, create=True) as dfd:
+            self._write_in(relpath, dfd, loc.name, data, exclusive=exclusive)
+        self.index.mark_dirty(loc.relpath)  # the real file, not a link to it
+        return Path(loc.root, *parts)
+
+    def update(self, relpath: str, change: Callable[[str | None], str]) -> Path:
+        """Read-modify-write under a lock: ``change(current text or None) -> new text``.
+
+        The lock (``flock`` on the document's folder) serialises concurrent updaters in any
+        process; the write itself is atomic like :meth:`write`.
+        """
+        parts = self._check_relpath(relpath)
+        loc = self._locate(relpath, follow=True)
+        with self._folder(relpath, loc, create=True) as dfd:
+            fcntl.flock(dfd, fcntl.LOCK_EX)
+            try:
+                try:
+                    current: str | None = self._decode(
+                        relpath, self._read_in(relpath, dfd, loc.name).data
+                    )
+                except DocumentNotFoundError:
+                    current = None
+                data = change(current).encode("utf-8")
+                self._check_content(relpath, data, name=loc.name)
+                self._write_in(relpath, dfd, loc.name, data, exclusive=False)
+            finally:
+                fcntl.flock(dfd, fcntl.LOCK_UN)
+        self.index.mark_dirty(loc.relpath)  # the real file, not a link to it
+        return Path(loc.root, *parts)
+
+    def _check_content(self, relpath: str, data: bytes, *, name: str = "") -> None:
         if len(data) > self.max_bytes:
-            raise DocumentPathError(
-                f"Document '{relpath}' is {len(data)} bytes, over the {self.max_bytes}-byte limit."
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.resolve(relpath)  # re-check: a folder on the way may have been a link
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            raise self._too_large(relpath, len(data))
+        if _is_markdown(relpath) or _is_markdown(name):
+            self._decode(relpath, data)
+
+    def _write_in(self, relpath: str, dfd: int, name: str, data: bytes, *, exclusive: bool) -> None:
         try:
-            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp creates 0600; documents are for people
+            existing = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            if stat.S_ISDIR(existing.st_mode):
+                raise DocumentPathError(f"'{relpath}' is a folder; cannot write a document there.")
+        tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        # 0o666 minus the umask, like any file a person creates: documents are for people.
+        fd = os.open(tmp, flags, 0o666, dir_fd=dfd)
+        try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
             if exclusive:
-                os.link(tmp, path)  # FileExistsError if the name is taken
+                # FileExistsError if the name is taken, even by a dangling link.
+                os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
             else:
-                os.replace(tmp, path)
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return path
+            with suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+        os.fsync(dfd)
 
     def delete(self, relpath: str) -> bool:
-        path = self.resolve(relpath)
+        """Remove a document (a link inside the root is removed, not its target)."""
+        loc = self._locate(relpath, follow=False)
         try:
-            path.unlink()
-        except FileNotFoundError:
+            with self._folder(relpath, loc, create=False) as dfd:
+                try:
+                    st = os.stat(loc.name, dir_fd=dfd, follow_symlinks=False)
+                except FileNotFoundError:
+                    return False
+                if stat.S_ISDIR(st.st_mode):
+                    raise DocumentPathError(
+                        f"'{relpath}' is a folder; delete the documents in it one by one."
+                    )
+                try:
+                    os.unlink(loc.name, dir_fd=dfd)
+                except FileNotFoundError:
+                    return False
+        except DocumentNotFoundError:
             return False
+        self.index.mark_dirty(loc.relpath)
         return True
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _is_markdown(name: str) -> bool:
+    return name.lower().endswith(".md")
+
+
+def _inside(root: str, path: str) -> bool:
+    return path == root or os.path.commonpath([root, path]) == root
+
+
+def _glob_regex(parts: list[str]) -> re.Pattern[str]:
+    """Translate glob segments: ``**`` spans folders, ``*``/``?``/``[...]`` stay in one."""
+    out = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_segment_regex(part) + ("" if last else "/"))
+    return re.compile("".join(out))
+
+
+def _segment_regex(segment: str) -> str:
+    out, i = [], 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                negate = body.startswith("!")
+                body = body[1:] if negate else body
+                body = body.replace("\\", "\\\\").replace("^", "\\^")
+                out.append(f"[{'^/' if negate else ''}{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    if not text.startswith("---\n"):
-        return {}, text
-    end = text.find("\n---\n", 4)
-    if end == -1:
+    """(metadata, body). No leading ``---`` block, or a block that is not a mapping: ({}, text).
+
+    Raises ValueError if the block is not valid YAML.
+    """
+    match = _FRONT_MATTER.match(text)
+    if match is None:
         return {}, text
     import yaml
 
-    meta = yaml.safe_load(text[4:end]) or {}
+    try:
+        meta = yaml.safe_load(match.group(1) or "")
+    except yaml.YAMLError as e:
+        raise ValueError(str(e).replace("\n", " ")) from e
+    if meta is None:
+        meta = {}
     if not isinstance(meta, dict):
         return {}, text
-    return meta, text[end + 5 :]
+    return meta, text[match.end() :]
 
 
 def join_front_matter(metadata: dict[str, Any], body: str) -> str:
+    """The inverse of :func:`split_front_matter` (round-trips any body)."""
     if not metadata:
-        return body
+        # A body that itself starts like front matter gets an empty block, so reading it
+        # back yields the same body instead of metadata.
+        return "---\n{}\n---\n" + body if _FRONT_MATTER.match(body) else body
     import yaml
 
     head = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip()

@@ -1,0 +1,232 @@
+"""``analyst notes``: list, show, search and edit the Markdown document memory.
+
+Documents live in ``ANALYST_MEMORY_DIR`` (default ``.agent-memory``); the search index lives
+in ``ANALYST_DATA_DIR``. Every path goes through :class:`memory.documents.FileMemory`, so an
+unsafe path (absolute, ``..``, a link leading outside) is refused with a clear error and
+exit code 2. ``edit`` opens ``$VISUAL``/``$EDITOR`` on a private copy and writes the result
+back atomically with the same checks; ``--text``/``--file`` write without an editor.
+
+Only typer and the standard library are imported at module level, so ``analyst --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from memory.documents import FileMemory
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="notes",
+    help="Document memory: conventions, research notes and the handoff, as Markdown files.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _documents() -> FileMemory:
+    from agent.settings import Settings
+    from memory.documents import FileMemory
+
+    return FileMemory.from_settings(Settings.from_env())
+
+
+def _call(body: Callable[[FileMemory], T]) -> T:
+    """Run ``body`` on the document memory; print a refusal as one line and exit."""
+    from agent.cli import _err
+    from agent.errors import AnalystError
+
+    try:
+        with _documents() as documents:
+            return body(documents)
+    except AnalystError as error:
+        _err(str(error))
+        raise typer.Exit(error.exit_code) from None
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+@app.command("list")
+def list_(
+    pattern: Annotated[
+        str,
+        typer.Argument(
+            help="Glob relative to the memory folder, e.g. 'research/*.md' or a folder."
+        ),
+    ] = "**/*.md",
+    json_mode: JsonOpt = False,
+) -> None:
+    """List documents matching a glob (default: every Markdown document)."""
+    paths = _call(lambda d: d.list(pattern))
+    if json_mode:
+        print(json.dumps(paths, indent=2))
+        return
+    for path in paths:
+        print(path)
+
+
+@app.command()
+def show(
+    path: Annotated[str, typer.Argument(help="Document path, e.g. conventions/data-sources.md")],
+    json_mode: JsonOpt = False,
+) -> None:
+    """Print a document exactly as stored (front matter included)."""
+    if json_mode:
+
+        def load(d: FileMemory) -> dict[str, object]:
+            doc = d.read(path)
+            return {"path": path, "metadata": doc.metadata, "body": doc.body}
+
+        print(json.dumps(_call(load), indent=2, default=str))
+        return
+    text = _call(lambda d: d.read_text(path))
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words to find (all must occur, whole words).")],
+    limit: Annotated[int, typer.Option("--limit", help="Most relevant N documents.")] = 10,
+    pattern: Annotated[
+        str | None, typer.Option("--glob", help="Only documents matching this glob.")
+    ] = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Ranked keyword search: each hit shows the path and the best-matching paragraph."""
+    hits = _call(lambda d: d.search(query, limit=limit, pattern=pattern))
+    if json_mode:
+        print(json.dumps([h.to_json() for h in hits], indent=2))
+        return
+    if not hits:
+        print(f"No document contains all of: {query}")
+        return
+    console = _console()
+    for hit in hits:
+        console.print(f"[bold]{hit.path}[/]:{hit.line}  [dim]{hit.title}[/]")
+        paragraph = hit.paragraph if len(hit.paragraph) <= 600 else hit.paragraph[:600] + " …"
+        for line in paragraph.splitlines():
+            console.print(f"    {line}", markup=False)
+        console.print()
+
+
+@app.command()
+def edit(
+    path: Annotated[str, typer.Argument(help="Document to edit or create.")],
+    text: Annotated[
+        str | None, typer.Option("--text", help="Write this text instead of opening an editor.")
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option("--file", help="Write this file's content instead of opening an editor."),
+    ] = None,
+) -> None:
+    """Edit a document in $EDITOR (or write --text / --file); the write is checked and atomic."""
+    if text is not None and file is not None:
+        _fail("Give either --text or --file, not both.", 2)
+    # Check the path before anyone spends time typing into an editor.
+    current = _call(lambda d: _current(d, path))
+    if text is not None:
+        new = text
+    elif file is not None:
+        try:
+            new = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            _fail(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.", 2)
+    else:
+        new = _run_editor(path, current or "")
+    if current is not None and new == current:
+        print(f"{path}: no changes.")
+        return
+
+    def save(d: FileMemory) -> Path:
+        written = d.write_bytes(path, new.encode("utf-8"))
+        d.index.refresh_paths([path])  # searchable at once, not after the freshness window
+        return written
+
+    written = _call(save)
+    print(f"{'Updated' if current is not None else 'Created'} {written}")
+
+
+def _current(documents: FileMemory, path: str) -> str | None:
+    from agent.errors import DocumentNotFoundError
+
+    documents.resolve(path)
+    try:
+        return documents.read_text(path)
+    except DocumentNotFoundError:
+        return None
+
+
+def _run_editor(path: str, content: str) -> str:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        _fail("No editor: set $EDITOR (e.g. EDITOR=nano), or pass --text or --file.", 2)
+    suffix = Path(path).suffix or ".md"
+    # The editor works on a private copy: whatever it does, only the checked write below
+    # reaches the memory folder.
+    with tempfile.TemporaryDirectory(prefix="analyst-notes-") as tmp:
+        copy = Path(tmp) / f"edit{suffix}"
+        copy.write_text(content, encoding="utf-8")
+        try:
+            result = subprocess.run([*shlex.split(editor), str(copy)], check=False)
+        except OSError as e:
+            _fail(f"Cannot start the editor '{editor}': {e}. Set $EDITOR to an installed one.", 2)
+        if result.returncode != 0:
+            _fail(f"The editor '{editor}' exited with {result.returncode}; nothing was saved.", 1)
+        try:
+            return copy.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            _fail(f"The edited text is not UTF-8 ({e}); nothing was saved.", 2)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@app.command()
+def reindex(
+    full: Annotated[
+        bool, typer.Option("--full", help="Delete the index and rebuild it from every file.")
+    ] = False,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Update the search index now (picks up hand edits at once); --full rebuilds it."""
+    stats, problems = _call(lambda d: (d.reindex(full=full), d.index.problems()))
+    if json_mode:
+        print(
+            json.dumps(
+                {**stats.to_json(), "problems": [{"path": p, "reason": r} for p, r in problems]},
+                indent=2,
+            )
+        )
+        return
+    print(
+        f"Scanned {stats.scanned} documents: {stats.indexed} indexed, {stats.removed} removed, "
+        f"{stats.unchanged} unchanged ({stats.read} read) in {stats.seconds:.2f} s."
+    )
+    for path, reason in problems:
+        print(f"not indexed: {path}: {reason}")
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    from agent.cli import _err
+
+    _err(message)
+    raise typer.Exit(code)

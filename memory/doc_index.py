@@ -1,0 +1,589 @@
+"""Keyword search over document memory: a SQLite FTS5 index kept in step with the files.
+
+Contract
+- One row per Markdown document (``**/*.md`` under the root, links not followed, hidden names
+  skipped), holding the file's exact text, front matter included. Search returns the path, the
+  best-matching paragraph and a BM25 score, best first.
+- Words are maximal runs of Unicode letters and digits (the FTS5 ``unicode61`` tokenizer with
+  diacritics kept), compared case-insensitively. A query matches a document when every word
+  of the query occurs in it as a whole word — exactly what :func:`text_has_words` finds by
+  scanning the text, which the tests and ``scripts/bench_documents.py`` hold the index to.
+  Query words are quoted, so FTS5 operators in a query (AND, OR, NEAR, ``*``) are plain words.
+- Refresh is incremental. A scan only stats the files; a file is re-read only if its
+  modification time or size differs from the indexed one, and re-indexed only if its bytes
+  did change (SHA-256). Files that disappeared are dropped. A file modified less than
+  ``racy_window`` seconds before it was read is re-read on the next scan, because a second
+  edit within the file system's timestamp granularity could keep the same time and size.
+- Freshness: :meth:`DocumentIndex.search` scans first when the last scan (by any process; the
+  time is stored in the database) is ``refresh_interval`` seconds old or more; otherwise it
+  only re-indexes documents this process wrote or deleted since. :meth:`refresh` scans now.
+- Files that are too large or not UTF-8 are recorded with the reason (``RefreshStats.skipped``)
+  and not indexed; they are retried when they change.
+- The database is derived data bound to one root folder: opened for a different root, it is
+  emptied and rebuilt. An unreadable database raises :class:`DocumentIndexError`; ``rebuild``
+  (``analyst notes reindex --full``) deletes and recreates it.
+
+Schema changes are append-only migrations (``MIGRATIONS``, tracked by ``PRAGMA user_version``),
+applied on first use of the connection. The connection is opened lazily, shared by threads
+behind a lock, and closed by :meth:`DocumentIndex.close`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent.errors import (
+    DocumentIndexError,
+    DocumentNotFoundError,
+    DocumentPathError,
+    InvalidSearchError,
+)
+from memory.documents import split_front_matter
+
+if TYPE_CHECKING:
+    from memory.documents import FileMemory
+
+#: A word: a maximal run of letters and digits (``_`` and punctuation separate words).
+WORD = re.compile(r"[^\W_]+")
+#: Rank: a hit in the title weighs more than one in the text. Called directly rather than
+#: through FTS5's configurable ``rank`` column, which costs about a third more per row.
+RANK = "bm25(docs_fts, 4.0, 1.0)"
+#: After re-indexing this many documents at once, merge the index's segments (faster reads).
+OPTIMIZE_AFTER = 1000
+DEFAULT_RACY_WINDOW = 2.0
+_RACY = -1  # stored instead of a modification time: re-read this file on the next scan
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT,
+            title TEXT,
+            problem TEXT
+        )""",
+        "CREATE VIRTUAL TABLE docs_fts USING fts5("
+        "title, body, tokenize = 'unicode61 remove_diacritics 0')",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked result: the document, its best paragraph (and its first line number)."""
+
+    path: str
+    title: str
+    paragraph: str
+    line: int
+    score: float  # higher is better (negated BM25)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "title": self.title,
+            "paragraph": self.paragraph,
+            "line": self.line,
+            "score": round(self.score, 6),
+        }
+
+
+@dataclass(frozen=True)
+class RefreshStats:
+    """What one refresh did. ``read`` counts files opened; ``indexed`` rows rewritten."""
+
+    full_scan: bool
+    scanned: int = 0
+    read: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "full_scan": self.full_scan,
+            "scanned": self.scanned,
+            "read": self.read,
+            "indexed": self.indexed,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass
+class _Counts:
+    read: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def query_words(query: str) -> list[str]:
+    """The words of a query, lower-cased, duplicates dropped, in order."""
+    seen: dict[str, None] = {}
+    for word in WORD.findall(query):
+        seen.setdefault(word.lower(), None)
+    return list(seen)
+
+
+def word_pattern(word: str) -> re.Pattern[str]:
+    """Whole-word, case-insensitive occurrences of ``word``."""
+    return re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", re.IGNORECASE)
+
+
+def text_has_words(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:
+    """The plain-scan definition of a match: every word occurs in ``text`` as a whole word."""
+    return all(p.search(text) for p in patterns)
+
+
+class DocumentIndex:
+    """The FTS5 index of one :class:`~memory.documents.FileMemory` (``path`` None: in memory)."""
+
+    def __init__(
+        self,
+        documents: FileMemory,
+        path: Path | None = None,
+        *,
+        refresh_interval: float = 2.0,
+        racy_window: float = DEFAULT_RACY_WINDOW,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if refresh_interval < 0:
+            raise ValueError(f"refresh_interval must be >= 0 seconds, got {refresh_interval}")
+        self.documents = documents
+        self.path = path
+        self.refresh_interval = refresh_interval
+        self.racy_window = racy_window
+        self.clock: Callable[[], float] = clock or time.time
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._dirty: set[str] = set()
+
+    # -- connection ----------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        target = ":memory:" if self.path is None else str(self.path)
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as e:
+            raise DocumentIndexError(
+                f"Cannot open the document index at {target}: {e}. Check that the data folder "
+                "is writable (ANALYST_DATA_DIR)."
+            ) from e
+        try:
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if self.path is not None:
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.create_function("regexp", 2, _regexp, deterministic=True)
+            self._migrate(conn)
+            self._bind_root(conn)
+        except sqlite3.Error as e:
+            conn.close()
+            raise self._unusable(e) from e
+        self._conn = conn
+        return conn
+
+    def _unusable(self, e: BaseException) -> DocumentIndexError:
+        return DocumentIndexError(
+            f"The document index {self.path or ':memory:'} is unusable ({e}). It only holds "
+            "derived data: rebuild it with `analyst notes reindex --full`."
+        )
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
+            return
+        with _transaction(conn):
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    def _bind_root(self, conn: sqlite3.Connection) -> None:
+        root = self.documents._real_root()
+        row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+        if row is not None and row[0] == root:
+            return
+        with _transaction(conn):
+            row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
+            if row is None or row[0] != root:
+                conn.execute("DELETE FROM docs_fts")
+                conn.execute("DELETE FROM documents")
+                conn.execute("DELETE FROM meta WHERE key = 'last_scan'")
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('root', ?)", (root,))
+
+    @contextmanager
+    def _use(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                yield conn
+            except sqlite3.DatabaseError as e:
+                if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+                    raise DocumentIndexError(
+                        f"The document index {self.path} stayed locked by another process for "
+                        "30 s; try again."
+                    ) from e
+                raise self._unusable(e) from e
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- keeping up with the files -------------------------------------------------------
+
+    def mark_dirty(self, relpath: str) -> None:
+        """Note a document this process wrote or deleted: the next search re-indexes it."""
+        with self._lock:
+            self._dirty.add(relpath)
+
+    def last_scan(self) -> float | None:
+        """When the last full scan started (by the clock), in any process; None: never."""
+        with self._use() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'last_scan'").fetchone()
+        return float(row[0]) if row else None
+
+    def document_count(self) -> int:
+        with self._use() as conn:
+            return int(
+                conn.execute("SELECT count(*) FROM documents WHERE problem IS NULL").fetchone()[0]
+            )
+
+    def ensure_fresh(self) -> RefreshStats | None:
+        """Scan if the last scan is older than the freshness window; else apply own writes."""
+        with self._lock:
+            last = self.last_scan()
+            now = self.clock()
+            if last is None or now - last >= self.refresh_interval or now < last:
+                return self.refresh()
+            if self._dirty:
+                return self.refresh_paths(sorted(self._dirty))
+            return None
+
+    def refresh(self) -> RefreshStats:
+        """Scan every file's size and time now; re-read only the ones that changed."""
+        with self._lock:
+            started, t0 = self.clock(), time.perf_counter()
+            self._dirty.clear()
+            files = self.documents.scan()
+            counts = _Counts()
+            with self._use() as conn, _transaction(conn):
+                known = {
+                    row[0]: (row[1], row[2], row[3], row[4])
+                    for row in conn.execute(
+                        "SELECT path, id, mtime_ns, size, sha256 FROM documents"
+                    )
+                }
+                present = {f.path for f in files}
+                for path in known.keys() - present:
+                    self._remove(conn, known[path][0])
+                    counts.removed += 1
+                for f in files:
+                    old = known.get(f.path)
+                    if old is not None and old[1] == f.mtime_ns and old[2] == f.size:
+                        counts.unchanged += 1
+                        continue
+                    self._index_one(conn, f.path, old, counts)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('last_scan', ?)", (repr(started),)
+                )
+            if counts.indexed >= OPTIMIZE_AFTER:
+                with self._use() as conn, _transaction(conn):
+                    conn.execute("INSERT INTO docs_fts (docs_fts) VALUES ('optimize')")
+            return _stats(True, len(files), counts, time.perf_counter() - t0)
+
+    def refresh_paths(self, paths: Iterable[str]) -> RefreshStats:
+        """Re-check just these documents (written or deleted by this process)."""
+        with self._lock:
+            t0 = time.perf_counter()
+            wanted = sorted(set(paths))
+            self._dirty.difference_update(wanted)
+            counts = _Counts()
+            with self._use() as conn, _transaction(conn):
+                for path in wanted:
+                    row = conn.execute(
+                        "SELECT id, mtime_ns, size, sha256 FROM documents WHERE path = ?", (path,)
+                    ).fetchone()
+                    old = (row[0], row[1], row[2], row[3]) if row else None
+                    if not _indexable(path) or not self._still_there(path):
+                        if old is not None:
+                            self._remove(conn, old[0])
+                            counts.removed += 1
+                        continue
+                    self._index_one(conn, path, old, counts)
+            return _stats(False, len(wanted), counts, time.perf_counter() - t0)
+
+    def rebuild(self) -> RefreshStats:
+        """Delete the database and index every file again (the fix for a damaged index)."""
+        with self._lock:
+            self.close()
+            if self.path is not None:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            return self.refresh()
+
+    def _still_there(self, path: str) -> bool:
+        try:
+            return self.documents.exists(path)
+        except DocumentPathError:
+            return False
+
+    def _index_one(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        old: tuple[int, int, int, str | None] | None,
+        counts: _Counts,
+    ) -> None:
+        counts.read += 1
+        try:
+            raw = self.documents.read_raw(path)
+            text = raw.data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            self._record_problem(conn, path, old, f"not UTF-8 text (byte {e.start})", counts)
+            return
+        except DocumentNotFoundError:  # vanished since the scan
+            if old is not None:
+                self._remove(conn, old[0])
+                counts.removed += 1
+            return
+        except DocumentPathError as e:  # too large, or a link swapped in
+            self._record_problem(conn, path, old, str(e), counts)
+            return
+        mtime = raw.mtime_ns
+        if time.time_ns() - raw.mtime_ns < self.racy_window * 1e9:
+            mtime = _RACY
+        digest = hashlib.sha256(raw.data).hexdigest()
+        if old is not None and old[3] == digest:
+            conn.execute(
+                "UPDATE documents SET mtime_ns = ?, size = ?, problem = NULL WHERE id = ?",
+                (mtime, raw.size, old[0]),
+            )
+            counts.unchanged += 1
+            return
+        title = _title(path, text)
+        if old is None:
+            doc_id = conn.execute(
+                "INSERT INTO documents (path, mtime_ns, size, sha256, title) VALUES (?, ?, ?, ?, ?)",
+                (path, mtime, raw.size, digest, title),
+            ).lastrowid
+        else:
+            doc_id = old[0]
+            conn.execute(
+                "UPDATE documents SET mtime_ns = ?, size = ?, sha256 = ?, title = ?, "
+                "problem = NULL WHERE id = ?",
+                (mtime, raw.size, digest, title, doc_id),
+            )
+            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (doc_id,))
+        conn.execute(
+            "INSERT INTO docs_fts (rowid, title, body) VALUES (?, ?, ?)", (doc_id, title, text)
+        )
+        counts.indexed += 1
+
+    def _record_problem(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        old: tuple[int, int, int, str | None] | None,
+        reason: str,
+        counts: _Counts,
+    ) -> None:
+        counts.skipped.append((path, reason))
+        mtime, size = _RACY, -1
+        try:
+            st = next(iter(self.documents.scan(path)), None)
+            if st is not None:
+                mtime, size = st.mtime_ns, st.size
+        except DocumentPathError:
+            pass
+        if old is None:
+            conn.execute(
+                "INSERT INTO documents (path, mtime_ns, size, problem) VALUES (?, ?, ?, ?)",
+                (path, mtime, size, reason),
+            )
+        else:
+            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (old[0],))
+            conn.execute(
+                "UPDATE documents SET mtime_ns = ?, size = ?, sha256 = NULL, title = NULL, "
+                "problem = ? WHERE id = ?",
+                (mtime, size, reason, old[0]),
+            )
+
+    @staticmethod
+    def _remove(conn: sqlite3.Connection, doc_id: int) -> None:
+        conn.execute("DELETE FROM docs_fts WHERE rowid = ?", (doc_id,))
+        conn.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Documents left out of the index, with the reason."""
+        with self._use() as conn:
+            return [
+                (row[0], row[1])
+                for row in conn.execute(
+                    "SELECT path, problem FROM documents WHERE problem IS NOT NULL ORDER BY path"
+                )
+            ]
+
+    # -- searching -----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = 10,
+        path_regex: re.Pattern[str] | None = None,
+    ) -> list[SearchHit]:
+        """Ranked documents containing every word of ``query``, each with its best paragraph."""
+        words = self._words(query)
+        if limit is not None and limit < 1:
+            raise InvalidSearchError(f"--limit must be at least 1, got {limit}.")
+        self.ensure_fresh()
+        sql = (
+            f"SELECT f.rowid, d.path, d.title, {RANK} AS score FROM docs_fts f "
+            "JOIN documents d ON d.id = f.rowid WHERE docs_fts MATCH ?"
+        )
+        params: list[Any] = [_match_expression(words)]
+        if path_regex is not None:
+            sql += " AND regexp(?, d.path)"
+            params.append(path_regex.pattern)
+        sql += " ORDER BY score"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        patterns = [word_pattern(w) for w in words]
+        with self._use() as conn:
+            rows = conn.execute(sql, params).fetchall()
+            hits = []
+            for rowid, path, title, rank in rows:
+                body = conn.execute(
+                    "SELECT body FROM docs_fts WHERE rowid = ?", (rowid,)
+                ).fetchone()
+                paragraph, line = best_paragraph(body[0] if body else "", patterns)
+                hits.append(SearchHit(path, title or "", paragraph, line, -float(rank)))
+        return hits
+
+    def matching_paths(self, query: str) -> set[str]:
+        """Every indexed document that contains all words of ``query`` (no ranking)."""
+        words = self._words(query)
+        self.ensure_fresh()
+        with self._use() as conn:
+            return {
+                row[0]
+                for row in conn.execute(
+                    "SELECT d.path FROM docs_fts f JOIN documents d ON d.id = f.rowid "
+                    "WHERE docs_fts MATCH ?",
+                    (_match_expression(words),),
+                )
+            }
+
+    @staticmethod
+    def _words(query: str) -> list[str]:
+        words = query_words(query)
+        if not words:
+            raise InvalidSearchError(
+                f"Search query {query!r} has no words to look for; give one or more words, "
+                "e.g. 'drawdown NVDA'."
+            )
+        return words
+
+
+def best_paragraph(text: str, patterns: Sequence[re.Pattern[str]]) -> tuple[str, int]:
+    """The paragraph (blank-line separated) with the most distinct words, then occurrences.
+
+    Returns the paragraph and its first line number (1-based); ties go to the earlier one.
+    """
+    best: tuple[int, int] = (-1, -1)
+    chosen, chosen_line = "", 1
+    line = 1
+    for block in re.split(r"(\n[ \t]*\n)", text):
+        if block.strip() and not re.fullmatch(r"\n[ \t]*\n", block):
+            found = [len(p.findall(block)) for p in patterns]
+            score = (sum(1 for n in found if n), sum(found))
+            if score > best:
+                best = score
+                lead = len(block) - len(block.lstrip("\n"))
+                chosen, chosen_line = block.strip(), line + lead
+        line += block.count("\n")
+    return chosen, chosen_line
+
+
+def _indexable(path: str) -> bool:
+    return path.endswith(".md") and not any(p.startswith(".") for p in path.split("/"))
+
+
+def _match_expression(words: Sequence[str]) -> str:
+    # Words contain only letters and digits, so quoting is enough to make each a literal.
+    return " ".join(f'"{w}"' for w in words)
+
+
+def _title(path: str, text: str) -> str:
+    try:
+        metadata, body = split_front_matter(text)
+    except ValueError:
+        metadata, body = {}, text
+    title = metadata.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return Path(path).stem
+
+
+def _regexp(pattern: str, value: str | None) -> bool:
+    return value is not None and _compiled(pattern).fullmatch(value) is not None
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _stats(full: bool, scanned: int, counts: _Counts, seconds: float) -> RefreshStats:
+    return RefreshStats(
+        full_scan=full,
+        scanned=scanned,
+        read=counts.read,
+        indexed=counts.indexed,
+        unchanged=counts.unchanged,
+        removed=counts.removed,
+        skipped=tuple(counts.skipped),
+        seconds=seconds,
+    )
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
