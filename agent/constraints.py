@@ -1,0 +1,125 @@
+"""Explicit user constraints: captured on the hot path, kept outside any conversation summary.
+
+"Never include TSLA", "from now on only quick snapshots", "always mention the data date" are
+instructions from the authenticated user about their own session. They are extracted
+deterministically from the user's own message (never from model output or memory text), stored
+in graph state as an authoritative list, and honoured on every later request even after older
+messages have been summarised away. Ticker exclusions and a forced mode are enforced in code;
+every constraint is also handed to the model path's prompts verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from agent.routing import COMPANY_NAMES
+from agent.state import Mode
+
+# A clause states a standing rule when it speaks about the future ("from now on"), or opens
+# with an imperative such as "never ..." / "always ..." / "don't ..." / "exclude ...".
+_STANDING = re.compile(
+    r"\b(from now on|going forward|from here on|in future|in the future)\b", re.IGNORECASE
+)
+_IMPERATIVE = re.compile(
+    r"^(?:(?:please|and|but|also|so)[\s,]+)*"
+    r"(never|always|don't|dont|do not|avoid|exclude|skip|no more)\b",
+    re.IGNORECASE,
+)
+# Idioms that open like a rule but are not one.
+_IDIOMS = re.compile(
+    r"\b(never mind|nevermind|don't forget|dont forget|do not forget|don't worry|dont worry)\b",
+    re.IGNORECASE,
+)
+# Negative phrasing that removes a ticker: "never include X", "don't analyse X", "exclude X".
+_EXCLUSION = re.compile(
+    r"\b(?:(?:never|don't|dont|do not|no more)\s+(?:\w+\s+){0,2}?"
+    r"(?:include|includ\w*|analy[sz]\w*|cover\w*|mention\w*|recommend\w*|show\w*|"
+    r"consider\w*|research\w*|look\s+at|touch\w*|use|using)"
+    r"|avoid|exclude|skip|leave\s+out|drop|no\s+more)\b(?P<rest>.*)",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
+# A comma followed by a rule starts a new clause: "Analyze NVDA, but never include TSLA".
+_CLAUSES = re.compile(
+    r",\s*(?!never mind|nevermind|don't forget|dont forget|do not forget)"
+    r"(?=(?:(?:but|and|also)\s+)?(?:never|always|don't|dont|do not|avoid|exclude|"
+    r"from now on|going forward)\b)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\$?[A-Za-z][A-Za-z.]*")
+
+
+def _clauses(text: str) -> list[str]:
+    """Sentences, with a rule after a comma split off the request before it."""
+    out: list[str] = []
+    for sentence in _SENTENCES.split(text or ""):
+        pieces = [c.strip() for c in _CLAUSES.split(sentence) if c.strip()]
+        merged: list[str] = []
+        for piece in pieces:
+            # "Going forward, always ..." is one rule: keep rule pieces together.
+            if merged and is_constraint(merged[-1]) and is_constraint(piece):
+                merged[-1] = f"{merged[-1]}, {piece}"
+            else:
+                merged.append(piece)
+        out += merged
+    return out
+
+
+def is_constraint(clause: str) -> bool:
+    plain = _IDIOMS.sub(" ", clause).strip()
+    return bool(_STANDING.search(plain) or _IMPERATIVE.search(plain))
+
+
+def split_constraints(text: str) -> tuple[list[str], str]:
+    """Split a user message into (standing-rule clauses, the remaining request text)."""
+    constraints: list[str] = []
+    rest: list[str] = []
+    for clause in _clauses(text):
+        (constraints if is_constraint(clause) else rest).append(clause)
+    return constraints, " ".join(rest)
+
+
+def merge(existing: Sequence[str], new: Iterable[str]) -> list[str]:
+    out = list(existing)
+    seen = {c.lower() for c in out}
+    for c in new:
+        if c.lower() not in seen:
+            out.append(c)
+            seen.add(c.lower())
+    return out
+
+
+def excluded_tickers(constraints: Iterable[str], known: Iterable[str]) -> dict[str, str]:
+    """Tickers a negative constraint removes, mapped to the constraint that removes them.
+
+    Only tickers named after an exclusion phrase count: "never include TSLA" excludes TSLA;
+    "don't forget the beta for NVDA" or "I never owned TSLA" exclude nothing.
+    """
+    symbols = {k.upper() for k in known}
+    out: dict[str, str] = {}
+    for constraint in constraints:
+        for clause in _clauses(_IDIOMS.sub(" ", constraint)):
+            match = _EXCLUSION.search(clause)
+            if not match:
+                continue
+            for word in _WORD.findall(match.group("rest")):
+                bare = word.lstrip("$").rstrip(".")
+                upper = bare.upper()
+                symbol = upper if upper in symbols else COMPANY_NAMES.get(bare.lower())
+                if symbol and symbol in symbols:
+                    out.setdefault(symbol, constraint)
+    return out
+
+
+def forced_mode(constraints: Iterable[str]) -> Mode | None:
+    """'only quick snapshots' → flash; 'always deep research' → deep (the latest one wins)."""
+    mode: Mode | None = None
+    for constraint in constraints:
+        lowered = constraint.lower()
+        if re.search(r"\b(only|always)\b", lowered):
+            if re.search(r"\b(snapshot|quick|brief|flash)", lowered):
+                mode = "flash"
+            elif re.search(r"\b(deep|full|thorough)", lowered):
+                mode = "deep"
+    return mode

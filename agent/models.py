@@ -1,0 +1,228 @@
+"""The model adapter: which chat model to use, and calling it with clear failure modes.
+
+- :func:`resolve_model` decides between the offline analyst and an OpenAI-compatible model from
+  settings (ANALYST_MODEL, OPENAI_API_KEY, OPENAI_BASE_URL).
+- :func:`invoke` sends messages and maps the SDK's exceptions to the analyst's errors:
+  rate limits, 5xx, timeouts and connection failures become :class:`ModelTransientError` (the
+  graph's ``RetryPolicy`` retries those with backoff; the client itself does not retry), a
+  rejected key becomes :class:`ModelAuthError` naming the setting.
+- :func:`structured` asks for a Pydantic schema via function calling, gives the model one
+  repair attempt when the output does not validate, then raises :class:`ModelOutputError`.
+
+Token usage from each response's metadata is returned with the result so nodes can account it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agent.errors import ConfigurationError, ModelAuthError, ModelOutputError, ModelTransientError
+from agent.state import Usage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+
+    from agent.settings import Settings
+
+S = TypeVar("S", bound=BaseModel)
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+
+
+def no_usage() -> Usage:
+    return Usage(calls=0, input_tokens=0, output_tokens=0, total_tokens=0)
+
+
+def add_usage(left: Usage | None, right: Usage | None) -> Usage:
+    """Reducer for the state's ``usage`` channel: token counts add up across nodes."""
+    a, b = left or no_usage(), right or no_usage()
+    return Usage(
+        calls=a["calls"] + b["calls"],
+        input_tokens=a["input_tokens"] + b["input_tokens"],
+        output_tokens=a["output_tokens"] + b["output_tokens"],
+        total_tokens=a["total_tokens"] + b["total_tokens"],
+    )
+
+
+def usage_of(message: Any) -> Usage:
+    meta = getattr(message, "usage_metadata", None) or {}
+    return Usage(
+        calls=1,
+        input_tokens=int(meta.get("input_tokens", 0)),
+        output_tokens=int(meta.get("output_tokens", 0)),
+        total_tokens=int(meta.get("total_tokens", 0)),
+    )
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The resolved model: ``provider`` is None for the offline analyst."""
+
+    provider: str | None
+    name: str | None
+    note: str | None = None
+
+    @property
+    def offline(self) -> bool:
+        return self.provider is None
+
+    @property
+    def label(self) -> str:
+        return "offline" if self.offline else f"{self.provider}:{self.name}"
+
+
+def resolve_model(settings: Settings) -> ModelChoice:
+    requested = (settings.model or "").strip()
+    configured = bool(settings.openai_api_key or settings.openai_base_url)
+    if requested == "offline":
+        return ModelChoice(None, None)
+    if not requested or requested == "auto":
+        if not configured:
+            return ModelChoice(
+                None,
+                None,
+                note="No model configured (OPENAI_API_KEY / OPENAI_BASE_URL unset): "
+                "using the offline analyst.",
+            )
+        requested = f"openai:{DEFAULT_OPENAI_MODEL}"
+    provider, sep, name = requested.partition(":")
+    if not sep:
+        provider, name = "openai", requested
+    if provider != "openai" or not name:
+        raise ConfigurationError(
+            f"ANALYST_MODEL='{settings.model}' is not supported; use 'offline' or "
+            "'openai:<model>' (any OpenAI-compatible endpoint via OPENAI_BASE_URL)."
+        )
+    if not configured:
+        return ModelChoice(
+            None,
+            None,
+            note=f"ANALYST_MODEL={requested} but neither OPENAI_API_KEY nor OPENAI_BASE_URL is "
+            "set: using the offline analyst.",
+        )
+    return ModelChoice(provider, name)
+
+
+def build_chat_model(settings: Settings, choice: ModelChoice) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=choice.name or DEFAULT_OPENAI_MODEL,
+        # A local server (vLLM, Ollama, llama.cpp) needs no key, but the SDK insists on one.
+        api_key=settings.openai_api_key or "not-needed",  # type: ignore[arg-type]
+        base_url=settings.openai_base_url,
+        temperature=settings.temperature,
+        timeout=settings.model_timeout,
+        max_retries=0,  # retries belong to the graph's RetryPolicy, with backoff
+    )
+
+
+def is_transient(error: BaseException) -> bool:
+    """Retry predicate for LangGraph's RetryPolicy."""
+    return isinstance(error, ModelTransientError)
+
+
+async def invoke(model: Any, messages: Sequence[BaseMessage], *, where: str) -> AIMessage:
+    """Call the model; translate SDK failures into the analyst's errors."""
+    import httpx
+    import openai
+
+    try:
+        return await model.ainvoke(list(messages))
+    except openai.AuthenticationError as e:
+        raise ModelAuthError(
+            f"The model endpoint rejected the API key during {where} "
+            f"({_status(e)}). Check OPENAI_API_KEY (and OPENAI_BASE_URL if you use a "
+            "compatible server). The thread is saved; resume it once the key is fixed."
+        ) from e
+    except openai.RateLimitError as e:
+        raise ModelTransientError(f"Model rate limit during {where} ({_status(e)}).") from e
+    except openai.APITimeoutError as e:
+        raise ModelTransientError(
+            f"Model request timed out during {where}; raise ANALYST_MODEL_TIMEOUT if the "
+            "server is slow."
+        ) from e
+    except openai.APIConnectionError as e:
+        raise ModelTransientError(
+            f"Cannot reach the model endpoint during {where}: {e}. Check OPENAI_BASE_URL."
+        ) from e
+    except openai.InternalServerError as e:
+        raise ModelTransientError(f"Model server error during {where} ({_status(e)}).") from e
+    except openai.APIStatusError as e:
+        raise ModelOutputError(
+            f"The model endpoint refused the request during {where} ({_status(e)}): {_message(e)}"
+        ) from e
+    except httpx.TimeoutException as e:  # pragma: no cover - the SDK wraps these
+        raise ModelTransientError(f"Model request timed out during {where}.") from e
+
+
+async def structured(
+    model: Any,
+    schema: type[S],
+    messages: Sequence[BaseMessage],
+    *,
+    where: str,
+    validate: Callable[[S], None] | None = None,
+) -> tuple[S, Usage]:
+    """Structured output via function calling, with exactly one repair attempt."""
+    from langchain_core.messages import HumanMessage
+
+    runnable = model.with_structured_output(schema, method="function_calling", include_raw=True)
+    usage = no_usage()
+    conversation = list(messages)
+    problem = ""
+    for attempt in range(2):
+        out: Any = await invoke(runnable, conversation, where=where)
+        raw = out["raw"]
+        usage = add_usage(usage, usage_of(raw))
+        parsed, error = out.get("parsed"), out.get("parsing_error")
+        if parsed is not None and error is None:
+            try:
+                if validate is not None:
+                    validate(parsed)
+                return parsed, usage
+            except (ValueError, ValidationError) as e:
+                problem = str(e)
+        else:
+            problem = str(error or _no_call_reason(raw))
+        if attempt == 0:
+            conversation = [
+                *messages,
+                HumanMessage(
+                    content=f"Your previous answer was not valid for {schema.__name__}: "
+                    f"{problem[:800]}\nCall {schema.__name__} again with arguments that match "
+                    "its schema exactly."
+                ),
+            ]
+    raise ModelOutputError(
+        f"The model's {schema.__name__} output during {where} was invalid twice "
+        f"(after one repair attempt): {problem[:300]}. The thread is saved; resume it to retry."
+    )
+
+
+def _no_call_reason(raw: Any) -> str:
+    invalid = getattr(raw, "invalid_tool_calls", None) or []
+    if invalid:
+        first = invalid[0]
+        return (
+            f"the arguments of {first.get('name')} were not valid JSON "
+            f"({first.get('error') or 'could not be parsed'}): {str(first.get('args'))[:200]}"
+        )
+    return "the reply did not call the function"
+
+
+def _status(error: Any) -> str:
+    code = getattr(error, "status_code", None)
+    return f"HTTP {code}" if code else type(error).__name__
+
+
+def _message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        return str(body.get("message") or body)
+    return str(error)

@@ -1,0 +1,462 @@
+"""Reasoners: who makes each decision in the graph — the offline analyst or a chat model.
+
+Nodes call one :class:`Reasoner` interface; the graph, its state and its checkpoints are the
+same on both paths. :class:`OfflineReasoner` is deterministic (rules and computation, no
+network). :class:`ModelReasoner` uses structured output for routing, planning, report prose,
+criticism and summaries, and a bounded tool-calling loop for each executor step. On both
+paths every figure in a report comes from tool results, never from the model's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agent.critic import critique as check_draft
+from agent.errors import AnalystError
+from agent.models import Usage, add_usage, invoke, no_usage, structured, usage_of
+from agent.planning import STEP_DESCRIPTIONS, deep_plan, snapshot_plan, step
+from agent.report import collect, compose_report
+from agent.routing import Route, route_query
+from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
+from agent.tools import StepResult, run_step
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from agent.market import MarketDataProvider
+    from memory.conventions import Conventions
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a reasoner may know beyond its direct inputs. Every text field is memory or user
+    content and reaches prompts only as quoted reference blocks (``conventions`` arrives
+    already quoted by ``Conventions.quoted()``; the rest is quoted with ``quote_data``)."""
+
+    constraints: Sequence[str] = ()
+    conversation: str = ""
+    memories: Sequence[Mapping[str, Any]] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    conventions: str = ""
+
+
+@dataclass(frozen=True)
+class Planned:
+    steps: list[PlanStep]
+    rationale: str
+    memories_used: list[str]
+
+
+class Reasoner(Protocol):
+    label: str
+
+    async def route(
+        self, query: str, available: Sequence[str], mode: ModeChoice
+    ) -> tuple[Route, Usage]: ...
+
+    async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]: ...
+
+    async def execute(
+        self, step: PlanStep, market: MarketDataProvider, ctx: Context
+    ) -> tuple[StepResult, Usage]: ...
+
+    async def report(
+        self,
+        *,
+        ticker: str,
+        mode: Mode,
+        results: Mapping[str, Mapping[str, Any]],
+        feedback: Sequence[str],
+        revision: int,
+        requested: Sequence[str],
+        sections: Sequence[str],
+        ctx: Context,
+    ) -> tuple[Draft, Usage]: ...
+
+    async def critique(
+        self, draft: Draft, *, today: date, conventions: Conventions | None
+    ) -> tuple[Critique, Usage]: ...
+
+    async def summarise(
+        self, previous: str, messages: Sequence[BaseMessage]
+    ) -> tuple[str, Usage]: ...
+
+
+# -- offline ----------------------------------------------------------------------------------
+
+
+class OfflineReasoner:
+    """Deterministic rules and computation; the default when no model is configured."""
+
+    label = "offline"
+
+    async def route(
+        self, query: str, available: Sequence[str], mode: ModeChoice
+    ) -> tuple[Route, Usage]:
+        return route_query(query, available, mode), no_usage()
+
+    async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]:
+        steps = snapshot_plan(route) if route.mode == "flash" else deep_plan(route)
+        used = [str(m["key"]) for m in ctx.memories]
+        rationale = "Standard research plan: returns, risk, trend, beta and peers."
+        if used:
+            rationale += f" Takes into account {len(used)} recalled memories."
+        return Planned(steps, rationale, used), no_usage()
+
+    async def execute(
+        self, step: PlanStep, market: MarketDataProvider, ctx: Context
+    ) -> tuple[StepResult, Usage]:
+        # Reads price files: keep it off the event loop.
+        return await asyncio.to_thread(run_step, step, market), no_usage()
+
+    async def report(
+        self,
+        *,
+        ticker: str,
+        mode: Mode,
+        results: Mapping[str, Mapping[str, Any]],
+        feedback: Sequence[str],
+        revision: int,
+        requested: Sequence[str],
+        sections: Sequence[str],
+        ctx: Context,
+    ) -> tuple[Draft, Usage]:
+        draft = compose_report(
+            ticker=ticker,
+            mode=mode,
+            results=results,
+            feedback=feedback,
+            revision=revision,
+            requested=requested,
+            sections=sections,
+        )
+        return draft, no_usage()
+
+    async def critique(
+        self, draft: Draft, *, today: date, conventions: Conventions | None
+    ) -> tuple[Critique, Usage]:
+        return check_draft(draft, today=today, conventions=conventions), no_usage()
+
+    async def summarise(self, previous: str, messages: Sequence[BaseMessage]) -> tuple[str, Usage]:
+        return offline_summary(previous, messages), no_usage()
+
+
+def offline_summary(previous: str, messages: Sequence[BaseMessage]) -> str:
+    lines = [previous] if previous else []
+    for m in messages:
+        who = "user" if m.type == "human" else "analyst"
+        text = " ".join(str(m.content).split())
+        lines.append(f"{who}: {text[:160]}")
+    return "\n".join(lines)
+
+
+# -- model ------------------------------------------------------------------------------------
+
+#: Which tool must run for each plan step kind (the executor checks coverage).
+STEP_TOOLS = {
+    "snapshot": "get_snapshot",
+    "returns": "get_returns",
+    "risk": "get_risk",
+    "trend": "get_trend",
+    "beta": "get_beta",
+    "peers": "get_peers",
+}
+
+
+def market_tools(market: MarketDataProvider) -> list[Any]:
+    """LangChain tools over the market-data provider; outputs are the analytics' own dicts."""
+    from langchain_core.tools import StructuredTool
+
+    def make(kind: str, doc: str) -> Any:
+        if kind == "peers":
+
+            def peers() -> dict[str, Any]:
+                return dict(run_step(step("peers", market.available_tickers()[0]), market))
+
+            return StructuredTool.from_function(peers, name="get_peers", description=doc)
+
+        def for_ticker(ticker: str) -> dict[str, Any]:
+            return dict(run_step(step(kind, ticker.upper()), market))  # type: ignore[arg-type]
+
+        return StructuredTool.from_function(for_ticker, name=STEP_TOOLS[kind], description=doc)
+
+    return [make(kind, doc) for kind, doc in STEP_DESCRIPTIONS.items()]
+
+
+class ModelReasoner:
+    """Every reasoning step through an OpenAI-compatible chat model."""
+
+    def __init__(
+        self, model: Any | Callable[[], Any], *, label: str, max_tool_iterations: int = 4
+    ) -> None:
+        # A factory defers building the client (and importing the SDK, ~1 s) until a node
+        # actually calls the model: `analyst show` or `approve` never pay for it.
+        self._model = model
+        self.label = label
+        self.max_tool_iterations = max_tool_iterations
+
+    @property
+    def model(self) -> Any:
+        if callable(self._model) and not hasattr(self._model, "ainvoke"):
+            self._model = self._model()
+        return self._model
+
+    async def route(
+        self, query: str, available: Sequence[str], mode: ModeChoice
+    ) -> tuple[Route, Usage]:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from agent import prompts
+        from agent.schemas import RouteDecision
+
+        known = {t.upper() for t in available}
+
+        def validate(decision: RouteDecision) -> None:
+            unknown = [t for t in decision.tickers if t.upper() not in known]
+            if unknown:
+                raise ValueError(
+                    f"tickers {unknown} are not available; choose from {sorted(known)}"
+                )
+            if not decision.tickers:
+                raise ValueError("no ticker chosen")
+
+        messages = [
+            SystemMessage(prompts.ROUTER + f"\nAvailable tickers: {', '.join(sorted(known))}."),
+            HumanMessage(prompts.quote_data("user request", query)),
+        ]
+        decision, usage = await structured(
+            self.model, RouteDecision, messages, where="routing", validate=validate
+        )
+        tickers = tuple(dict.fromkeys(t.upper() for t in decision.tickers))
+        chosen: Mode = decision.mode if mode == "auto" else mode
+        return Route(mode=chosen, tickers=tickers, reason=decision.reason), usage
+
+    async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from agent import prompts
+        from agent.schemas import PlanDecision
+
+        allowed = set(route.tickers)
+        known_keys = {str(m["key"]) for m in ctx.memories}
+
+        def validate(plan: PlanDecision) -> None:
+            stray = [s.ticker for s in plan.steps if s.ticker.upper() not in allowed]
+            if stray:
+                raise ValueError(
+                    f"steps name tickers {stray} outside the request {sorted(allowed)}"
+                )
+            invented = [k for k in plan.memories_used if k not in known_keys]
+            if invented:
+                raise ValueError(f"memories_used cites keys that were not recalled: {invented}")
+
+        messages = [
+            SystemMessage(prompts.PLANNER + "\n\n" + prompts.constraints_block(ctx.constraints)),
+            HumanMessage(_planning_request(route, ctx)),
+        ]
+        decision, usage = await structured(
+            self.model, PlanDecision, messages, where="planning", validate=validate
+        )
+        steps: list[PlanStep] = []
+        seen: set[str] = set()
+        for s in decision.steps:
+            item = step(s.kind, s.ticker.upper())
+            if item["id"] in seen:
+                continue
+            seen.add(item["id"])
+            item["description"] = s.description or item["description"]
+            steps.append(item)
+        return Planned(steps, decision.rationale, list(decision.memories_used)), usage
+
+    async def execute(
+        self, step: PlanStep, market: MarketDataProvider, ctx: Context
+    ) -> tuple[StepResult, Usage]:
+        from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+
+        from agent import prompts
+
+        tools = market_tools(market)
+        by_name = {t.name: t for t in tools}
+        bound = self.model.bind_tools(tools)
+        messages: list[Any] = [
+            SystemMessage(prompts.EXECUTOR + "\n\n" + prompts.constraints_block(ctx.constraints)),
+            HumanMessage(
+                f"Step {step['id']}: {step['description']}. Ticker: {step['ticker']}. "
+                f"The tool for this step is {STEP_TOOLS[step['kind']]}."
+            ),
+        ]
+        usage = no_usage()
+        data: dict[str, Any] = {}
+        sources: set[str] = set()
+        called: list[str] = []
+        notes: list[str] = []
+        as_of = ""
+        for _ in range(self.max_tool_iterations):
+            reply = await invoke(bound, messages, where=f"executor step {step['id']}")
+            usage = add_usage(usage, usage_of(reply))
+            messages.append(reply)
+            if not reply.tool_calls:
+                break
+            for call in reply.tool_calls:
+                tool = by_name.get(call["name"])
+                try:
+                    if tool is None:
+                        raise ValueError(
+                            f"unknown tool {call['name']!r}; available: {', '.join(by_name)}"
+                        )
+                    out = await tool.ainvoke(call["args"])  # sync tool: runs in a thread
+                except (AnalystError, ValueError) as error:
+                    # Tool errors go back to the model as data it can react to.
+                    messages.append(
+                        ToolMessage(
+                            f"error: {error}",
+                            tool_call_id=call["id"],
+                            name=call["name"],
+                            status="error",
+                        )
+                    )
+                    continue
+                called.append(call["name"])
+                if out["ticker"] == step["ticker"] or call["name"] == "get_peers":
+                    data.update(out["data"])
+                    as_of = max(as_of, out["as_of"])
+                sources.update(out["sources"])
+                messages.append(
+                    ToolMessage(json.dumps(out["data"]), tool_call_id=call["id"], name=call["name"])
+                )
+        else:
+            notes.append(
+                f"Stopped after {self.max_tool_iterations} model turns (the iteration budget); "
+                "the step keeps the tool results gathered so far."
+            )
+        needed = STEP_TOOLS[step["kind"]]
+        if needed not in called:
+            notes.append(f"The model did not run {needed}; this step's figures are missing.")
+        if not as_of:
+            history = await asyncio.to_thread(market.history, step["ticker"])
+            as_of = history.as_of.isoformat()
+        result = StepResult(
+            step_id=step["id"],
+            kind=step["kind"],
+            ticker=step["ticker"],
+            as_of=as_of,
+            sources=sorted(sources),
+            data=data,
+        )
+        result["notes"] = notes
+        return result, usage
+
+    async def report(
+        self,
+        *,
+        ticker: str,
+        mode: Mode,
+        results: Mapping[str, Mapping[str, Any]],
+        feedback: Sequence[str],
+        revision: int,
+        requested: Sequence[str],
+        sections: Sequence[str],
+        ctx: Context,
+    ) -> tuple[Draft, Usage]:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from agent import prompts
+        from agent.schemas import ReportNarrative
+
+        metrics, peers, as_of, _ = collect(ticker, results)
+        parts = [
+            f"Write the report for {ticker} (data as of {as_of}).",
+            prompts.metrics_block(metrics, peers),
+        ]
+        if feedback:
+            parts.append(prompts.quote_data("reviewer feedback", "\n".join(feedback)))
+        if ctx.conventions:
+            parts.append(ctx.conventions)  # already quoted reference blocks
+        messages = [
+            SystemMessage(prompts.REPORTER + "\n\n" + prompts.constraints_block(ctx.constraints)),
+            HumanMessage("\n\n".join(parts)),
+        ]
+        narrative, usage = await structured(
+            self.model, ReportNarrative, messages, where="report writing"
+        )
+        draft = compose_report(
+            ticker=ticker,
+            mode=mode,
+            results=results,
+            feedback=feedback,
+            revision=revision,
+            requested=requested,
+            sections=sections,
+            narrative=narrative,
+        )
+        return draft, usage
+
+    async def critique(
+        self, draft: Draft, *, today: date, conventions: Conventions | None
+    ) -> tuple[Critique, Usage]:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from agent import prompts
+        from agent.schemas import CriticVerdict
+
+        checked = check_draft(draft, today=today, conventions=conventions)
+        parts = [prompts.quote_data("draft report", draft["markdown"])]
+        if conventions is not None:
+            parts.append(conventions.quoted())
+        messages = [SystemMessage(prompts.CRITIC), HumanMessage("\n\n".join(parts))]
+        verdict, usage = await structured(self.model, CriticVerdict, messages, where="critique")
+        findings = list(checked["findings"]) + [
+            {"severity": f.severity, "message": f"(model) {f.message}"} for f in verdict.findings
+        ]
+        order = {"pass": 0, "needs_attention": 1, "fail": 2}
+        worst = max(checked["verdict"], verdict.verdict, key=lambda v: order[v])
+        return Critique(draft_hash=draft["hash"], verdict=worst, findings=findings), usage
+
+    async def summarise(self, previous: str, messages: Sequence[BaseMessage]) -> tuple[str, Usage]:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        from agent import prompts
+        from agent.schemas import ConversationSummary
+
+        transcript = offline_summary(previous, messages)
+        out, usage = await structured(
+            self.model,
+            ConversationSummary,
+            [
+                SystemMessage(prompts.SUMMARISER),
+                HumanMessage(prompts.quote_data("conversation so far", transcript)),
+            ],
+            where="conversation summary",
+        )
+        return out.summary, usage
+
+
+def _planning_request(route: Route, ctx: Context) -> str:
+    from agent import prompts
+
+    parts = [
+        f"Plan {route.mode} research on {', '.join(route.tickers)} "
+        f"(primary: {route.tickers[0]}). Router: {route.reason}"
+    ]
+    if ctx.conversation:
+        parts.append(prompts.quote_data("conversation so far", ctx.conversation))
+    if ctx.facts:
+        parts.append(prompts.quote_data("user's current facts", ctx.facts))
+    if ctx.memories:
+        parts.append(
+            prompts.quote_data(
+                "recalled memories",
+                [
+                    {"key": m["key"], "text": m.get("text"), "score": m.get("score")}
+                    for m in ctx.memories
+                ],
+            )
+        )
+    if ctx.conventions:
+        parts.append(ctx.conventions)  # already quoted reference blocks
+    return "\n\n".join(parts)

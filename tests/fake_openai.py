@@ -1,0 +1,203 @@
+"""A local, scripted OpenAI-compatible HTTP server for model-path tests.
+
+The real ``ChatOpenAI`` client (and the ``openai`` SDK under it) talks to this server over
+loopback HTTP, so request building, response parsing, status handling and timeouts are all
+exercised for real. Each test scripts what the server answers:
+
+- a queue of replies consumed in order (``server.script(reply, reply, ...)``), or
+- a responder function ``(request_json) -> reply`` for conversations that depend on the request.
+
+Every request body is recorded in ``server.requests`` so tests can assert on what the model
+was sent (tool schemas present, no run history in the critic's request, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None
+    raw: bytes | None = None
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _completion(message: dict[str, Any], usage: dict[str, int] | None = None) -> dict[str, Any]:
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": usage or USAGE,
+    }
+
+
+def text(content: str, usage: dict[str, int] | None = None) -> Reply:
+    return Reply(body=_completion({"role": "assistant", "content": content}, usage))
+
+
+def tool_calls(
+    *calls: tuple[str, dict[str, Any] | str], usage: dict[str, int] | None = None
+) -> Reply:
+    """Assistant message calling tools; a str argument is sent verbatim (malformed JSON)."""
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{uuid.uuid4().hex[:10]}",
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "arguments": args if isinstance(args, str) else json.dumps(args),
+                },
+            }
+            for name, args in calls
+        ],
+    }
+    return Reply(body=_completion(message, usage))
+
+
+def structured(name: str, args: dict[str, Any] | str, usage: dict[str, int] | None = None) -> Reply:
+    """What ``with_structured_output(method="function_calling")`` expects back."""
+    return tool_calls((name, args), usage=usage)
+
+
+def error(
+    status: int, message: str = "scripted failure", *, retry_after: str | None = None
+) -> Reply:
+    kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status, "server_error")
+    headers = {"retry-after": retry_after} if retry_after else {}
+    return Reply(
+        status=status,
+        body={"error": {"message": message, "type": kind, "code": kind, "param": None}},
+        headers=headers,
+    )
+
+
+def slow(reply: Reply, seconds: float) -> Reply:
+    reply.delay = seconds
+    return reply
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+class FakeOpenAI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        #: Exceptions a responder raised (answered with HTTP 500); a test should expect none.
+        self.errors: list[BaseException] = []
+        self._queue: deque[Reply] = deque()
+        self._responder: Responder | None = None
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The server without the ``/v1`` prefix (for clients that add their own paths)."""
+        return self.base_url.removesuffix("/v1")
+
+    def other_requests(self) -> list[dict[str, Any]]:
+        """Requests to any path but chat completions (they get ``{}`` and use no script)."""
+        return [r for r in self.requests if not r.get("_path", "").endswith("/chat/completions")]
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def respond_with(self, responder: Responder | None) -> None:
+        self._responder = responder
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r.get("_path", "").endswith("/chat/completions")]
+
+    def _next(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        if self._responder is not None:
+            try:
+                return self._responder(request)
+            except Exception as e:  # a broken script must fail loudly, not hang the client
+                with self._lock:
+                    self.errors.append(e)
+                return error(500, f"the test's responder raised {e!r}")
+        return error(500, "the fake server has no scripted reply left for this request")
+
+    @contextmanager
+    def running(self) -> Iterator[FakeOpenAI]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                self._other({})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                data = self.rfile.read(length)
+                if not self.path.endswith("/chat/completions"):
+                    # Anything else (a tracing client, say) is recorded and answered with {}.
+                    self._other({"_bytes": len(data)})
+                    return
+                body = json.loads(data or b"{}")
+                body["_path"] = self.path
+                body["_auth"] = self.headers.get("authorization")
+                with fake._lock:
+                    fake.requests.append(body)
+                self._send(fake._next(body))
+
+            def _other(self, body: dict[str, Any]) -> None:
+                body.update(_path=self.path, _method=self.command)
+                with fake._lock:
+                    fake.requests.append(body)
+                self._send(Reply(body={}))
+
+            def _send(self, reply: Reply) -> None:
+                if reply.delay:
+                    time.sleep(reply.delay)
+                payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._server.shutdown()
+            self._server.server_close()
