@@ -21,11 +21,11 @@ from agent.errors import (
     NotAwaitingApprovalError,
     ThreadNotFoundError,
 )
-from agent.routing import Route, route_query
+from agent.routing import Route, check_request
 from agent.services import Services
 from agent.settings import Settings
-from agent.state import Context, ModeChoice
-from memory.threads import Principal, ThreadIndex, ThreadRecord
+from agent.state import FINISHED, Context, ModeChoice
+from memory.threads import Principal, ThreadIndex, ThreadLocks, ThreadRecord
 
 #: Called with (node name, state update) as each node finishes.
 OnUpdate = Callable[[str, dict[str, Any]], Awaitable[None] | None]
@@ -51,6 +51,14 @@ class ThreadView:
     decision_error: str | None = None
     next_nodes: list[str] = field(default_factory=list)
     plan: list[dict[str, Any]] = field(default_factory=list)
+    route_reason: str = ""
+    plan_rationale: str = ""
+    memories_used: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    reply: str = ""
+    step_notes: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    model: str = "offline"
     created_at: str | None = None
     updated_at: str | None = None
 
@@ -71,6 +79,14 @@ class ThreadView:
             "decision_error": self.decision_error,
             "next": self.next_nodes,
             "plan": [step["id"] for step in self.plan],
+            "route_reason": self.route_reason,
+            "plan_rationale": self.plan_rationale,
+            "memories_used": self.memories_used,
+            "constraints": self.constraints,
+            "reply": self.reply,
+            "step_notes": self.step_notes,
+            "usage": self.usage,
+            "model": self.model,
             "draft_markdown": self.draft_markdown,
         }
 
@@ -92,6 +108,7 @@ class AnalystApp:
         self.principal = principal
         self.services = services or Services.from_settings(settings)
         self.index = ThreadIndex(settings.threads_path)
+        self.locks = ThreadLocks(settings.data_dir / "locks")
         self._stack = AsyncExitStack()
         self._graph: Any = None
 
@@ -111,17 +128,51 @@ class AnalystApp:
             from memory.checkpoint import open_checkpointer
 
             saver = await self._stack.enter_async_context(
-                open_checkpointer(self.settings.checkpointer)
+                open_checkpointer(
+                    self.settings.checkpointer, encryption_key=self.settings.checkpoint_key
+                )
             )
             self.index.setup()
+            self._saver = saver
             self._graph = compile_graph(saver, services=self.services)
         return self._graph
 
+    # -- retention ----------------------------------------------------------------------
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread everywhere: every checkpoint, write and blob, and its index row."""
+        from memory.retention import delete_thread
+
+        self.require_thread(thread_id)
+        await self.graph()
+        with self.locks.hold(thread_id):  # refused while another process runs the thread
+            await delete_thread(self._saver, self.index, self.principal, thread_id)
+
+    async def prune(self, older_than: str, *, dry_run: bool = False) -> Any:
+        """Delete this principal's threads idle for longer than ``older_than`` (e.g. ``90d``).
+
+        Returns a :class:`memory.retention.PruneReport`.
+        """
+        from memory.retention import parse_age, prune_threads
+
+        age = parse_age(older_than)
+        await self.graph()
+        return await prune_threads(
+            self._saver,
+            self.index,
+            self.principal,
+            older_than=age,
+            label=older_than,
+            dry_run=dry_run,
+            busy=self.locks.busy,
+        )
+
     # -- validation that writes nothing -------------------------------------------------
 
-    def preflight(self, query: str, mode: ModeChoice = "auto") -> Route:
-        """Route the query without touching storage; raises on bad input."""
-        return route_query(query, self.services.market.available_tickers(), mode)
+    def preflight(self, query: str, mode: ModeChoice = "auto") -> Route | None:
+        """Validate the request without touching storage; raises on bad input."""
+        strict = self.services.reasoner.label == "offline"
+        return check_request(query, self.services.market.available_tickers(), mode, strict=strict)
 
     def require_thread(self, thread_id: str) -> ThreadRecord:
         record = self.index.get(self.principal, thread_id)
@@ -142,33 +193,38 @@ class AnalystApp:
         """Start an analysis (a new thread, or a new request on a finished thread)."""
         self.preflight(query, mode)
         thread_id = thread_id or new_thread_id()
-        if self.index.get(self.principal, thread_id) is not None:
-            view = await self.view(thread_id)
-            if view.status not in ("published", "rejected"):
-                raise AnalystError(
-                    f"Thread '{thread_id}' is {view.status.replace('_', ' ')}; finish it first "
-                    f"(analyst show {thread_id}) or start a new thread."
-                )
-        elif self.index.exists(thread_id):
+        if self.index.get(self.principal, thread_id) is None and self.index.exists(thread_id):
             # Someone else's thread: refuse without saying so.
             raise AnalystError(f"Thread id '{thread_id}' is not available; choose another.")
         await self.graph()
-        if self.index.get(self.principal, thread_id) is None:
-            self.index.register(self.principal, thread_id, query)
-        await self._drive(thread_id, {"query": query}, mode, on_update)
+        with self.locks.hold(thread_id):
+            if self.index.get(self.principal, thread_id) is None:
+                self.index.register(self.principal, thread_id, query)
+            else:
+                view = await self.view(thread_id)
+                # "new": registered, but the process died before the first checkpoint.
+                if view.status not in (*FINISHED, "new"):
+                    raise AnalystError(
+                        f"Thread '{thread_id}' is {view.status.replace('_', ' ')}; finish it "
+                        f"first (analyst show {thread_id}) or start a new thread."
+                    )
+            await self._drive(thread_id, {"query": query}, mode, on_update)
         return await self.view(thread_id)
 
     async def resume(self, thread_id: str, *, on_update: OnUpdate | None = None) -> ThreadView:
         """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
-        self.require_thread(thread_id)
+        record = self.require_thread(thread_id)
+        await self.graph()
         view = await self.view(thread_id)
-        if view.status in ("awaiting_approval", "published", "rejected"):
+        if view.status == "awaiting_approval" or view.status in FINISHED:
             return view
-        if view.status == "running":
-            raise AnalystError(
-                f"Thread '{thread_id}' is being run by another process right now; wait for it."
-            )
-        await self._drive(thread_id, None, "auto", on_update)
+        with self.locks.hold(thread_id):
+            view = await self.view(thread_id)
+            if view.status == "awaiting_approval" or view.status in FINISHED:
+                return view
+            # A thread that died before its first checkpoint restarts from its request.
+            payload = {"query": record.query} if view.status == "new" else None
+            await self._drive(thread_id, payload, "auto", on_update)
         return await self.view(thread_id)
 
     async def decide(
@@ -178,15 +234,21 @@ class AnalystApp:
         from langgraph.types import Command
 
         self.require_thread(thread_id)
+        await self.graph()
         view = await self.view(thread_id)
-        if view.status != "awaiting_approval":
+        if view.status != "awaiting_approval":  # the common refusal, without contending
             raise NotAwaitingApprovalError(thread_id, view.status)
-        state = (await self._snapshot(thread_id)).values
-        # Same gate as the approval node, applied first so the caller gets the exact error.
-        checked = validate_decision(
-            decision, state["draft"], thread_id=thread_id, now=self.services.clock()
-        )
-        await self._drive(thread_id, Command(resume=dict(checked)), "auto", on_update)
+        # Under the thread's lock: two racing approvals cannot both resume the same pause.
+        with self.locks.hold(thread_id):
+            view = await self.view(thread_id)
+            if view.status != "awaiting_approval":
+                raise NotAwaitingApprovalError(thread_id, view.status)
+            state = (await self._snapshot(thread_id)).values
+            # Same gate as the approval node, applied first so the caller gets the exact error.
+            checked = validate_decision(
+                decision, state["draft"], thread_id=thread_id, now=self.services.clock()
+            )
+            await self._drive(thread_id, Command(resume=dict(checked)), "auto", on_update)
         return await self.view(thread_id)
 
     async def _drive(
@@ -200,7 +262,11 @@ class AnalystApp:
         self.index.set_runner(thread_id, os.getpid())
         try:
             async for chunk in graph.astream(
-                payload, config, context=context, stream_mode="updates", durability="sync"
+                payload,
+                config,
+                context=context,
+                stream_mode="updates",
+                durability=self.settings.durability,
             ):
                 for node, update in chunk.items():
                     if on_update is not None and node != "__interrupt__":
@@ -224,7 +290,7 @@ class AnalystApp:
         review = values.get("critique") or {}
         return ThreadView(
             thread_id=thread_id,
-            status=thread_status(snap, record),
+            status=thread_status(snap, self.locks.busy(thread_id)),
             query=values.get("query") or record.query,
             ticker=(values.get("tickers") or [None])[0],
             mode=values.get("mode"),
@@ -239,6 +305,18 @@ class AnalystApp:
             decision_error=values.get("decision_error"),
             next_nodes=list(snap.next),
             plan=list(values.get("plan") or []),
+            route_reason=values.get("route_reason") or "",
+            plan_rationale=values.get("plan_rationale") or "",
+            memories_used=list(values.get("memories_used") or []),
+            constraints=list(values.get("constraints") or []),
+            reply=values.get("reply") or "",
+            step_notes=[
+                f"{step_id}: {note}"
+                for step_id, result in (values.get("results") or {}).items()
+                for note in result.get("notes") or []
+            ],
+            usage=dict(values.get("usage") or {}),
+            model=self.services.reasoner.label,
             created_at=record.created_at,
             updated_at=record.updated_at,
         )
@@ -273,17 +351,20 @@ class AnalystApp:
         return out
 
 
-def thread_status(snap: Any, record: ThreadRecord) -> str:
-    """running / interrupted / awaiting_approval / published / rejected, from the checkpoint."""
+def thread_status(snap: Any, busy: bool) -> str:
+    """The thread's status from its latest checkpoint and whether a process holds its lock.
+
+    awaiting_approval, a finished status (published, rejected, noted, declined), running,
+    interrupted (stopped mid-run; resumable), or new (registered, no checkpoint yet).
+    """
     values = snap.values or {}
     if snap.interrupts:
         return "awaiting_approval"
-    if not snap.next:
-        status = values.get("status")
-        if status in ("published", "rejected"):
-            return str(status)
-        return "interrupted" if values else "new"
-    return "running" if record.runner_alive else "interrupted"
+    if not snap.next and values.get("status") in FINISHED:
+        return str(values["status"])
+    if busy:
+        return "running"
+    return "interrupted" if values else "new"
 
 
 def new_thread_id() -> str:

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from agent import render
 from agent.app import AnalystApp, ThreadView, new_thread_id
-from agent.errors import AnalystError
+from agent.errors import AnalystError, ModelError
 from agent.settings import Settings
 from memory.threads import Principal
 
@@ -130,9 +130,14 @@ class ChatSession:
 
     def _ask(self, query: str) -> None:
         thread_id = self.thread_id or new_thread_id()
-        view = self._call(
-            lambda app: app.start(query, thread_id=thread_id, on_update=self._progress)
-        )
+        try:
+            view = self._call(
+                lambda app: app.start(query, thread_id=thread_id, on_update=self._progress)
+            )
+        except (ModelError, KeyboardInterrupt):
+            # The thread exists and is saved at its last checkpoint: /resume continues it.
+            self.thread_id = thread_id
+            raise
         self.thread_id = thread_id
         self._show(view)
 

@@ -38,11 +38,28 @@ TenantOpt = Annotated[
     str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="offline, or openai:<model> (needs OPENAI_API_KEY or OPENAI_BASE_URL). "
+        "Default: $ANALYST_MODEL, else a model if an endpoint is configured.",
+    ),
+]
+CheckpointerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpointer",
+        help="Checkpointer URL: sqlite:///PATH, postgres://..., redis://..., "
+        "redis+shallow://... or memory:// (default: $ANALYST_CHECKPOINTER, else SQLite in the "
+        "data folder).",
+    ),
+]
 DraftOpt = Annotated[
     str | None,
     typer.Option(
         "--draft",
-        help="Hash (or 12+ char prefix) of the draft you read; the decision fails if the "
+        help="Hash (or an 8+ character prefix) of the draft you read; the decision fails if the "
         "thread's draft has changed. Default: the draft awaiting approval now.",
     ),
 ]
@@ -55,16 +72,53 @@ def main() -> None:
 # -- plumbing -------------------------------------------------------------------------------
 
 
-def _settings(user: str | None, tenant: str | None) -> Settings:
+def _settings(
+    user: str | None,
+    tenant: str | None,
+    model: str | None = None,
+    *,
+    announce: bool = False,
+    checkpointer: str | None = None,
+) -> Settings:
+    """Settings from the environment plus flags; ``announce`` prints the model line once."""
+    from agent.errors import AnalystError
     from agent.settings import Settings
 
-    return Settings.from_env(user_id=user, tenant_id=tenant)
+    try:
+        settings = Settings.from_env(
+            user_id=user, tenant_id=tenant, model=model, checkpointer_url=checkpointer
+        )
+        if announce:
+            from agent.models import resolve_model
+
+            note = resolve_model(settings).note
+            if note:
+                _note(note)
+    except AnalystError as error:
+        _err(str(error))
+        raise typer.Exit(error.exit_code) from None
+    return settings
 
 
-def _run(settings: Settings, body: Callable[[AnalystApp], Coroutine[Any, Any, T]]) -> T:
-    """Open the app for the principal in ``settings`` and run ``body``; map errors to exits."""
+def _note(message: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[dim]{message}[/]", highlight=False, soft_wrap=True)
+
+
+def _run(
+    settings: Settings,
+    body: Callable[[AnalystApp], Coroutine[Any, Any, T]],
+    *,
+    thread_id: str | None = None,
+) -> T:
+    """Open the app for the principal in ``settings`` and run ``body``; map errors to exits.
+
+    When a model call fails mid-run the thread is saved at its last checkpoint; with
+    ``thread_id`` the message says how to continue it.
+    """
     from agent.app import AnalystApp
-    from agent.errors import AnalystError
+    from agent.errors import AnalystError, ModelError
     from memory.threads import Principal
 
     async def go() -> T:
@@ -75,7 +129,10 @@ def _run(settings: Settings, body: Callable[[AnalystApp], Coroutine[Any, Any, T]
     try:
         return asyncio.run(go())
     except AnalystError as error:
-        _err(str(error))
+        message = str(error)
+        if thread_id and isinstance(error, ModelError):
+            message += f" Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
+        _err(message)
         raise typer.Exit(error.exit_code) from None
 
 
@@ -115,6 +172,7 @@ def _emit(view: ThreadView, json_mode: bool, *, show_draft: bool = True) -> None
 @app.command()
 def run(
     query: Annotated[str, typer.Argument(help='What to analyse, e.g. "Analyze NVDA".')],
+    model: ModelOpt = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     thread: Annotated[
@@ -124,6 +182,7 @@ def run(
         str, typer.Option("--mode", help="auto (router decides), deep or flash.")
     ] = "auto",
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Research a ticker and stop at the approval point with a draft and the critic's verdict."""
     from agent.app import new_thread_id
@@ -132,7 +191,7 @@ def run(
         _err(f"--mode '{mode}' is not one of auto, deep, flash.")
         raise typer.Exit(2)
     chosen = cast("ModeChoice", mode)
-    settings = _settings(user, tenant)
+    settings = _settings(user, tenant, model, announce=True, checkpointer=checkpointer)
     thread_id = thread or new_thread_id()
     try:
         view = _run(
@@ -140,6 +199,7 @@ def run(
             lambda a: a.start(
                 query, thread_id=thread_id, mode=chosen, on_update=_progress(json_mode)
             ),
+            thread_id=thread_id,
         )
     except KeyboardInterrupt:
         _err(
@@ -152,14 +212,20 @@ def run(
 @app.command()
 def resume(
     thread_id: Annotated[str, typer.Argument(help="Thread to continue.")],
+    model: ModelOpt = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
-    settings = _settings(user, tenant)
+    settings = _settings(user, tenant, model, announce=True, checkpointer=checkpointer)
     try:
-        view = _run(settings, lambda a: a.resume(thread_id, on_update=_progress(json_mode)))
+        view = _run(
+            settings,
+            lambda a: a.resume(thread_id, on_update=_progress(json_mode)),
+            thread_id=thread_id,
+        )
     except KeyboardInterrupt:
         _err(f"Interrupted again. Continue with: analyst resume {thread_id}")
         raise typer.Exit(130) from None
@@ -173,8 +239,10 @@ def _decide(
     tenant: str | None,
     json_mode: bool,
     draft: str | None,
+    model: str | None = None,
+    checkpointer: str | None = None,
 ) -> None:
-    settings = _settings(user, tenant)
+    settings = _settings(user, tenant, model, checkpointer=checkpointer)
     decision.setdefault("approver", settings.user_id)
 
     async def body(a: AnalystApp) -> ThreadView:
@@ -185,7 +253,12 @@ def _decide(
             decision["draft_hash"] = draft
         return await a.decide(thread_id, decision, on_update=_progress(json_mode))
 
-    _emit(_run(settings, body), json_mode, show_draft=False)
+    try:
+        view = _run(settings, body, thread_id=thread_id)
+    except KeyboardInterrupt:
+        _err(f"Interrupted. Thread {thread_id} is saved; check it with: analyst show {thread_id}")
+        raise typer.Exit(130) from None
+    _emit(view, json_mode, show_draft=False)
 
 
 @app.command()
@@ -195,15 +268,17 @@ def approve(
         str | None, typer.Option("--as", help="Approver name recorded with the decision.")
     ] = None,
     draft: DraftOpt = None,
+    model: ModelOpt = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Approve the draft and publish it to .agent-memory/research/."""
     decision: dict[str, Any] = {"action": "approve"}
     if as_:
         decision["approver"] = as_
-    _decide(thread_id, decision, user, tenant, json_mode, draft)
+    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
 
 
 @app.command()
@@ -214,15 +289,17 @@ def reject(
     ],
     as_: Annotated[str | None, typer.Option("--as", help="Reviewer name.")] = None,
     draft: DraftOpt = None,
+    model: ModelOpt = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Send the draft back to the reporter with feedback (at most 3 revisions)."""
     decision: dict[str, Any] = {"action": "reject", "feedback": feedback}
     if as_:
         decision["approver"] = as_
-    _decide(thread_id, decision, user, tenant, json_mode, draft)
+    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
 
 
 @app.command()
@@ -231,9 +308,11 @@ def edit(
     file: Annotated[Path, typer.Option("--file", help="Markdown file with your version.")],
     as_: Annotated[str | None, typer.Option("--as", help="Editor name.")] = None,
     draft: DraftOpt = None,
+    model: ModelOpt = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Replace the draft with your own text and publish that."""
     try:
@@ -244,18 +323,30 @@ def edit(
     decision: dict[str, Any] = {"action": "edit", "text": text}
     if as_:
         decision["approver"] = as_
-    _decide(thread_id, decision, user, tenant, json_mode, draft)
+    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
 
 
-@app.command()
+threads_app = typer.Typer(
+    help="List your threads (the default), delete one, or prune idle ones.",
+    no_args_is_help=False,
+)
+app.add_typer(threads_app, name="threads")
+
+
+@threads_app.callback(invoke_without_command=True)
 def threads(
+    ctx: typer.Context,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     limit: Annotated[int, typer.Option("--limit", help="Most recent N threads.")] = 50,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """List your threads with their status."""
-    settings = _settings(user, tenant)
+    ctx.obj = {"user": user, "tenant": tenant, "checkpointer": checkpointer}
+    if ctx.invoked_subcommand is not None:
+        return
+    settings = _settings(user, tenant, checkpointer=checkpointer)
     views = _run(settings, lambda a: a.threads(limit))
     if json_mode:
         print(
@@ -283,15 +374,81 @@ def threads(
     render.thread_table(_console(), views)
 
 
+def _group_settings(
+    ctx: typer.Context, user: str | None, tenant: str | None, checkpointer: str | None
+) -> Settings:
+    """Options given to the subcommand win over those given to the ``threads`` group."""
+    parent = ctx.parent.obj if ctx.parent is not None and ctx.parent.obj else {}
+    return _settings(
+        user or parent.get("user"),
+        tenant or parent.get("tenant"),
+        checkpointer=checkpointer or parent.get("checkpointer"),
+    )
+
+
+@threads_app.command("prune")
+def threads_prune(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than", help="Delete threads idle for longer than this: 90d, 12h, 2w..."
+        ),
+    ],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Report what would be deleted; delete nothing.")
+    ] = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Delete your threads idle for longer than --older-than: whole threads, never part of one."""
+    settings = _group_settings(ctx, user, tenant, checkpointer)
+    report = _run(settings, lambda a: a.prune(older_than, dry_run=dry_run))
+    if json_mode:
+        print(json.dumps(report.to_json(), indent=2))
+        return
+    console = _console()
+    verb = "would delete" if dry_run else "deleted"
+    for item in report.deleted:
+        console.print(
+            f"{verb} {item.thread_id}  (idle {item.idle_days} days, last activity "
+            f"{item.last_activity})"
+        )
+    running = f", {len(report.skipped_running)} running (skipped)" if report.skipped_running else ""
+    console.print(
+        f"{len(report.deleted)} {verb}, {report.kept} kept{running}; cutoff {report.cutoff}."
+    )
+
+
+@threads_app.command("delete")
+def threads_delete(
+    ctx: typer.Context,
+    thread_id: Annotated[str, typer.Argument(help="Thread to delete with all its checkpoints.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Delete one of your threads: every checkpoint and write of it, and its listing."""
+    settings = _group_settings(ctx, user, tenant, checkpointer)
+    if not yes and not typer.confirm(f"Delete thread {thread_id} and all its checkpoints?"):
+        raise typer.Exit(1)
+    _run(settings, lambda a: a.delete_thread(thread_id))
+    _console().print(f"deleted {thread_id}")
+
+
 @app.command()
 def show(
     thread_id: Annotated[str, typer.Argument(help="Thread to show.")],
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Show a thread: status, plan, draft, critic verdict, publication."""
-    settings = _settings(user, tenant)
+    settings = _settings(user, tenant, checkpointer=checkpointer)
     _emit(_run(settings, lambda a: a.view(thread_id)), json_mode)
 
 
@@ -301,9 +458,10 @@ def history(
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """List a thread's checkpoints, newest first."""
-    settings = _settings(user, tenant)
+    settings = _settings(user, tenant, checkpointer=checkpointer)
     items = _run(settings, lambda a: a.history(thread_id))
     if json_mode:
         print(json.dumps([vars(c) for c in items], indent=2))
@@ -315,16 +473,32 @@ def history(
 
 @app.command()
 def chat(
+    model: ModelOpt = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     thread: Annotated[str | None, typer.Option("--thread", help="Continue this thread.")] = None,
+    checkpointer: CheckpointerOpt = None,
 ) -> None:
     """A chat-style session: ask for analyses, then /approve, /reject, /edit. /help lists commands."""
     from agent.chat import ChatSession
 
-    settings = _settings(user, tenant)
+    settings = _settings(user, tenant, model, announce=True, checkpointer=checkpointer)
     session = ChatSession(settings, thread_id=thread)
     sys.exit(session.run())
+
+
+# -- command groups owned by their memory tiers ----------------------------------------------
+# Each module below defines a Typer app whose module imports only typer at top level (keep
+# `analyst --help` fast); register one line per group here.
+from agent.cli_db import app as db_app  # noqa: E402  (typer-only module)
+from agent.cli_facts import app as facts_app  # noqa: E402  (typer-only module)
+from agent.cli_memories import app as memories_app  # noqa: E402  (typer-only module)
+from agent.cli_notes import app as notes_app  # noqa: E402  (typer-only module)
+
+app.add_typer(db_app, name="db")
+app.add_typer(facts_app, name="facts")
+app.add_typer(memories_app, name="memories")
+app.add_typer(notes_app, name="notes")
 
 
 if __name__ == "__main__":  # pragma: no cover

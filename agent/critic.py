@@ -8,25 +8,49 @@ findings for the human reviewer. It never approves or publishes; only a human de
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
+from typing import TYPE_CHECKING
 
 from agent.report import KEY_METRICS, REQUIRED_SECTIONS, fmt
 from agent.state import Critique, Draft, Finding, Verdict
+
+if TYPE_CHECKING:
+    from memory.conventions import Conventions
 
 STALE_AFTER_DAYS = 30
 
 
 def critique(
-    draft: Draft, *, today: date, required_sections: tuple[str, ...] = REQUIRED_SECTIONS
+    draft: Draft,
+    *,
+    today: date,
+    required_sections: Sequence[str] = REQUIRED_SECTIONS,
+    conventions: Conventions | None = None,
 ) -> Critique:
+    """Check one draft. With ``conventions`` their required sections and source rules apply
+    (and any problem reading them is reported); otherwise the built-in sections."""
     findings: list[Finding] = []
     markdown = draft["markdown"]
-    headings = {h.strip().lower() for h in re.findall(r"^##\s+(.+)$", markdown, re.MULTILINE)}
+    if conventions is not None:
+        required_sections = conventions.required_sections
+        # Problems reading the conventions concern the project, not this draft: info only.
+        findings += [
+            Finding(severity="info", message=f"Conventions: {w}") for w in conventions.warnings
+        ]
+        findings += [
+            Finding(severity="warning", message=f"Conventions: {problem}")
+            for problem in conventions.check_report(markdown)
+        ]
+    bodies = _sections(markdown)
     for section in required_sections:
-        if section.lower() not in headings:
+        body = bodies.get(section.lower())
+        if body is None:
             findings.append(
                 Finding(severity="error", message=f"Missing required section '{section}'.")
             )
+        elif not body.strip():
+            findings.append(Finding(severity="error", message=f"Section '{section}' is empty."))
 
     table = dict(re.findall(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", markdown, re.MULTILINE))
     for key, label, kind in KEY_METRICS:
@@ -59,6 +83,11 @@ def critique(
     else:
         findings.append(Finding(severity="error", message="The draft has no data as-of date."))
 
+    for claim in draft.get("claims") or []:
+        problem = _check_claim(claim, draft["metrics"])
+        if problem:
+            findings.append(Finding(severity="error", message=problem))
+
     rec = draft["recommendation"]
     if rec and rec.get("confidence_label") == "low":
         findings.append(
@@ -79,3 +108,39 @@ def critique(
         else "pass"
     )
     return Critique(draft_hash=draft["hash"], verdict=verdict, findings=findings)
+
+
+def _check_claim(claim: dict, metrics: dict) -> str | None:
+    """A value the prose states must equal the computed one (to display precision)."""
+    name, value = claim.get("name"), claim.get("value")
+    if name not in metrics:
+        return f"The report states a value for '{name}', which is not a computed metric."
+    actual = metrics[name]
+    if isinstance(actual, (int, float)) and not isinstance(actual, bool):
+        try:
+            stated = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return f"The report states '{name}' = {value!r}; the computed value is {actual}."
+        if abs(stated - actual) > max(5e-3 * abs(actual), 5e-4):
+            return (
+                f"The report states '{name}' = {stated:g} but the computed value is "
+                f"{actual:g}: the figure does not come from the tool results."
+            )
+        return None
+    if str(value) != str(actual):
+        return f"The report states '{name}' = {value!r}; the computed value is {actual!r}."
+    return None
+
+
+def _sections(markdown: str) -> dict[str, str]:
+    """Level-2 section name (lower case) -> its body text."""
+    out: dict[str, str] = {}
+    name: str | None = None
+    for line in markdown.splitlines():
+        heading = re.match(r"^##\s+(.+?)\s*$", line)
+        if heading:
+            name = heading.group(1).lower()
+            out[name] = ""
+        elif name is not None:
+            out[name] += line + "\n"
+    return out

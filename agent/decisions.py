@@ -18,6 +18,7 @@ from agent.state import Decision, Draft
 
 ACTIONS = ("approve", "reject", "edit")
 MAX_EDIT_BYTES = 500_000
+MIN_HASH_PREFIX = 8
 
 
 def validate_decision(raw: Any, draft: Draft, *, thread_id: str, now: datetime) -> Decision:
@@ -31,11 +32,16 @@ def validate_decision(raw: Any, draft: Draft, *, thread_id: str, now: datetime) 
             f"Unknown decision action {action!r}; use one of: {', '.join(ACTIONS)}."
         )
     given = str(raw.get("draft_hash") or "")
-    if len(given) < 8 or not draft["hash"].startswith(given):
-        if not given:
-            raise InvalidDecisionError(
-                "The decision does not say which draft it answers (draft_hash is missing)."
-            )
+    if not given:
+        raise InvalidDecisionError(
+            "The decision does not say which draft it answers (draft_hash is missing)."
+        )
+    if len(given) < MIN_HASH_PREFIX:
+        raise InvalidDecisionError(
+            f"Draft hash '{given}' is too short to identify a draft; give at least "
+            f"{MIN_HASH_PREFIX} characters of the hash shown with the draft."
+        )
+    if not draft["hash"].startswith(given):
         raise StaleDraftError(thread_id, given, draft["hash"])
     approver = str(raw.get("approver") or "").strip()
     if not approver:

@@ -1,47 +1,65 @@
 """The analyst's graph nodes: router, planner, executor, reporter, critic, approval, publish.
 
 Each node reads state and returns an update (never mutates state in place). Jumps are typed
-``Command[Literal[...]]`` so the routing is visible in the graph. Dependencies come from the
-:class:`~agent.services.Services` the builder binds; per-run identity from ``runtime.context``.
+``Command[Literal[...]]`` so the routing is visible in the graph. Decisions are delegated to the
+:class:`~agent.reasoning.Reasoner` in :class:`~agent.services.Services` (offline rules or a chat
+model); dependencies come from the services the builder binds, identity from
+``runtime.context``. Model usage is accounted per request in ``state["usage"]``.
 """
 
 from __future__ import annotations
 
-import time
+import asyncio
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from agent.critic import critique
+from agent import constraints as rules
 from agent.decisions import validate_decision
 from agent.errors import InvalidDecisionError, StaleDraftError
-from agent.planning import deep_plan, snapshot_plan
-from agent.report import compose_report, content_hash
-from agent.routing import Route, route_query
+from agent.market import MarketDataProvider
+from agent.models import add_usage, no_usage
+from agent.reasoning import Context as ReasoningContext
+from agent.report import content_hash
+from agent.routing import Route
 from agent.services import Services
-from agent.state import MAX_REVISIONS, AnalystState, Context, Draft
-from agent.tools import run_step
+from agent.state import MAX_REVISIONS, AnalystState, Context, Draft, Usage
+from memory.conventions import Conventions, load_conventions, update_progress
 
 
 class AnalystNodes:
     def __init__(self, services: Services) -> None:
         self.services = services
+        self.reasoner = services.reasoner
 
     # -- research -----------------------------------------------------------------------
 
-    def router(
+    async def router(
         self, state: AnalystState, runtime: Runtime[Context]
-    ) -> Command[Literal["planner", "executor"]]:
-        """Classify the request from its text alone; reset the working state for it."""
-        mode = runtime.context.mode if runtime.context else "auto"
-        route = route_query(state["query"], self.services.market.available_tickers(), mode)
-        fresh: dict[str, Any] = {
-            "mode": route.mode,
-            "tickers": list(route.tickers),
+    ) -> Command[Literal["planner", "executor", "__end__"]]:
+        """Classify the request from its text alone; start a fresh request on the thread.
+
+        The user's explicit constraints are split off the message first (hot path) and
+        merged into the authoritative list; older conversation turns are summarised when the
+        history grows past its budget. Neither influences how the request text is routed.
+        """
+        query = state["query"]
+        new_rules, request = rules.split_constraints(query)
+        kept = rules.merge(state.get("constraints", []), new_rules)
+        usage = no_usage()
+        update: dict[str, Any] = {
+            "mode": None,
+            "draft": None,
+            "critique": None,
+            "publication": None,
+            "tickers": [],
             "plan": [],
+            "plan_rationale": "",
+            "route_reason": "",
             "memories_used": [],
             "step_index": 0,
             "results": {},
@@ -49,41 +67,128 @@ class AnalystNodes:
             "revisions": 0,
             "decisions": [],
             "decision_error": None,
-            "status": "running",
             "stop_reason": "",
+            "reply": "",
+            "constraints": kept,
+            "status": "running",
         }
+        summary, trimmed, usage = await self._trim_history(state, usage)
+        update["summary"] = summary
+        update["messages"] = [*trimmed, HumanMessage(query)]
+
+        if not request.strip():
+            reply = "Noted. I will follow this from now on: " + " ".join(new_rules)
+            return self._finish(update, usage, "noted", reply)
+
+        market = self.services.market
+        mode = runtime.context.mode if runtime.context else "auto"
+        if mode == "auto":
+            mode = rules.forced_mode(kept) or "auto"
+        available = await asyncio.to_thread(market.available_tickers)
+        route, used = await self.reasoner.route(request, available, mode)
+        usage = add_usage(usage, used)
+        excluded = rules.excluded_tickers(kept, available)
+        allowed = tuple(t for t in route.tickers if t not in excluded)
+        if not allowed:
+            blocked = ", ".join(route.tickers)
+            reply = (
+                f"I won't analyse {blocked}: it is excluded by your constraint "
+                f'"{excluded[route.tickers[0]]}". Say so if you want to lift it.'
+            )
+            return self._finish(update, usage, "declined", reply)
+        left_out = [t for t in route.tickers if t in excluded]
+        reason = route.reason
+        if left_out:
+            why = "; ".join(f'{t}: "{excluded[t]}"' for t in left_out)
+            reason += f" Left out by your constraints — {why}."
+            update["reply"] = f"Leaving out {', '.join(left_out)} as your constraints ask ({why})."
+        route = Route(mode=route.mode, tickers=allowed, reason=reason)
+        update.update(
+            mode=route.mode, tickers=list(route.tickers), usage=usage, route_reason=reason
+        )
         if route.mode == "flash":
-            return Command(goto="executor", update={**fresh, "plan": snapshot_plan(route)})
-        return Command(goto="planner", update=fresh)
+            from agent.planning import snapshot_plan
 
-    def planner(self, state: AnalystState) -> dict[str, Any]:
-        route = Route(mode=state["mode"], tickers=tuple(state["tickers"]), reason="")
-        return {"plan": deep_plan(route), "step_index": 0}
+            update["plan"] = snapshot_plan(route)
+            update["plan_rationale"] = "Quick snapshot: one step computes every figure."
+            return Command(goto="executor", update=update)
+        return Command(goto="planner", update=update)
 
-    def executor(self, state: AnalystState) -> Command[Literal["executor", "reporter"]]:
+    def _finish(
+        self, update: dict[str, Any], usage: Usage, status: str, reply: str
+    ) -> Command[Literal["planner", "executor", "__end__"]]:
+        update.update(status=status, reply=reply, usage=usage, stop_reason=reply)
+        update["messages"] = [*update["messages"], AIMessage(reply)]
+        return Command(goto="__end__", update=update)
+
+    async def _trim_history(
+        self, state: AnalystState, usage: Usage
+    ) -> tuple[str, list[Any], Usage]:
+        """Summarise older turns once the history exceeds its budget; keep the recent ones."""
+        history = list(state.get("messages", []))
+        summary = state.get("summary", "")
+        limit, keep = self.services.history_max_messages, self.services.history_keep
+        if len(history) + 1 <= limit:
+            return summary, [], usage
+        old = history[: max(0, len(history) - keep)]
+        summary, used = await self.reasoner.summarise(summary, old)
+        return summary, [RemoveMessage(id=m.id) for m in old if m.id], add_usage(usage, used)
+
+    async def planner(self, state: AnalystState) -> dict[str, Any]:
+        route = Route(
+            mode=state["mode"],
+            tickers=tuple(state["tickers"]),
+            reason=state.get("route_reason", ""),
+        )
+        conventions = await self._conventions()
+        planned, used = await self.reasoner.plan(route, self._context(state, conventions))
+        return {
+            "plan": planned.steps,
+            "plan_rationale": planned.rationale,
+            "memories_used": planned.memories_used,
+            "step_index": 0,
+            "usage": add_usage(state.get("usage"), used),
+        }
+
+    async def executor(self, state: AnalystState) -> Command[Literal["executor", "reporter"]]:
         """Run exactly one plan step; each step therefore ends in its own checkpoint."""
         index = state.get("step_index", 0)
         plan = state["plan"]
         if self.services.step_delay:
-            time.sleep(self.services.step_delay)
-        result = run_step(plan[index], self.services.market)
+            await asyncio.sleep(self.services.step_delay)
+        market = await asyncio.to_thread(self._market, state)
+        result, used = await self.reasoner.execute(plan[index], market, self._context(state))
         update = {
             "results": {**state.get("results", {}), result["step_id"]: dict(result)},
             "step_index": index + 1,
+            "usage": add_usage(state.get("usage"), used),
         }
         return Command(goto="executor" if index + 1 < len(plan) else "reporter", update=update)
 
-    def reporter(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
-        draft = compose_report(
+    async def reporter(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
+        """Draft the report in the sections the project conventions require, in their order."""
+        conventions = await self._conventions()
+        draft, used = await self.reasoner.report(
             ticker=state["tickers"][0],
             mode=state["mode"],
             results=state["results"],
             feedback=state.get("feedback", []),
             revision=state.get("revisions", 0),
             requested=state["tickers"],
+            sections=conventions.required_sections,
+            ctx=self._context(state, conventions),
         )
-        draft["chart_path"] = str(self._chart(draft, config))
-        return {"draft": draft, "status": "running"}
+        draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
+        note = (
+            f"Draft {draft['hash'][:12]} for {draft['ticker']} (revision {draft['revision']}): "
+            f"{draft['recommendation']['rating']}. Awaiting your decision."
+        )
+        return {
+            "draft": draft,
+            "status": "running",
+            "usage": add_usage(state.get("usage"), used),
+            "messages": [AIMessage(note)],
+        }
 
     def _chart(self, draft: Draft, config: RunnableConfig) -> Path:
         from agent.chart import render_price_chart
@@ -94,10 +199,55 @@ class AnalystNodes:
             render_price_chart(self.services.market.history(draft["ticker"]), path)
         return path
 
-    def critic(self, state: AnalystState) -> dict[str, Any]:
+    async def critic(self, state: AnalystState) -> dict[str, Any]:
         """Judge the draft alone: the critic is given nothing from the run but the draft."""
-        verdict = critique(state["draft"], today=self.services.clock().date())
-        return {"critique": verdict, "status": "awaiting_approval"}
+        verdict, used = await self.reasoner.critique(
+            state["draft"],
+            today=self.services.clock().date(),
+            conventions=await self._conventions(),
+        )
+        return {
+            "critique": verdict,
+            "status": "awaiting_approval",
+            "usage": add_usage(state.get("usage"), used),
+        }
+
+    async def _conventions(self) -> Conventions:
+        """Read on every use: a hand edit to the Markdown takes effect on the next node.
+
+        File reads (like every blocking call in these async nodes) run in a worker thread, so
+        the event loop of an API server is never blocked.
+        """
+        return await asyncio.to_thread(load_conventions, self.services.documents)
+
+    def _context(
+        self, state: AnalystState, conventions: Conventions | None = None
+    ) -> ReasoningContext:
+        recent = [m for m in state.get("messages", [])][-self.services.history_keep :]
+        conversation = "\n".join(
+            filter(
+                None,
+                [
+                    state.get("summary", ""),
+                    *(f"{'user' if m.type == 'human' else 'analyst'}: {m.content}" for m in recent),
+                ],
+            )
+        )
+        return ReasoningContext(
+            constraints=tuple(state.get("constraints", [])),
+            conversation=conversation,
+            conventions=conventions.quoted() if conventions is not None else "",
+        )
+
+    def _market(self, state: AnalystState) -> MarketDataProvider:
+        excluded = rules.excluded_tickers(
+            state.get("constraints", []), self.services.market.available_tickers()
+        )
+        if not excluded:
+            return self.services.market
+        from agent.market.filtered import FilteredProvider
+
+        return FilteredProvider(self.services.market, excluded)
 
     # -- human in the loop ----------------------------------------------------------------
 
@@ -143,9 +293,21 @@ class AnalystNodes:
                 f"Rejected {revisions + 1} times; the limit is {MAX_REVISIONS} revisions. "
                 "The thread is closed without publishing; start a new run to try again."
             )
+            update_progress(
+                self.services.documents,
+                f"{draft['ticker']}: thread {thread_id} closed unpublished after "
+                f"{revisions + 1} rejections (last feedback: {decision['feedback'][:120]!r}).",
+                key=f"{thread_id}:{draft['hash']}:rejected",
+            )
             return Command(
                 goto="__end__",
-                update={**base, "feedback": feedback, "status": "rejected", "stop_reason": reason},
+                update={
+                    **base,
+                    "feedback": feedback,
+                    "status": "rejected",
+                    "stop_reason": reason,
+                    "messages": [AIMessage(reason)],
+                },
             )
         return Command(
             goto="reporter",
@@ -156,13 +318,23 @@ class AnalystNodes:
         from agent.publishing import publish_report
 
         thread_id = str(config.get("configurable", {}).get("thread_id", ""))
+        draft, decision = state["draft"], state["decisions"][-1]
         publication = publish_report(
-            self.services.documents,
-            thread_id=thread_id,
-            draft=state["draft"],
-            decision=state["decisions"][-1],
+            self.services.documents, thread_id=thread_id, draft=draft, decision=decision
         )
-        return {"publication": publication, "status": "published"}
+        note = Path(publication["path"]).name
+        update_progress(
+            self.services.documents,
+            f"{draft['ticker']}: published research/{note} "
+            f"({draft['recommendation'].get('rating')}, data as of {draft['as_of']}; "
+            f"{decision['action']} by {decision['approver']}, thread {thread_id}).",
+            key=f"{thread_id}:{draft['hash']}",
+        )
+        return {
+            "publication": publication,
+            "status": "published",
+            "messages": [AIMessage(f"Published {publication['path']}.")],
+        }
 
 
 def _safe_name(thread_id: str) -> str:

@@ -23,10 +23,7 @@ def publish_report(
     stem = f"{RESEARCH_DIR}/{draft['ticker']}-{day}"
     existing = find_publication(documents, stem, thread_id, draft["hash"])
     if existing is not None:
-        # A crash may have struck between the note and its chart: finish the job.
-        if existing["chart_path"] and not Path(existing["chart_path"]).exists():
-            _copy_chart(draft, Path(existing["chart_path"]))
-        return existing
+        return _with_chart(documents, existing, draft)
     metadata = {
         "ticker": draft["ticker"],
         "title": draft["title"],
@@ -38,50 +35,57 @@ def publish_report(
         "data_as_of": draft["as_of"],
         "sources": list(draft["sources"]),
     }
+    has_chart = bool(draft["chart_path"]) and Path(str(draft["chart_path"])).is_file()
     for n in range(1, 1000):
         name = stem if n == 1 else f"{stem}-{n}"
-        chart_rel = None
-        if draft["chart_path"] and Path(draft["chart_path"]).is_file():
-            chart_rel = f"{name}.png"
-            metadata["chart"] = Path(chart_rel).name
+        if has_chart:
+            metadata["chart"] = f"{Path(name).name}.png"
         try:
-            path = documents.write(f"{name}.md", draft["markdown"], metadata, exclusive=True)
+            documents.write(f"{name}.md", draft["markdown"], metadata, exclusive=True)
         except FileExistsError:
-            metadata.pop("chart", None)
+            # Taken — possibly by a concurrent publisher of this very draft.
+            mine = _publication_at(documents, f"{name}.md", thread_id, draft["hash"])
+            if mine is not None:
+                return _with_chart(documents, mine, draft)
             continue
-        if chart_rel:
-            _copy_chart(draft, documents.resolve(chart_rel))
-        return Publication(
-            path=str(path),
-            chart_path=str(documents.resolve(chart_rel)) if chart_rel else None,
-            draft_hash=draft["hash"],
-            approver=decision["approver"],
-            approved_at=decision["decided_at"],
-            action=decision["action"],
-        )
+        published = _publication_at(documents, f"{name}.md", thread_id, draft["hash"])
+        assert published is not None
+        return _with_chart(documents, published, draft)
     raise RuntimeError(f"more than 999 research notes named {stem}*.md")  # pragma: no cover
 
 
-def _copy_chart(draft: Draft, target: Path) -> None:
-    if draft["chart_path"] and Path(draft["chart_path"]).is_file():
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_bytes(Path(draft["chart_path"]).read_bytes())
-        tmp.replace(target)
+def _with_chart(documents: FileMemory, publication: Publication, draft: Draft) -> Publication:
+    """Copy the draft's chart beside the note if it is not there yet (crash between the two)."""
+    chart = publication["chart_path"]
+    source = draft["chart_path"]
+    if chart and source and not Path(chart).exists() and Path(source).is_file():
+        root = documents.root.resolve()
+        documents.write_bytes(str(Path(chart).relative_to(root)), Path(source).read_bytes())
+    return publication
 
 
 def find_publication(
     documents: FileMemory, stem: str, thread_id: str, draft_hash: str
 ) -> Publication | None:
     for rel in documents.list(f"{stem}*.md"):
-        meta = documents.read(rel).metadata
-        if meta.get("thread_id") == thread_id and meta.get("draft_hash") == draft_hash:
-            chart = meta.get("chart")
-            return Publication(
-                path=str(documents.resolve(rel)),
-                chart_path=str(documents.resolve(str(Path(rel).parent / chart))) if chart else None,
-                draft_hash=draft_hash,
-                approver=str(meta.get("approver")),
-                approved_at=str(meta.get("approved_at")),
-                action=meta.get("decision", "approve"),
-            )
+        found = _publication_at(documents, rel, thread_id, draft_hash)
+        if found is not None:
+            return found
     return None
+
+
+def _publication_at(
+    documents: FileMemory, rel: str, thread_id: str, draft_hash: str
+) -> Publication | None:
+    meta = documents.read(rel).metadata
+    if meta.get("thread_id") != thread_id or meta.get("draft_hash") != draft_hash:
+        return None
+    chart = meta.get("chart")
+    return Publication(
+        path=str(documents.resolve(rel)),
+        chart_path=str(documents.resolve(str(Path(rel).parent / chart))) if chart else None,
+        draft_hash=draft_hash,
+        approver=str(meta.get("approver")),
+        approved_at=str(meta.get("approved_at")),
+        action=meta.get("decision", "approve"),
+    )

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from agent.app import CheckpointView, ThreadView
 
 STATUS_STYLE = {
+    "noted": "blue",
+    "declined": "magenta",
     "awaiting_approval": "bold yellow",
     "published": "bold green",
     "rejected": "bold red",
@@ -28,7 +30,9 @@ VERDICT_STYLE = {"pass": "green", "needs_attention": "yellow", "fail": "red"}
 
 def progress(console: Console, node: str, update: dict[str, Any]) -> None:
     """One line per finished node, saying what it did."""
-    if node == "router":
+    if node == "router" and update.get("status") in ("noted", "declined"):
+        detail = str(update["status"])
+    elif node == "router":
         tickers = ", ".join(update.get("tickers", []))
         mode = "deep research" if update.get("mode") == "deep" else "quick snapshot"
         detail = f"{mode} on {tickers}"
@@ -67,6 +71,11 @@ def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> No
         + (f" · {view.ticker}" if view.ticker else "")
         + (f" · {view.query!r}" if view.query else "")
     )
+    usage(console, view)
+    if view.reply and view.status not in ("noted", "declined"):
+        console.print(f"[bold]analyst:[/] {view.reply}", soft_wrap=True)
+    for note in view.step_notes:
+        console.print(f"[yellow]step note:[/] {note}", soft_wrap=True)
     if view.status == "awaiting_approval":
         if show_draft and view.draft_markdown:
             console.print(
@@ -93,14 +102,26 @@ def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> No
         console.print(
             f"[green]Published[/] {pub.get('path')}"
             + (f" (chart {pub.get('chart_path')})" if pub.get("chart_path") else "")
-            + f" · {pub.get('action')} by {pub.get('approver')} at {pub.get('approved_at')}"
+            + f" · {pub.get('action')} by {pub.get('approver')} at {pub.get('approved_at')}",
+            soft_wrap=True,
         )
     elif view.status == "rejected":
         console.print(f"[red]{view.stop_reason}[/]")
+    elif view.status in ("noted", "declined"):
+        console.print(f"[bold]analyst:[/] {view.reply}")
     elif view.status == "interrupted":
         console.print(
             f"Stopped before {', '.join(view.next_nodes) or 'the end'}; "
             f"continue with: analyst resume {view.thread_id}"
+        )
+
+
+def usage(console: Console, view: ThreadView) -> None:
+    u = view.usage or {}
+    if u.get("calls"):
+        console.print(
+            f"[dim]Model {view.model}: {u['calls']} calls, {u.get('input_tokens', 0)} input + "
+            f"{u.get('output_tokens', 0)} output = {u.get('total_tokens', 0)} tokens this request.[/]"
         )
 
 

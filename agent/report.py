@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.state import Draft, Mode
+
+if TYPE_CHECKING:
+    from agent.schemas import ReportNarrative
 
 REQUIRED_SECTIONS: tuple[str, ...] = (
     "Summary",
@@ -31,7 +34,7 @@ KEY_METRICS: tuple[tuple[str, str, str], ...] = (
     ("return_3m", "Return 3M", "pct"),
     ("return_1y", "Return 1Y", "pct"),
     ("return_ytd", "Return YTD", "pct"),
-    ("volatility_1y", "Volatility (1Y, annualised)", "pct"),
+    ("volatility_1y", "Volatility (1Y, annualised)", "pct_abs"),
     ("max_drawdown_1y", "Max drawdown (1Y)", "pct"),
     ("sma_50", "50-day moving average", "price"),
     ("sma_200", "200-day moving average", "price"),
@@ -51,6 +54,8 @@ def fmt(value: Any, kind: str) -> str:
         return "n/a"
     if kind == "pct":
         return f"{value * 100:+.2f}%"
+    if kind == "pct_abs":  # magnitudes such as volatility carry no sign
+        return f"{value * 100:.2f}%"
     if kind == "price":
         return f"{value:,.2f}"
     if kind == "num1":
@@ -121,11 +126,11 @@ def risk_factors(metrics: Mapping[str, Any], as_of: str) -> list[str]:
     vol = metrics.get("volatility_1y")
     if vol is not None:
         level = "High" if vol > 0.4 else "Moderate" if vol > 0.25 else "Low"
-        factors.append(f"{level} volatility: {fmt(vol, 'pct')[1:]} annualised over the last year.")
+        factors.append(f"{level} volatility: {fmt(vol, 'pct_abs')} annualised over the last year.")
     dd = metrics.get("max_drawdown_1y")
     if dd is not None and dd < -0.1:
         factors.append(
-            f"Drawdown: the price fell {fmt(-dd, 'pct')[1:]} from its peak "
+            f"Drawdown: the price fell {fmt(-dd, 'pct_abs')} from its peak "
             f"({metrics.get('drawdown_peak_date')}) to its trough "
             f"({metrics.get('drawdown_trough_date')}) within the last year."
         )
@@ -143,7 +148,7 @@ def risk_factors(metrics: Mapping[str, Any], as_of: str) -> list[str]:
     if ext is not None and abs(ext) > 0.25:
         side = "above" if ext > 0 else "below"
         factors.append(
-            f"Extended: the price is {fmt(abs(ext), 'pct')[1:]} {side} its 200-day average."
+            f"Extended: the price is {fmt(abs(ext), 'pct_abs')} {side} its 200-day average."
         )
     factors.append(
         "Price-only analysis: no earnings, valuation or news data were used; "
@@ -160,49 +165,88 @@ def compose_report(
     feedback: Sequence[str] = (),
     revision: int = 0,
     requested: Sequence[str] = (),
+    sections: Sequence[str] = REQUIRED_SECTIONS,
+    narrative: ReportNarrative | None = None,
 ) -> Draft:
-    """Render the full report for ``ticker`` from step results (and reviewer feedback)."""
+    """Render the full report for ``ticker`` from step results.
+
+    ``sections`` (from the project conventions) fixes which ``##`` sections appear and in what
+    order; a section the analyst has no content for says so instead of inventing any. With a
+    model ``narrative`` the prose (summary, analysis, risks, rating) is the model's, while every
+    table is still rendered from the computed metrics.
+    """
     metrics, peers, as_of, sources = collect(ticker, results)
     metrics["ticker"] = ticker
     rec = recommend(metrics, peers)
     risks = risk_factors(metrics, as_of)
+    claims: list[dict[str, Any]] = []
+    if narrative is not None:
+        label = (
+            "high"
+            if narrative.confidence >= 0.75
+            else "medium"
+            if narrative.confidence >= 0.6
+            else "low"
+        )
+        rec = {
+            **rec,
+            "rating": narrative.rating,
+            "confidence": round(narrative.confidence, 2),
+            "confidence_label": label,
+            "rationale": narrative.rationale,
+            "source": "model",
+        }
+        risks = [*narrative.risk_factors, risks[-1]]  # keep the price-only caveat
+        claims = [c.model_dump() for c in narrative.cited_metrics]
     title = f"{ticker} equity research: {rec['rating']} ({rec['confidence_label']} confidence)"
-    lines: list[str] = [f"# {title}", ""]
     mode_label = "deep research" if mode == "deep" else "quick snapshot"
-    lines += [
+    signal_text = ", ".join(f"{k.replace('_', ' ')} {v:+d}" for k, v in rec["signals"].items())
+    if narrative is not None:
+        summary = [narrative.summary]
+        analysis = [narrative.analysis, "", *_analysis(ticker, metrics, peers)]
+        recommendation = [
+            f"**{rec['rating']}** with {rec['confidence_label']} confidence "
+            f"({rec['confidence']:.2f}). {narrative.rationale}",
+            "",
+            f"Price signals for reference: score {rec['score']:+d} from {signal_text}.",
+        ]
+    else:
+        summary = [_summary(ticker, metrics, rec)]
+        analysis = _analysis(ticker, metrics, peers)
+        recommendation = [
+            f"**{rec['rating']}** with {rec['confidence_label']} confidence "
+            f"({rec['confidence']:.2f}). Signal score {rec['score']:+d} from: {signal_text}."
+        ]
+    builders: dict[str, list[str]] = {
+        "summary": summary,
+        "key metrics": [
+            "| Metric | Value |",
+            "| --- | --- |",
+            *[f"| {label} | {fmt(metrics.get(key), kind)} |" for key, label, kind in KEY_METRICS],
+        ],
+        "analysis": analysis,
+        "peer comparison": _peer_table(peers, ticker, requested),
+        "risk factors": [f"- {r}" for r in risks],
+        "recommendation": recommendation,
+        "data as of": [f"Daily closes up to and including {as_of}."],
+        "sources": [
+            *[f"- {s}" for s in sources],
+            "- Computations: analyst analytics (trailing returns, volatility, drawdown, "
+            "moving averages, Wilder RSI, beta against an equal-weighted basket).",
+        ],
+    }
+    lines: list[str] = [
+        f"# {title}",
+        "",
         f"**Ticker:** {ticker} · **Mode:** {mode_label} · **Data as of:** {as_of} · "
         f"**Revision:** {revision}",
-        "",
-        "## Summary",
-        "",
-        _summary(ticker, metrics, rec),
-        "",
-        "## Key metrics",
-        "",
-        "| Metric | Value |",
-        "| --- | --- |",
     ]
-    lines += [f"| {label} | {fmt(metrics.get(key), kind)} |" for key, label, kind in KEY_METRICS]
-    lines += ["", "## Analysis", "", *_analysis(ticker, metrics, peers), ""]
-    lines += ["## Peer comparison", "", *_peer_table(peers, ticker, requested), ""]
-    lines += ["## Risk factors", "", *[f"- {r}" for r in risks], ""]
-    signal_text = ", ".join(f"{k.replace('_', ' ')} {v:+d}" for k, v in rec["signals"].items())
-    lines += [
-        "## Recommendation",
-        "",
-        f"**{rec['rating']}** with {rec['confidence_label']} confidence "
-        f"({rec['confidence']:.2f}). Signal score {rec['score']:+d} from: {signal_text}.",
-        "",
-        "## Data as of",
-        "",
-        f"Daily closes up to and including {as_of}.",
-        "",
-        "## Sources",
-        "",
-        *[f"- {s}" for s in sources],
-        "- Computations: analyst offline analytics (trailing returns, volatility, drawdown, "
-        "moving averages, Wilder RSI, beta against an equal-weighted basket).",
-    ]
+    for name in sections:
+        body = builders.get(name.strip().lower()) or [
+            f"Not covered: the analyst has only daily price data, so there is nothing "
+            f"computed for '{name}'."
+        ]
+        lines += ["", f"## {name}", "", *body]
     if feedback:
         lines += ["", "## Revision notes", ""]
         for n, note in enumerate(feedback, start=1):
@@ -222,6 +266,7 @@ def compose_report(
         chart_path=None,
         metrics=metrics,
         recommendation=rec,
+        claims=claims,
     )
 
 
@@ -232,7 +277,7 @@ def _summary(ticker: str, m: Mapping[str, Any], rec: Mapping[str, Any]) -> str:
         f"{fmt(m.get('return_1y'), 'pct')} over the last year ({fmt(m.get('return_ytd'), 'pct')} "
         f"year-to-date). Its 50-day average is {trend} the 200-day average, RSI(14) is "
         f"{fmt(m.get('rsi_14'), 'num1')}, and annualised volatility is "
-        f"{fmt(m.get('volatility_1y'), 'pct')[1:]}. Recommendation: **{rec['rating']}**."
+        f"{fmt(m.get('volatility_1y'), 'pct_abs')}. Recommendation: **{rec['rating']}**."
     )
 
 
@@ -262,7 +307,7 @@ def _analysis(ticker: str, m: Mapping[str, Any], peers: Sequence[Mapping[str, An
         "",
         "### Risk",
         "",
-        f"Annualised volatility {fmt(m.get('volatility_1y'), 'pct')[1:]}; the deepest fall in the "
+        f"Annualised volatility {fmt(m.get('volatility_1y'), 'pct_abs')}; the deepest fall in the "
         f"last year was {fmt(m.get('max_drawdown_1y'), 'pct')}. Beta against an equal-weighted "
         f"basket of {', '.join(m.get('basket') or []) or 'the other tickers'} is "
         f"{fmt(m.get('beta'), 'num2')} (correlation {fmt(m.get('correlation'), 'num2')}).",
@@ -294,7 +339,7 @@ def _peer_table(
         )
         rows.append(
             f"| {name} | {fmt(p['last_close'], 'price')} | {fmt(p['return_1y'], 'pct')} | "
-            f"{fmt(p['return_ytd'], 'pct')} | {fmt(p['volatility_1y'], 'pct')[1:]} | "
+            f"{fmt(p['return_ytd'], 'pct')} | {fmt(p['volatility_1y'], 'pct_abs')} | "
             f"{fmt(p['max_drawdown_1y'], 'pct')} | {fmt(p['rsi_14'], 'num1')} | {p['crossover']} |"
         )
     return rows
@@ -308,7 +353,7 @@ def _address(note: str, m: Mapping[str, Any], peers: Sequence[Mapping[str, Any]]
         return f"Addressed: the peer comparison covers {len(peers)} tickers; {best} leads on 1Y return."
     if any(w in text for w in ("risk", "volatil", "drawdown", "downside")):
         return (
-            f"Addressed: risk detail — volatility {fmt(m.get('volatility_1y'), 'pct')[1:]}, "
+            f"Addressed: risk detail — volatility {fmt(m.get('volatility_1y'), 'pct_abs')}, "
             f"max drawdown {fmt(m.get('max_drawdown_1y'), 'pct')}, beta {fmt(m.get('beta'), 'num2')}."
         )
     if any(w in text for w in ("rsi", "moving average", "trend", "technical")):

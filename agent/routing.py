@@ -103,3 +103,31 @@ def extract_tickers(text: str, known: set[str]) -> tuple[tuple[str, ...], list[s
         if symbol and symbol in known and symbol not in found:
             found.append(symbol)
     return tuple(found), sorted(set(unknown))
+
+
+def check_request(
+    query: str, available: Iterable[str], mode: ModeChoice = "auto", *, strict: bool = True
+) -> Route | None:
+    """Validate a request before anything is written; return its offline route if it has one.
+
+    Constraint sentences ("never include TSLA") are split off first: a message made only of
+    constraints is valid and routes nowhere (None). Unknown upper-case symbols are always an
+    error. With ``strict`` (the offline analyst) the rest must name a ticker; a model may
+    still resolve requests such as "the biggest chip maker", so it is not strict.
+    """
+    from agent.constraints import split_constraints
+
+    if not (query or "").strip():
+        route_query(query, available, mode)  # raises the empty-query error
+    rules, request = split_constraints(query)
+    if not request.strip():
+        if rules:
+            return None
+        route_query(request, available, mode)
+    known = {t.upper() for t in available}
+    tickers, unknown = extract_tickers(request, known)
+    if unknown:
+        raise UnknownTickerError(unknown, known)
+    if strict or tickers:
+        return route_query(request, available, mode)
+    return None

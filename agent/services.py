@@ -1,8 +1,9 @@
 """The analyst's dependencies, built once and handed to the graph builder.
 
-Nodes reach market data, document memory and the clock through :class:`Services`, never
-through globals, so tests and alternative deployments swap them without patching anything.
-Only plain, picklable values enter graph state; these objects never do.
+Nodes reach market data, document memory, the reasoner (offline rules or a chat model) and the
+clock through :class:`Services`, never through globals, so tests and alternative deployments
+swap them without patching anything. Only plain values enter graph state; these objects never
+do (a model client in state would end up in every checkpoint).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent.market import MarketDataProvider, provider_from_name
+from agent.reasoning import ModelReasoner, OfflineReasoner, Reasoner
 from agent.settings import Settings
 from memory.documents import FileMemory
 
@@ -26,14 +28,40 @@ class Services:
     market: MarketDataProvider
     documents: FileMemory
     artifacts_dir: Path
+    reasoner: Reasoner = field(default_factory=OfflineReasoner)
     clock: Callable[[], datetime] = field(default=utc_now)
     step_delay: float = 0.0
+    #: Attempts and first backoff for model calls that fail transiently (LangGraph RetryPolicy).
+    retry_attempts: int = 3
+    retry_initial_interval: float = 1.0
+    history_max_messages: int = 24
+    history_keep: int = 6
+    #: One line for the user when the model setting fell back to the offline analyst.
+    model_note: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:
+        from agent.models import build_chat_model, resolve_model
+
+        choice = resolve_model(settings)
+        reasoner: Reasoner
+        if choice.offline:
+            reasoner = OfflineReasoner()
+        else:
+            reasoner = ModelReasoner(
+                lambda: build_chat_model(settings, choice),
+                label=choice.label,
+                max_tool_iterations=settings.tool_iterations,
+            )
         return cls(
             market=provider_from_name(settings.market_provider),
-            documents=FileMemory(settings.memory_dir),
+            documents=FileMemory.from_settings(settings),
             artifacts_dir=settings.artifacts_dir,
+            reasoner=reasoner,
             step_delay=settings.step_delay,
+            retry_attempts=settings.model_retries,
+            retry_initial_interval=settings.model_backoff,
+            history_max_messages=settings.history_max_messages,
+            history_keep=settings.history_keep,
+            model_note=choice.note,
         )

@@ -1,26 +1,47 @@
 """Settings: where data lives and which backends to use, from the environment and flags.
 
-``Settings.from_env()`` only reads variables; it never fails for a missing one and never
-touches the disk, so importing and constructing are free of side effects.
+``Settings.from_env()`` only reads variables; it never touches the disk or the network, so
+importing and constructing are free of side effects. A value that cannot be used (a delay that
+is not a number, an unknown durability mode) is a :class:`ConfigurationError` naming the
+variable and the fix.
 
 | variable | default | meaning |
 |---|---|---|
-| ANALYST_DATA_DIR | ./.data | runtime data: checkpoints, thread index, draft charts |
+| ANALYST_DATA_DIR | ./.data | runtime data: checkpoints, thread index, draft charts, local stores |
 | ANALYST_MEMORY_DIR | ./.agent-memory | Markdown document memory (research notes land here) |
 | ANALYST_CHECKPOINTER | sqlite:///<data dir>/checkpoints.sqlite | checkpointer URL |
+| ANALYST_DURABILITY | sync | when checkpoints are written: sync, async or exit |
+| ANALYST_CHECKPOINT_KEY | (none) | AES key (16/24/32 bytes, or base64 of them) to encrypt checkpoints |
+| ANALYST_STORE | qdrant://local | long-term store URL (cold memory) |
+| QDRANT_URL / QDRANT_API_KEY | (none) | a Qdrant server instead of local mode |
+| ANALYST_FACTS | sqlite:///<data dir>/facts.sqlite | fact ledger URL |
+| ANALYST_EMBEDDINGS | minilm | embedder: minilm (local, offline) or openai:<model> |
+| ANALYST_MODEL | auto | offline, openai:<model>, or auto (a model when OPENAI_API_KEY or OPENAI_BASE_URL is set) |
+| OPENAI_API_KEY / OPENAI_BASE_URL | (none) | credentials / any OpenAI-compatible endpoint |
+| ANALYST_TEMPERATURE | 0 | model temperature |
+| ANALYST_MODEL_TIMEOUT | 60 | seconds per model request |
+| ANALYST_MODEL_RETRIES | 3 | attempts per model call (429, 5xx, timeouts) |
+| ANALYST_MODEL_BACKOFF | 1.0 | seconds before the first retry (doubles each time, with jitter) |
+| ANALYST_TOOL_ITERATIONS | 4 | model turns per executor step before it stops with what it has |
+| ANALYST_HISTORY_MAX_MESSAGES | 24 | conversation messages kept before older ones are summarised |
+| ANALYST_HISTORY_KEEP | 6 | most recent messages kept verbatim after a summary |
 | ANALYST_MARKET_PROVIDER | sample | market data: sample (bundled) or yfinance |
 | ANALYST_TENANT / ANALYST_USER | default / $USER | the principal the CLI acts for |
-| ANALYST_STEP_DELAY | 0 | seconds to pause after each executor step (demos, crash drills) |
+| ANALYST_STEP_DELAY | 0 | seconds to pause before each executor step (demos, crash drills) |
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from agent.errors import ConfigurationError
+
+Durability = Literal["sync", "async", "exit"]
+DURABILITIES: tuple[Durability, ...] = ("sync", "async", "exit")
 
 
 @dataclass(frozen=True)
@@ -28,29 +49,61 @@ class Settings:
     data_dir: Path = Path(".data")
     memory_dir: Path = Path(".agent-memory")
     checkpointer_url: str | None = None
+    durability: Durability = "sync"
+    checkpoint_key: str | None = None
+    store_url: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    facts_url: str | None = None
+    embeddings: str = "minilm"
+    model: str = "auto"
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    temperature: float = 0.0
+    model_timeout: float = 60.0
+    model_retries: int = 3
+    model_backoff: float = 1.0
+    tool_iterations: int = 4
+    history_max_messages: int = 24
+    history_keep: int = 6
     market_provider: str = "sample"
     tenant_id: str = "default"
     user_id: str = "local"
     step_delay: float = 0.0
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         env = dict(os.environ if env is None else env)
-        delay_text = env.get("ANALYST_STEP_DELAY", "0") or "0"
-        try:
-            delay = float(delay_text)
-        except ValueError as e:
+        durability = (env.get("ANALYST_DURABILITY") or "sync").strip().lower()
+        if durability not in DURABILITIES:
             raise ConfigurationError(
-                f"ANALYST_STEP_DELAY='{delay_text}' is not a number of seconds; use e.g. 0.5"
-            ) from e
+                f"ANALYST_DURABILITY='{durability}' is not one of {', '.join(DURABILITIES)}."
+            )
         settings = cls(
             data_dir=Path(env.get("ANALYST_DATA_DIR") or ".data"),
             memory_dir=Path(env.get("ANALYST_MEMORY_DIR") or ".agent-memory"),
             checkpointer_url=env.get("ANALYST_CHECKPOINTER") or None,
+            durability=cast(Durability, durability),
+            checkpoint_key=env.get("ANALYST_CHECKPOINT_KEY") or None,
+            store_url=env.get("ANALYST_STORE") or None,
+            qdrant_url=env.get("QDRANT_URL") or None,
+            qdrant_api_key=env.get("QDRANT_API_KEY") or None,
+            facts_url=env.get("ANALYST_FACTS") or None,
+            embeddings=env.get("ANALYST_EMBEDDINGS") or "minilm",
+            model=env.get("ANALYST_MODEL") or "auto",
+            openai_api_key=env.get("OPENAI_API_KEY") or None,
+            openai_base_url=env.get("OPENAI_BASE_URL") or None,
+            temperature=_number(env, "ANALYST_TEMPERATURE", 0.0),
+            model_timeout=_number(env, "ANALYST_MODEL_TIMEOUT", 60.0),
+            model_retries=max(1, int(_number(env, "ANALYST_MODEL_RETRIES", 3))),
+            model_backoff=_number(env, "ANALYST_MODEL_BACKOFF", 1.0),
+            tool_iterations=max(1, int(_number(env, "ANALYST_TOOL_ITERATIONS", 4))),
+            history_max_messages=max(2, int(_number(env, "ANALYST_HISTORY_MAX_MESSAGES", 24))),
+            history_keep=max(1, int(_number(env, "ANALYST_HISTORY_KEEP", 6))),
             market_provider=env.get("ANALYST_MARKET_PROVIDER") or "sample",
             tenant_id=env.get("ANALYST_TENANT") or "default",
             user_id=env.get("ANALYST_USER") or env.get("USER") or "local",
-            step_delay=delay,
+            step_delay=_number(env, "ANALYST_STEP_DELAY", 0.0),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean)
@@ -62,9 +115,36 @@ class Settings:
         return f"sqlite:///{self.data_dir / 'checkpoints.sqlite'}"
 
     @property
+    def store(self) -> str:
+        if self.store_url:
+            return self.store_url
+        return "qdrant://local"
+
+    @property
+    def facts(self) -> str:
+        if self.facts_url:
+            return self.facts_url
+        return f"sqlite:///{self.data_dir / 'facts.sqlite'}"
+
+    @property
     def threads_path(self) -> Path:
         return self.data_dir / "threads.sqlite"
 
     @property
     def artifacts_dir(self) -> Path:
         return self.data_dir / "artifacts"
+
+    @property
+    def qdrant_path(self) -> Path:
+        """Folder of Qdrant local mode (one process at a time may open it)."""
+        return self.data_dir / "qdrant"
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if text is None or text.strip() == "":
+        return default
+    try:
+        return float(text)
+    except ValueError as e:
+        raise ConfigurationError(f"{name}='{text}' is not a number; use e.g. {default}") from e

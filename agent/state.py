@@ -11,11 +11,16 @@ memory stores, never here; clients, connections and secrets never enter state.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 
 Mode = Literal["deep", "flash"]
 ModeChoice = Literal["auto", "deep", "flash"]
-Status = Literal["running", "awaiting_approval", "published", "rejected"]
+Status = Literal["running", "awaiting_approval", "published", "rejected", "noted", "declined"]
+#: Statuses after which a thread takes a new request.
+FINISHED: tuple[str, ...] = ("published", "rejected", "noted", "declined")
 Action = Literal["approve", "reject", "edit"]
 Verdict = Literal["pass", "needs_attention", "fail"]
 StepKind = Literal["snapshot", "returns", "risk", "trend", "beta", "peers"]
@@ -75,6 +80,8 @@ class Draft(TypedDict):
     chart_path: str | None
     metrics: dict[str, Any]
     recommendation: dict[str, Any]
+    # Metric values the report's prose states (model path), checked by the critic.
+    claims: list[dict[str, Any]]
 
 
 class Decision(TypedDict, total=False):
@@ -97,11 +104,32 @@ class Publication(TypedDict):
     action: Action
 
 
-class AnalystState(TypedDict, total=False):
-    """One analysis request's working state. Plain last-value channels: the router resets
-    them when a new request arrives on a finished thread (a chat keeps one thread)."""
+class Usage(TypedDict):
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
 
+
+class AnalystState(TypedDict, total=False):
+    """Working state of one conversation thread.
+
+    Per-request fields are plain last-value channels that the router resets when a new request
+    arrives on a finished thread (a chat keeps one thread). Conversation fields persist across
+    requests: ``messages`` (trimmed and summarised into ``summary`` as they grow) and
+    ``constraints`` — the user's explicit instructions, kept outside any summary.
+    """
+
+    # conversation (persists across requests)
+    messages: Annotated[list[AnyMessage], add_messages]
+    summary: str
+    constraints: list[str]
+    # per request
     query: str
+    reply: str
+    usage: Usage
+    route_reason: str
+    plan_rationale: str
     mode: Mode
     tickers: list[str]
     plan: list[PlanStep]

@@ -13,13 +13,15 @@ from agent.market import MarketDataProvider, PriceHistory
 from agent.state import PlanStep
 
 
-class StepResult(TypedDict):
+class StepResult(TypedDict, total=False):
     step_id: str
     kind: str
     ticker: str
     as_of: str
     sources: list[str]
     data: dict[str, Any]
+    #: What the step could not do (model path: iteration budget hit, a tool never called).
+    notes: list[str]
 
 
 def run_step(step: PlanStep, market: MarketDataProvider) -> StepResult:

@@ -33,8 +33,12 @@ if TYPE_CHECKING:
 
 GRAPH_NAME = "analyst"
 
-# Only transient I/O is worth retrying; bad input and configuration errors are not.
-_IO_RETRY = RetryPolicy(max_attempts=3, retry_on=(OSError, TimeoutError))
+
+def _retryable(error: Exception) -> bool:
+    """Transient model failures and I/O; never bad input, configuration or refusals."""
+    from agent.errors import ModelTransientError
+
+    return isinstance(error, ModelTransientError | OSError | TimeoutError)
 
 
 def build_graph(
@@ -46,14 +50,21 @@ def build_graph(
 
         services = Services.from_settings(Settings.from_env())
     nodes = AnalystNodes(services)
+    retry = RetryPolicy(
+        max_attempts=services.retry_attempts,
+        initial_interval=services.retry_initial_interval,
+        backoff_factor=2.0,
+        jitter=True,
+        retry_on=_retryable,
+    )
     graph = StateGraph(AnalystState, context_schema=Context, input_schema=InputState)
-    graph.add_node("router", nodes.router)
-    graph.add_node("planner", nodes.planner)
-    graph.add_node("executor", nodes.executor, retry_policy=_IO_RETRY)
-    graph.add_node("reporter", nodes.reporter, retry_policy=_IO_RETRY)
-    graph.add_node("critic", nodes.critic)
+    graph.add_node("router", nodes.router, retry_policy=retry)
+    graph.add_node("planner", nodes.planner, retry_policy=retry)
+    graph.add_node("executor", nodes.executor, retry_policy=retry)
+    graph.add_node("reporter", nodes.reporter, retry_policy=retry)
+    graph.add_node("critic", nodes.critic, retry_policy=retry)
     graph.add_node("approval", nodes.approval)
-    graph.add_node("publish", nodes.publish, retry_policy=_IO_RETRY)
+    graph.add_node("publish", nodes.publish, retry_policy=retry)
     graph.add_edge(START, "router")
     graph.add_edge("planner", "executor")
     graph.add_edge("reporter", "critic")

@@ -8,6 +8,8 @@ indistinguishable from one that does not exist.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -15,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from agent.errors import ThreadBusyError
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -49,18 +53,6 @@ class ThreadRecord:
     created_at: str
     updated_at: str
     runner_pid: int | None
-
-    @property
-    def runner_alive(self) -> bool:
-        if not self.runner_pid:
-            return False
-        try:
-            os.kill(self.runner_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
 
 class ThreadIndex:
@@ -126,12 +118,76 @@ class ThreadIndex:
             ).fetchall()
         return [ThreadRecord(*r) for r in rows]
 
+    def delete(self, who: Principal, thread_id: str) -> bool:
+        """Forget ``thread_id`` if ``who`` owns it; True when a row was removed."""
+        if not self.path.exists():
+            return False
+        with self._connect() as conn:
+            cur = conn.execute(
+                "DELETE FROM threads WHERE thread_id = ? AND tenant_id = ? AND user_id = ?",
+                (thread_id, who.tenant_id, who.user_id),
+            )
+            return cur.rowcount > 0
+
     def set_runner(self, thread_id: str, pid: int | None) -> None:
         with self._connect() as conn:
             conn.execute(
                 "UPDATE threads SET runner_pid = ?, updated_at = ? WHERE thread_id = ?",
                 (pid, _now(), thread_id),
             )
+
+
+class ThreadLocks:
+    """One exclusive, cross-process lock per thread (``flock`` on a file in the data dir).
+
+    Whoever runs a thread (start, resume, a decision) holds its lock, so two approvals racing
+    on the same pause cannot both resume it: the second is refused at once. The OS releases a
+    lock when its process dies, so a killed run never leaves a thread locked.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._mine: set[str] = set()
+
+    def _path(self, thread_id: str) -> Path:
+        digest = hashlib.sha256(thread_id.encode()).hexdigest()[:32]
+        return self.folder / f"{digest}.lock"
+
+    @contextmanager
+    def hold(self, thread_id: str) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ThreadBusyError(thread_id) from None
+            self._mine.add(thread_id)
+            try:
+                yield
+            finally:
+                self._mine.discard(thread_id)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def busy(self, thread_id: str) -> bool:
+        """Whether another process (or another holder here) is running the thread now."""
+        if thread_id in self._mine:
+            return False
+        path = self._path(thread_id)
+        if not path.exists():
+            return False
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
 
 def _now() -> str:

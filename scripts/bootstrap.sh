@@ -18,6 +18,8 @@ stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   echo "bootstrap: installing analyst[dev] into $VENV (once per pyproject.toml change)"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip 2>&1 | grep -v -i warning || true
+  # The CPU build of torch first: left to the resolver, pip would fetch a multi-GB CUDA build.
+  "$VENV/bin/python" -m pip install --quiet "torch==${TORCH_VERSION:-2.13.0}" 2>&1 | grep -v -i '^warning' || true
   "$VENV/bin/python" -m pip install --quiet -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
   "$VENV/bin/python" -c 'import agent.cli, graphs.builder, memory.checkpoint' \
     || { echo "bootstrap: install failed" >&2; exit 1; }

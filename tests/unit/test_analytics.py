@@ -1,18 +1,14 @@
 """Every analytics metric, recomputed independently for every bundled ticker.
 
-The reference implementation below reads the CSVs with the ``csv`` module and uses only
-plain Python (loops, ``statistics``, ``math``); it imports neither numpy nor any helper from
-``agent.analytics``, so a shared bug cannot make both sides agree. It follows the
-definitions in the ``agent.analytics`` module docstring.
+The reference implementation lives in ``tests/reference.py``: it reads the CSVs with the
+``csv`` module and uses only plain Python, importing neither numpy nor any helper from
+``agent.analytics``, so a shared bug cannot make both sides agree.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime
 import json
-import math
-import statistics
 from pathlib import Path
 
 import pytest
@@ -20,101 +16,20 @@ import pytest
 from agent import analytics
 from agent.market import PriceHistory, SampleDataProvider
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "agent" / "market" / "data"
-TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
+from reference import (
+    TICKERS,
+    load,
+    ref_beta,
+    ref_drawdown,
+    ref_last_cross,
+    ref_rsi,
+    ref_sma,
+    ref_trailing,
+    ref_volatility,
+    ref_ytd,
+)
+
 REL = 1e-9
-
-
-def load(ticker: str) -> tuple[list[datetime.date], list[float]]:
-    with (DATA_DIR / f"{ticker}.csv").open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return [datetime.date.fromisoformat(r["Date"]) for r in rows], [float(r["Close"]) for r in rows]
-
-
-def ref_returns(close: list[float]) -> list[float]:
-    return [close[i] / close[i - 1] - 1 for i in range(1, len(close))]
-
-
-def ref_trailing(close: list[float], n: int) -> float:
-    return close[-1] / close[-1 - n] - 1
-
-
-def ref_ytd(dates: list[datetime.date], close: list[float]) -> float | None:
-    prior = [c for d, c in zip(dates, close, strict=True) if d.year < dates[-1].year]
-    return close[-1] / prior[-1] - 1 if prior else None
-
-
-def ref_volatility(close: list[float], window: int = 252) -> float:
-    return statistics.stdev(ref_returns(close[-(window + 1) :])) * math.sqrt(252)
-
-
-def ref_drawdown(
-    dates: list[datetime.date], close: list[float], window: int = 252
-) -> tuple[float, str, str]:
-    start = len(close) - (window + 1)
-    best = (0.0, start, start)
-    peak_index = start
-    for i in range(start, len(close)):
-        if close[i] > close[peak_index]:
-            peak_index = i
-        depth = close[i] / close[peak_index] - 1
-        if depth < best[0]:
-            best = (depth, peak_index, i)
-    depth, peak, trough = best
-    return depth, dates[peak].isoformat(), dates[trough].isoformat()
-
-
-def ref_sma(close: list[float], n: int) -> float:
-    return sum(close[-n:]) / n
-
-
-def ref_last_cross(dates: list[datetime.date], close: list[float]) -> str | None:
-    def sign(x: float) -> int:
-        return (x > 0) - (x < 0)
-
-    previous: int | None = None
-    last: str | None = None
-    for t in range(199, len(close)):
-        gap = sum(close[t - 49 : t + 1]) / 50 - sum(close[t - 199 : t + 1]) / 200
-        s = sign(gap)
-        if previous is not None and s != previous:
-            last = dates[t].isoformat()
-        previous = s
-    return last
-
-
-def ref_rsi(close: list[float], period: int = 14) -> float:
-    gains, losses = [], []
-    for i in range(1, len(close)):
-        change = close[i] - close[i - 1]
-        gains.append(change if change > 0 else 0.0)
-        losses.append(-change if change < 0 else 0.0)
-    avg_gain = sum(gains[:period]) / period
-    avg_loss = sum(losses[:period]) / period
-    for i in range(period, len(gains)):
-        avg_gain = (avg_gain * (period - 1) + gains[i]) / period
-        avg_loss = (avg_loss * (period - 1) + losses[i]) / period
-    if avg_loss == 0:
-        return 100.0
-    return 100 - 100 / (1 + avg_gain / avg_loss)
-
-
-def ref_beta(ticker: str, basket: tuple[str, ...], window: int = 252) -> tuple[float, float]:
-    series = {t: dict(zip(*load(t), strict=True)) for t in {ticker, *basket}}
-    common = set(series[ticker])
-    for t in basket:
-        common &= set(series[t])
-    days = sorted(common)
-
-    def aligned_returns(t: str) -> list[float]:
-        return ref_returns([series[t][d] for d in days])
-
-    r = aligned_returns(ticker)
-    members = [aligned_returns(t) for t in basket]
-    rb = [sum(m[i] for m in members) / len(members) for i in range(len(r))]
-    r, rb = r[-window:], rb[-window:]
-    beta = statistics.covariance(r, rb) / statistics.variance(rb)
-    return beta, statistics.correlation(r, rb)
 
 
 @pytest.fixture(scope="module")

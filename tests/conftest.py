@@ -1,0 +1,35 @@
+"""Shared fixtures for every test tier.
+
+Every test runs with its own data and memory folders (``ANALYST_DATA_DIR`` and
+``ANALYST_MEMORY_DIR`` under ``tmp_path``), so nothing can read or write the repository's
+``.data`` or ``.agent-memory``; ``tests/reference.py`` is importable as ``reference``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# The test folders are not packages; put this one on the path explicitly so the shared
+# reference module imports the same way under every pytest import mode.
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+#: Settings a developer's shell may carry that would point a test at shared storage or servers.
+_INHERITED_PREFIXES = ("ANALYST_", "QDRANT_")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the analyst at fresh folders under ``tmp_path``; the folders are not created."""
+    for name in list(os.environ):
+        if name.startswith(_INHERITED_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("ANALYST_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ANALYST_MEMORY_DIR", str(tmp_path / "memory"))
+    monkeypatch.setenv("ANALYST_USER", "tester")
+    return tmp_path
