@@ -25,6 +25,8 @@ bench: venv  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_foundation.py
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
 	$(BIN)/python scripts/bench_checkpoints.py
+	$(BIN)/python scripts/bench_memory.py
+	$(BIN)/python scripts/bench_documents.py
 
 studio: venv  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
 	$(BIN)/langgraph dev --no-browser

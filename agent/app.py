@@ -12,7 +12,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent.decisions import validate_decision
@@ -54,6 +54,8 @@ class ThreadView:
     route_reason: str = ""
     plan_rationale: str = ""
     memories_used: list[str] = field(default_factory=list)
+    recalled: list[dict[str, Any]] = field(default_factory=list)
+    facts_used: dict[str, Any] = field(default_factory=dict)
     constraints: list[str] = field(default_factory=list)
     reply: str = ""
     step_notes: list[str] = field(default_factory=list)
@@ -82,6 +84,8 @@ class ThreadView:
             "route_reason": self.route_reason,
             "plan_rationale": self.plan_rationale,
             "memories_used": self.memories_used,
+            "recalled": self.recalled,
+            "facts_used": self.facts_used,
             "constraints": self.constraints,
             "reply": self.reply,
             "step_notes": self.step_notes,
@@ -122,7 +126,12 @@ class AnalystApp:
             yield app
 
     async def graph(self) -> Any:
-        """The compiled graph, with the checkpointer opened on first use."""
+        """The compiled graph, with its memory tiers opened on first use.
+
+        The checkpointer (hot), the long-term store (cold) and the fact ledger are opened
+        here, together, and closed with the app; commands that fail validation never get here,
+        so they write nothing.
+        """
         if self._graph is None:
             from graphs.builder import compile_graph
             from memory.checkpoint import open_checkpointer
@@ -133,8 +142,18 @@ class AnalystApp:
                 )
             )
             self.index.setup()
+            from memory.facts import open_fact_store
+            from memory.store.factory import open_store_from_settings
+
+            # Cold memory and the fact ledger live as long as the app, like the checkpointer.
+            store = await self._stack.enter_async_context(open_store_from_settings(self.settings))
+            facts = await self._stack.enter_async_context(
+                open_fact_store(self.settings.facts, self.principal)
+            )
+            self.services = replace(self.services, facts=facts)
             self._saver = saver
-            self._graph = compile_graph(saver, services=self.services)
+            self._store = store
+            self._graph = compile_graph(saver, store=store, services=self.services)
         return self._graph
 
     # -- retention ----------------------------------------------------------------------
@@ -308,6 +327,8 @@ class AnalystApp:
             route_reason=values.get("route_reason") or "",
             plan_rationale=values.get("plan_rationale") or "",
             memories_used=list(values.get("memories_used") or []),
+            recalled=list(values.get("recalled") or []),
+            facts_used=dict(values.get("facts_used") or {}),
             constraints=list(values.get("constraints") or []),
             reply=values.get("reply") or "",
             step_notes=[

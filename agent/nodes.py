@@ -10,12 +10,14 @@ model); dependencies come from the services the builder binds, identity from
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import Command, interrupt
 
 from agent import constraints as rules
@@ -29,6 +31,7 @@ from agent.routing import Route
 from agent.services import Services
 from agent.state import MAX_REVISIONS, AnalystState, Context, Draft, Usage
 from memory.conventions import Conventions, load_conventions, update_progress
+from memory.threads import Principal
 
 
 class AnalystNodes:
@@ -61,6 +64,8 @@ class AnalystNodes:
             "plan_rationale": "",
             "route_reason": "",
             "memories_used": [],
+            "recalled": [],
+            "facts_used": {},
             "step_index": 0,
             "results": {},
             "feedback": [],
@@ -134,21 +139,75 @@ class AnalystNodes:
         summary, used = await self.reasoner.summarise(summary, old)
         return summary, [RemoveMessage(id=m.id) for m in old if m.id], add_usage(usage, used)
 
-    async def planner(self, state: AnalystState) -> dict[str, Any]:
+    async def planner(self, state: AnalystState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """Plan the research after reading what memory knows about this user.
+
+        Deterministic first: the user's current facts from the ledger (stated or confirmed
+        ones only; an inference alone changes nothing), then semantic neighbours from the
+        long-term store, ranked. Both are scoped by the run's principal, never by anything a
+        model produced, and reach prompts only as quoted data. The plan cites what it used.
+        """
+        principal = _principal(runtime)
+        facts = await self._current_facts(principal)
+        recalled = await self._recall(runtime.store, principal, state["query"])
         route = Route(
             mode=state["mode"],
             tickers=tuple(state["tickers"]),
             reason=state.get("route_reason", ""),
         )
         conventions = await self._conventions()
-        planned, used = await self.reasoner.plan(route, self._context(state, conventions))
+        ctx = replace(
+            self._context(state, conventions),
+            facts={name: fact["value"] for name, fact in facts.items()},
+            memories=recalled,
+        )
+        planned, used = await self.reasoner.plan(route, ctx)
         return {
             "plan": planned.steps,
             "plan_rationale": planned.rationale,
+            "recalled": recalled,
+            "facts_used": facts,
             "memories_used": planned.memories_used,
             "step_index": 0,
             "usage": add_usage(state.get("usage"), used),
         }
+
+    async def _current_facts(self, principal: Principal) -> dict[str, dict[str, Any]]:
+        if self.services.facts is None:
+            return {}
+        from memory.facts import subject_for
+
+        ledger = self.services.facts.with_principal(principal)
+        profile = await ledger.profile(subject_for(principal))
+        return {
+            name: {
+                "value": fact.value,
+                "source": fact.source,
+                "since": fact.valid_from.isoformat(),
+                "memory_id": fact.memory_id,
+            }
+            for name, fact in sorted(profile.items())
+            if fact.source != "inferred"
+        }
+
+    async def _recall(
+        self, store: BaseStore | None, principal: Principal, query: str
+    ) -> list[dict[str, Any]]:
+        if store is None:
+            return []
+        from memory.recall import arecall
+
+        found = await arecall(store, principal, query, limit=self.services.recall_limit)
+        return [
+            {
+                "key": item.key,
+                "text": item.text,
+                "kind": item.kind,
+                "about": item.about,
+                "score": item.parts.to_json(),
+            }
+            for item in found
+        ]
 
     async def executor(self, state: AnalystState) -> Command[Literal["executor", "reporter"]]:
         """Run exactly one plan step; each step therefore ends in its own checkpoint."""
@@ -335,6 +394,12 @@ class AnalystNodes:
             "status": "published",
             "messages": [AIMessage(f"Published {publication['path']}.")],
         }
+
+
+def _principal(runtime: Runtime[Context]) -> Principal:
+    """The principal the caller established (CLI flags, server auth) for this run."""
+    ctx = runtime.context or Context()
+    return Principal(ctx.tenant_id, ctx.user_id)
 
 
 def _safe_name(thread_id: str) -> str:

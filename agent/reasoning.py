@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -101,12 +102,28 @@ class OfflineReasoner:
         return route_query(query, available, mode), no_usage()
 
     async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]:
+        """The standard plan; a cautious user (a stated fact or a recalled memory) gets the
+        risk step first. The rationale cites every fact and memory key it was given."""
         steps = snapshot_plan(route) if route.mode == "flash" else deep_plan(route)
+        notes = ["Standard research plan: returns, risk, trend, beta and peers."]
+        cautious = _cautious_reasons(ctx)
+        if cautious and route.mode == "deep":
+            steps.sort(key=lambda s: s["kind"] != "risk")  # stable: risk first, rest in order
+            notes.append(f"Risk first because {'; '.join(cautious)}.")
+        if ctx.facts:
+            facts = ", ".join(f"{k}={v!r}" for k, v in sorted(ctx.facts.items()))
+            notes.append(f"Current facts: {facts}.")
         used = [str(m["key"]) for m in ctx.memories]
-        rationale = "Standard research plan: returns, risk, trend, beta and peers."
         if used:
-            rationale += f" Takes into account {len(used)} recalled memories."
-        return Planned(steps, rationale, used), no_usage()
+            notes.append(
+                "Recalled memories: "
+                + "; ".join(
+                    f"[{m['key']}] (score {float(m.get('score', {}).get('total', 0)):.2f})"
+                    for m in ctx.memories
+                )
+                + "."
+            )
+        return Planned(steps, " ".join(notes), used), no_usage()
 
     async def execute(
         self, step: PlanStep, market: MarketDataProvider, ctx: Context
@@ -144,6 +161,27 @@ class OfflineReasoner:
 
     async def summarise(self, previous: str, messages: Sequence[BaseMessage]) -> tuple[str, Usage]:
         return offline_summary(previous, messages), no_usage()
+
+
+_CAUTIOUS = re.compile(
+    r"\b(conservative|cautious|risk[- ]averse|low[- ]risk|capital preservation|defensive)\b",
+    re.IGNORECASE,
+)
+
+
+def _cautious_reasons(ctx: Context) -> list[str]:
+    """Why the user looks risk-averse: facts first (authoritative), then recalled memories."""
+    reasons = [
+        f"the fact {name}={value!r}"
+        for name, value in sorted(ctx.facts.items())
+        if isinstance(value, str) and _CAUTIOUS.search(value)
+    ]
+    reasons += [
+        f"memory [{m['key']}] says {str(m.get('text'))[:80]!r}"
+        for m in ctx.memories
+        if _CAUTIOUS.search(str(m.get("text", "")))
+    ]
+    return reasons
 
 
 def offline_summary(previous: str, messages: Sequence[BaseMessage]) -> str:

@@ -12,11 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.market import MarketDataProvider, provider_from_name
 from agent.reasoning import ModelReasoner, OfflineReasoner, Reasoner
 from agent.settings import Settings
 from memory.documents import FileMemory
+
+if TYPE_CHECKING:
+    from memory.facts import FactStore
 
 
 def utc_now() -> datetime:
@@ -38,6 +42,10 @@ class Services:
     history_keep: int = 6
     #: One line for the user when the model setting fell back to the offline analyst.
     model_note: str | None = None
+    #: The typed fact ledger, opened by the application (None: planning without facts).
+    facts: FactStore | None = None
+    #: How many long-term memories the planner recalls.
+    recall_limit: int = 5
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:

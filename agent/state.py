@@ -133,6 +133,9 @@ class AnalystState(TypedDict, total=False):
     mode: Mode
     tickers: list[str]
     plan: list[PlanStep]
+    # What the planner read from memory for this request (cited in the plan).
+    recalled: list[dict[str, Any]]
+    facts_used: dict[str, dict[str, Any]]
     memories_used: list[str]
     step_index: int
     # Step results keyed by step id (one step per super-step, so no reducer is needed).
