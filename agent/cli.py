@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
+from agent import cli_common as common
+from agent.cli_common import JsonOpt, TenantOpt, UserOpt, err, note
+
 if TYPE_CHECKING:
     from agent.app import AnalystApp, ThreadView
     from agent.settings import Settings
@@ -31,13 +34,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-UserOpt = Annotated[
-    str | None, typer.Option("--user", help="User to act as (default: $ANALYST_USER or $USER).")
-]
-TenantOpt = Annotated[
-    str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
 ModelOpt = Annotated[
     str | None,
     typer.Option(
@@ -81,29 +77,14 @@ def _settings(
     checkpointer: str | None = None,
 ) -> Settings:
     """Settings from the environment plus flags; ``announce`` prints the model line once."""
-    from agent.errors import AnalystError
-    from agent.settings import Settings
+    settings = common.settings(user, tenant, model=model, checkpointer_url=checkpointer)
+    if announce:
+        from agent.models import resolve_model
 
-    try:
-        settings = Settings.from_env(
-            user_id=user, tenant_id=tenant, model=model, checkpointer_url=checkpointer
-        )
-        if announce:
-            from agent.models import resolve_model
-
-            note = resolve_model(settings).note
-            if note:
-                _note(note)
-    except AnalystError as error:
-        _err(str(error))
-        raise typer.Exit(error.exit_code) from None
+        line = resolve_model(settings).note
+        if line:
+            note(line)
     return settings
-
-
-def _note(message: str) -> None:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"[dim]{message}[/]", highlight=False, soft_wrap=True)
 
 
 def _run(
@@ -132,14 +113,8 @@ def _run(
         message = str(error)
         if thread_id and isinstance(error, ModelError):
             message += f" Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
-        _err(message)
+        err(message)
         raise typer.Exit(error.exit_code) from None
-
-
-def _err(message: str) -> None:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
 
 
 def _console() -> Any:
@@ -188,7 +163,7 @@ def run(
     from agent.app import new_thread_id
 
     if mode not in ("auto", "deep", "flash"):
-        _err(f"--mode '{mode}' is not one of auto, deep, flash.")
+        err(f"--mode '{mode}' is not one of auto, deep, flash.")
         raise typer.Exit(2)
     chosen = cast("ModeChoice", mode)
     settings = _settings(user, tenant, model, announce=True, checkpointer=checkpointer)
@@ -202,7 +177,7 @@ def run(
             thread_id=thread_id,
         )
     except KeyboardInterrupt:
-        _err(
+        err(
             f"Interrupted. Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
         )
         raise typer.Exit(130) from None
@@ -227,7 +202,7 @@ def resume(
             thread_id=thread_id,
         )
     except KeyboardInterrupt:
-        _err(f"Interrupted again. Continue with: analyst resume {thread_id}")
+        err(f"Interrupted again. Continue with: analyst resume {thread_id}")
         raise typer.Exit(130) from None
     _emit(view, json_mode)
 
@@ -256,7 +231,7 @@ def _decide(
     try:
         view = _run(settings, body, thread_id=thread_id)
     except KeyboardInterrupt:
-        _err(f"Interrupted. Thread {thread_id} is saved; check it with: analyst show {thread_id}")
+        err(f"Interrupted. Thread {thread_id} is saved; check it with: analyst show {thread_id}")
         raise typer.Exit(130) from None
     _emit(view, json_mode, show_draft=False)
 
@@ -318,7 +293,7 @@ def edit(
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        _err(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.")
+        err(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.")
         raise typer.Exit(2) from None
     decision: dict[str, Any] = {"action": "edit", "text": text}
     if as_:

@@ -31,7 +31,7 @@ def setup(
     ] = None,
 ) -> None:
     """Create or migrate the checkpointer schema; safe to run any number of times."""
-    from agent.cli import _err
+    from agent.cli_common import err
     from agent.errors import AnalystError
     from agent.settings import Settings
     from memory.checkpoint import setup_checkpointer
@@ -40,6 +40,6 @@ def setup(
         settings = Settings.from_env(checkpointer_url=checkpointer)
         message = asyncio.run(setup_checkpointer(settings.checkpointer))
     except AnalystError as error:
-        _err(str(error))
+        err(str(error))
         raise typer.Exit(error.exit_code) from None
     print(f"checkpointer: {message}")

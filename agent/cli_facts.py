@@ -20,27 +20,16 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from agent import cli_common as common
+from agent.cli_common import JsonOpt, TenantOpt, UserOpt, fail, group, run
+
 if TYPE_CHECKING:
     from agent.settings import Settings
     from memory.facts import FactRecord, FactStore
 
 T = TypeVar("T")
 
-app = typer.Typer(
-    name="facts",
-    help="The typed fact ledger: what is true now, what was true then, who said it.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-UserOpt = Annotated[
-    str | None, typer.Option("--user", help="User to act as (default: $ANALYST_USER or $USER).")
-]
-TenantOpt = Annotated[
-    str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+app = group("facts", "The typed fact ledger: what is true now, what was true then, who said it.")
 SubjectArg = Annotated[
     str, typer.Argument(help="Subject, e.g. user:alice or ticker:NVDA; 'me' is user:<you>.")
 ]
@@ -48,27 +37,6 @@ AttributeArg = Annotated[str, typer.Argument(help="Attribute, e.g. risk_toleranc
 
 
 # -- plumbing -------------------------------------------------------------------------------
-
-
-def _err(message: str) -> None:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    _err(message)
-    return typer.Exit(code)
-
-
-def _settings(user: str | None, tenant: str | None) -> Settings:
-    from agent.errors import AnalystError
-    from agent.settings import Settings
-
-    try:
-        return Settings.from_env(user_id=user, tenant_id=tenant)
-    except AnalystError as error:
-        raise _fail(str(error), error.exit_code) from None
 
 
 def _subject(subject: str, settings: Settings) -> str:
@@ -81,7 +49,7 @@ def _when(text: str, option: str) -> datetime:
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise _fail(
+        raise fail(
             f"{option} '{text}' is not an ISO-8601 time; use e.g. 2026-06-03 or "
             "2026-06-03T10:00:00+00:00 (or 'now')."
         ) from None
@@ -90,7 +58,6 @@ def _when(text: str, option: str) -> datetime:
 
 def _run(settings: Settings, body: Callable[[FactStore], Coroutine[Any, Any, T]]) -> T:
     """Open the ledger for the principal in ``settings``, run ``body``; map errors to exits."""
-    from agent.errors import AnalystError
     from memory.facts import open_fact_store
     from memory.threads import Principal
 
@@ -99,10 +66,7 @@ def _run(settings: Settings, body: Callable[[FactStore], Coroutine[Any, Any, T]]
         async with open_fact_store(settings.facts, principal) as store:
             return await body(store)
 
-    try:
-        return asyncio.run(go())
-    except AnalystError as error:
-        raise _fail(str(error), error.exit_code) from None
+    return run(go())
 
 
 def _value_text(value: Any) -> str:
@@ -177,7 +141,7 @@ def current(
     json_mode: JsonOpt = False,
 ) -> None:
     """The value that holds now (JSON: the record, or null)."""
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     record = _run(settings, lambda s: s.current(subject, attribute))
     _emit_one(record, json_mode, f"{subject}.{attribute}")
@@ -193,7 +157,7 @@ def as_of(
     json_mode: JsonOpt = False,
 ) -> None:
     """The value that held at WHEN (JSON: the record, or null)."""
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     at = _when(when, "WHEN")
     record = _run(settings, lambda s: s.as_of(subject, attribute, at))
@@ -209,7 +173,7 @@ def history(
     json_mode: JsonOpt = False,
 ) -> None:
     """Every record of the key: intervals, what each superseded, source episodes."""
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     records = _run(settings, lambda s: s.history(subject, attribute))
     if json_mode:
@@ -243,7 +207,7 @@ def profile(
     json_mode: JsonOpt = False,
 ) -> None:
     """Every attribute of SUBJECT that holds now (or at --as-of)."""
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     at = None if as_of is None else _when(as_of, "--as-of")
     records = _run(settings, lambda s: s.profile(subject, as_of=at))
@@ -306,7 +270,7 @@ def record(
 
     from memory.facts import ConflictPolicy, MemoryDelta
 
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     parsed: Any = value
     if not text:
@@ -317,7 +281,7 @@ def record(
     try:
         chosen = ConflictPolicy(policy)
     except ValueError:
-        raise _fail(
+        raise fail(
             f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
         ) from None
     try:
@@ -336,7 +300,7 @@ def record(
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
         )
-        raise _fail(f"Invalid fact: {problems}.") from None
+        raise fail(f"Invalid fact: {problems}.") from None
     stored = _run(settings, lambda s: s.record(delta, policy=chosen))
     _emit_one(stored, json_mode, f"{subject}.{attribute}")
 
@@ -354,7 +318,7 @@ def retract(
     json_mode: JsonOpt = False,
 ) -> None:
     """Close the fact holding at --at without a successor (it stays in history)."""
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     when = _when(at, "--at")
     closed = _run(
@@ -385,7 +349,7 @@ def setup(
         url = Settings.from_env().facts
         applied = asyncio.run(setup_fact_store(url, app_roles=app_role or ()))
     except AnalystError as error:
-        raise _fail(str(error), error.exit_code) from None
+        raise fail(str(error), error.exit_code) from None
     if json_mode:
         print(json.dumps({"applied": applied}))
         return

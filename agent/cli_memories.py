@@ -15,12 +15,14 @@ same question before (embeddings are cached in the data directory).
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+
+from agent import cli_common as common
+from agent.cli_common import JsonOpt, TenantOpt, UserOpt, fail, group, run
 
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
@@ -31,50 +33,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-app = typer.Typer(
-    name="memories",
-    help="Long-term memories: what the analyst remembers about you across threads.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-UserOpt = Annotated[
-    str | None, typer.Option("--user", help="User to act as (default: $ANALYST_USER or $USER).")
-]
-TenantOpt = Annotated[
-    str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+app = group("memories", "Long-term memories: what the analyst remembers about you across threads.")
 
 
 # -- plumbing -------------------------------------------------------------------------------
 
 
-def _err(message: str) -> None:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    _err(message)
-    return typer.Exit(code)
-
-
-def _settings(user: str | None, tenant: str | None) -> Settings:
-    from agent.errors import AnalystError
-    from agent.settings import Settings
-
-    try:
-        return Settings.from_env(user_id=user, tenant_id=tenant)
-    except AnalystError as error:
-        raise _fail(str(error), error.exit_code) from None
-
-
 def _run(settings: Settings, body: Callable[[BaseStore, Principal], Coroutine[Any, Any, T]]) -> T:
     """Open the store, run ``body`` for the principal in ``settings``; map errors to exits."""
-    from agent.errors import AnalystError
     from memory.store.factory import open_store_from_settings
     from memory.threads import Principal
 
@@ -83,16 +49,7 @@ def _run(settings: Settings, body: Callable[[BaseStore, Principal], Coroutine[An
         async with open_store_from_settings(settings) as store:
             return await body(store, principal)
 
-    try:
-        return asyncio.run(go())
-    except AnalystError as error:
-        raise _fail(str(error), error.exit_code) from None
-
-
-def _console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
+    return run(go())
 
 
 def _table(memories: Sequence[Recalled], *, ranked: bool) -> Any:
@@ -155,14 +112,14 @@ def search(
     from memory.recall import RecallWeights, arecall
 
     if limit < 1:
-        raise _fail(f"--limit {limit}: show at least 1 memory.")
+        raise fail(f"--limit {limit}: show at least 1 memory.")
     if half_life_days <= 0:
-        raise _fail(f"--half-life-days {half_life_days}: use a positive number of days, e.g. 30.")
+        raise fail(f"--half-life-days {half_life_days}: use a positive number of days, e.g. 30.")
     try:
         chosen = RecallWeights.parse(weights)
     except AnalystError as error:
-        raise _fail(str(error), error.exit_code) from None
-    settings = _settings(user, tenant)
+        raise fail(str(error), error.exit_code) from None
+    settings = common.settings(user, tenant)
     found = _run(
         settings,
         lambda store, who: arecall(
@@ -190,7 +147,7 @@ def search(
             )
         )
         return
-    console = _console()
+    console = common.console()
     if not found:
         console.print(
             f"No memories for {settings.user_id}. Add one with: analyst memories add TEXT"
@@ -221,7 +178,7 @@ def add(
     """Remember TEXT for you (adding the same text again refreshes it)."""
     from memory.recall import aremember
 
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     key = _run(
         settings,
         lambda store, who: aremember(
@@ -242,7 +199,7 @@ def add(
             )
         )
         return
-    _console().print(f"Remembered {key} for {settings.user_id}.")
+    common.console().print(f"Remembered {key} for {settings.user_id}.")
 
 
 @app.command(name="list")
@@ -256,13 +213,13 @@ def list_(
     from memory.recall import alist_memories
 
     if limit < 1:
-        raise _fail(f"--limit {limit}: list at least 1 memory.")
-    settings = _settings(user, tenant)
+        raise fail(f"--limit {limit}: list at least 1 memory.")
+    settings = common.settings(user, tenant)
     found = _run(settings, lambda store, who: alist_memories(store, who, limit=limit))
     if json_mode:
         print(json.dumps({"memories": [m.to_json() for m in found]}, indent=2, ensure_ascii=False))
         return
-    console = _console()
+    console = common.console()
     if not found:
         console.print(
             f"No memories for {settings.user_id}. Add one with: analyst memories add TEXT"
@@ -281,9 +238,9 @@ def forget(
     """Forget one memory."""
     from memory.recall import aforget
 
-    settings = _settings(user, tenant)
+    settings = common.settings(user, tenant)
     _run(settings, lambda store, who: aforget(store, who, key))
     if json_mode:
         print(json.dumps({"forgotten": key}))
         return
-    _console().print(f"Forgot {key}.")
+    common.console().print(f"Forgot {key}.")

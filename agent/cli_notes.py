@@ -20,24 +20,20 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
+
+from agent.cli_common import JsonOpt, console, fail, group
 
 if TYPE_CHECKING:
     from memory.documents import FileMemory
 
 T = TypeVar("T")
 
-app = typer.Typer(
-    name="notes",
-    help="Document memory: conventions, research notes and the handoff, as Markdown files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+app = group(
+    "notes", "Document memory: conventions, research notes and the handoff, as Markdown files."
 )
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 def _documents() -> FileMemory:
@@ -49,21 +45,13 @@ def _documents() -> FileMemory:
 
 def _call(body: Callable[[FileMemory], T]) -> T:
     """Run ``body`` on the document memory; print a refusal as one line and exit."""
-    from agent.cli import _err
     from agent.errors import AnalystError
 
     try:
         with _documents() as documents:
             return body(documents)
     except AnalystError as error:
-        _err(str(error))
-        raise typer.Exit(error.exit_code) from None
-
-
-def _console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
+        raise fail(str(error), error.exit_code) from None
 
 
 @app.command("list")
@@ -120,13 +108,13 @@ def search(
     if not hits:
         print(f"No document contains all of: {query}")
         return
-    console = _console()
+    out = console()
     for hit in hits:
-        console.print(f"[bold]{hit.path}[/]:{hit.line}  [dim]{hit.title}[/]")
+        out.print(f"[bold]{hit.path}[/]:{hit.line}  [dim]{hit.title}[/]")
         paragraph = hit.paragraph if len(hit.paragraph) <= 600 else hit.paragraph[:600] + " …"
         for line in paragraph.splitlines():
-            console.print(f"    {line}", markup=False)
-        console.print()
+            out.print(f"    {line}", markup=False)
+        out.print()
 
 
 @app.command()
@@ -142,7 +130,7 @@ def edit(
 ) -> None:
     """Edit a document in $EDITOR (or write --text / --file); the write is checked and atomic."""
     if text is not None and file is not None:
-        _fail("Give either --text or --file, not both.", 2)
+        raise fail("Give either --text or --file, not both.", 2)
     # Check the path before anyone spends time typing into an editor.
     current = _call(lambda d: _current(d, path))
     if text is not None:
@@ -151,7 +139,7 @@ def edit(
         try:
             new = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            _fail(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.", 2)
+            raise fail(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.", 2) from None
     else:
         new = _run_editor(path, current or "")
     if current is not None and new == current:
@@ -180,7 +168,7 @@ def _current(documents: FileMemory, path: str) -> str | None:
 def _run_editor(path: str, content: str) -> str:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
-        _fail("No editor: set $EDITOR (e.g. EDITOR=nano), or pass --text or --file.", 2)
+        raise fail("No editor: set $EDITOR (e.g. EDITOR=nano), or pass --text or --file.", 2)
     suffix = Path(path).suffix or ".md"
     # The editor works on a private copy: whatever it does, only the checked write below
     # reaches the memory folder.
@@ -190,13 +178,17 @@ def _run_editor(path: str, content: str) -> str:
         try:
             result = subprocess.run([*shlex.split(editor), str(copy)], check=False)
         except OSError as e:
-            _fail(f"Cannot start the editor '{editor}': {e}. Set $EDITOR to an installed one.", 2)
+            raise fail(
+                f"Cannot start the editor '{editor}': {e}. Set $EDITOR to an installed one.", 2
+            ) from None
         if result.returncode != 0:
-            _fail(f"The editor '{editor}' exited with {result.returncode}; nothing was saved.", 1)
+            raise fail(
+                f"The editor '{editor}' exited with {result.returncode}; nothing was saved.", 1
+            )
         try:
             return copy.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
-            _fail(f"The edited text is not UTF-8 ({e}); nothing was saved.", 2)
+            raise fail(f"The edited text is not UTF-8 ({e}); nothing was saved.", 2) from None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -223,10 +215,3 @@ def reindex(
     )
     for path, reason in problems:
         print(f"not indexed: {path}: {reason}")
-
-
-def _fail(message: str, code: int) -> NoReturn:
-    from agent.cli import _err
-
-    _err(message)
-    raise typer.Exit(code)
