@@ -247,8 +247,11 @@ async def _open_backend(
         path = parse_sqlite_path(spec.url)
         path.parent.mkdir(parents=True, exist_ok=True)
         # A generous busy timeout: the CLI, scripts and a second approver may share the file.
+        class SqliteSaver(_SqliteOneHop, AsyncSqliteSaver):
+            """LangGraph's async SQLite saver, writing in one thread hop per call."""
+
         async with aiosqlite.connect(str(path), timeout=30) as conn:
-            saver = AsyncSqliteSaver(conn, serde=strict_serializer())
+            saver = SqliteSaver(conn, serde=strict_serializer())
             if ensure_schema:
                 await saver.setup()
             yield saver
@@ -355,6 +358,127 @@ def _quiet_library_logs(name: str) -> None:
     logger = logging.getLogger(name)
     if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
         logger.addHandler(logging.NullHandler())
+
+
+# -- SQLite -----------------------------------------------------------------------------------
+
+# LangGraph's own statements, so the rows are exactly what its reader expects.
+_SQLITE_PUT = (
+    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+    "parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_SQLITE_WRITES = (
+    "INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, "
+    "type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _sqlite_insert_and_commit(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """Runs in aiosqlite's connection thread: the statement and its commit, or neither."""
+    db = conn._conn
+    try:
+        db.executemany(sql, rows)
+        db.commit()
+    except BaseException:
+        if db.in_transaction:
+            db.rollback()
+        raise
+
+
+class _SqliteOneHop(BaseCheckpointSaver[Any]):
+    """``AsyncSqliteSaver`` writes with one trip to aiosqlite's connection thread each.
+
+    Upstream awaits the thread three times per ``aput`` (execute, close the cursor, commit)
+    and four per ``aput_writes``; every trip is a queue hand-off and an event-loop wake-up,
+    and the graph's ``aput`` usually waits behind the previous task's ``aput_writes`` on the
+    saver's lock. Here the same rows (upstream's SQL, serializer and metadata encoding) are
+    inserted *and committed* in one call on that thread, still under the saver's lock, so a
+    write is committed when the call returns; a failed statement is rolled back rather than
+    left in an open transaction for the next commit to pick up. Reading, listing and deleting
+    are upstream's.
+
+    Needs aiosqlite's ``Connection._execute`` (its one way to run a function on the
+    connection's thread; every public method is built on it); without it the upstream path
+    runs.
+    """
+
+    def _one_hop(self) -> Any:
+        conn = getattr(self, "conn", None)
+        return conn if callable(getattr(conn, "_execute", None)) else None
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        conn = self._one_hop()
+        if conn is None:
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        import json
+
+        from langgraph.checkpoint.base import get_checkpoint_metadata
+
+        saver: Any = self
+        await saver.setup()
+        thread_id = config["configurable"]["thread_id"]
+        checkpoint_ns = config["configurable"]["checkpoint_ns"]
+        type_, data = self.serde.dumps_typed(checkpoint)
+        meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False)
+        row = (
+            str(thread_id),
+            checkpoint_ns,
+            checkpoint["id"],
+            config["configurable"].get("checkpoint_id"),
+            type_,
+            data,
+            meta.encode("utf-8", "ignore"),
+        )
+        async with saver.lock:
+            await conn._execute(_sqlite_insert_and_commit, conn, _SQLITE_PUT, [row])
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        conn = self._one_hop()
+        if conn is None:
+            await super().aput_writes(config, writes, task_id, task_path)
+            return
+        from langgraph.checkpoint.base import WRITES_IDX_MAP
+
+        saver: Any = self
+        verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
+        await saver.setup()
+        configurable = config["configurable"]
+        rows = [
+            (
+                str(configurable["thread_id"]),
+                str(configurable["checkpoint_ns"]),
+                str(configurable["checkpoint_id"]),
+                task_id,
+                task_path,
+                WRITES_IDX_MAP.get(channel, idx),
+                channel,
+                *self.serde.dumps_typed(value),
+            )
+            for idx, (channel, value) in enumerate(writes)
+        ]
+        async with saver.lock:
+            await conn._execute(
+                _sqlite_insert_and_commit, conn, f"INSERT OR {verb} {_SQLITE_WRITES}", rows
+            )
 
 
 # -- Postgres ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import base64
 import binascii
 import dataclasses
 import enum
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -42,6 +42,9 @@ EXTRA_TYPES: tuple[tuple[str, str], ...] = ()
 
 #: Prefix of a sealed (encrypted) value as stored by a saver.
 SEALED_PREFIX = "analyst-sealed:v1:"
+
+#: Exact types the Redis JSON encoder passes through unchanged.
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _registrable(obj: Any) -> bool:
@@ -89,6 +92,31 @@ def strict_redis_serializer(extra: Iterable[tuple[str, str]] = ()) -> Serializer
         The upstream reviver imports and calls any dataclass named in a stored envelope;
         here a disallowed envelope stays a plain dict and nothing is imported or called.
         """
+
+        def _preprocess_redis_json(
+            self, obj: Any, *, encode_bytes: Callable[[bytes], Any] | None = None
+        ) -> Any:
+            # Upstream tests every node against eight types (and re-imports three of them)
+            # before reaching the common case; a checkpoint is mostly plain dicts, lists and
+            # scalars. Exactly those builtin types are walked here with the result upstream
+            # would give (none of them is a bytes/Interrupt/Send/set/dataclass value);
+            # anything else, subclasses included, goes to upstream unchanged, so the encoded
+            # bytes are identical. Loading is not touched: the allowlist still applies.
+            special = super()._preprocess_redis_json
+
+            def walk(value: Any) -> Any:
+                kind = type(value)
+                if kind in _JSON_SCALARS:
+                    return value
+                if kind is dict:
+                    return {k: walk(v) for k, v in value.items()}
+                if kind is list:
+                    return [walk(v) for v in value]
+                if kind is tuple:
+                    return tuple([walk(v) for v in value])
+                return special(value, encode_bytes=encode_bytes)
+
+            return walk(obj)
 
         def _revive_if_needed(self, obj: Any) -> Any:
             if isinstance(obj, list):

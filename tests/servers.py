@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 #: Superuser connection used only to create and drop test databases.
 PG_ADMIN_URL = os.environ.get(
@@ -193,3 +194,50 @@ def throwaway_postgres() -> Iterator[ThrowawayPostgres]:
             with suppress(subprocess.CalledProcessError):
                 server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def as_user(url: str, user: str) -> str:
+    """``url`` with its user replaced (trust auth here: no password needed)."""
+    parts = urlsplit(url)
+    netloc = f"{user}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@dataclass(frozen=True)
+class PgLedger:
+    """A fact ledger database: set up by a non-superuser owner for an application role."""
+
+    admin_url: str
+    owner_url: str
+    app_url: str
+    app_role: str
+
+
+@contextmanager
+def postgres_ledger(*, migrate: bool = True) -> Iterator[PgLedger]:
+    """A fresh database and fresh owner/app roles (neither superuser nor BYPASSRLS); with
+    ``migrate`` the owner has set the ledger up for the app role. Dropped afterwards."""
+    import asyncio
+
+    import psycopg
+
+    from memory.facts import setup_fact_store
+
+    suffix = uuid.uuid4().hex[:10]
+    owner, app = f"facts_owner_{suffix}", f"facts_app_{suffix}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+        for role in (owner, app):
+            admin.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
+    try:
+        with fresh_postgres_database("facts") as admin_url:
+            database = urlsplit(admin_url).path.lstrip("/")
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'GRANT CREATE ON DATABASE "{database}" TO "{owner}"')
+            ledger = PgLedger(admin_url, as_user(admin_url, owner), as_user(admin_url, app), app)
+            if migrate:
+                asyncio.run(setup_fact_store(ledger.owner_url, app_roles=[app]))
+            yield ledger
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            for role in (owner, app):
+                admin.execute(f'DROP ROLE IF EXISTS "{role}"')

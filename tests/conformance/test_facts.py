@@ -8,16 +8,14 @@ episodes, then a delayed extraction that predates both.
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -41,7 +39,7 @@ from memory.facts import (
 )
 from memory.threads import Principal
 
-from servers import PG_ADMIN_URL, fresh_postgres_database
+from servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
 
@@ -55,43 +53,6 @@ def t(text: str) -> datetime:
 
 
 # -- ledgers ---------------------------------------------------------------------------------
-
-
-def _as_user(url: str, user: str) -> str:
-    parts = urlsplit(url)
-    netloc = f"{user}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-@dataclass(frozen=True)
-class PgLedger:
-    admin_url: str
-    owner_url: str
-    app_url: str
-    app_role: str
-
-
-@contextmanager
-def postgres_ledger(*, migrate: bool = True) -> Iterator[PgLedger]:
-    """A fresh database; the ledger set up by a non-superuser owner for a fresh app role."""
-    suffix = uuid.uuid4().hex[:10]
-    owner, app = f"facts_owner_{suffix}", f"facts_app_{suffix}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        for role in (owner, app):
-            admin.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
-    try:
-        with fresh_postgres_database("facts") as admin_url:
-            database = urlsplit(admin_url).path.lstrip("/")
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'GRANT CREATE ON DATABASE "{database}" TO "{owner}"')
-            ledger = PgLedger(admin_url, _as_user(admin_url, owner), _as_user(admin_url, app), app)
-            if migrate:
-                asyncio.run(setup_fact_store(ledger.owner_url, app_roles=[app]))
-            yield ledger
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-            for role in (owner, app):
-                admin.execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 OpenStore = Callable[..., AbstractAsyncContextManager[FactStore]]

@@ -20,18 +20,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agent.errors import FactConflictError, FactNotFoundError
-from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store, setup_fact_store
+from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store
 from memory.threads import Principal
 
-from servers import PG_ADMIN_URL, fresh_postgres_database
+from servers import postgres_ledger
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -106,34 +104,14 @@ class ReferenceLedger:
 # -- ledgers -----------------------------------------------------------------------------------
 
 
-def _as_user(url: str, user: str) -> str:
-    parts = urlsplit(url)
-    netloc = f"{user}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh ledger: a SQLite file, or Postgres set up by an owner for an app role."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'facts.sqlite'}"
         return
-    suffix = uuid.uuid4().hex[:10]
-    owner, app = f"facts_owner_{suffix}", f"facts_app_{suffix}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        for role in (owner, app):
-            admin.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
-    try:
-        with fresh_postgres_database("facts") as admin_url:
-            database = urlsplit(admin_url).path.lstrip("/")
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'GRANT CREATE ON DATABASE "{database}" TO "{owner}"')
-            asyncio.run(setup_fact_store(_as_user(admin_url, owner), app_roles=[app]))
-            yield _as_user(admin_url, app)
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-            for role in (owner, app):
-                admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+    with postgres_ledger() as ledger:
+        yield ledger.app_url
 
 
 @pytest.fixture

@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -23,7 +21,7 @@ from agent.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
 from memory.facts import MemoryDelta, open_fact_store, setup_fact_store
 from memory.threads import Principal
 
-from servers import PG_ADMIN_URL, fresh_postgres_database
+from servers import PgLedger, postgres_ledger
 
 pytestmark = pytest.mark.integration
 
@@ -32,38 +30,14 @@ TENANT_B = Principal("tenant-b", "bob")
 FACTS = "analyst_facts.facts"
 
 
-def _as_user(url: str, user: str) -> str:
-    parts = urlsplit(url)
-    netloc = f"{user}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-@dataclass(frozen=True)
-class Ledger:
-    admin_url: str
-    owner_url: str
-    app_url: str
-    app_role: str
+Ledger = PgLedger
 
 
 @pytest.fixture
 def ledger() -> Iterator[Ledger]:
-    """A fresh database whose ledger an owner set up for a fresh application role."""
-    suffix = uuid.uuid4().hex[:10]
-    owner, app = f"facts_owner_{suffix}", f"facts_app_{suffix}"
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-        for role in (owner, app):
-            admin.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS')
-    try:
-        with fresh_postgres_database("facts") as admin_url:
-            database = urlsplit(admin_url).path.lstrip("/")
-            with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'GRANT CREATE ON DATABASE "{database}" TO "{owner}"')
-            yield Ledger(admin_url, _as_user(admin_url, owner), _as_user(admin_url, app), app)
-    finally:
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
-            for role in (owner, app):
-                admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+    """A fresh database whose ledger an owner will set up for a fresh application role."""
+    with postgres_ledger(migrate=False) as fresh:
+        yield fresh
 
 
 @pytest.fixture
