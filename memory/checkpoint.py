@@ -20,6 +20,14 @@ Supported URLs (set by ``ANALYST_CHECKPOINTER`` or ``--checkpointer``):
   and each read refreshes them).
 - ``memory://`` — LangGraph's in-process ``InMemorySaver`` (tests, throwaway runs).
 
+Write paths: the SQLite and Redis savers are LangGraph's, with ``aput``/``aput_writes``
+replaced by versions that store the very same rows / JSON documents under the same keys in
+fewer trips (SQLite: one hop to aiosqlite's thread and one commit for the writes handed over
+in the same turn of the event loop; Redis: one round trip per call, documents encoded once
+with orjson). LangGraph's readers, listing, deletion and indexes are used unchanged, and
+every write is committed / acknowledged before its call returns.
+``scripts/bench_checkpoints.py`` measures the result against a raw write.
+
 Schema setup is explicit and idempotent: :func:`setup_checkpointer` (``analyst db setup``)
 creates or migrates tables and indexes and says what it did; ``open_checkpointer`` applies
 it only when the schema is missing or behind (``ensure_schema=True``, what the CLI does).
@@ -35,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,10 +254,17 @@ async def _open_backend(
 
         path = parse_sqlite_path(spec.url)
         path.parent.mkdir(parents=True, exist_ok=True)
-        # A generous busy timeout: the CLI, scripts and a second approver may share the file.
-        class SqliteSaver(_SqliteOneHop, AsyncSqliteSaver):
-            """LangGraph's async SQLite saver, writing in one thread hop per call."""
 
+        class SqliteSaver(_SqliteGroupCommit, AsyncSqliteSaver):
+            """LangGraph's async SQLite saver; writes are group-committed in one thread hop."""
+
+            async def setup(self) -> None:
+                if not self.is_setup:
+                    async with self.lock:
+                        await _sqlite_enable_wal(self.conn)
+                await super().setup()
+
+        # A generous busy timeout: the CLI, scripts and a second approver may share the file.
         async with aiosqlite.connect(str(path), timeout=30) as conn:
             saver = SqliteSaver(conn, serde=strict_serializer())
             if ensure_schema:
@@ -372,12 +387,37 @@ _SQLITE_WRITES = (
     "type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
+_SqliteOp = tuple[str, list[tuple[Any, ...]]]
+#: A queued write: statement, rows, and the future its caller awaits.
+_SqliteQueued = tuple[str, list[tuple[Any, ...]], "asyncio.Future[None]"]
 
-def _sqlite_insert_and_commit(conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
-    """Runs in aiosqlite's connection thread: the statement and its commit, or neither."""
+
+async def _sqlite_enable_wal(conn: Any) -> None:
+    """Switch the file to WAL mode before LangGraph's setup does, surviving a concurrent switch.
+
+    Two processes opening a new file at once (two CLIs started together) both try the switch;
+    SQLite refuses one of them at once with "database is locked" instead of waiting (waiting
+    could deadlock), and that process failed. The refused one waits for the other's switch
+    through the busy timeout and then finds the file in WAL mode already.
+    """
+    import sqlite3
+
+    try:
+        await conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as e:
+        if "locked" not in str(e).lower():
+            raise
+        await conn.execute("BEGIN IMMEDIATE")  # waits while the other process switches
+        await conn.execute("ROLLBACK")
+        await conn.execute("PRAGMA journal_mode=WAL")
+
+
+def _sqlite_commit_batch(conn: Any, ops: list[_SqliteOp]) -> None:
+    """Runs on aiosqlite's connection thread: every statement and one commit, or nothing."""
     db = conn._conn
     try:
-        db.executemany(sql, rows)
+        for sql, rows in ops:
+            db.executemany(sql, rows)
         db.commit()
     except BaseException:
         if db.in_transaction:
@@ -385,26 +425,81 @@ def _sqlite_insert_and_commit(conn: Any, sql: str, rows: list[tuple[Any, ...]]) 
         raise
 
 
-class _SqliteOneHop(BaseCheckpointSaver[Any]):
-    """``AsyncSqliteSaver`` writes with one trip to aiosqlite's connection thread each.
+class _SqliteGroupCommit(BaseCheckpointSaver[Any]):
+    """``AsyncSqliteSaver`` writes in one trip to aiosqlite's thread, committed in groups.
 
-    Upstream awaits the thread three times per ``aput`` (execute, close the cursor, commit)
-    and four per ``aput_writes``; every trip is a queue hand-off and an event-loop wake-up,
-    and the graph's ``aput`` usually waits behind the previous task's ``aput_writes`` on the
-    saver's lock. Here the same rows (upstream's SQL, serializer and metadata encoding) are
-    inserted *and committed* in one call on that thread, still under the saver's lock, so a
-    write is committed when the call returns; a failed statement is rolled back rather than
-    left in an open transaction for the next commit to pick up. Reading, listing and deleting
-    are upstream's.
+    Upstream awaits the connection thread three times per ``aput`` (execute, close the
+    cursor, commit) and four times per ``aput_writes``, each with its own commit. In a graph
+    run the last task's ``aput_writes`` and the super-step's ``aput`` are handed over within
+    the same turn of the event loop, and the ``aput`` the run waits for queued behind the
+    writes' commit (two fsyncs per super-step).
+
+    Here a write queues upstream's own rows (same SQL, serializer and metadata encoding) and
+    waits; one flush, started on the next turn of the loop, takes everything queued, runs it
+    under the saver's lock in one call on the connection thread and commits once. A call
+    returns only after the commit that holds its rows (or raises, with the whole group rolled
+    back), so every ``aput``/``aput_writes`` is still durable when it returns, and writes
+    land in the order they were made. A call cancelled before its group is taken is not
+    written. Reading, listing and deleting are upstream's.
 
     Needs aiosqlite's ``Connection._execute`` (its one way to run a function on the
-    connection's thread; every public method is built on it); without it the upstream path
-    runs.
+    connection's thread; every public method is built on it); without it upstream runs.
     """
 
-    def _one_hop(self) -> Any:
-        conn = getattr(self, "conn", None)
-        return conn if callable(getattr(conn, "_execute", None)) else None
+    # Writes waiting for the next group, and the flush task that will take them.
+    _queued: list[_SqliteQueued] | None = None
+    _flush: asyncio.Task[None] | None = None
+    _flushing: set[asyncio.Task[None]] | None = None
+
+    async def _commit(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        saver: Any = self
+        if not saver.is_setup:
+            await saver.setup()
+        if self._queued is None:
+            self._queued = []
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued.append((sql, rows, done))
+        if self._flush is None:
+            self._flush = flush = asyncio.create_task(self._flush_queued())
+            # The loop keeps only weak references to tasks; hold each flush until it ends.
+            if self._flushing is None:
+                self._flushing = set()
+            self._flushing.add(flush)
+            flush.add_done_callback(self._flushing.discard)
+        await done
+
+    async def _flush_queued(self) -> None:
+        saver: Any = self
+        taken = False
+        group: list[_SqliteQueued] = []
+        try:
+            await asyncio.sleep(0)  # writes handed over in this turn of the loop join the group
+            async with saver.lock:
+                # Callers cancelled while waiting are dropped: their rows are not written.
+                group = [item for item in self._queued or () if not item[2].done()]
+                self._queued, self._flush, taken = [], None, True
+                if group:
+                    ops = [(sql, rows) for sql, rows, _ in group]
+                    await saver.conn._execute(_sqlite_commit_batch, saver.conn, ops)
+        except BaseException as e:
+            if not taken:
+                group, self._queued, self._flush = self._queued or [], [], None
+            for _, _, done in group:
+                if done.done():
+                    continue
+                if isinstance(e, asyncio.CancelledError):
+                    done.cancel()
+                else:
+                    done.set_exception(e)
+            if not isinstance(e, Exception):
+                raise
+        else:
+            for _, _, done in group:
+                if not done.done():
+                    done.set_result(None)
+
+    def _grouped(self) -> bool:
+        return callable(getattr(getattr(self, "conn", None), "_execute", None))
 
     async def aput(
         self,
@@ -413,15 +508,12 @@ class _SqliteOneHop(BaseCheckpointSaver[Any]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        conn = self._one_hop()
-        if conn is None:
+        if not self._grouped():
             return await super().aput(config, checkpoint, metadata, new_versions)
         import json
 
         from langgraph.checkpoint.base import get_checkpoint_metadata
 
-        saver: Any = self
-        await saver.setup()
         thread_id = config["configurable"]["thread_id"]
         checkpoint_ns = config["configurable"]["checkpoint_ns"]
         type_, data = self.serde.dumps_typed(checkpoint)
@@ -435,8 +527,7 @@ class _SqliteOneHop(BaseCheckpointSaver[Any]):
             data,
             meta.encode("utf-8", "ignore"),
         )
-        async with saver.lock:
-            await conn._execute(_sqlite_insert_and_commit, conn, _SQLITE_PUT, [row])
+        await self._commit(_SQLITE_PUT, [row])
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -452,15 +543,12 @@ class _SqliteOneHop(BaseCheckpointSaver[Any]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        conn = self._one_hop()
-        if conn is None:
+        if not self._grouped():
             await super().aput_writes(config, writes, task_id, task_path)
             return
         from langgraph.checkpoint.base import WRITES_IDX_MAP
 
-        saver: Any = self
         verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
-        await saver.setup()
         configurable = config["configurable"]
         rows = [
             (
@@ -475,10 +563,7 @@ class _SqliteOneHop(BaseCheckpointSaver[Any]):
             )
             for idx, (channel, value) in enumerate(writes)
         ]
-        async with saver.lock:
-            await conn._execute(
-                _sqlite_insert_and_commit, conn, f"INSERT OR {verb} {_SQLITE_WRITES}", rows
-            )
+        await self._commit(f"INSERT OR {verb} {_SQLITE_WRITES}", rows)
 
 
 # -- Postgres ---------------------------------------------------------------------------------
@@ -591,6 +676,328 @@ def parse_duration_minutes(text: str, *, what: str) -> float:
     return parse_age(text, what=what).total_seconds() / 60
 
 
+def _redis_ttl_seconds(saver: Any) -> int | None:
+    ttl = saver.ttl_config
+    return int(ttl["default_ttl"] * 60) if ttl and "default_ttl" in ttl else None
+
+
+def _redis_checkpoint_ts(checkpoint_id: str, fallback: Callable[[], Any]) -> Any:
+    """Upstream's ``checkpoint_ts``: the id's ULID timestamp, else ``fallback()``."""
+    from ulid import ULID
+
+    try:
+        return ULID.from_str(checkpoint_id).timestamp
+    except Exception:  # LangGraph's ids are UUIDv6, not ULIDs: upstream falls back as well
+        return fallback()
+
+
+async def _redis_writes_pipeline(
+    saver: Any, commands: list[tuple[Any, ...]], expires: list[str]
+) -> list[Any]:
+    """One round trip: the write commands, then best-effort EXPIREs (failures ignored).
+
+    Returns the write commands' results, errors included (``raise_on_error=False``), for the
+    caller to judge as upstream does.
+    """
+    pipe = saver._redis.pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    ttl = _redis_ttl_seconds(saver)
+    if ttl is not None:
+        for key in expires:
+            pipe.expire(key, ttl)
+    results = await pipe.execute(raise_on_error=False)
+    return list(results[: len(commands)])
+
+
+class _RedisOneTrip(BaseCheckpointSaver[Any]):
+    """``AsyncRedisSaver`` writes in one round trip each, wire-compatible with upstream.
+
+    Upstream's ``aput`` stores the checkpoint through RedisVL (a pipeline of one JSON.SET),
+    then sets the thread's latest-checkpoint pointer in a second round trip (and EXPIREs in
+    more, with a TTL); redis-py re-encodes every document with the standard ``json`` module
+    after the serializer produced it with orjson, and builds a fresh JSON command helper per
+    command. Here the same documents under the same keys go out as orjson bytes: ``aput`` in
+    one MULTI/EXEC (checkpoint, pointer, TTLs: all or nothing, acknowledged before it
+    returns), ``aput_writes`` in one pipeline (write documents, the checkpoint's
+    ``has_writes`` flag, the key registry, TTLs). Upstream's readers, indexes, ``alist``,
+    ``adelete_thread`` and TTL refresh work unchanged. Cluster mode keeps upstream's path.
+    """
+
+    def _checkpoint_doc(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        *,
+        interrupted: bool = False,
+    ) -> tuple[dict[str, Any], str, RunnableConfig]:
+        """The document, key and returned config of upstream's ``aput`` (or its variant
+        written when a save is cancelled)."""
+        import time
+
+        from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
+
+        saver: Any = self
+        configurable = dict(config["configurable"])
+        run_id = configurable.pop("run_id", metadata.get("run_id"))
+        thread_id = configurable.pop("thread_id")
+        checkpoint_ns = configurable.pop("checkpoint_ns")
+        config_checkpoint_id = configurable.pop("checkpoint_id", None)
+        thread_ts = configurable.pop("thread_ts", "")
+        checkpoint_id = config_checkpoint_id or thread_ts or checkpoint.get("id", "")
+        parent_checkpoint_id = None
+        if (
+            checkpoint.get("id")
+            and config_checkpoint_id
+            and checkpoint.get("id") != config_checkpoint_id
+        ):
+            parent_checkpoint_id = config_checkpoint_id
+            checkpoint_id = checkpoint["id"]
+        doc: dict[str, Any] = {
+            "thread_id": to_storage_safe_id(thread_id),
+            "run_id": to_storage_safe_id(run_id) if run_id else "",
+            "checkpoint_ns": to_storage_safe_str(checkpoint_ns),
+            "checkpoint_id": to_storage_safe_id(checkpoint_id),
+        }
+        if interrupted:
+            parent = checkpoint.get("parent_checkpoint_id")
+            doc["parent_checkpoint_id"] = to_storage_safe_id(str(parent)) if parent else ""
+            doc["checkpoint"] = saver._dump_checkpoint(checkpoint.copy())
+            doc["metadata"] = saver._dump_metadata(
+                {**metadata, "interrupted": True, "stream_mode": "values"}
+            )
+            doc["has_writes"] = False
+        else:
+            doc["parent_checkpoint_id"] = (
+                to_storage_safe_id(parent_checkpoint_id) if parent_checkpoint_id else ""
+            )
+            doc["checkpoint_ts"] = (
+                _redis_checkpoint_ts(checkpoint_id, lambda: time.time() * 1000)
+                if checkpoint_id
+                else None
+            )
+            doc["checkpoint"] = saver._dump_checkpoint(checkpoint.copy())
+            doc["metadata"] = saver._dump_metadata(metadata)
+            doc["has_writes"] = False
+            if "source" in metadata and "step" in metadata:
+                doc["source"] = metadata["source"]
+                doc["step"] = metadata["step"]
+        key = saver._make_redis_checkpoint_key_cached(thread_id, checkpoint_ns, checkpoint_id)
+        next_config: RunnableConfig = {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+        return doc, key, next_config
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        saver: Any = self
+        if saver.cluster_mode:
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        import orjson
+
+        doc, key, next_config = self._checkpoint_doc(config, checkpoint, metadata)
+        configurable = next_config["configurable"]
+        latest = saver._make_redis_checkpoint_latest_key(
+            configurable["thread_id"], configurable["checkpoint_ns"]
+        )
+        ttl = _redis_ttl_seconds(saver)
+        pipe = saver._redis.pipeline(transaction=True)
+        pipe.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
+        pipe.set(latest, key)
+        if ttl is not None:
+            pipe.expire(key, ttl)
+            pipe.expire(latest, ttl)
+        try:
+            await pipe.execute()
+        except asyncio.CancelledError:
+            # As upstream: a cancelled save still stores the checkpoint, marked interrupted.
+            with contextlib.suppress(Exception):
+                doc, key, _ = self._checkpoint_doc(config, checkpoint, metadata, interrupted=True)
+                await saver._redis.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
+                await saver._apply_ttl_to_keys(key)
+            raise
+        return next_config
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        saver: Any = self
+        if not writes:
+            return
+        if saver.cluster_mode:
+            await super().aput_writes(config, writes, task_id, task_path)
+            return
+        import orjson
+        from langgraph.checkpoint.base import WRITES_IDX_MAP
+        from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
+
+        thread_id = config["configurable"]["thread_id"]
+        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+        checkpoint_id = config["configurable"]["checkpoint_id"]
+        commands: list[tuple[Any, ...]] = []
+        keys: list[str] = []
+        for idx, (channel, value) in enumerate(writes):
+            type_, blob = saver.serde.dumps_typed(value)
+            doc = {
+                "thread_id": to_storage_safe_id(thread_id),
+                "checkpoint_ns": to_storage_safe_str(checkpoint_ns),
+                "checkpoint_id": to_storage_safe_id(checkpoint_id),
+                "task_id": task_id,
+                "task_path": task_path,
+                "idx": WRITES_IDX_MAP.get(channel, idx),
+                "channel": channel,
+                "type": type_,
+                "blob": saver._encode_blob(blob),
+            }
+            key = saver._make_redis_checkpoint_writes_key_cached(
+                thread_id, checkpoint_ns, checkpoint_id, task_id, doc["idx"]
+            )
+            commands.append(("JSON.SET", key, "$", orjson.dumps(doc)))
+            keys.append(key)
+        checkpoint_key = saver._make_redis_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+        commands.append(("JSON.MERGE", checkpoint_key, "$", b'{"has_writes":true}'))
+        expires = list(keys)
+        if saver._key_registry:
+            zset_key = saver._key_registry.make_write_keys_zset_key(
+                thread_id, checkpoint_ns, checkpoint_id
+            )
+            ranks = {key: idx for idx, key in enumerate(keys)}
+            commands.append(("ZADD", zset_key, *[x for kv in ranks.items() for x in kv[::-1]]))
+            expires.append(zset_key)
+        merge_failed = False
+        for result in await _redis_writes_pipeline(saver, commands, expires):
+            if isinstance(result, Exception):
+                if "JSON.MERGE" in str(result) or "merge" in str(result).lower():
+                    merge_failed = True
+                else:
+                    raise result
+        if merge_failed:
+            # Upstream's fallback for a RedisJSON without JSON.MERGE.
+            with contextlib.suppress(Exception):
+                data = await saver._redis.json().get(checkpoint_key)
+                if isinstance(data, dict) and not data.get("has_writes"):
+                    data["has_writes"] = True
+                    await saver._redis.json().set(checkpoint_key, "$", data)
+
+
+class _ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
+    """``AsyncShallowRedisSaver`` writes in one round trip each, wire-compatible.
+
+    As :class:`_RedisOneTrip`: upstream's documents and keys, encoded once with orjson; the
+    checkpoint in one JSON.SET (with a TTL, JSON.SET and EXPIRE in one MULTI/EXEC), the
+    writes with their registry entry and TTLs in one pipeline.
+    """
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        import orjson
+        from langgraph.checkpoint.redis.util import to_storage_safe_id
+
+        saver: Any = self
+        configurable = dict(config["configurable"])
+        run_id = configurable.pop("run_id", metadata.get("run_id"))
+        thread_id = configurable.pop("thread_id")
+        checkpoint_ns = configurable.pop("checkpoint_ns")
+        checkpoint_ts = None
+        if checkpoint["id"]:
+            checkpoint_ts = _redis_checkpoint_ts(
+                checkpoint["id"], lambda: saver._extract_fallback_timestamp(checkpoint)
+            )
+        copy = checkpoint.copy()
+        copy["channel_values"] = checkpoint.get("channel_values", {})
+        doc = {
+            "thread_id": thread_id,
+            "run_id": to_storage_safe_id(run_id) if run_id else "",
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint["id"],
+            "checkpoint_ts": checkpoint_ts,
+            "checkpoint": saver._dump_checkpoint(copy),
+            "metadata": saver._dump_metadata(metadata),
+        }
+        if "source" in metadata and "step" in metadata:
+            doc["source"] = metadata["source"]
+            doc["step"] = metadata["step"]
+        key = saver._make_shallow_redis_checkpoint_key_cached(thread_id, checkpoint_ns)
+        ttl = _redis_ttl_seconds(saver)
+        if ttl is None:
+            await saver._redis.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
+        else:
+            pipe = saver._redis.pipeline(transaction=True)
+            pipe.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
+            pipe.expire(key, ttl)
+            await pipe.execute()
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        if not writes:
+            return
+        import orjson
+        from langgraph.checkpoint.base import WRITES_IDX_MAP
+        from langgraph.checkpoint.redis.util import to_storage_safe_str
+
+        saver: Any = self
+        thread_id = config["configurable"]["thread_id"]
+        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+        checkpoint_id = config["configurable"]["checkpoint_id"]
+        commands: list[tuple[Any, ...]] = []
+        keys: list[str] = []
+        for idx, (channel, value) in enumerate(writes):
+            type_, blob = saver.serde.dumps_typed(value)
+            doc = {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint_id,
+                "task_id": task_id,
+                "task_path": task_path,
+                "idx": WRITES_IDX_MAP.get(channel, idx),
+                "channel": channel,
+                "type": type_,
+                "blob": saver._encode_blob(blob),
+            }
+            key = saver._make_redis_checkpoint_writes_key_cached(
+                thread_id, checkpoint_ns, checkpoint_id, task_id, doc["idx"]
+            )
+            commands.append(("JSON.SET", key, "$", orjson.dumps(doc)))
+            keys.append(key)
+        zset_key = f"write_keys_zset:{thread_id}:{to_storage_safe_str(checkpoint_ns)}:shallow"
+        ranks = {key: idx for idx, key in enumerate(keys)}
+        commands.append(("ZADD", zset_key, *[x for kv in ranks.items() for x in kv[::-1]]))
+        for result in await _redis_writes_pipeline(saver, commands, [*keys, zset_key]):
+            if isinstance(result, Exception):
+                raise result
+
+
 @asynccontextmanager
 async def _redis_saver(spec: CheckpointerURL, *, setup: bool) -> AsyncIterator[Any]:
     from langgraph.checkpoint.redis.aio import AsyncRedisSaver
@@ -599,12 +1006,13 @@ async def _redis_saver(spec: CheckpointerURL, *, setup: bool) -> AsyncIterator[A
     from memory.serde import strict_redis_serializer
 
     # Upstream's aput takes an extra stream_mode argument that LangGraph never passes.
-    class RedisSaver(_Guarded, AsyncRedisSaver):  # type: ignore[misc]
-        """LangGraph's async Redis saver; connection failures name the URL."""
+    class RedisSaver(_Guarded, _RedisOneTrip, AsyncRedisSaver):  # type: ignore[misc]
+        """LangGraph's async Redis saver, writing in one round trip per call; connection
+        failures name the URL."""
 
         shallow = False
 
-    class ShallowRedisSaver(_Guarded, AsyncShallowRedisSaver):
+    class ShallowRedisSaver(_Guarded, _ShallowRedisOneTrip, AsyncShallowRedisSaver):
         """The latest checkpoint per thread only; asking for an older one is an error.
 
         Upstream answers any checkpoint id with the latest checkpoint, which would make a

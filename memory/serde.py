@@ -9,6 +9,9 @@ serialised data and its constructor never runs.
 
 The Redis saver stores checkpoints as JSON with its own serializer, whose reviver rebuilds any
 importable dataclass; :class:`StrictRedisSerializer` puts the same allowlist in front of it.
+Its encoder walks plain dicts, lists and scalars itself (upstream checks every node against
+eight special types first) and leaves everything else to upstream, so what it writes is
+byte-for-byte what upstream writes; loading is not affected.
 
 Encryption (``ANALYST_CHECKPOINT_KEY``): :class:`ValueCipher` seals every channel value and
 pending write with AES (EAX mode: confidentiality and integrity, via LangGraph's
