@@ -98,7 +98,8 @@ class AnalystNodes:
             blocked = ", ".join(route.tickers)
             reply = (
                 f"I won't analyse {blocked}: it is excluded by your constraint "
-                f'"{excluded[route.tickers[0]]}". Say so if you want to lift it.'
+                f'"{excluded[route.tickers[0]]}". Constraints hold for this conversation; '
+                "start a new one (/new in chat, or a new thread) to drop them."
             )
             return self._finish(update, usage, "declined", reply)
         left_out = [t for t in route.tickers if t in excluded]
