@@ -52,6 +52,14 @@ def _run(settings: Settings, body: Callable[[BaseStore, Principal], Coroutine[An
     return run(go())
 
 
+def _show(found: Sequence[Recalled], user_id: str, *, ranked: bool) -> None:
+    console = common.console()
+    if not found:
+        console.print(f"No memories for {user_id}. Add one with: analyst memories add TEXT")
+        return
+    console.print(_table(found, ranked=ranked))
+
+
 def _table(memories: Sequence[Recalled], *, ranked: bool) -> Any:
     from rich.table import Table
 
@@ -147,13 +155,7 @@ def search(
             )
         )
         return
-    console = common.console()
-    if not found:
-        console.print(
-            f"No memories for {settings.user_id}. Add one with: analyst memories add TEXT"
-        )
-        return
-    console.print(_table(found, ranked=True))
+    _show(found, settings.user_id, ranked=True)
 
 
 @app.command()
@@ -219,13 +221,7 @@ def list_(
     if json_mode:
         print(json.dumps({"memories": [m.to_json() for m in found]}, indent=2, ensure_ascii=False))
         return
-    console = common.console()
-    if not found:
-        console.print(
-            f"No memories for {settings.user_id}. Add one with: analyst memories add TEXT"
-        )
-        return
-    console.print(_table(found, ranked=False))
+    _show(found, settings.user_id, ranked=False)
 
 
 @app.command()

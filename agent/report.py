@@ -83,6 +83,11 @@ def collect(ticker: str, results: Mapping[str, Mapping[str, Any]]) -> tuple[dict
     return metrics, peers, as_of, sorted(sources)
 
 
+def confidence_label(confidence: float) -> str:
+    """high from 0.75, medium from 0.6, low below: one scale for rules and models."""
+    return "high" if confidence >= 0.75 else "medium" if confidence >= 0.6 else "low"
+
+
 def recommend(metrics: Mapping[str, Any], peers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Rule-based recommendation from price signals, with the signals that produced it.
 
@@ -111,7 +116,7 @@ def recommend(metrics: Mapping[str, Any], peers: Sequence[Mapping[str, Any]]) ->
     if (metrics.get("volatility_1y") or 0) > 0.5:
         confidence -= 0.1
     confidence = round(min(max(confidence, 0.3), 0.9), 2)
-    label = "high" if confidence >= 0.75 else "medium" if confidence >= 0.6 else "low"
+    label = confidence_label(confidence)
     return {
         "rating": rating,
         "score": score,
@@ -181,18 +186,11 @@ def compose_report(
     risks = risk_factors(metrics, as_of)
     claims: list[dict[str, Any]] = []
     if narrative is not None:
-        label = (
-            "high"
-            if narrative.confidence >= 0.75
-            else "medium"
-            if narrative.confidence >= 0.6
-            else "low"
-        )
         rec = {
             **rec,
             "rating": narrative.rating,
             "confidence": round(narrative.confidence, 2),
-            "confidence_label": label,
+            "confidence_label": confidence_label(narrative.confidence),
             "rationale": narrative.rationale,
             "source": "model",
         }
