@@ -9,9 +9,10 @@ serialised data and its constructor never runs.
 
 The Redis saver stores checkpoints as JSON with its own serializer, whose reviver rebuilds any
 importable dataclass; :class:`StrictRedisSerializer` puts the same allowlist in front of it.
-Its encoder walks plain dicts, lists and scalars itself (upstream checks every node against
-eight special types first) and leaves everything else to upstream, so what it writes is
-byte-for-byte what upstream writes; loading is not affected.
+Its encoder lets orjson walk the plain dicts, lists and scalars in C (upstream walks every
+node in Python first, checking it against eight special types) and hands each node orjson
+cannot encode to upstream's own code, so what it writes is byte-for-byte what upstream writes;
+loading is not affected.
 
 Encryption (``ANALYST_CHECKPOINT_KEY``): :class:`ValueCipher` seals every channel value and
 pending write with AES (EAX mode: confidentiality and integrity, via LangGraph's
@@ -29,6 +30,7 @@ import enum
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -48,6 +50,9 @@ SEALED_PREFIX = "analyst-sealed:v1:"
 
 #: Exact types the Redis JSON encoder passes through unchanged.
 _JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+#: Exact types whose encoding orjson walks itself (see ``StrictRedisSerializer.dumps_typed``).
+_JSON_FAST = frozenset({dict, list, tuple, str, int, float, bool})
 
 
 def _registrable(obj: Any) -> bool:
@@ -121,6 +126,21 @@ def strict_redis_serializer(extra: Iterable[tuple[str, str]] = ()) -> Serializer
 
             return walk(obj)
 
+        def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+            # orjson walks the plain part of the value in C; only the nodes it cannot encode
+            # itself (dataclasses, sets, Send, bytes, LangChain objects...) come back through
+            # ``encode_node``, which encodes each such subtree exactly as upstream would.
+            # Anything orjson refuses (bytes, 64-bit overflow, non-str keys) takes upstream's
+            # whole path, msgpack fallback included, so the outcome is upstream's.
+            if type(obj) in _JSON_FAST:
+                try:
+                    return "json", orjson.dumps(
+                        obj, default=encode_node, option=orjson.OPT_PASSTHROUGH_DATACLASS
+                    )
+                except TypeError:
+                    pass
+            return super().dumps_typed(obj)
+
         def _revive_if_needed(self, obj: Any) -> Any:
             if isinstance(obj, list):
                 return [self._revive_if_needed(item) for item in obj]
@@ -139,6 +159,16 @@ def strict_redis_serializer(extra: Iterable[tuple[str, str]] = ()) -> Serializer
     serde = StrictRedisSerializer(
         allowed_msgpack_modules=tuple(sorted(allowed)), allowed_json_modules=None
     )
+    upstream_preprocess = super(StrictRedisSerializer, serde)._preprocess_redis_json
+    upstream_default = serde._default_handler
+
+    def encode_node(value: Any) -> Any:
+        """One node orjson cannot encode, as upstream's preprocess + encoder would write it."""
+        processed = upstream_preprocess(value)
+        if processed is value:
+            processed = upstream_default(value)  # raises TypeError for bytes, as upstream
+        return orjson.Fragment(orjson.dumps(processed, default=upstream_default))
+
     return serde
 
 
