@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
@@ -691,23 +692,119 @@ def _redis_checkpoint_ts(checkpoint_id: str, fallback: Callable[[], Any]) -> Any
         return fallback()
 
 
+def _redis_checkpoint_json(saver: Any, checkpoint: Checkpoint) -> Any:
+    """Upstream's ``_dump_checkpoint(checkpoint)``, as JSON to embed in the document.
+
+    Upstream serialises the checkpoint to JSON, parses it back into a dict, adds ``type`` and
+    ``pending_sends`` (and makes channel versions strings), and the dict is then encoded once
+    more inside the document. When the serializer's JSON already has that shape (versions are
+    strings, as this saver's ``get_next_version`` makes them), the same object is spliced
+    from the serialised bytes instead; otherwise upstream's path runs.
+    """
+    import orjson
+
+    versions = checkpoint.get("channel_versions", {})
+    if (
+        "type" not in checkpoint
+        and "pending_sends" not in checkpoint
+        and all(type(v) is str for v in versions.values())
+    ):
+        type_, data = saver.serde.dumps_typed(checkpoint)
+        if type_ == "json" and data.startswith(b"{") and data != b"{}":
+            return orjson.Fragment(b'{"type":"json",' + data[1:-1] + b',"pending_sends":[]}')
+    return saver._dump_checkpoint(checkpoint.copy())
+
+
+async def _redis_round_trip(
+    saver: Any, commands: Sequence[tuple[Any, ...]], *, transaction: bool = False
+) -> list[Any]:
+    """Send ``commands`` on one pooled connection in one write and read every reply.
+
+    A checkpoint save is a handful of commands; redis-py's ``Pipeline`` object spends about
+    as long in Python building its command stack and running response callbacks as the
+    loopback round trip itself takes. Here the commands are packed and sent with the
+    connection's own methods. Error replies come back as exception values, in order, for the
+    caller to judge. With ``transaction`` the commands run in MULTI/EXEC (nothing else
+    interleaves, and a command refused at queue time aborts them all, raised here). A broken
+    connection is dropped, as redis-py's pipeline does, and the error propagates.
+    """
+    import redis.exceptions
+
+    sent: Sequence[tuple[Any, ...]] = (
+        [("MULTI",), *commands, ("EXEC",)] if transaction else commands
+    )
+    pool = saver._redis.connection_pool
+    conn = await pool.get_connection()
+    try:
+        await conn.send_packed_command(conn.pack_commands(sent))
+        replies: list[Any] = []
+        for _ in sent:
+            try:
+                replies.append(await conn.read_response())
+            except redis.exceptions.ResponseError as e:
+                replies.append(e)
+    except BaseException:
+        await conn.disconnect()
+        raise
+    finally:
+        await pool.release(conn)
+    if not transaction:
+        return replies
+    queued, executed = replies[1:-1], replies[-1]
+    if isinstance(executed, Exception):  # EXECABORT: say which command was refused
+        raise next((e for e in queued if isinstance(e, Exception)), executed)
+    return list(executed)
+
+
 async def _redis_writes_pipeline(
     saver: Any, commands: list[tuple[Any, ...]], expires: list[str]
 ) -> list[Any]:
     """One round trip: the write commands, then best-effort EXPIREs (failures ignored).
 
-    Returns the write commands' results, errors included (``raise_on_error=False``), for the
-    caller to judge as upstream does.
+    Returns the write commands' results, errors included, for the caller to judge as
+    upstream does.
     """
-    pipe = saver._redis.pipeline(transaction=False)
-    for command in commands:
-        pipe.execute_command(*command)
     ttl = _redis_ttl_seconds(saver)
     if ttl is not None:
-        for key in expires:
-            pipe.expire(key, ttl)
-    results = await pipe.execute(raise_on_error=False)
-    return list(results[: len(commands)])
+        commands = [*commands, *(("EXPIRE", key, ttl) for key in expires)]
+    results = await _redis_round_trip(saver, commands)
+    return results[: len(results) - (len(expires) if ttl is not None else 0)]
+
+
+#: ``aput`` on the server: store the checkpoint document, then point the thread's
+#: latest-checkpoint key at it and set both TTLs. One atomic command, and the pointer moves
+#: only once the document is stored (a failing JSON.SET stops the script), which upstream gets
+#: from two round trips.
+_REDIS_PUT_SCRIPT = b"""\
+redis.call('JSON.SET', KEYS[1], '$', ARGV[1])
+redis.call('SET', KEYS[2], KEYS[1])
+if ARGV[2] ~= '' then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+end
+return 1
+"""
+_REDIS_PUT_SHA = hashlib.sha1(_REDIS_PUT_SCRIPT).hexdigest()
+
+
+async def _redis_put_checkpoint(
+    saver: Any, key: str, latest: str, document: bytes, ttl: int | None
+) -> None:
+    """Run :data:`_REDIS_PUT_SCRIPT` (by its SHA; the body once after a restart flushed it)."""
+    import redis.exceptions
+
+    args = (2, key, latest, document, "" if ttl is None else ttl)
+    [reply] = await _redis_round_trip(saver, [("EVALSHA", _REDIS_PUT_SHA, *args)])
+    if isinstance(reply, redis.exceptions.NoScriptError):
+        [reply] = await _redis_round_trip(saver, [("EVAL", _REDIS_PUT_SCRIPT, *args)])
+    if isinstance(reply, Exception):
+        raise reply
+
+
+def _raise_first_error(results: Sequence[Any]) -> None:
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
 
 
 class _RedisOneTrip(BaseCheckpointSaver[Any]):
@@ -717,11 +814,13 @@ class _RedisOneTrip(BaseCheckpointSaver[Any]):
     then sets the thread's latest-checkpoint pointer in a second round trip (and EXPIREs in
     more, with a TTL); redis-py re-encodes every document with the standard ``json`` module
     after the serializer produced it with orjson, and builds a fresh JSON command helper per
-    command. Here the same documents under the same keys go out as orjson bytes: ``aput`` in
-    one MULTI/EXEC (checkpoint, pointer, TTLs: all or nothing, acknowledged before it
-    returns), ``aput_writes`` in one pipeline (write documents, the checkpoint's
-    ``has_writes`` flag, the key registry, TTLs). Upstream's readers, indexes, ``alist``,
-    ``adelete_thread`` and TTL refresh work unchanged. Cluster mode keeps upstream's path.
+    command. Here the same documents under the same keys go out as orjson bytes (the
+    checkpoint spliced from the serializer's output rather than parsed and encoded again):
+    ``aput`` as one server-side script (checkpoint, then pointer, then TTLs: atomic, the
+    pointer only after the document, acknowledged before it returns), ``aput_writes`` in one
+    pipelined write (write documents, the checkpoint's ``has_writes`` flag, the key registry,
+    TTLs). Upstream's readers, indexes, ``alist``, ``adelete_thread`` and TTL refresh work
+    unchanged. Cluster mode keeps upstream's path.
     """
 
     def _checkpoint_doc(
@@ -777,7 +876,7 @@ class _RedisOneTrip(BaseCheckpointSaver[Any]):
                 if checkpoint_id
                 else None
             )
-            doc["checkpoint"] = saver._dump_checkpoint(checkpoint.copy())
+            doc["checkpoint"] = _redis_checkpoint_json(saver, checkpoint)
             doc["metadata"] = saver._dump_metadata(metadata)
             doc["has_writes"] = False
             if "source" in metadata and "step" in metadata:
@@ -810,15 +909,10 @@ class _RedisOneTrip(BaseCheckpointSaver[Any]):
         latest = saver._make_redis_checkpoint_latest_key(
             configurable["thread_id"], configurable["checkpoint_ns"]
         )
-        ttl = _redis_ttl_seconds(saver)
-        pipe = saver._redis.pipeline(transaction=True)
-        pipe.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
-        pipe.set(latest, key)
-        if ttl is not None:
-            pipe.expire(key, ttl)
-            pipe.expire(latest, ttl)
         try:
-            await pipe.execute()
+            await _redis_put_checkpoint(
+                saver, key, latest, orjson.dumps(doc), _redis_ttl_seconds(saver)
+            )
         except asyncio.CancelledError:
             # As upstream: a cancelled save still stores the checkpoint, marked interrupted.
             with contextlib.suppress(Exception):
@@ -930,7 +1024,7 @@ class _ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
             "checkpoint_ns": checkpoint_ns,
             "checkpoint_id": checkpoint["id"],
             "checkpoint_ts": checkpoint_ts,
-            "checkpoint": saver._dump_checkpoint(copy),
+            "checkpoint": _redis_checkpoint_json(saver, copy),
             "metadata": saver._dump_metadata(metadata),
         }
         if "source" in metadata and "step" in metadata:
@@ -941,10 +1035,8 @@ class _ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
         if ttl is None:
             await saver._redis.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
         else:
-            pipe = saver._redis.pipeline(transaction=True)
-            pipe.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
-            pipe.expire(key, ttl)
-            await pipe.execute()
+            commands = [("JSON.SET", key, "$", orjson.dumps(doc)), ("EXPIRE", key, ttl)]
+            _raise_first_error(await _redis_round_trip(saver, commands, transaction=True))
         return {
             "configurable": {
                 "thread_id": thread_id,

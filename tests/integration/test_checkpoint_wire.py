@@ -215,6 +215,14 @@ VALUES: list[Any] = [
     None,
     {"big": 2**70},
     {1: "non-str key"},
+    # Nodes orjson hands back, holding values it would otherwise encode its own way.
+    AIMessage("x", additional_kwargs={"tags": {"a"}, "at": Point(3, "r")}),
+    {"m": [HumanMessage("q", additional_kwargs={"raw": b"\x00"})]},
+    Tagged(s={1}, p=Point(4, "s")),
+    Pair(Point(5, "t"), {"u"}),
+    (Interrupt(value=Point(6, "v"), id="i2"),),
+    True,
+    1.5,
 ]
 
 
@@ -229,3 +237,42 @@ def test_redis_encoding_matches_upstream(value: Any) -> None:
             return type(e)
 
     assert outcome(strict_redis_serializer()) == outcome(JsonPlusRedisSerializer())
+
+
+# -- the checkpoint save script -------------------------------------------------------------
+
+
+async def test_redis_put_moves_the_latest_pointer_only_after_storing_the_document() -> None:
+    """The pointer never names a checkpoint the server refused, and a flushed script cache
+    (a restarted server) is refilled rather than failing the save."""
+    import redis.exceptions
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+
+    client: Any = redis_client()
+    with fresh_redis_prefix() as token:
+        async with open_checkpointer(redis_checkpointer_url(token)) as saver:
+            thread = f"{token}-t"
+            config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+            first = empty_checkpoint()
+            saved = await saver.aput(config, first, {"source": "input", "step": -1}, {})
+            second = create_checkpoint(first, None, 0)
+            refused_key = saver._make_redis_checkpoint_key_cached(thread, "", second["id"])
+            client.set(refused_key, "not a JSON document")  # JSON.SET on it is an error
+            with pytest.raises(redis.exceptions.ResponseError):
+                await saver.aput(saved, second, {"source": "loop", "step": 0}, {})
+            latest = await saver.aget_tuple(config)
+            assert latest is not None
+            assert latest.config["configurable"]["checkpoint_id"] == first["id"]
+
+            client.delete(refused_key)
+            client.script_flush()
+            await saver.aput(saved, second, {"source": "loop", "step": 0}, {})
+            latest = await saver.aget_tuple(config)
+            assert latest is not None
+            assert latest.config["configurable"]["checkpoint_id"] == second["id"]
+            assert [
+                t.config["configurable"]["checkpoint_id"] async for t in saver.alist(config)
+            ] == [
+                second["id"],
+                first["id"],
+            ]
