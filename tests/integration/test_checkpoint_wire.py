@@ -276,3 +276,35 @@ async def test_redis_put_moves_the_latest_pointer_only_after_storing_the_documen
                 second["id"],
                 first["id"],
             ]
+
+
+async def test_redis_error_reply_in_a_write_batch_is_raised() -> None:
+    """Writes go out as one packed batch; an error reply in the middle of it is raised to
+    the caller (LangGraph then saves the task's writes again), and the saver goes on."""
+    import redis.exceptions
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    client: Any = redis_client()
+    with fresh_redis_prefix() as token:
+        async with open_checkpointer(redis_checkpointer_url(token)) as saver:
+            thread = f"{token}-t"
+            config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+            first = empty_checkpoint()
+            saved = await saver.aput(config, first, {"source": "input", "step": -1}, {})
+            blocked = saver._make_redis_checkpoint_writes_key_cached(
+                thread, "", first["id"], "t1", 1
+            )
+            client.set(blocked, "not a JSON document")
+            writes = [("a", 1), ("b", 2), ("c", 3)]
+            with pytest.raises(redis.exceptions.ResponseError):
+                await saver.aput_writes(saved, writes, "t1")
+            client.delete(blocked)
+            for _ in range(3):
+                await saver.aput_writes(saved, writes, "t2")
+                found = await saver.aget_tuple(config)
+                assert found is not None
+                assert {(t, c, v) for t, c, v in found.pending_writes if t == "t2"} == {
+                    ("t2", "a", 1),
+                    ("t2", "b", 2),
+                    ("t2", "c", 3),
+                }
