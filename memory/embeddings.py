@@ -32,6 +32,7 @@ Embedders:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import re
@@ -481,9 +482,15 @@ class CachedEmbedder(Embeddings):
         return self.embed_documents([text])[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        found, missing = self._lookup(texts)
+        if self.store is None:  # memory only: nothing here blocks
+            found, missing = self._lookup(texts)
+            computed = await self.inner.aembed_documents(missing) if missing else []
+            return self._finish(texts, found, missing, computed)
+        # The SQLite file is read and written off the event loop (an API server's loop must
+        # not wait on disk; ``langgraph dev`` fails any request that does).
+        found, missing = await asyncio.to_thread(self._lookup, texts)
         computed = await self.inner.aembed_documents(missing) if missing else []
-        return self._finish(texts, found, missing, computed)
+        return await asyncio.to_thread(self._finish, texts, found, missing, computed)
 
     async def aembed_query(self, text: str) -> list[float]:
         return (await self.aembed_documents([text]))[0]

@@ -38,6 +38,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 REPO = Path(__file__).resolve().parents[2]
 GRAPH_ID = "analyst"
 CONTEXT = {"tenant_id": "acme", "user_id": "studio-user"}
+#: Where the planner recalls the CONTEXT principal's memories (memory.store.scoped's layout).
+MEMORIES = ["tenants", "acme", "users", "studio-user", "memories"]
 STARTUP_TIMEOUT_S = 90.0
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -59,7 +61,7 @@ def _free_port() -> int:
 
 
 def _server_config(target: Path) -> Path:
-    """The repository's langgraph.json with file graph paths made absolute.
+    """The repository's langgraph.json with file paths (graphs, store embeddings) made absolute.
 
     ``env`` is dropped on purpose: a developer's ``.env`` would override the variables this
     fixture sets (the server lets the env file win) and could point the run at real data.
@@ -73,6 +75,10 @@ def _server_config(target: Path) -> Path:
             path = f"{(REPO / location).resolve()}:{variable}"
         graphs[name] = {**spec, "path": path} if isinstance(spec, dict) else path
     config["graphs"] = graphs
+    index = config.get("store", {}).get("index", {})
+    if ".py:" in index.get("embed", ""):  # a file path too, loaded relative to the cwd
+        location, variable = index["embed"].rsplit(":", 1)
+        index["embed"] = f"{(REPO / location).resolve()}:{variable}"
     config.pop("env", None)
     target.write_text(json.dumps(config, indent=2))
     return target
@@ -257,3 +263,49 @@ async def test_studio_resume_with_stale_hash_does_not_publish(server: Server) ->
     assert "Nothing was published" in error, error
     assert payload["error"] == error  # the reviewer sees why the decision was refused
     assert _notes_for(server.memory_dir, thread_id) == []
+
+
+async def test_studio_store_ranks_memories_by_meaning_and_the_planner_recalls_them(
+    server: Server,
+) -> None:
+    """langgraph.json indexes the server's store with the project's embeddings, so a memory
+    put through the API is found by what it means, and a Studio run's planner recalls it
+    with a relevance part, as the CLI does over Qdrant."""
+    client = get_client(url=server.url)
+    memories = {
+        "mem-risk": {
+            "text": "I prefer conservative positions",
+            "about": "risk tolerance",
+            "importance": 5,
+            "kind": "preference",
+        },
+        "mem-coffee": {
+            "text": "I take my coffee black",
+            "about": "coffee",
+            "importance": 5,
+            "kind": "note",
+        },
+    }
+    for key, value in memories.items():
+        await client.store.put_item(MEMORIES, key=key, value=value)
+
+    found = (
+        await client.store.search_items(MEMORIES, query="how much risk am I comfortable with")
+    )["items"]
+    assert [item["key"] for item in found] == ["mem-risk", "mem-coffee"], found
+    assert found[0]["score"] is not None and found[0]["score"] > found[1]["score"] + 0.2, found
+
+    assistant_id = await _assistant_id(client)
+    thread_id = (await client.threads.create())["thread_id"]
+    await client.runs.wait(
+        thread_id,
+        assistant_id,
+        input={"query": "Analyze NVDA: how much risk would I take on?"},
+        context=CONTEXT,
+    )
+    values = (await _state(client, thread_id))["values"]
+    recalled = {item["key"]: item["score"] for item in values["recalled"]}
+    assert set(recalled) == set(memories), values["recalled"]
+    # Without the index every relevance is 0 and recall ranks by recency and importance only.
+    assert recalled["mem-risk"]["relevance"] > max(0.1, recalled["mem-coffee"]["relevance"])
+    assert "mem-risk" in values["memories_used"], values["memories_used"]
