@@ -10,6 +10,7 @@ must produce byte-identical output to upstream's encoder, also for the types it 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import enum
@@ -17,6 +18,7 @@ import json
 import sqlite3
 import uuid
 from collections import OrderedDict, namedtuple
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -239,49 +241,23 @@ def test_redis_encoding_matches_upstream(value: Any) -> None:
     assert outcome(strict_redis_serializer()) == outcome(JsonPlusRedisSerializer())
 
 
-# -- the checkpoint save script -------------------------------------------------------------
+# -- the checkpoint save script and the write batches --------------------------------------
 
 
-async def test_redis_put_moves_the_latest_pointer_only_after_storing_the_document() -> None:
-    """The pointer never names a checkpoint the server refused, and a flushed script cache
-    (a restarted server) is refilled rather than failing the save."""
-    import redis.exceptions
-    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+@dataclasses.dataclass
+class _Started:
+    """A Redis saver under a fresh prefix with one checkpoint stored, and a raw client."""
 
-    client: Any = redis_client()
-    with fresh_redis_prefix() as token:
-        async with open_checkpointer(redis_checkpointer_url(token)) as saver:
-            thread = f"{token}-t"
-            config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-            first = empty_checkpoint()
-            saved = await saver.aput(config, first, {"source": "input", "step": -1}, {})
-            second = create_checkpoint(first, None, 0)
-            refused_key = saver._make_redis_checkpoint_key_cached(thread, "", second["id"])
-            client.set(refused_key, "not a JSON document")  # JSON.SET on it is an error
-            with pytest.raises(redis.exceptions.ResponseError):
-                await saver.aput(saved, second, {"source": "loop", "step": 0}, {})
-            latest = await saver.aget_tuple(config)
-            assert latest is not None
-            assert latest.config["configurable"]["checkpoint_id"] == first["id"]
-
-            client.delete(refused_key)
-            client.script_flush()
-            await saver.aput(saved, second, {"source": "loop", "step": 0}, {})
-            latest = await saver.aget_tuple(config)
-            assert latest is not None
-            assert latest.config["configurable"]["checkpoint_id"] == second["id"]
-            assert [
-                t.config["configurable"]["checkpoint_id"] async for t in saver.alist(config)
-            ] == [
-                second["id"],
-                first["id"],
-            ]
+    client: Any
+    saver: Any
+    thread: str
+    config: Any  # the thread's config, for reading its latest checkpoint
+    first: Any  # the stored checkpoint
+    saved: Any  # the config aput returned for it
 
 
-async def test_redis_error_reply_in_a_write_batch_is_raised() -> None:
-    """Writes go out as one packed batch; an error reply in the middle of it is raised to
-    the caller (LangGraph then saves the task's writes again), and the saver goes on."""
-    import redis.exceptions
+@contextlib.asynccontextmanager
+async def _redis_thread_started() -> AsyncIterator[_Started]:
     from langgraph.checkpoint.base import empty_checkpoint
 
     client: Any = redis_client()
@@ -291,20 +267,55 @@ async def test_redis_error_reply_in_a_write_batch_is_raised() -> None:
             config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
             first = empty_checkpoint()
             saved = await saver.aput(config, first, {"source": "input", "step": -1}, {})
-            blocked = saver._make_redis_checkpoint_writes_key_cached(
-                thread, "", first["id"], "t1", 1
-            )
-            client.set(blocked, "not a JSON document")
-            writes = [("a", 1), ("b", 2), ("c", 3)]
-            with pytest.raises(redis.exceptions.ResponseError):
-                await saver.aput_writes(saved, writes, "t1")
-            client.delete(blocked)
-            for _ in range(3):
-                await saver.aput_writes(saved, writes, "t2")
-                found = await saver.aget_tuple(config)
-                assert found is not None
-                assert {(t, c, v) for t, c, v in found.pending_writes if t == "t2"} == {
-                    ("t2", "a", 1),
-                    ("t2", "b", 2),
-                    ("t2", "c", 3),
-                }
+            yield _Started(client, saver, thread, config, first, saved)
+
+
+async def test_redis_put_moves_the_latest_pointer_only_after_storing_the_document() -> None:
+    """The pointer never names a checkpoint the server refused, and a flushed script cache
+    (a restarted server) is refilled rather than failing the save."""
+    import redis.exceptions
+    from langgraph.checkpoint.base import create_checkpoint
+
+    async with _redis_thread_started() as t:
+        second = create_checkpoint(t.first, None, 0)
+        refused_key = t.saver._make_redis_checkpoint_key_cached(t.thread, "", second["id"])
+        t.client.set(refused_key, "not a JSON document")  # JSON.SET on it is an error
+        with pytest.raises(redis.exceptions.ResponseError):
+            await t.saver.aput(t.saved, second, {"source": "loop", "step": 0}, {})
+        latest = await t.saver.aget_tuple(t.config)
+        assert latest is not None
+        assert latest.config["configurable"]["checkpoint_id"] == t.first["id"]
+
+        t.client.delete(refused_key)
+        t.client.script_flush()
+        await t.saver.aput(t.saved, second, {"source": "loop", "step": 0}, {})
+        latest = await t.saver.aget_tuple(t.config)
+        assert latest is not None
+        assert latest.config["configurable"]["checkpoint_id"] == second["id"]
+        history = [c.config["configurable"]["checkpoint_id"] async for c in t.saver.alist(t.config)]
+        assert history == [second["id"], t.first["id"]]
+
+
+async def test_redis_error_reply_in_a_write_batch_is_raised() -> None:
+    """Writes go out as one packed batch; an error reply in the middle of it is raised to
+    the caller (LangGraph then saves the task's writes again), and the saver goes on."""
+    import redis.exceptions
+
+    async with _redis_thread_started() as t:
+        blocked = t.saver._make_redis_checkpoint_writes_key_cached(
+            t.thread, "", t.first["id"], "t1", 1
+        )
+        t.client.set(blocked, "not a JSON document")
+        writes = [("a", 1), ("b", 2), ("c", 3)]
+        with pytest.raises(redis.exceptions.ResponseError):
+            await t.saver.aput_writes(t.saved, writes, "t1")
+        t.client.delete(blocked)
+        for _ in range(3):
+            await t.saver.aput_writes(t.saved, writes, "t2")
+            found = await t.saver.aget_tuple(t.config)
+            assert found is not None
+            assert {w for w in found.pending_writes if w[0] == "t2"} == {
+                ("t2", "a", 1),
+                ("t2", "b", 2),
+                ("t2", "c", 3),
+            }

@@ -172,6 +172,16 @@ async def _assistant_id(client: LangGraphClient) -> str:
     return str(assistants[0]["assistant_id"])
 
 
+async def _run_new_thread(
+    client: LangGraphClient, query: str, context: dict[str, Any] = CONTEXT
+) -> str:
+    """A new thread, run with ``query`` until it pauses or ends; its id."""
+    assistant_id = await _assistant_id(client)
+    thread_id = str((await client.threads.create())["thread_id"])
+    await client.runs.wait(thread_id, assistant_id, input={"query": query}, context=context)
+    return thread_id
+
+
 async def _state(client: LangGraphClient, thread_id: str) -> dict[str, Any]:
     return dict(await client.threads.get_state(thread_id))
 
@@ -199,10 +209,7 @@ async def test_studio_runs_to_approval_and_publishes_on_resume(server: Server) -
     context_fields = context_schema["properties"]
     assert {"tenant_id", "user_id", "mode"} <= set(context_fields), context_fields
 
-    thread_id = (await client.threads.create())["thread_id"]
-    await client.runs.wait(
-        thread_id, assistant_id, input={"query": "Analyze NVDA"}, context=CONTEXT
-    )
+    thread_id = await _run_new_thread(client, "Analyze NVDA")
     paused = await _state(client, thread_id)
     payload = _approval_interrupt(paused)
     assert payload["kind"] == "approval"
@@ -237,14 +244,8 @@ async def test_studio_runs_to_approval_and_publishes_on_resume(server: Server) -
 async def test_studio_resume_with_stale_hash_does_not_publish(server: Server) -> None:
     client = get_client(url=server.url)
     assistant_id = await _assistant_id(client)
-    thread_id = (await client.threads.create())["thread_id"]
     # mode=flash proves the context reaches runtime.context: "Analyze" alone routes deep.
-    await client.runs.wait(
-        thread_id,
-        assistant_id,
-        input={"query": "Analyze NVDA"},
-        context={**CONTEXT, "mode": "flash"},
-    )
+    thread_id = await _run_new_thread(client, "Analyze NVDA", {**CONTEXT, "mode": "flash"})
     paused = await _state(client, thread_id)
     assert paused["values"]["mode"] == "flash"
     current = _approval_interrupt(paused)["draft_hash"]
@@ -295,14 +296,7 @@ async def test_studio_store_ranks_memories_by_meaning_and_the_planner_recalls_th
     assert [item["key"] for item in found] == ["mem-risk", "mem-coffee"], found
     assert found[0]["score"] is not None and found[0]["score"] > found[1]["score"] + 0.2, found
 
-    assistant_id = await _assistant_id(client)
-    thread_id = (await client.threads.create())["thread_id"]
-    await client.runs.wait(
-        thread_id,
-        assistant_id,
-        input={"query": "Analyze NVDA: how much risk would I take on?"},
-        context=CONTEXT,
-    )
+    thread_id = await _run_new_thread(client, "Analyze NVDA: how much risk would I take on?")
     values = (await _state(client, thread_id))["values"]
     recalled = {item["key"]: item["score"] for item in values["recalled"]}
     assert set(recalled) == set(memories), values["recalled"]
