@@ -5,7 +5,8 @@ is approved (durability ``sync``: the graph waits for each super-step's checkpoi
 both against a raw write: the same bytes (as the saver's serializer produces them) written
 once more, right after, on the saver's own connection, the plainest way the backend allows --
 SQLite ``INSERT`` + commit, Postgres ``INSERT`` of ``bytea`` (one transaction), Redis ``SET``
-(``MSET`` for several values), dict assignment for memory; one row or key per value.
+(``MSET`` for several values; ``--redis-raw json.set``: ``JSON.SET`` of each, unindexed), dict
+assignment for memory; one row or key per value.
 
 1. In the run: every ``aput`` is timed as the graph waits for it. A super-step's task writes
    (``aput_writes``) run as LangGraph tasks just before it, on the same event loop (and for
@@ -112,8 +113,12 @@ async def backend_url(name: str, workdir: Path, pg_admin: str, redis: str) -> As
                 client.delete(*keys)
 
 
-async def raw_writer(name: str, saver: Any) -> RawWrite:
-    """The plainest write of some values to the same backend, over the saver's own connection."""
+async def raw_writer(name: str, saver: Any, redis_raw: str = "set") -> RawWrite:
+    """The plainest write of some values to the same backend, over the saver's own connection.
+
+    ``redis_raw="json.set"`` writes each value that is JSON as a RedisJSON document (to an
+    unindexed key) instead of a string: the raw write of Redis's document type, for comparing.
+    """
     if name == "sqlite":
         conn = saver.conn
         await conn.execute("CREATE TABLE IF NOT EXISTS bench_raw (id TEXT PRIMARY KEY, data BLOB)")
@@ -148,6 +153,28 @@ async def raw_writer(name: str, saver: Any) -> RawWrite:
     if name.startswith("redis"):
         client = saver._redis
         prefix = f"{saver._checkpoint_prefix}:bench_raw"
+
+        if redis_raw == "json.set":
+            import orjson
+
+            def command(data: bytes) -> tuple[Any, ...]:
+                key = f"{prefix}:{uuid.uuid4().hex}"
+                try:
+                    orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    return ("SET", key, data)
+                return ("JSON.SET", key, "$", data)
+
+            async def write_json(values: list[bytes]) -> None:
+                if len(values) == 1:
+                    await client.execute_command(*command(values[0]))
+                    return
+                pipe = client.pipeline(transaction=False)
+                for data in values:
+                    pipe.execute_command(*command(data))
+                await pipe.execute()
+
+            return write_json
 
         async def write(values: list[bytes]) -> None:
             if len(values) == 1:
@@ -278,11 +305,13 @@ async def redis_command_stats(saver: Any) -> dict[str, tuple[int, float]]:
     }
 
 
-async def bench_backend(name: str, url: str, runs: int, workdir: Path) -> dict[str, Any]:
+async def bench_backend(
+    name: str, url: str, runs: int, workdir: Path, redis_raw: str = "set"
+) -> dict[str, Any]:
     from memory.checkpoint import open_checkpointer
 
     async with open_checkpointer(url) as saver:
-        raw = await raw_writer(name, saver)
+        raw = await raw_writer(name, saver, redis_raw)
         in_run, calls, sizes = await run_graph(saver, name, runs, workdir, raw)
         server: dict[str, float] = {}
         if name.startswith("redis"):
@@ -315,17 +344,24 @@ async def main() -> int:
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--pg-admin", default=PG_ADMIN)
     parser.add_argument("--redis", default=REDIS)
+    parser.add_argument(
+        "--redis-raw",
+        choices=("set", "json.set"),
+        default="set",
+        help="Redis's raw write: a string SET (default) or a RedisJSON document (unindexed)",
+    )
     args = parser.parse_args()
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="analyst-bench-") as tmp:
         for name in args.backends.split(","):
             async with backend_url(name, Path(tmp), args.pg_admin, args.redis) as url:
-                rows.append(await bench_backend(name, url, args.runs, Path(tmp)))
+                rows.append(await bench_backend(name, url, args.runs, Path(tmp), args.redis_raw))
 
     print(
         f"checkpoint latency per super-step, durability=sync, {args.runs} runs of 'Analyze NVDA'"
         " + approval per backend; ms; raw = the same bytes written plainly, right after"
+        f" (Redis: {args.redis_raw.upper()})"
     )
     print("\n1. in the run: each checkpoint save as the graph waits for it")
     print(
