@@ -58,6 +58,7 @@ class ThreadRecord:
 class ThreadIndex:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._ready = False  # this instance has seen the schema up to date
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -70,12 +71,25 @@ class ThreadIndex:
             conn.close()
 
     def setup(self) -> None:
-        """Apply pending migrations (numbered by SQLite's user_version)."""
+        """Apply pending migrations (numbered by SQLite's user_version), one process at a time:
+        a second process waits for the first one's schema instead of reading a bare file."""
         with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-                conn.executescript(script)
+                for statement in filter(str.strip, script.split(";")):
+                    conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number}")
+        self._ready = True
+
+    def _readable(self) -> bool:
+        """Whether there is an index to read. A file another process has only just created
+        (SQLite creates it empty on connect) is brought up to date first."""
+        if not self.path.exists():
+            return False
+        if not self._ready:
+            self.setup()
+        return True
 
     def register(self, who: Principal, thread_id: str, query: str) -> None:
         now = _now()
@@ -87,7 +101,7 @@ class ThreadIndex:
             )
 
     def get(self, who: Principal, thread_id: str) -> ThreadRecord | None:
-        if not self.path.exists():
+        if not self._readable():
             return None
         with self._connect() as conn:
             row = conn.execute(
@@ -99,7 +113,7 @@ class ThreadIndex:
 
     def exists(self, thread_id: str) -> bool:
         """Whether any principal owns ``thread_id`` (to refuse reusing someone else's id)."""
-        if not self.path.exists():
+        if not self._readable():
             return False
         with self._connect() as conn:
             return (
@@ -108,7 +122,7 @@ class ThreadIndex:
             )
 
     def list(self, who: Principal, limit: int = 100) -> list[ThreadRecord]:
-        if not self.path.exists():
+        if not self._readable():
             return []
         with self._connect() as conn:
             rows = conn.execute(
@@ -120,7 +134,7 @@ class ThreadIndex:
 
     def delete(self, who: Principal, thread_id: str) -> bool:
         """Forget ``thread_id`` if ``who`` owns it; True when a row was removed."""
-        if not self.path.exists():
+        if not self._readable():
             return False
         with self._connect() as conn:
             cur = conn.execute(

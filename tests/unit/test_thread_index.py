@@ -1,0 +1,51 @@
+"""The thread index when several processes open a fresh data folder at once."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from memory.threads import Principal, ThreadIndex
+
+OWNER = Principal("acme", "ana")
+
+
+def test_a_reader_waits_for_the_schema_another_process_is_creating(tmp_path: Path) -> None:
+    """Two CLIs started together: one has created the file and is still creating the table
+    when the other looks a thread up. The second waits and finds nothing, instead of failing
+    with "no such table"."""
+    path = tmp_path / "threads.sqlite"
+    creator = sqlite3.connect(path, isolation_level=None)
+    creator.execute("BEGIN IMMEDIATE")  # the file exists; its schema is not committed yet
+    outcome: dict[str, object] = {}
+
+    def look_up() -> None:
+        try:
+            index = ThreadIndex(path)
+            outcome["get"] = index.get(OWNER, "t-1")
+            outcome["exists"] = index.exists("t-1")
+            outcome["list"] = index.list(OWNER)
+        except Exception as e:  # the assertion below shows it
+            outcome["error"] = e
+
+    reader = threading.Thread(target=look_up)
+    reader.start()
+    time.sleep(0.3)
+    assert reader.is_alive(), outcome  # waiting on the creator, not failed
+    creator.execute("COMMIT")
+    creator.close()
+    reader.join(timeout=10)
+    assert outcome == {"get": None, "exists": False, "list": []}
+
+
+def test_register_then_read_back(tmp_path: Path) -> None:
+    index = ThreadIndex(tmp_path / "threads.sqlite")
+    assert index.get(OWNER, "t-1") is None and index.list(OWNER) == []  # no file: nothing
+    index.setup()
+    index.setup()  # idempotent
+    index.register(OWNER, "t-1", "Analyze NVDA")
+    record = ThreadIndex(index.path).get(OWNER, "t-1")
+    assert record is not None and record.query == "Analyze NVDA"
+    assert ThreadIndex(index.path).get(Principal("acme", "bob"), "t-1") is None
