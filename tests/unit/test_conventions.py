@@ -285,6 +285,8 @@ def test_quote_reference_is_stable_and_neutralises_fences() -> None:
 def test_update_progress_appends_under_log_and_keeps_the_top(docs: FileMemory) -> None:
     before = docs.read_text(PROGRESS_PATH)
     head = before[: before.index("\n## Log\n") + 1]
+    # The seed is the working tree's memory: `make run` may have logged there. Start empty.
+    (docs.root / PROGRESS_PATH).write_text(head + "## Log\n\n")
     when = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
     update_progress(docs, "NVDA deep research\npublished research/NVDA.md", when=when, key="t-1:h")
     update_progress(docs, "retried", when=when, key="t-1:h")  # same key: no second line
