@@ -150,6 +150,20 @@ redis_has_modules() {
   echo "$mods" | grep -qx search && echo "$mods" | grep -qx ReJSON
 }
 
+adopt_redis_dir() {
+  # A server started from a checkout that was deleted since (a CI clone) has lost its data
+  # folder: its snapshots fail, and then Redis refuses every write (MISCONF). Redis will not
+  # move its folder at run time, so such a server keeps its data in memory only from now on.
+  local dir out
+  dir=$(redis_cli CONFIG GET dir 2>/dev/null | tr -d '\r' | sed -n 2p)
+  if [ -n "$dir" ] && [ -d "$dir" ]; then return 0; fi
+  out=$(redis_cli CONFIG SET save "" 2>&1; redis_cli CONFIG SET stop-writes-on-bgsave-error no 2>&1)
+  if echo "$out" | grep -qi err; then
+    die "Redis Stack on $REDIS_HOST:$REDIS_PORT lost its data folder (a deleted checkout started it) and cannot be reconfigured ($out); stop it (kill its pid) and run this again"
+  fi
+  log "redis stack: its data folder is gone (a deleted checkout started it); snapshots are off for it, restart it to get them back"
+}
+
 start_redis() {
   local home pidfile=$SERVICES_DIR/redis-$REDIS_PORT.pid
   need_python
@@ -157,6 +171,7 @@ start_redis() {
   if port_open "$REDIS_HOST" "$REDIS_PORT"; then
     redis_has_modules || die "something listens on $REDIS_HOST:$REDIS_PORT but it is not Redis Stack (no RedisJSON/RediSearch); stop it or set ANALYST_REDIS_STACK_PORT"
     log "redis stack: already running on $REDIS_HOST:$REDIS_PORT"
+    adopt_redis_dir
     return 0
   fi
   home=$(redis_stack_home)
