@@ -756,6 +756,61 @@ async def _redis_round_trip(
     return list(executed)
 
 
+def _redis_write_documents(
+    saver: Any,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+    *,
+    storage_safe_ids: bool,
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """Upstream's write documents, one ``JSON.SET`` each, and their keys, in order.
+
+    The full saver stores the ids through upstream's storage-safe escaping; the shallow one
+    stores them as given (``storage_safe_ids``), as their upstream classes do.
+    """
+    import orjson
+    from langgraph.checkpoint.base import WRITES_IDX_MAP
+    from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
+
+    thread_id = config["configurable"]["thread_id"]
+    checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+    checkpoint_id = config["configurable"]["checkpoint_id"]
+    ids = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
+    if storage_safe_ids:
+        ids = {
+            "thread_id": to_storage_safe_id(thread_id),
+            "checkpoint_ns": to_storage_safe_str(checkpoint_ns),
+            "checkpoint_id": to_storage_safe_id(checkpoint_id),
+        }
+    commands: list[tuple[Any, ...]] = []
+    keys: list[str] = []
+    for idx, (channel, value) in enumerate(writes):
+        type_, blob = saver.serde.dumps_typed(value)
+        doc = {
+            **ids,
+            "task_id": task_id,
+            "task_path": task_path,
+            "idx": WRITES_IDX_MAP.get(channel, idx),
+            "channel": channel,
+            "type": type_,
+            "blob": saver._encode_blob(blob),
+        }
+        key = saver._make_redis_checkpoint_writes_key_cached(
+            thread_id, checkpoint_ns, checkpoint_id, task_id, doc["idx"]
+        )
+        commands.append(("JSON.SET", key, "$", orjson.dumps(doc)))
+        keys.append(key)
+    return commands, keys
+
+
+def _redis_zadd_in_order(zset_key: str, keys: Sequence[str]) -> tuple[Any, ...]:
+    """The key registry's entry: each write key ranked by its position (upstream's ZADD)."""
+    ranks = {key: idx for idx, key in enumerate(keys)}
+    return ("ZADD", zset_key, *[x for kv in ranks.items() for x in kv[::-1]])
+
+
 async def _redis_writes_pipeline(
     saver: Any, commands: list[tuple[Any, ...]], expires: list[str]
 ) -> list[Any]:
@@ -935,33 +990,12 @@ class _RedisOneTrip(BaseCheckpointSaver[Any]):
         if saver.cluster_mode:
             await super().aput_writes(config, writes, task_id, task_path)
             return
-        import orjson
-        from langgraph.checkpoint.base import WRITES_IDX_MAP
-        from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
-
         thread_id = config["configurable"]["thread_id"]
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
         checkpoint_id = config["configurable"]["checkpoint_id"]
-        commands: list[tuple[Any, ...]] = []
-        keys: list[str] = []
-        for idx, (channel, value) in enumerate(writes):
-            type_, blob = saver.serde.dumps_typed(value)
-            doc = {
-                "thread_id": to_storage_safe_id(thread_id),
-                "checkpoint_ns": to_storage_safe_str(checkpoint_ns),
-                "checkpoint_id": to_storage_safe_id(checkpoint_id),
-                "task_id": task_id,
-                "task_path": task_path,
-                "idx": WRITES_IDX_MAP.get(channel, idx),
-                "channel": channel,
-                "type": type_,
-                "blob": saver._encode_blob(blob),
-            }
-            key = saver._make_redis_checkpoint_writes_key_cached(
-                thread_id, checkpoint_ns, checkpoint_id, task_id, doc["idx"]
-            )
-            commands.append(("JSON.SET", key, "$", orjson.dumps(doc)))
-            keys.append(key)
+        commands, keys = _redis_write_documents(
+            saver, config, writes, task_id, task_path, storage_safe_ids=True
+        )
         checkpoint_key = saver._make_redis_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
         commands.append(("JSON.MERGE", checkpoint_key, "$", b'{"has_writes":true}'))
         expires = list(keys)
@@ -969,8 +1003,7 @@ class _RedisOneTrip(BaseCheckpointSaver[Any]):
             zset_key = saver._key_registry.make_write_keys_zset_key(
                 thread_id, checkpoint_ns, checkpoint_id
             )
-            ranks = {key: idx for idx, key in enumerate(keys)}
-            commands.append(("ZADD", zset_key, *[x for kv in ranks.items() for x in kv[::-1]]))
+            commands.append(_redis_zadd_in_order(zset_key, keys))
             expires.append(zset_key)
         merge_failed = False
         for result in await _redis_writes_pipeline(saver, commands, expires):
@@ -1054,37 +1087,16 @@ class _ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
     ) -> None:
         if not writes:
             return
-        import orjson
-        from langgraph.checkpoint.base import WRITES_IDX_MAP
         from langgraph.checkpoint.redis.util import to_storage_safe_str
 
         saver: Any = self
         thread_id = config["configurable"]["thread_id"]
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
-        checkpoint_id = config["configurable"]["checkpoint_id"]
-        commands: list[tuple[Any, ...]] = []
-        keys: list[str] = []
-        for idx, (channel, value) in enumerate(writes):
-            type_, blob = saver.serde.dumps_typed(value)
-            doc = {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint_id,
-                "task_id": task_id,
-                "task_path": task_path,
-                "idx": WRITES_IDX_MAP.get(channel, idx),
-                "channel": channel,
-                "type": type_,
-                "blob": saver._encode_blob(blob),
-            }
-            key = saver._make_redis_checkpoint_writes_key_cached(
-                thread_id, checkpoint_ns, checkpoint_id, task_id, doc["idx"]
-            )
-            commands.append(("JSON.SET", key, "$", orjson.dumps(doc)))
-            keys.append(key)
+        commands, keys = _redis_write_documents(
+            saver, config, writes, task_id, task_path, storage_safe_ids=False
+        )
         zset_key = f"write_keys_zset:{thread_id}:{to_storage_safe_str(checkpoint_ns)}:shallow"
-        ranks = {key: idx for idx, key in enumerate(keys)}
-        commands.append(("ZADD", zset_key, *[x for kv in ranks.items() for x in kv[::-1]]))
+        commands.append(_redis_zadd_in_order(zset_key, keys))
         for result in await _redis_writes_pipeline(saver, commands, [*keys, zset_key]):
             if isinstance(result, Exception):
                 raise result
