@@ -49,6 +49,7 @@ from agent.errors import (
     InvalidSearchError,
 )
 from memory.documents import split_front_matter
+from memory.sqlite_schema import Migrations, migrate
 
 if TYPE_CHECKING:
     from memory.documents import FileMemory
@@ -63,7 +64,7 @@ OPTIMIZE_AFTER = 1000
 DEFAULT_RACY_WINDOW = 2.0
 _RACY = -1  # stored instead of a modification time: re-read this file on the next scan
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+MIGRATIONS: Migrations = (
     (
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         """CREATE TABLE documents (
@@ -198,7 +199,7 @@ class DocumentIndex:
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.create_function("regexp", 2, _regexp, deterministic=True)
-            self._migrate(conn)
+            migrate(conn, MIGRATIONS)
             self._bind_root(conn)
         except sqlite3.Error as e:
             conn.close()
@@ -211,17 +212,6 @@ class DocumentIndex:
             f"The document index {self.path or ':memory:'} is unusable ({e}). It only holds "
             "derived data: rebuild it with `analyst notes reindex --full`."
         )
-
-    @staticmethod
-    def _migrate(conn: sqlite3.Connection) -> None:
-        if conn.execute("PRAGMA user_version").fetchone()[0] >= len(MIGRATIONS):
-            return
-        with _transaction(conn):
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, statements in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in statements:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number}")
 
     def _bind_root(self, conn: sqlite3.Connection) -> None:
         root = self.documents._real_root()

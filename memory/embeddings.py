@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from langchain_core.embeddings import Embeddings
 
 from agent.errors import ConfigurationError, EmbeddingError
+from memory.sqlite_schema import Migrations, migrate
 
 if TYPE_CHECKING:
     from agent.settings import Settings
@@ -307,17 +308,17 @@ class SqliteEmbeddingCache:
     matters for ranking). ``setup()`` creates the table; it is explicit and idempotent.
     """
 
-    MIGRATIONS: tuple[str, ...] = (
-        """
-        CREATE TABLE IF NOT EXISTS embeddings (
-            model      TEXT NOT NULL,
-            hash       TEXT NOT NULL,
-            dims       INTEGER NOT NULL,
-            vector     BLOB NOT NULL,
-            created_at REAL NOT NULL,
-            PRIMARY KEY (model, hash)
-        );
-        """,
+    MIGRATIONS: Migrations = (
+        (
+            """CREATE TABLE IF NOT EXISTS embeddings (
+                model      TEXT NOT NULL,
+                hash       TEXT NOT NULL,
+                dims       INTEGER NOT NULL,
+                vector     BLOB NOT NULL,
+                created_at REAL NOT NULL,
+                PRIMARY KEY (model, hash)
+            )""",
+        ),
     )
 
     def __init__(self, path: Path) -> None:
@@ -336,10 +337,7 @@ class SqliteEmbeddingCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, script in enumerate(self.MIGRATIONS[version:], start=version + 1):
-                conn.executescript(script)
-                conn.execute(f"PRAGMA user_version = {number}")
+            migrate(conn, self.MIGRATIONS)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}

@@ -19,20 +19,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent.errors import ThreadBusyError
+from memory.sqlite_schema import Migrations, migrate
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE IF NOT EXISTS threads (
-        thread_id  TEXT PRIMARY KEY,
-        tenant_id  TEXT NOT NULL,
-        user_id    TEXT NOT NULL,
-        query      TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        runner_pid INTEGER
-    );
-    CREATE INDEX IF NOT EXISTS threads_owner ON threads (tenant_id, user_id, created_at);
-    """,
+MIGRATIONS: Migrations = (
+    (
+        """CREATE TABLE IF NOT EXISTS threads (
+            thread_id  TEXT PRIMARY KEY,
+            tenant_id  TEXT NOT NULL,
+            user_id    TEXT NOT NULL,
+            query      TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            runner_pid INTEGER
+        )""",
+        "CREATE INDEX IF NOT EXISTS threads_owner ON threads (tenant_id, user_id, created_at)",
+    ),
 )
 
 
@@ -71,15 +72,10 @@ class ThreadIndex:
             conn.close()
 
     def setup(self) -> None:
-        """Apply pending migrations (numbered by SQLite's user_version), one process at a time:
+        """Apply pending migrations, one process at a time (:func:`memory.sqlite_schema.migrate`):
         a second process waits for the first one's schema instead of reading a bare file."""
         with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-                for statement in filter(str.strip, script.split(";")):
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number}")
+            migrate(conn, MIGRATIONS)
         self._ready = True
 
     def _readable(self) -> bool:
