@@ -25,7 +25,8 @@ from agent.routing import Route, check_request
 from agent.services import Services
 from agent.settings import Settings
 from agent.state import FINISHED, Context, ModeChoice
-from memory.threads import Principal, ThreadIndex, ThreadLocks, ThreadRecord
+from memory.identity import Principal
+from memory.threads import ThreadIndex, ThreadLocks, ThreadRecord
 
 #: Called with (node name, state update) as each node finishes.
 OnUpdate = Callable[[str, dict[str, Any]], Awaitable[None] | None]

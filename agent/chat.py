@@ -19,7 +19,7 @@ from agent import render
 from agent.app import AnalystApp, ThreadView, new_thread_id
 from agent.errors import AnalystError, ModelError
 from agent.settings import Settings
-from memory.threads import Principal
+from memory.identity import Principal
 
 T = TypeVar("T")
 

@@ -100,7 +100,7 @@ def _run(
     """
     from agent.app import AnalystApp
     from agent.errors import AnalystError, ModelError
-    from memory.threads import Principal
+    from memory.identity import Principal
 
     async def go() -> T:
         principal = Principal(settings.tenant_id, settings.user_id)

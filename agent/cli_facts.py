@@ -59,7 +59,7 @@ def _when(text: str, option: str) -> datetime:
 def _run(settings: Settings, body: Callable[[FactStore], Coroutine[Any, Any, T]]) -> T:
     """Open the ledger for the principal in ``settings``, run ``body``; map errors to exits."""
     from memory.facts import open_fact_store
-    from memory.threads import Principal
+    from memory.identity import Principal
 
     async def go() -> T:
         principal = Principal(settings.tenant_id, settings.user_id)

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
     from agent.settings import Settings
+    from memory.identity import Principal
     from memory.recall import Recalled
-    from memory.threads import Principal
 
 T = TypeVar("T")
 
@@ -41,8 +41,8 @@ app = group("memories", "Long-term memories: what the analyst remembers about yo
 
 def _run(settings: Settings, body: Callable[[BaseStore, Principal], Coroutine[Any, Any, T]]) -> T:
     """Open the store, run ``body`` for the principal in ``settings``; map errors to exits."""
+    from memory.identity import Principal
     from memory.store.factory import open_store_from_settings
-    from memory.threads import Principal
 
     async def go() -> T:
         principal = Principal(settings.tenant_id, settings.user_id)

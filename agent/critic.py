@@ -16,7 +16,7 @@ from agent.report import KEY_METRICS, REQUIRED_SECTIONS, fmt
 from agent.state import Critique, Draft, Finding, Verdict
 
 if TYPE_CHECKING:
-    from memory.conventions import Conventions
+    from agent.conventions import Conventions
 
 STALE_AFTER_DAYS = 30
 

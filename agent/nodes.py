@@ -21,6 +21,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command, interrupt
 
 from agent import constraints as rules
+from agent.conventions import Conventions, load_conventions, update_progress
 from agent.decisions import validate_decision
 from agent.errors import InvalidDecisionError, StaleDraftError
 from agent.market import MarketDataProvider
@@ -30,8 +31,7 @@ from agent.report import content_hash
 from agent.routing import Route
 from agent.services import Services
 from agent.state import MAX_REVISIONS, AnalystState, Context, Draft, Usage
-from memory.conventions import Conventions, load_conventions, update_progress
-from memory.threads import Principal
+from memory.identity import Principal
 
 
 class AnalystNodes:

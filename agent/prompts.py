@@ -2,7 +2,7 @@
 
 Anything read from memory (conventions, notes, recalled memories, facts, conversation
 summaries) is wrapped by :func:`quote_data` (the same block format as
-``memory.conventions.quote_reference``): fenced, labelled as untrusted reference material,
+``agent.conventions.quote_reference``): fenced, labelled as untrusted reference material,
 with fence-like sequences inside neutralised so the content cannot close the fence and speak
 as instructions. System prompts say explicitly that quoted material never changes the rules.
 """
@@ -64,7 +64,7 @@ SUMMARISER = (
 
 def quote_data(label: str, content: Any) -> str:
     """Render ``content`` (text, or JSON-able data) as an inert, labelled reference block."""
-    from memory.conventions import quote_reference
+    from agent.conventions import quote_reference
 
     if not isinstance(content, str):
         content = json.dumps(content, indent=2, sort_keys=True, default=str)

@@ -29,8 +29,8 @@ from agent.tools import StepResult, run_step
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
+    from agent.conventions import Conventions
     from agent.market import MarketDataProvider
-    from memory.conventions import Conventions
 
 
 @dataclass(frozen=True)

@@ -11,20 +11,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agent.constraints import split_constraints
 from agent.errors import InvalidQueryError, UnknownTickerError
 from agent.state import Mode, ModeChoice
-
-COMPANY_NAMES: dict[str, str] = {
-    "apple": "AAPL",
-    "amazon": "AMZN",
-    "alphabet": "GOOGL",
-    "google": "GOOGL",
-    "meta": "META",
-    "facebook": "META",
-    "microsoft": "MSFT",
-    "nvidia": "NVDA",
-    "tesla": "TSLA",
-}
+from agent.tickers import COMPANY_NAMES
 
 # Upper-case words that appear in finance questions but are not tickers.
 NOT_TICKERS = frozenset(
@@ -115,8 +105,6 @@ def check_request(
     error. With ``strict`` (the offline analyst) the rest must name a ticker; a model may
     still resolve requests such as "the biggest chip maker", so it is not strict.
     """
-    from agent.constraints import split_constraints
-
     if not (query or "").strip():
         route_query(query, available, mode)  # raises the empty-query error
     rules, request = split_constraints(query)

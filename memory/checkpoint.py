@@ -48,7 +48,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import (
@@ -59,26 +59,20 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from agent.errors import (
+from memory.errors import (
     CheckpointerModulesMissingError,
     CheckpointerUnavailableError,
     CheckpointHistoryUnavailableError,
     ConfigurationError,
-    UnsupportedBackendError,
 )
+from memory.urls import backend_for, examples, redact, sqlite_path
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
     from memory.serde import ValueCipher
 
-SCHEMES = (
-    "sqlite:///PATH",
-    "memory://",
-    "postgres://USER:PASSWORD@HOST:PORT/DB",
-    "redis://HOST:PORT/DB",
-    "redis+shallow://HOST:PORT/DB",
-)
+SCHEMES = examples("checkpointer")
 
 Backend = Literal["sqlite", "postgres", "redis", "redis+shallow", "memory"]
 
@@ -103,52 +97,29 @@ class CheckpointerURL:
     @property
     def display(self) -> str:
         """The URL with any password masked, for messages and logs."""
-        return mask_url(self.url)
-
-
-def mask_url(url: str) -> str:
-    """``postgres://u:secret@h/db`` → ``postgres://u:***@h/db``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+        return redact(self.url)
 
 
 def parse_sqlite_path(url: str) -> Path:
     """``sqlite:///a/b.db`` → ``a/b.db``; ``sqlite:////tmp/b.db`` → ``/tmp/b.db``."""
-    rest = url[len("sqlite:///") :]
-    if not rest:
-        raise ConfigurationError(
-            f"Checkpointer URL '{url}' has no file path; use sqlite:///.data/checkpoints.sqlite"
-        )
-    return Path(rest)
+    return sqlite_path(url, tier="checkpointer", default_name="checkpoints.sqlite")
 
 
 def parse_checkpointer_url(url: str) -> CheckpointerURL:
     """Recognise the backend of ``url``; raise :class:`UnsupportedBackendError` otherwise."""
     text = url.strip()
-    if text.startswith("sqlite:///"):
+    backend = cast(Backend, backend_for("checkpointer", text))
+    if backend == "sqlite":
         parse_sqlite_path(text)
         return CheckpointerURL("sqlite", text, text)
-    if text in ("memory://", "memory:"):
+    if backend == "memory":
         return CheckpointerURL("memory", text, text)
-    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
-    if scheme in ("postgres", "postgresql"):
+    if backend == "postgres":
         target, options = _split_options(text, _PG_OPTIONS)
         return CheckpointerURL("postgres", text, target, options)
-    if scheme in ("redis", "rediss", "redis+shallow", "rediss+shallow"):
-        target, options = _split_options(text, _REDIS_OPTIONS)
-        backend: Backend = "redis+shallow" if scheme.endswith("+shallow") else "redis"
-        target = target.replace("+shallow://", "://", 1)
-        return CheckpointerURL(backend, text, target, options)
-    raise UnsupportedBackendError("checkpointer", mask_url(url), SCHEMES)
+    target, options = _split_options(text, _REDIS_OPTIONS)
+    target = target.replace("+shallow://", "://", 1)
+    return CheckpointerURL(backend, text, target, options)
 
 
 def _split_options(url: str, names: Sequence[str]) -> tuple[str, dict[str, str]]:

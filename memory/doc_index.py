@@ -40,19 +40,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from agent.errors import (
+from memory.errors import (
     DocumentIndexError,
     DocumentNotFoundError,
     DocumentPathError,
     InvalidSearchError,
 )
-from memory.documents import split_front_matter
+from memory.markdown import DocumentStat, RawDocument, split_front_matter
 from memory.sqlite_schema import Migrations, migrate
-
-if TYPE_CHECKING:
-    from memory.documents import FileMemory
 
 #: A word: a maximal run of letters and digits (``_`` and punctuation separate words).
 WORD = re.compile(r"[^\W_]+")
@@ -155,12 +152,24 @@ def text_has_words(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:
     return all(p.search(text) for p in patterns)
 
 
+class IndexedFolder(Protocol):
+    """What the index reads from a document folder (:class:`~memory.documents.FileMemory`)."""
+
+    def real_root(self) -> str: ...
+
+    def scan(self, pattern: str = ...) -> list[DocumentStat]: ...
+
+    def exists(self, relpath: str) -> bool: ...
+
+    def read_raw(self, relpath: str) -> RawDocument: ...
+
+
 class DocumentIndex:
-    """The FTS5 index of one :class:`~memory.documents.FileMemory` (``path`` None: in memory)."""
+    """The FTS5 index of one document folder (``path`` None: an index in memory)."""
 
     def __init__(
         self,
-        documents: FileMemory,
+        documents: IndexedFolder,
         path: Path | None = None,
         *,
         refresh_interval: float = 2.0,
@@ -214,7 +223,7 @@ class DocumentIndex:
         )
 
     def _bind_root(self, conn: sqlite3.Connection) -> None:
-        root = self.documents._real_root()
+        root = self.documents.real_root()
         row = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
         if row is not None and row[0] == root:
             return

@@ -45,16 +45,22 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import (
+from memory.errors import (
     DocumentEncodingError,
     DocumentFormatError,
     DocumentNotFoundError,
     DocumentPathError,
     DocumentTooLargeError,
 )
+from memory.markdown import (
+    DocumentStat,
+    RawDocument,
+    join_front_matter,
+    split_front_matter,
+)
 
 if TYPE_CHECKING:
-    from agent.settings import Settings
+    from memory.config import StorageSettings
     from memory.doc_index import DocumentIndex, RefreshStats, SearchHit
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -74,25 +80,6 @@ class Document:
     path: str
     body: str
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DocumentStat:
-    """A file's identity for incremental indexing: path, modification time and size."""
-
-    path: str
-    mtime_ns: int
-    size: int
-
-
-@dataclass(frozen=True)
-class RawDocument:
-    """A document's exact bytes with the stat taken before they were read."""
-
-    path: str
-    data: bytes
-    mtime_ns: int
-    size: int
 
 
 @dataclass(frozen=True)
@@ -138,7 +125,7 @@ class FileMemory:
     @classmethod
     def from_settings(
         cls,
-        settings: Settings,
+        settings: StorageSettings,
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         refresh_interval: float = DEFAULT_REFRESH_INTERVAL,
@@ -171,7 +158,7 @@ class FileMemory:
         """
         parts = self._check_relpath(relpath)
         self._locate(relpath, follow=True)
-        return Path(self._real_root(), *parts)
+        return Path(self.real_root(), *parts)
 
     def _check_relpath(self, relpath: str) -> tuple[str, ...]:
         if not isinstance(relpath, str) or not relpath.strip() or "\x00" in relpath:
@@ -193,7 +180,8 @@ class FileMemory:
             )
         return tuple(p for p in parts if p != ".")
 
-    def _real_root(self) -> str:
+    def real_root(self) -> str:
+        """The root folder with every symbolic link resolved (what paths are checked against)."""
         return os.path.realpath(self.root)
 
     def _locate(self, relpath: str, *, follow: bool) -> _Location:
@@ -203,7 +191,7 @@ class FileMemory:
         itself is the target (delete), but a link leading outside is refused either way.
         """
         parts = self._check_relpath(relpath)
-        root = self._real_root()
+        root = self.real_root()
         lexical = os.path.join(root, *parts)
         parent = os.path.realpath(os.path.dirname(lexical))
         final = os.path.join(parent, os.path.basename(lexical))
@@ -354,7 +342,7 @@ class FileMemory:
 
     def _match(self, pattern: str, *, want_stat: bool) -> builtins.list[DocumentStat]:
         prefix, regex = self._compile_pattern(pattern)
-        root = self._real_root()
+        root = self.real_root()
         out = [
             DocumentStat(rel, st.st_mtime_ns, st.st_size) if st else DocumentStat(rel, 0, 0)
             for rel, st in self._walk(root, prefix, want_stat)
@@ -618,39 +606,3 @@ def _segment_regex(segment: str) -> str:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
-
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-
-
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """(metadata, body). No leading ``---`` block, or a block that is not a mapping: ({}, text).
-
-    Raises ValueError if the block is not valid YAML.
-    """
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        return {}, text
-    import yaml
-
-    try:
-        meta = yaml.safe_load(match.group(1) or "")
-    except yaml.YAMLError as e:
-        raise ValueError(str(e).replace("\n", " ")) from e
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        return {}, text
-    return meta, text[match.end() :]
-
-
-def join_front_matter(metadata: dict[str, Any], body: str) -> str:
-    """The inverse of :func:`split_front_matter` (round-trips any body)."""
-    if not metadata:
-        # A body that itself starts like front matter gets an empty block, so reading it
-        # back yields the same body instead of metadata.
-        return "---\n{}\n---\n" + body if _FRONT_MATTER.match(body) else body
-    import yaml
-
-    head = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip()
-    return f"---\n{head}\n---\n{body}"

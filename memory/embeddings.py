@@ -50,11 +50,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 
-from agent.errors import ConfigurationError, EmbeddingError
+from memory.errors import ConfigurationError, EmbeddingError
 from memory.sqlite_schema import Migrations, migrate
 
 if TYPE_CHECKING:
-    from agent.settings import Settings
+    from memory.config import StorageSettings
 
 #: Vector sizes of OpenAI embedding models (``openai:<model>`` needs no explicit size).
 OPENAI_DIMS: dict[str, int] = {
@@ -527,7 +527,7 @@ def parse_embeddings_setting(value: str) -> tuple[str, str | None, int | None]:
     )
 
 
-def base_embedder_from_settings(settings: Settings) -> Embedder:
+def base_embedder_from_settings(settings: StorageSettings) -> Embedder:
     """The configured embedder without a cache."""
     kind, model, dims = parse_embeddings_setting(settings.embeddings)
     if kind == "minilm":
@@ -548,11 +548,13 @@ def base_embedder_from_settings(settings: Settings) -> Embedder:
     )
 
 
-def embedding_cache_path(settings: Settings) -> Path:
+def embedding_cache_path(settings: StorageSettings) -> Path:
     return settings.data_dir / "embeddings.sqlite"
 
 
-def embedder_from_settings(settings: Settings, *, persistent_cache: bool = True) -> CachedEmbedder:
+def embedder_from_settings(
+    settings: StorageSettings, *, persistent_cache: bool = True
+) -> CachedEmbedder:
     """The configured embedder behind the cache (``<data dir>/embeddings.sqlite`` when persistent).
 
     Creates the cache file's table (idempotent); loads no model.

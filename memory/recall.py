@@ -49,9 +49,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, SearchItem
 
-from agent.errors import InvalidMemoryError, MemoryNotFoundError
+from memory.errors import InvalidMemoryError, MemoryNotFoundError
+from memory.identity import Principal
 from memory.store.scoped import MEMORIES, scoped
-from memory.threads import Principal
 
 IMPORTANCE_MIN, IMPORTANCE_MAX, IMPORTANCE_DEFAULT = 1, 10, 5
 DEFAULT_HALF_LIFE_DAYS = 30.0

@@ -35,7 +35,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from agent.errors import CheckpointDecryptionError, ConfigurationError
+from memory.errors import CheckpointDecryptionError, ConfigurationError
 
 #: Modules whose dataclasses, enums and named tuples may be rebuilt from a checkpoint.
 #: State is TypedDicts of plain values today; a dataclass added to one of these modules is

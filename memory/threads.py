@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent.errors import ThreadBusyError
+from memory.errors import ThreadBusyError
+from memory.identity import Principal
 from memory.sqlite_schema import Migrations, migrate
 
 MIGRATIONS: Migrations = (
@@ -35,14 +36,6 @@ MIGRATIONS: Migrations = (
         "CREATE INDEX IF NOT EXISTS threads_owner ON threads (tenant_id, user_id, created_at)",
     ),
 )
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is acting: established by the CLI or the server, never by model output."""
-
-    tenant_id: str
-    user_id: str
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ async def bench_app(repeats: int, workdir: Path) -> list[float]:
     local store, fact ledger, document memory), as ``analyst run`` uses them."""
     from agent.app import AnalystApp
     from agent.settings import Settings
-    from memory.threads import Principal
+    from memory.identity import Principal
 
     settings = Settings.from_env(
         {"ANALYST_DATA_DIR": str(workdir / "app-data"), "ANALYST_MEMORY_DIR": str(workdir / "mem")}

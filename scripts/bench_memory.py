@@ -109,9 +109,9 @@ def main() -> None:
 
 
 async def bench_search(embedder: CachedEmbedder) -> None:
+    from memory.identity import Principal
     from memory.recall import arecall, aremember
     from memory.store.factory import open_store
-    from memory.threads import Principal
 
     who = Principal("bench", "user")
     texts = [

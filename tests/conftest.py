@@ -2,22 +2,15 @@
 
 Every test runs with its own data and memory folders (``ANALYST_DATA_DIR`` and
 ``ANALYST_MEMORY_DIR`` under ``tmp_path``), so nothing can read or write the repository's
-``.data`` or ``.agent-memory``; ``tests/reference.py`` is importable as ``reference``.
+``.data`` or ``.agent-memory``; shared helpers live in ``tests/support/``.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-
-# The test folders are not packages; put this one on the path explicitly so the shared
-# reference module imports the same way under every pytest import mode.
-_TESTS = str(Path(__file__).resolve().parent)
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
 
 #: Settings a developer's shell may carry that would point a test at shared storage or servers.
 _INHERITED_PREFIXES = ("ANALYST_", "QDRANT_")

@@ -71,7 +71,7 @@ from typing import Any, Literal, Protocol, Self, TypeVar, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, field_validator
 
-from agent.errors import (
+from memory.errors import (
     FactConflictError,
     FactLedgerError,
     FactNotFoundError,
@@ -79,7 +79,7 @@ from agent.errors import (
     FactWriteContentionError,
     InvalidFactError,
 )
-from memory.threads import Principal
+from memory.identity import Principal
 
 T = TypeVar("T")
 

@@ -20,22 +20,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ConfigurationError, MissingDependencyError, UnsupportedBackendError
+from memory import urls
+from memory.errors import ConfigurationError, MissingDependencyError
 from memory.facts.base import FactStore
-from memory.threads import Principal
+from memory.identity import Principal
+from memory.urls import backend_for, examples
 
-SCHEMES = ("sqlite:///PATH", "postgresql://USER@HOST:PORT/DB")
-_POSTGRES_PREFIXES = ("postgresql://", "postgres://")
+SCHEMES = examples("fact ledger")
 
 
 def sqlite_path(url: str) -> str:
     """``sqlite:///a/b.sqlite`` -> ``a/b.sqlite``; ``sqlite:////tmp/b.sqlite`` -> ``/tmp/b.sqlite``."""
-    rest = url[len("sqlite:///") :]
-    if not rest:
-        raise ConfigurationError(
-            f"Fact ledger URL '{url}' has no file path; use e.g. sqlite:///.data/facts.sqlite"
-        )
-    return rest
+    return str(urls.sqlite_path(url, tier="fact ledger", default_name="facts.sqlite"))
 
 
 def _postgres_backend() -> Any:
@@ -58,18 +54,15 @@ async def open_fact_store(
     ``source_ranks``, ``clock``, ``max_attempts``; for Postgres also ``min_size``,
     ``max_size`` and ``connect_timeout``.
     """
-    if url.startswith("sqlite:///"):
+    if backend_for("fact ledger", url) == "sqlite":
         from memory.facts.sqlite import SqliteFactStore
 
         async with SqliteFactStore.open(sqlite_path(url), principal, **options) as store:
             yield store
         return
-    if url.startswith(_POSTGRES_PREFIXES):
-        backend = _postgres_backend()
-        async with backend.PostgresFactStore.open(url, principal, **options) as pg_store:
-            yield pg_store
-        return
-    raise UnsupportedBackendError("fact ledger", url, SCHEMES)
+    backend = _postgres_backend()
+    async with backend.PostgresFactStore.open(url, principal, **options) as pg_store:
+        yield pg_store
 
 
 async def setup_fact_store(
@@ -82,7 +75,7 @@ async def setup_fact_store(
     every open, so this only makes that explicit.
     """
     roles = list(app_roles)
-    if url.startswith("sqlite:///"):
+    if backend_for("fact ledger", url) == "sqlite":
         if roles:
             raise ConfigurationError(
                 "Application roles apply to a Postgres fact ledger only; drop --app-role for "
@@ -101,9 +94,7 @@ async def setup_fact_store(
 
         async with SqliteFactStore.open(sqlite_path(url)) as store:
             return store.applied_migrations
-    if url.startswith(_POSTGRES_PREFIXES):
-        applied: list[int] = await _postgres_backend().setup_postgres(
-            url, app_roles=roles, target=target
-        )
-        return applied
-    raise UnsupportedBackendError("fact ledger", url, SCHEMES)
+    applied: list[int] = await _postgres_backend().setup_postgres(
+        url, app_roles=roles, target=target
+    )
+    return applied

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
+from memory.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
 
 if TYPE_CHECKING:
     import aiosqlite

@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -34,7 +33,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from agent.errors import (
+from memory.errors import (
     FactLedgerSchemaError,
     FactLedgerUnavailableError,
     UnsafeDatabaseRoleError,
@@ -46,7 +45,8 @@ from memory.facts.migrations import (
     migrate_postgres,
     postgres_version,
 )
-from memory.threads import Principal
+from memory.identity import Principal
+from memory.urls import redact
 
 FACTS = f"{PG_SCHEMA}.facts"
 COLUMNS = (
@@ -65,16 +65,6 @@ _TRANSIENT = (
     pg_errors.UniqueViolation,
     pg_errors.ExclusionViolation,
 )
-
-
-def redact(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _utc(value: datetime | None) -> datetime | None:

@@ -29,10 +29,10 @@ from typing import Any, cast
 
 import aiosqlite
 
-from agent.errors import FactLedgerUnavailableError
+from memory.errors import FactLedgerUnavailableError
 from memory.facts.base import FactRecord, FactStore, KeyTransaction, canonical_json
 from memory.facts.migrations import migrate_sqlite
-from memory.threads import Principal
+from memory.identity import Principal
 
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "

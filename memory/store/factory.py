@@ -28,33 +28,27 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, IndexConfig, TTLConfig
 
-from agent.errors import (
+from memory.embeddings import Embedder, embedder_from_settings
+from memory.errors import (
     ConfigurationError,
     MissingDependencyError,
     MissingExtensionError,
     StoreUnavailableError,
-    UnsupportedBackendError,
 )
-from memory.embeddings import Embedder, embedder_from_settings
+from memory.urls import backend_for, examples, redact
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
-    from agent.settings import Settings
+    from memory.config import StorageSettings
     from memory.store.qdrant import LocalAccess
 
-SCHEMES = (
-    "qdrant://local",
-    "qdrant+http://HOST:PORT",
-    "qdrant+https://HOST:PORT",
-    "memory://",
-    "postgres://USER@HOST:PORT/DB",
-)
+SCHEMES = examples("store")
 
 #: The value fields every store embeds (one vector each; an item scores as its best field).
 TEXT_FIELDS = ["text", "about"]
@@ -66,18 +60,6 @@ DEFAULT_TTL: TTLConfig = {
     "omit_expired": True,
     "sweep_interval_minutes": 60,
 }
-
-
-def redact(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}:***@" if parts.username else ""
-    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
 def index_config(embedder: Embedder | None) -> IndexConfig | None:
@@ -92,7 +74,7 @@ def index_config(embedder: Embedder | None) -> IndexConfig | None:
     return config
 
 
-def store_url(settings: Settings) -> str:
+def store_url(settings: StorageSettings) -> str:
     """The store URL the settings select (``QDRANT_URL`` turns local mode into a server)."""
     url = settings.store
     if url == "qdrant://local" and settings.qdrant_url:
@@ -134,7 +116,8 @@ async def open_store(
     holds it while the store is open. ``lock_timeout``: seconds to wait for the folder.
     """
     index = index_config(embedder)
-    if url == "qdrant://local" or url.startswith(("qdrant+http://", "qdrant+https://")):
+    backend = backend_for("store", url)
+    if backend in ("qdrant-local", "qdrant-server"):
         async with _open_qdrant(
             url,
             index=index,
@@ -147,21 +130,18 @@ async def open_store(
         ) as store:
             yield store
         return
-    if url in ("memory://", "memory:"):
+    if backend == "memory":
         from langgraph.store.memory import InMemoryStore
 
         yield InMemoryStore(index=index)
         return
-    if url.startswith(("postgres://", "postgresql://")):
-        async with _open_postgres(url, index=index, ttl=ttl) as pg:
-            yield pg
-        return
-    raise UnsupportedBackendError("store", redact(url), SCHEMES)
+    async with _open_postgres(url, index=index, ttl=ttl) as pg:
+        yield pg
 
 
 @asynccontextmanager
 async def open_store_from_settings(
-    settings: Settings, *, embedder: Embedder | None = None, lock_timeout: float = 10.0
+    settings: StorageSettings, *, embedder: Embedder | None = None, lock_timeout: float = 10.0
 ) -> AsyncIterator[BaseStore]:
     """The configured store with the configured embedder (cached in the data directory).
 

@@ -92,8 +92,8 @@ from langgraph.store.base import (
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from agent.errors import StoreIndexMismatchError, StoreLockedError
 from memory.embeddings import check_vectors
+from memory.errors import StoreIndexMismatchError, StoreLockedError
 
 logger = logging.getLogger(__name__)
 

@@ -43,8 +43,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from agent.errors import InvalidPrincipalError
-from memory.threads import Principal
+from memory.errors import InvalidPrincipalError
+from memory.identity import Principal
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
 

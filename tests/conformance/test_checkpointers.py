@@ -41,10 +41,9 @@ from agent.state import Context
 from graphs.builder import compile_graph
 from memory.checkpoint import keeps_history, open_checkpointer
 from memory.documents import FileMemory
+from memory.identity import Principal
 from memory.retention import prune_threads
-from memory.threads import Principal
-
-from servers import (
+from tests.support.servers import (
     fresh_postgres_database,
     fresh_redis_prefix,
     redis_checkpointer_url,

@@ -37,9 +37,8 @@ from memory.facts import (
     setup_fact_store,
     subject_for,
 )
-from memory.threads import Principal
-
-from servers import postgres_ledger
+from memory.identity import Principal
+from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
 

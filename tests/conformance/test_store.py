@@ -26,11 +26,19 @@ from langgraph.store.base import (
     PutOp,
     SearchOp,
 )
-from pgvector_server import pgvector_server
-from store_backends import BACKENDS, Api, Backend, OpenBackend, Storage, opener, storage_for
 
 from memory.embeddings import HashingEmbedder
 from memory.store.factory import sweep_expired
+from tests.support.pgvector_server import pgvector_server
+from tests.support.store_backends import (
+    BACKENDS,
+    Api,
+    Backend,
+    OpenBackend,
+    Storage,
+    opener,
+    storage_for,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -26,7 +26,7 @@ import pytest
 from agent.app import AnalystApp, CheckpointView
 from agent.errors import ThreadNotFoundError
 from agent.settings import Settings
-from memory.threads import Principal
+from memory.identity import Principal
 
 EXE = Path(sys.executable).with_name("analyst")
 T = TypeVar("T")

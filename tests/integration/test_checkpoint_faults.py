@@ -22,8 +22,7 @@ from agent.errors import (
     UnsupportedBackendError,
 )
 from memory.checkpoint import open_checkpointer
-
-from servers import PLAIN_REDIS_URL, _free_port, throwaway_postgres
+from tests.support.servers import PLAIN_REDIS_URL, _free_port, throwaway_postgres
 
 pytestmark = [pytest.mark.integration]
 

@@ -34,8 +34,12 @@ from graphs.builder import compile_graph
 from memory.checkpoint import open_checkpointer
 from memory.documents import FileMemory
 from memory.serde import strict_redis_serializer
-
-from servers import REDIS_STACK_URL, fresh_redis_prefix, redis_checkpointer_url, redis_client
+from tests.support.servers import (
+    REDIS_STACK_URL,
+    fresh_redis_prefix,
+    redis_checkpointer_url,
+    redis_client,
+)
 
 pytestmark = [pytest.mark.integration]
 

@@ -18,8 +18,7 @@ import pytest
 import yaml
 
 from agent.state import Context
-
-from reference import ref_key_metrics, section, table_rows
+from tests.support.reference import ref_key_metrics, section, table_rows
 
 pytestmark = pytest.mark.integration
 

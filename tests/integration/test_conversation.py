@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI
-from model_script import (
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.model_script import (
     SUMMARY,
     ScriptedAnalyst,
     content,
@@ -31,7 +31,7 @@ from model_script import (
     step_of,
     system_prompt,
 )
-from reference import section, table_rows
+from tests.support.reference import section, table_rows
 
 pytestmark = pytest.mark.integration
 

@@ -27,9 +27,8 @@ import pytest
 
 from agent.errors import FactConflictError, FactNotFoundError, FactWriteContentionError
 from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store
-from memory.threads import Principal
-
-from servers import postgres_ledger
+from memory.identity import Principal
+from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
 

@@ -19,9 +19,8 @@ from psycopg import errors as pg_errors
 
 from agent.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
 from memory.facts import MemoryDelta, open_fact_store, setup_fact_store
-from memory.threads import Principal
-
-from servers import PgLedger, postgres_ledger
+from memory.identity import Principal
+from tests.support.servers import PgLedger, postgres_ledger
 
 pytestmark = pytest.mark.integration
 

@@ -16,9 +16,9 @@ import pytest
 
 from agent.settings import Settings
 from memory.embeddings import SqliteEmbeddingCache
+from memory.identity import Principal
 from memory.recall import aremember
 from memory.store.factory import open_store_from_settings
-from memory.threads import Principal
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

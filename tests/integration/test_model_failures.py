@@ -23,9 +23,8 @@ from agent.errors import (
     ModelTransientError,
     NotAwaitingApprovalError,
 )
-
-from fake_openai import FakeOpenAI, Reply, error, slow, structured
-from model_script import (
+from tests.support.fake_openai import FakeOpenAI, Reply, error, slow, structured
+from tests.support.model_script import (
     ScriptedAnalyst,
     fake_model,
     kind_of,

@@ -1,8 +1,8 @@
 """The model path end to end: the real ``ChatOpenAI`` client against a local fake server.
 
-The fake OpenAI-compatible server (``tests/fake_openai.py``) runs in the test process on a
+The fake OpenAI-compatible server (``tests/support/fake_openai.py``) runs in the test process on a
 free loopback port; the analyst talks to it over HTTP, from in-process apps and from separate
-``analyst`` processes. A scripted analyst (``tests/model_script.py``) answers each request
+``analyst`` processes. A scripted analyst (``tests/support/model_script.py``) answers each request
 from the request alone, and the tests assert on both sides: what the analyst produced, and
 what the server received (forced schemas, bound tools, tool results, a history-free critic).
 """
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI, structured, tool_calls
-from model_script import (
+from tests.support.fake_openai import FakeOpenAI, structured, tool_calls
+from tests.support.model_script import (
     SCHEMAS,
     STEP_NOTE,
     TOOLS,
@@ -36,7 +36,7 @@ from model_script import (
     tool_names,
     with_model,
 )
-from reference import (
+from tests.support.reference import (
     load,
     ref_beta,
     ref_drawdown,

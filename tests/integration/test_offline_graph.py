@@ -2,7 +2,7 @@
 
 For every bundled ticker the graph runs "Analyze <T>" to the approval interrupt, and the
 draft a reviewer would read is checked against an independent recomputation of every figure
-(``tests/reference.py``): the Markdown tables are parsed as text, not read from the draft's
+(``tests/support/reference.py``): the Markdown tables are parsed as text, not read from the draft's
 ``metrics``. The critic is checked to judge the draft alone, and flash mode to run one step.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agent.conventions import load_conventions
 from agent.critic import critique
 from agent.market import SampleDataProvider
 from agent.report import REQUIRED_SECTIONS
@@ -24,10 +25,8 @@ from agent.services import Services
 from agent.state import Context
 from graphs.builder import compile_graph
 from memory.checkpoint import open_checkpointer
-from memory.conventions import load_conventions
 from memory.documents import FileMemory
-
-from reference import (
+from tests.support.reference import (
     AS_OF,
     TICKERS,
     load,

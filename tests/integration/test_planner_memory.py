@@ -73,7 +73,7 @@ async def test_another_user_recalls_nothing_of_it(open_app: Any) -> None:
 async def test_on_the_model_path_memory_reaches_the_planner_only_as_quoted_data(
     open_app: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from model_script import ScriptedAnalyst, fake_model, of_kind, system_prompt
+    from tests.support.model_script import ScriptedAnalyst, fake_model, of_kind, system_prompt
 
     with fake_model(monkeypatch) as server:
         server.respond_with(ScriptedAnalyst())

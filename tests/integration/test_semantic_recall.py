@@ -17,9 +17,9 @@ import pytest
 from langgraph.store.base import BaseStore
 
 from memory.embeddings import CachedEmbedder, MiniLMEmbedder
+from memory.identity import Principal
 from memory.recall import arecall, aremember
 from memory.store.factory import open_store
-from memory.threads import Principal
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
-from pgvector_server import pgvector_server
-from store_backends import BACKENDS, Api, Backend, Storage, opener, storage_for
 
 from memory.embeddings import HashingEmbedder
+from memory.identity import Principal
 from memory.recall import arecall, aremember
 from memory.store.scoped import ScopedStore, principal_namespace, scoped
-from memory.threads import Principal
+from tests.support.pgvector_server import pgvector_server
+from tests.support.store_backends import BACKENDS, Api, Backend, Storage, opener, storage_for
 
 pytestmark = pytest.mark.integration
 

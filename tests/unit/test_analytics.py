@@ -1,6 +1,6 @@
 """Every analytics metric, recomputed independently for every bundled ticker.
 
-The reference implementation lives in ``tests/reference.py``: it reads the CSVs with the
+The reference implementation lives in ``tests/support/reference.py``: it reads the CSVs with the
 ``csv`` module and uses only plain Python, importing neither numpy nor any helper from
 ``agent.analytics``, so a shared bug cannot make both sides agree.
 """
@@ -15,8 +15,7 @@ import pytest
 
 from agent import analytics
 from agent.market import PriceHistory, SampleDataProvider
-
-from reference import (
+from tests.support.reference import (
     TICKERS,
     load,
     ref_beta,

@@ -18,12 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.market import SampleDataProvider
-from agent.planning import deep_plan
-from agent.report import REQUIRED_SECTIONS, compose_report
-from agent.routing import route_query
-from agent.tools import run_step
-from memory.conventions import (
+from agent.conventions import (
     ANALYSIS_FORMAT_PATH,
     DATA_SOURCES_PATH,
     PROGRESS_PATH,
@@ -34,6 +29,11 @@ from memory.conventions import (
     quote_reference,
     update_progress,
 )
+from agent.market import SampleDataProvider
+from agent.planning import deep_plan
+from agent.report import REQUIRED_SECTIONS, compose_report
+from agent.routing import route_query
+from agent.tools import run_step
 from memory.documents import FileMemory
 
 SEED = Path(__file__).resolve().parents[2] / ".agent-memory"

@@ -31,7 +31,7 @@ from memory.facts import (
     subject_for,
 )
 from memory.facts.migrations import LATEST_VERSION, MIGRATIONS, migrate_sqlite
-from memory.threads import Principal
+from memory.identity import Principal
 
 ACME = Principal("acme", "mira")
 

@@ -20,7 +20,7 @@ from agent.errors import (
 )
 from agent.settings import Settings
 from memory.embeddings import HashingEmbedder
-from memory.store.factory import index_config, open_store, qdrant_server_url, redact, store_url
+from memory.store.factory import index_config, open_store, qdrant_server_url, store_url
 from memory.store.qdrant import (
     QdrantStore,
     json_equal,
@@ -28,6 +28,7 @@ from memory.store.qdrant import (
     point_id,
     value_matches,
 )
+from memory.urls import redact
 
 
 def test_point_ids_are_uuids_that_joined_strings_would_collide_on() -> None:

@@ -14,6 +14,7 @@ from langgraph.store.memory import InMemoryStore
 
 from agent.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.embeddings import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
+from memory.identity import Principal
 from memory.recall import (
     DEFAULT_WEIGHTS,
     RecallWeights,
@@ -32,7 +33,6 @@ from memory.recall import (
     score,
 )
 from memory.store.factory import index_config
-from memory.threads import Principal
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 DAY = timedelta(days=1)

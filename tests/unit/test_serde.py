@@ -15,7 +15,7 @@ from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS
 
 from agent.errors import CheckpointDecryptionError, ConfigurationError, UnsupportedBackendError
 from agent.state import Context
-from memory.checkpoint import mask_url, parse_checkpointer_url
+from memory.checkpoint import parse_checkpointer_url
 from memory.retention import parse_age
 from memory.serde import (
     SEALED_PREFIX,
@@ -25,6 +25,7 @@ from memory.serde import (
     strict_redis_serializer,
     strict_serializer,
 )
+from memory.urls import redact
 
 
 @dataclasses.dataclass
@@ -140,9 +141,9 @@ def test_checkpointer_urls() -> None:
         assert scheme in message
 
 
-def test_mask_url_leaves_passwordless_urls_alone() -> None:
-    assert mask_url("redis://h:6380/0") == "redis://h:6380/0"
-    assert mask_url("redis://:pw@h:6380/0") == "redis://:***@h:6380/0"
+def test_redact_leaves_passwordless_urls_alone() -> None:
+    assert redact("redis://h:6380/0") == "redis://h:6380/0"
+    assert redact("redis://:pw@h:6380/0") == "redis://:***@h:6380/0"
 
 
 def test_ages() -> None:

@@ -7,7 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from memory.threads import Principal, ThreadIndex
+from memory.identity import Principal
+from memory.threads import ThreadIndex
 
 OWNER = Principal("acme", "ana")
 

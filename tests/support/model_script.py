@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI, Reply, structured, text, tool_calls
+from tests.support.fake_openai import FakeOpenAI, Reply, structured, text, tool_calls
 
 #: The bundled tickers (the fake answers from the request text, never from the agent's code).
 TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.store.base import BaseStore, TTLConfig
-from pgvector_server import fresh_database
 
 from memory.embeddings import HashingEmbedder
 from memory.store.factory import DEFAULT_TTL, open_store
+from tests.support.pgvector_server import fresh_database
 
 
 @dataclass(frozen=True)

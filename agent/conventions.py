@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from agent.errors import DocumentNotFoundError, DocumentPathError
 from agent.report import REQUIRED_SECTIONS
+from memory.errors import DocumentNotFoundError, DocumentPathError
 
 if TYPE_CHECKING:
     from pathlib import Path

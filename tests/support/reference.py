@@ -19,7 +19,7 @@ import statistics
 from functools import cache
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "agent" / "market" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "agent" / "market" / "data"
 TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 #: The last trading day in every bundled CSV.
 AS_OF = "2023-12-29"

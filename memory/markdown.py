@@ -1,0 +1,71 @@
+"""Markdown documents as data: YAML front matter, and the stat of a file as the index sees it.
+
+Shared by the document store (:mod:`memory.documents`) and its search index
+(:mod:`memory.doc_index`), which therefore do not import each other's internals.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DocumentStat:
+    """A file's identity for incremental indexing: path, modification time and size."""
+
+    path: str
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """A document's exact bytes with the stat taken before they were read."""
+
+    path: str
+    data: bytes
+    mtime_ns: int
+    size: int
+
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """(metadata, body). No leading ``---`` block, or a block that is not a mapping: ({}, text).
+
+    Raises ValueError if the block is not valid YAML.
+    """
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return {}, text
+    import yaml
+
+    try:
+        meta = yaml.safe_load(match.group(1) or "")
+    except yaml.YAMLError as e:
+        raise ValueError(str(e).replace("\n", " ")) from e
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return {}, text
+    return meta, text[match.end() :]
+
+
+def join_front_matter(metadata: dict[str, Any], body: str) -> str:
+    """The inverse of :func:`split_front_matter` (round-trips any body)."""
+    if not metadata:
+        # A body that itself starts like front matter gets an empty block, so reading it
+        # back yields the same body instead of metadata.
+        return "---\n{}\n---\n" + body if front_matter_block(body) else body
+    import yaml
+
+    head = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip()
+    return f"---\n{head}\n---\n{body}"
+
+
+def front_matter_block(text: str) -> bool:
+    """Whether ``text`` starts with a ``---`` front matter block."""
+    return _FRONT_MATTER.match(text) is not None
