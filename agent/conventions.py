@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from agent.report import REQUIRED_SECTIONS
 from memory.errors import DocumentNotFoundError, DocumentPathError
@@ -48,6 +48,15 @@ MAX_SECTION_NAME = 60
 
 
 # -- typed conventions ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One way a report breaks the conventions. ``error``: the report is incomplete (a
+    required section missing or empty); ``warning``: layout or citation form."""
+
+    severity: Literal["error", "warning"]
+    message: str
 
 
 @dataclass(frozen=True)
@@ -79,32 +88,46 @@ class ReportConventions:
                 return rule.guidance
         return ""
 
-    def check(self, markdown: str) -> list[str]:
-        """Findings about a report's ``##`` sections: missing, out of order, unexpected."""
+    def check(self, markdown: str) -> list[Problem]:
+        """A report's ``##`` sections against the rules: missing or empty required sections
+        (errors), then sections out of order or not in the conventions (warnings)."""
         found = [h.casefold() for h in report_headings(markdown)]
-        findings: list[str] = []
+        bodies = _markdown_sections(markdown, keep_code=True)
+        problems: list[Problem] = []
         required = self.required_sections
-        missing = [name for name in required if name.casefold() not in found]
-        findings += [
-            f"Missing required section '{name}' ({self.origin} requires: {', '.join(required)})."
-            for name in missing
-        ]
+        for name in required:
+            if name.casefold() not in found:
+                problems.append(
+                    Problem(
+                        "error",
+                        f"Missing required section '{name}' ({self.origin} requires: "
+                        f"{', '.join(required)}).",
+                    )
+                )
+            elif not "".join(bodies.get(name.casefold(), [])).strip():
+                problems.append(Problem("error", f"Section '{name}' is empty."))
         present = [name for name in required if name.casefold() in found]
         order = sorted(present, key=lambda name: found.index(name.casefold()))
         if order != present:
-            findings.append(
-                f"Sections are out of order: found {', '.join(order)}; {self.origin} requires "
-                f"{', '.join(present)}."
+            problems.append(
+                Problem(
+                    "warning",
+                    f"Sections are out of order: found {', '.join(order)}; {self.origin} "
+                    f"requires {', '.join(present)}.",
+                )
             )
         allowed = {n.casefold() for n in (*required, *self.optional_sections)}
         original = report_headings(markdown)
-        findings += [
-            f"Unexpected section '{original[i]}': not a required or optional section in "
-            f"{self.origin}."
+        problems += [
+            Problem(
+                "warning",
+                f"Unexpected section '{original[i]}': not a required or optional section in "
+                f"{self.origin}.",
+            )
             for i, name in enumerate(found)
             if name not in allowed
         ]
-        return findings
+        return problems
 
 
 @dataclass(frozen=True)
@@ -142,11 +165,14 @@ class SourceConventions:
         key = provider.strip().lower()
         return any((s.provider or "").lower() == key for s in self.sources)
 
-    def check(self, citations: Sequence[str]) -> list[str]:
-        """Findings for citations that follow no allowed source's form."""
+    def check(self, citations: Sequence[str]) -> list[Problem]:
+        """A warning for each citation that follows no allowed source's form."""
         return [
-            f"Source '{_clean_citation(c)}' is not cited in an allowed form ({self.origin}); "
-            f"allowed: {'; '.join(s.cite_as for s in self.sources)}."
+            Problem(
+                "warning",
+                f"Source '{_clean_citation(c)}' is not cited in an allowed form ({self.origin}); "
+                f"allowed: {'; '.join(s.cite_as for s in self.sources)}.",
+            )
             for c in citations
             if self.rule_for(c) is None
         ]
@@ -177,8 +203,8 @@ class Conventions:
     def sources(self) -> tuple[SourceRule, ...]:
         return self.data_sources.sources
 
-    def check_report(self, markdown: str) -> list[str]:
-        """Findings about a draft: its sections, and each bullet of its Sources section."""
+    def check_report(self, markdown: str) -> list[Problem]:
+        """Problems of a draft: its sections, and each bullet of its Sources section."""
         return self.report.check(markdown) + self.data_sources.check(
             report_section_bullets(markdown, "Sources")
         )
@@ -195,6 +221,13 @@ def default_report_conventions() -> ReportConventions:
     return ReportConventions(
         sections=tuple(SectionRule(name) for name in REQUIRED_SECTIONS),
         optional=tuple(SectionRule(name) for name in DEFAULT_OPTIONAL_SECTIONS),
+    )
+
+
+def default_conventions() -> Conventions:
+    """The built-in conventions: what applies when the project has no conventions files."""
+    return Conventions(
+        report=default_report_conventions(), data_sources=default_source_conventions()
     )
 
 
@@ -395,8 +428,11 @@ def _outside_fences(text: str) -> Iterator[tuple[str, bool]]:
             yield line, False
 
 
-def _markdown_sections(text: str) -> dict[str, list[str]]:
-    """Level-2 sections by lower-cased title: their lines up to the next level-1/2 heading."""
+def _markdown_sections(text: str, *, keep_code: bool = False) -> dict[str, list[str]]:
+    """Level-2 sections by lower-cased title: their lines up to the next level-1/2 heading.
+
+    Lines inside fenced code are blanked unless ``keep_code`` (a section holding only a code
+    block is not empty)."""
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line, code in _outside_fences(text):
@@ -408,7 +444,7 @@ def _markdown_sections(text: str) -> dict[str, list[str]]:
                 current = sections[title] = []
             continue
         if current is not None:
-            current.append("" if code else line)
+            current.append(line if keep_code or not code else "")
     return sections
 
 

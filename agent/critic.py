@@ -8,49 +8,28 @@ findings for the human reviewer. It never approves or publishes; only a human de
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import date
-from typing import TYPE_CHECKING
 
-from agent.report import KEY_METRICS, REQUIRED_SECTIONS, fmt
+from agent.conventions import Conventions, default_conventions
+from agent.report import KEY_METRICS, fmt
 from agent.state import Critique, Draft, Finding, Verdict
-
-if TYPE_CHECKING:
-    from agent.conventions import Conventions
 
 STALE_AFTER_DAYS = 30
 
 
-def critique(
-    draft: Draft,
-    *,
-    today: date,
-    required_sections: Sequence[str] = REQUIRED_SECTIONS,
-    conventions: Conventions | None = None,
-) -> Critique:
-    """Check one draft. With ``conventions`` their required sections and source rules apply
-    (and any problem reading them is reported); otherwise the built-in sections."""
+def critique(draft: Draft, *, today: date, conventions: Conventions | None = None) -> Critique:
+    """Check one draft against ``conventions`` (the built-in ones when there are no files):
+    sections and citation forms as the conventions judge them, then figures, freshness,
+    claims and sources. Problems reading the conventions are reported as info."""
     findings: list[Finding] = []
     markdown = draft["markdown"]
-    if conventions is not None:
-        required_sections = conventions.required_sections
-        # Problems reading the conventions concern the project, not this draft: info only.
-        findings += [
-            Finding(severity="info", message=f"Conventions: {w}") for w in conventions.warnings
-        ]
-        findings += [
-            Finding(severity="warning", message=f"Conventions: {problem}")
-            for problem in conventions.check_report(markdown)
-        ]
-    bodies = _sections(markdown)
-    for section in required_sections:
-        body = bodies.get(section.lower())
-        if body is None:
-            findings.append(
-                Finding(severity="error", message=f"Missing required section '{section}'.")
-            )
-        elif not body.strip():
-            findings.append(Finding(severity="error", message=f"Section '{section}' is empty."))
+    rules = conventions if conventions is not None else default_conventions()
+    # Problems reading the conventions concern the project, not this draft: info only.
+    findings += [Finding(severity="info", message=f"Conventions: {w}") for w in rules.warnings]
+    findings += [
+        Finding(severity=problem.severity, message=problem.message)
+        for problem in rules.check_report(markdown)
+    ]
 
     table = dict(re.findall(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", markdown, re.MULTILINE))
     for key, label, kind in KEY_METRICS:
@@ -130,17 +109,3 @@ def _check_claim(claim: dict, metrics: dict) -> str | None:
     if str(value) != str(actual):
         return f"The report states '{name}' = {value!r}; the computed value is {actual!r}."
     return None
-
-
-def _sections(markdown: str) -> dict[str, str]:
-    """Level-2 section name (lower case) -> its body text."""
-    out: dict[str, str] = {}
-    name: str | None = None
-    for line in markdown.splitlines():
-        heading = re.match(r"^##\s+(.+?)\s*$", line)
-        if heading:
-            name = heading.group(1).lower()
-            out[name] = ""
-        elif name is not None:
-            out[name] += line + "\n"
-    return out

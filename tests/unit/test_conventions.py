@@ -118,11 +118,22 @@ def test_editing_the_markdown_changes_the_required_sections(docs: FileMemory) ->
         "Sources",
     )
     assert conventions.report.guidance("Outlook") == "what to watch next"
+    required = ", ".join(conventions.required_sections)
+    where = f"{ANALYSIS_FORMAT_PATH}"
     findings = conventions.check_report(draft_markdown())
-    assert "Missing required section 'Executive summary'" in findings[0]
-    assert any("Missing required section 'Outlook'" in f for f in findings)
-    assert any("Unexpected section 'Summary'" in f for f in findings)
-    assert any("Unexpected section 'Peer comparison'" in f for f in findings)
+    # Each problem once, in a stable order: errors for missing sections, then warnings.
+    assert [(f.severity, f.message) for f in findings] == [
+        (
+            "error",
+            f"Missing required section 'Executive summary' ({where} requires: {required}).",
+        ),
+        ("error", f"Missing required section 'Outlook' ({where} requires: {required})."),
+        ("warning", f"Unexpected section 'Summary': not a required or optional section in {where}."),
+        (
+            "warning",
+            f"Unexpected section 'Peer comparison': not a required or optional section in {where}.",
+        ),
+    ]
 
 
 def test_report_checks_order_and_sources(docs: FileMemory) -> None:
@@ -130,10 +141,15 @@ def test_report_checks_order_and_sources(docs: FileMemory) -> None:
     md = draft_markdown()
     swapped = md.replace("## Summary", "## TMP").replace("## Key metrics", "## Summary")
     swapped = swapped.replace("## TMP", "## Key metrics")
-    assert any("out of order" in f for f in conventions.check_report(swapped))
+    [order] = conventions.check_report(swapped)
+    assert order.severity == "warning"
+    assert order.message.startswith("Sections are out of order: found Key metrics, Summary,")
     bad_source = md.replace("## Sources\n\n", "## Sources\n\n- My uncle's hot tip\n")
-    findings = conventions.check_report(bad_source)
-    assert len(findings) == 1 and "My uncle's hot tip" in findings[0]
+    [source] = conventions.check_report(bad_source)
+    assert source.severity == "warning"
+    assert source.message.startswith(
+        f"Source 'My uncle's hot tip' is not cited in an allowed form ({DATA_SOURCES_PATH})"
+    )
     rule = conventions.data_sources.rule_for(
         "Yahoo Finance via yfinance: daily OHLCV adjusted for splits and dividends "
         "(period=5y, downloaded 2026-01-02)"
