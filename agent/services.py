@@ -8,8 +8,9 @@ do (a model client in state would end up in every checkpoint).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,3 +74,17 @@ class Services:
             history_keep=settings.history_keep,
             model_note=choice.note,
         )
+
+
+@asynccontextmanager
+async def open_ledger(services: Services, settings: Settings) -> AsyncIterator[Services]:
+    """``services`` with the fact ledger at ``settings.facts`` open for the life of the block.
+
+    The one way a graph gets its ledger, for CLI runs (:class:`agent.app.AnalystApp`) and API
+    server runs (``graphs/studio.py``) alike. It is opened for no principal: nodes scope every
+    read by the run's principal (``ledger.with_principal``), never by what a model produced.
+    """
+    from memory.facts import open_fact_store
+
+    async with open_fact_store(settings.facts) as facts:
+        yield replace(services, facts=facts)

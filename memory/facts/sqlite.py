@@ -88,6 +88,13 @@ def _locked(error: sqlite3.Error) -> bool:
     )
 
 
+def _prepare_folder(path: Path) -> None:
+    """Refuse a folder where the file should be; create the file's parent folders."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
 async def _prepare(conn: aiosqlite.Connection, where: str, attempts: int = 10) -> list[int]:
     """Switch to WAL and migrate; return the versions applied.
 
@@ -240,9 +247,8 @@ class SqliteFactStore(FactStore):
         where = str(path)
         try:
             if where != ":memory:":
-                if Path(path).is_dir():
-                    raise IsADirectoryError(f"{where} is a folder")
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                # Off the event loop: an API server (langgraph dev) refuses blocking file calls.
+                await asyncio.to_thread(_prepare_folder, Path(path))
             conn = await aiosqlite.connect(where, timeout=BUSY_TIMEOUT, isolation_level=None)
         except (OSError, sqlite3.Error) as e:
             raise FactLedgerUnavailableError(

@@ -303,3 +303,41 @@ async def test_studio_store_ranks_memories_by_meaning_and_the_planner_recalls_th
     # Without the index every relevance is 0 and recall ranks by recency and importance only.
     assert recalled["mem-risk"]["relevance"] > max(0.1, recalled["mem-coffee"]["relevance"])
     assert "mem-risk" in values["memories_used"], values["memories_used"]
+
+
+async def test_studio_runs_read_the_fact_ledger_like_cli_runs(server: Server) -> None:
+    """A fact recorded with the CLI for a principal is read by that principal's Studio run
+    (the ledger reaches nodes the way it does in the CLI), and by nobody else's."""
+    env = {
+        **os.environ,
+        "ANALYST_DATA_DIR": str(server.memory_dir.parent / "data"),
+        "ANALYST_MEMORY_DIR": str(server.memory_dir),
+    }
+    analyst = Path(sys.executable).with_name("analyst")
+    subprocess.run(
+        [
+            str(analyst),
+            "facts",
+            "record",
+            "me",
+            "horizon",
+            '"long-term"',
+            "--tenant",
+            "acme",
+            "--user",
+            "studio-user",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    client = get_client(url=server.url)
+    thread_id = await _run_new_thread(client, "Analyze NVDA", CONTEXT)
+    values = (await _state(client, thread_id))["values"]
+    assert values["facts_used"]["horizon"]["value"] == "long-term", values["facts_used"]
+    assert values["facts_used"]["horizon"]["source"] == "stated"
+
+    other = {"tenant_id": "acme", "user_id": "someone-else"}
+    thread_id = await _run_new_thread(client, "Analyze NVDA", other)
+    assert (await _state(client, thread_id))["values"]["facts_used"] == {}

@@ -38,3 +38,26 @@ def test_cli_help_does_not_import_langgraph() -> None:
     code = "import sys, agent.cli; print('langgraph' in sys.modules, 'matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_studio_module_imports_whatever_the_settings_say(tmp_path: Path) -> None:
+    """langgraph dev imports graphs/studio.py at start; settings it cannot use are a run's
+    error, never an import error that stops the server."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "ANALYST_DURABILITY": "sometimes",
+        "ANALYST_MODEL_TIMEOUT": "soon",
+        "ANALYST_CHECKPOINTER": "mongodb://nowhere",
+        "ANALYST_MODEL": "openai:gpt-4o-mini",  # no key, no endpoint
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", "import graphs.studio as s; print(callable(s.graph))"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True"]

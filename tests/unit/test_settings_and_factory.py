@@ -9,8 +9,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agent.errors import ConfigurationError, UnsupportedBackendError
+from agent.market import SampleDataProvider
+from agent.services import Services
 from agent.settings import Settings
+from agent.state import Context
+from graphs.builder import compile_graph
 from memory.checkpoint import open_checkpointer
+from memory.documents import FileMemory
 
 
 def test_defaults_and_overrides() -> None:
@@ -32,9 +37,28 @@ async def test_sqlite_url_creates_the_file(tmp_path: Path) -> None:
     assert path.is_file()
 
 
-async def test_memory_url() -> None:
+async def test_memory_url_keeps_a_real_graphs_checkpoints_for_the_life_of_the_saver(
+    tmp_path: Path,
+) -> None:
+    services = Services(
+        market=SampleDataProvider(),
+        documents=FileMemory(tmp_path / "memory"),
+        artifacts_dir=tmp_path / "artifacts",
+    )
+    config = {"configurable": {"thread_id": "t-memory"}}
+    context = Context(tenant_id="default", user_id="tester")
     async with open_checkpointer("memory://") as saver:
         assert isinstance(saver, InMemorySaver)
+        graph = compile_graph(saver, services=services)
+        await graph.ainvoke({"query": "quick snapshot of AAPL"}, config, context=context)
+        paused = await graph.aget_state(config)
+        assert paused.next == ("approval",)
+        assert paused.values["status"] == "awaiting_approval"
+        history = [s async for s in graph.aget_state_history(config)]
+        assert len(history) > 3 and history[0].config == paused.config
+    # In-process only: a new memory:// saver starts empty.
+    async with open_checkpointer("memory://") as fresh:
+        assert await fresh.aget_tuple(config) is None
 
 
 @pytest.mark.parametrize("url", ["mysql://x", "sqlite://relative-without-third-slash", "nope"])
