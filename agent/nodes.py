@@ -21,11 +21,12 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command, interrupt
 
 from agent import constraints as rules
-from agent.conventions import Conventions, load_conventions, update_progress
+from agent.conventions import Conventions, load_conventions
 from agent.decisions import validate_decision
 from agent.errors import InvalidDecisionError, StaleDraftError
 from agent.market import MarketDataProvider
 from agent.models import add_usage, no_usage
+from agent.progress import update_progress
 from agent.reasoning import Context as ReasoningContext
 from agent.report import content_hash
 from agent.routing import Route

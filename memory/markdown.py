@@ -7,6 +7,7 @@ Shared by the document store (:mod:`memory.documents`) and its search index
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,3 +70,26 @@ def join_front_matter(metadata: dict[str, Any], body: str) -> str:
 def front_matter_block(text: str) -> bool:
     """Whether ``text`` starts with a ``---`` front matter block."""
     return _FRONT_MATTER.match(text) is not None
+
+
+# -- structure -------------------------------------------------------------------------------
+
+#: An ATX heading: its level (the ``#`` run) and its title.
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def outside_fences(text: str) -> Iterator[tuple[str, bool]]:
+    """(line, is_code) for each line; code means inside a fenced block."""
+    fence: str | None = None
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * len(match.group(1))
+            yield line, True
+        elif fence is not None:
+            if line.strip().startswith(fence) and set(line.strip()) <= {fence[0]}:
+                fence = None
+            yield line, True
+        else:
+            yield line, False

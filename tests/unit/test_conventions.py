@@ -21,16 +21,15 @@ import pytest
 from agent.conventions import (
     ANALYSIS_FORMAT_PATH,
     DATA_SOURCES_PATH,
-    PROGRESS_PATH,
     Conventions,
     load_conventions,
     parse_analysis_format,
     parse_data_sources,
-    quote_reference,
-    update_progress,
 )
 from agent.market import SampleDataProvider
 from agent.planning import deep_plan
+from agent.progress import PROGRESS_PATH, update_progress
+from agent.prompts import quote_reference
 from agent.report import REQUIRED_SECTIONS, compose_report
 from agent.routing import route_query
 from agent.tools import run_step
