@@ -127,7 +127,10 @@ def test_editing_the_markdown_changes_the_required_sections(docs: FileMemory) ->
             f"Missing required section 'Executive summary' ({where} requires: {required}).",
         ),
         ("error", f"Missing required section 'Outlook' ({where} requires: {required})."),
-        ("warning", f"Unexpected section 'Summary': not a required or optional section in {where}."),
+        (
+            "warning",
+            f"Unexpected section 'Summary': not a required or optional section in {where}.",
+        ),
         (
             "warning",
             f"Unexpected section 'Peer comparison': not a required or optional section in {where}.",
