@@ -93,3 +93,43 @@ def outside_fences(text: str) -> Iterator[tuple[str, bool]]:
             yield line, True
         else:
             yield line, False
+
+
+# -- document paths ----------------------------------------------------------------------------
+
+
+def glob_regex(parts: list[str]) -> re.Pattern[str]:
+    """Translate glob segments: ``**`` spans folders, ``*``/``?``/``[...]`` stay in one."""
+    out = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_segment_regex(part) + ("" if last else "/"))
+    return re.compile("".join(out))
+
+
+def _segment_regex(segment: str) -> str:
+    out, i = [], 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                negate = body.startswith("!")
+                body = body[1:] if negate else body
+                body = body.replace("\\", "\\\\").replace("^", "\\^")
+                out.append(f"[{'^/' if negate else ''}{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
