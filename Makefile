@@ -2,36 +2,39 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test venv lint typecheck bench studio clean services services-stop
+.PHONY: run test venv venv-dev lint typecheck bench studio clean services services-stop
 
 run: venv  ## end-to-end demo on the embedded defaults: analyse, pause, approve from a 2nd process, publish
 	$(BIN)/python scripts/demo.py
 
-test: venv  ## everything the tests need, then the whole suite
+test: venv-dev  ## everything the tests need, then the whole suite
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
 	$(BIN)/python -m pytest
 
-venv:
+venv:  ## the analyst and its runtime packages
 	@bash scripts/bootstrap.sh
 
-lint: venv
+venv-dev:  ## plus test, lint and service packages
+	@EXTRAS=dev bash scripts/bootstrap.sh
+
+lint: venv-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: venv
+typecheck: venv-dev
 	$(BIN)/mypy
 
-bench: venv  ## benchmark figures (median, spread, ratios); not a test
+bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_foundation.py
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
 	$(BIN)/python scripts/bench_checkpoints.py
 	$(BIN)/python scripts/bench_memory.py
 	$(BIN)/python scripts/bench_documents.py
 
-studio: venv  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
+studio: venv-dev  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
 	$(BIN)/langgraph dev --no-browser
 
-services: venv  ## start Postgres (if none on 5432) and Redis Stack on 6380, without Docker
+services: venv-dev  ## start Postgres (if none on 5432) and Redis Stack on 6380, without Docker
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
 
 services-stop:  ## stop what `make services` started

