@@ -19,7 +19,9 @@ ANALYST = str(BIN / "analyst")
 
 
 def step(title: str) -> None:
-    print(f"\n\033[1m== {title}\033[0m", flush=True)
+    # Bold on a terminal only: a log file or CI output gets no escape codes.
+    bold, plain = ("\033[1m", "\033[0m") if sys.stdout.isatty() else ("", "")
+    print(f"\n{bold}== {title}{plain}", flush=True)
 
 
 def analyst(*args: str, capture: bool = False) -> subprocess.CompletedProcess[str]:
