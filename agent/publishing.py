@@ -26,7 +26,7 @@ def publish_report(
         return _with_chart(documents, existing, draft)
     metadata = {
         "ticker": draft["ticker"],
-        "title": draft["title"],
+        "title": _title(draft, decision),
         "thread_id": thread_id,
         "draft_hash": draft["hash"],
         "decision": decision["action"],
@@ -35,6 +35,9 @@ def publish_report(
         "data_as_of": draft["as_of"],
         "sources": list(draft["sources"]),
     }
+    if decision["action"] == "edit":
+        # The text is the reviewer's: the machine's title (and its rating) may not describe it.
+        metadata["edited_by"] = decision["approver"]
     has_chart = bool(draft["chart_path"]) and Path(str(draft["chart_path"])).is_file()
     for n in range(1, 1000):
         name = stem if n == 1 else f"{stem}-{n}"
@@ -52,6 +55,16 @@ def publish_report(
         assert published is not None
         return _with_chart(documents, published, draft)
     raise RuntimeError(f"more than 999 research notes named {stem}*.md")  # pragma: no cover
+
+
+def _title(draft: Draft, decision: Decision) -> str:
+    """The note's title: the draft's, or for an edited report its own first ``# `` heading."""
+    if decision["action"] != "edit":
+        return draft["title"]
+    for line in draft["markdown"].splitlines():
+        if line.startswith("# ") and line[2:].strip():
+            return line[2:].strip()
+    return f"{draft['ticker']} report (edited by {decision['approver']})"
 
 
 def _with_chart(documents: FileMemory, publication: Publication, draft: Draft) -> Publication:

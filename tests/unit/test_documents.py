@@ -92,3 +92,28 @@ def test_publish_is_exactly_once_per_thread_and_draft(docs: FileMemory, tmp_path
     meta = docs.read("research/NVDA-2026-11-29.md").metadata
     assert meta["thread_id"] == "t-1" and meta["approver"] == "al"
     assert meta["draft_hash"] == draft["hash"] and meta["chart"] == "NVDA-2026-11-29.png"
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("# NVDA: Hold, not Buy\n\nMy own view.\n", "NVDA: Hold, not Buy"),
+        ("My own view, no heading.\n", "NVDA report (edited by al)"),
+    ],
+)
+def test_an_edited_report_is_titled_by_its_own_text(
+    docs: FileMemory, text: str, title: str
+) -> None:
+    machine = _draft("# NVDA equity research: Buy (high confidence)\n", None)
+    edited = Draft(**{**machine, "markdown": text, "hash": content_hash(text)})
+    decision = Decision(
+        action="edit",
+        draft_hash=edited["hash"],
+        approver="al",
+        decided_at="2026-11-29T10:00:00+00:00",
+    )
+    published = publish_report(docs, thread_id="t-e", draft=edited, decision=decision)
+    meta = docs.read("research/NVDA-2026-11-29.md").metadata
+    assert published["path"].endswith("research/NVDA-2026-11-29.md")
+    assert meta["title"] == title and "Buy" not in meta["title"]
+    assert meta["decision"] == "edit" and meta["edited_by"] == "al"
