@@ -104,7 +104,8 @@ def test_publish_is_exactly_once_per_thread_and_draft(docs: FileMemory, tmp_path
 def test_an_edited_report_is_titled_by_its_own_text(
     docs: FileMemory, text: str, title: str
 ) -> None:
-    machine = _draft("# NVDA equity research: Buy (high confidence)\n", None)
+    machine_title = "NVDA equity research: Buy (high confidence)"
+    machine = Draft(**{**_draft(f"# {machine_title}\n", None), "title": machine_title})
     edited = Draft(**{**machine, "markdown": text, "hash": content_hash(text)})
     decision = Decision(
         action="edit",
