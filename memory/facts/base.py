@@ -16,8 +16,8 @@ Subjects are free-form strings chosen by the writer. Convention: facts about a u
 ``"ticker:NVDA"``). Every read and write is scoped to the principal's tenant by the storage
 layer; the tenant is never taken from model output (a delta naming another tenant is refused).
 
-Write semantics (one transaction per write, retried on lock/unique conflicts)
------------------------------------------------------------------------------
+Write semantics (durable when a write returns; collisions retried)
+------------------------------------------------------------------
 ``record(delta)`` with ``t = delta.valid_from``:
 
 - If an active fact *covers* ``t`` (``valid_from < t < valid_to``), it is closed at ``t`` and
@@ -30,9 +30,11 @@ Write semantics (one transaction per write, retried on lock/unique conflicts)
   new fact may replace it: ``reject`` (default) never; ``source_precedence`` if the new source
   outranks the stored one; ``confirmed_revision`` if the new source is ``"confirmed"``. A
   different value that may not replace it raises :class:`FactConflictError`; the same value
-  (and memory type) is a duplicate and returns the stored record unchanged -- unless the
-  policy lets it replace the stored one, which upgrades the provenance (say, to confirmed).
-  A replaced fact is *withdrawn* (``withdrawn_at`` set, kept for history), never overwritten.
+  (and memory type) is a *duplicate*: the stored record comes back with ``outcome ==
+  "duplicate"`` and the new delta's episode appended to its ``restated_in`` (kept as
+  provenance, never dropped) -- unless the policy lets it replace the stored one, which
+  upgrades the provenance (say, to confirmed; ``outcome == "replaced"``). A replaced fact is
+  *withdrawn* (``withdrawn_at`` set, kept for history), never overwritten.
 
 Every new record names the fact it superseded (``supersedes_memory_id``), or ``None``. A
 value restated at a later time is recorded like any other (it keeps the restating episode as
@@ -43,15 +45,24 @@ provenance); the history shows it superseding the same value.
 own start withdraws it (and its predecessor now ends by retraction). A later fact inserted
 inside a retracted interval inherits the retraction as its end, like any inherited end.
 
-Reads
------
-``as_of(subject, attribute, when)``: the active fact with ``valid_from <= when < valid_to``.
-``current`` is ``as_of`` at the store's clock (a fact dated in the future is not current yet).
-``profile(subject, as_of=None)`` gives every attribute at once; ``history`` gives all records of
-a key, withdrawn ones included, ordered by ``valid_from`` then ``recorded_at``.
+Concurrent ``record``/``retract`` calls are *group-committed*: the writes handed over in one
+turn of the event loop run in one transaction, each in its own savepoint (a refusal rolls back
+that write only), with one durable commit. ``record_many`` puts a batch in one transaction;
+``import_facts`` loads any number of deltas in batches, counting what it refused.
 
-Backends implement :class:`KeyTransaction` (a locked transaction over one key) and the
-reads; the rules above live here once, so SQLite and Postgres cannot drift apart.
+Reads (each one index seek)
+---------------------------
+``as_of(subject, attribute, when)``: the active fact with ``valid_from <= when < valid_to`` --
+the active fact starting last at or before ``when``, if it has not ended by then (active
+intervals never overlap, so no earlier one can hold). ``current`` is the open fact if it has
+started, else ``as_of`` at the store's clock (a fact dated in the future is not current yet).
+``profile(subject, as_of=None)`` gives every attribute at once, in one query; ``history``
+gives all records of a key, withdrawn ones included, ordered by ``valid_from`` then
+``recorded_at``. ``store.sync`` has the same reads for callers without an event loop.
+
+The rules above live here once, as generators that ask for seeks and writes by name
+(:class:`KeyOps`, :class:`ReadOps`); backends answer them, synchronously or not, and run
+groups of writes (:meth:`FactStore._run_group`), so SQLite and Postgres cannot drift apart.
 """
 
 from __future__ import annotations
@@ -60,14 +71,14 @@ import asyncio
 import copy
 import json
 import random
+import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal, Protocol, Self, TypeVar, get_args
+from typing import Any, Literal, Protocol, Self, TypeVar, cast, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, field_validator
 
@@ -84,7 +95,7 @@ from memory.identity import Principal
 T = TypeVar("T")
 
 #: Shape version of the records this code writes (see ``memory.facts.migrations``).
-RECORD_SCHEMA_VERSION = 2
+RECORD_SCHEMA_VERSION = 3
 
 MemoryType = Literal["semantic", "episodic", "procedural", "profile"]
 MEMORY_TYPES: tuple[MemoryType, ...] = get_args(MemoryType)
@@ -96,6 +107,9 @@ SOURCES: tuple[Source, ...] = get_args(Source)
 DEFAULT_SOURCE_RANKS: Mapping[str, int] = {name: rank for rank, name in enumerate(SOURCES)}
 
 FactStatus = Literal["open", "superseded", "retracted", "withdrawn"]
+#: What a write did: stored a new fact, replaced one with the same ``valid_from`` (policy),
+#: or found the same fact stored already.
+WriteOutcome = Literal["recorded", "replaced", "duplicate"]
 
 MAX_NAME_LENGTH = 200
 
@@ -221,6 +235,15 @@ class FactRecord:
     retracted_at: datetime | None = None
     retraction_episode_id: str | None = None
     withdrawn_at: datetime | None = None
+    #: Later episodes that stated the same value from the same ``valid_from`` (provenance).
+    restated_in: tuple[str, ...] = ()
+    #: Set on what a write returns: what the write did. ``None`` on what a read returns.
+    outcome: WriteOutcome | None = field(default=None, compare=False)
+
+    @property
+    def duplicate(self) -> bool:
+        """Whether the write that returned this record found it already stored."""
+        return self.outcome == "duplicate"
 
     @property
     def is_open(self) -> bool:
@@ -270,33 +293,42 @@ class FactRecord:
             "retracted_at": iso(self.retracted_at),
             "retraction_episode_id": self.retraction_episode_id,
             "withdrawn_at": iso(self.withdrawn_at),
+            "restated_in": list(self.restated_in),
             "status": self.status,
+            "outcome": self.outcome,
         }
 
 
-class KeyTransaction(Protocol):
-    """One open, locked write transaction over a single (tenant, subject, attribute) key.
+Key = tuple[str, str, str]
+"""(tenant_id, subject, attribute): one timeline."""
 
-    Backends guarantee that no other writer changes the key until the transaction ends and
-    that every method sees the transaction's own changes. "Active" means not withdrawn.
+#: What a rule asks of the database: an operation name on :class:`KeyOps` and its arguments.
+Request = tuple[str, tuple[Any, ...]]
+#: The rules are written once, as generators that yield :data:`Request` s and receive the
+#: answers; :func:`run_sync` and :func:`run_async` drive them over a backend's operations.
+Rules = Generator[Request, Any, T]
+
+
+class KeyOps(Protocol):
+    """What the write rules need, inside one open write transaction (sync or async).
+
+    Backends implement these with the same names, as plain or ``async`` methods. "Active"
+    means not withdrawn. Every method is a seek on the key's ``(valid_from)`` order.
     """
 
-    async def covering(self, at: datetime) -> FactRecord | None:
-        """The active fact with ``valid_from <= at < valid_to`` (or open), if any."""
+    def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
+        """The active fact starting last at or before ``at``, and the next active start."""
         ...
 
-    async def next_start(self, after: datetime) -> datetime | None:
-        """The earliest ``valid_from`` of an active fact strictly after ``after``."""
+    def before(self, key: Key, at: datetime) -> FactRecord | None:
+        """The active fact starting last strictly before ``at``."""
         ...
 
-    async def ending_at(self, at: datetime) -> FactRecord | None:
-        """The active fact whose ``valid_to`` equals ``at``, if any."""
-        ...
+    def insert(self, record: FactRecord) -> None: ...
 
-    async def insert(self, record: FactRecord) -> None: ...
-
-    async def set_end(
+    def set_end(
         self,
+        key: Key,
         memory_id: str,
         valid_to: datetime,
         retracted_at: datetime | None,
@@ -305,8 +337,9 @@ class KeyTransaction(Protocol):
         """Close an active fact at ``valid_to`` and record why its end is where it is."""
         ...
 
-    async def withdraw(
+    def withdraw(
         self,
+        key: Key,
         memory_id: str,
         withdrawn_at: datetime,
         retracted_at: datetime | None,
@@ -314,6 +347,127 @@ class KeyTransaction(Protocol):
     ) -> None:
         """Take a fact out of the active set, keeping the row for history."""
         ...
+
+    def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
+        """Append ``episode_id`` to the fact's ``restated_in`` provenance."""
+        ...
+
+
+def run_sync(rules: Rules[T], ops: Any) -> T:
+    """Drive ``rules`` over ``ops``' plain methods."""
+    try:
+        name, args = next(rules)
+        while True:
+            name, args = rules.send(getattr(ops, name)(*args))
+    except StopIteration as done:
+        return cast(T, done.value)
+
+
+async def run_async(rules: Rules[T], ops: Any) -> T:
+    """Drive ``rules`` over ``ops``' ``async`` methods."""
+    try:
+        name, args = next(rules)
+        while True:
+            name, args = rules.send(await getattr(ops, name)(*args))
+    except StopIteration as done:
+        return cast(T, done.value)
+
+
+# -- the read rules ------------------------------------------------------------------------------
+
+
+def as_of_rules(key: Key, when: datetime) -> Rules[FactRecord | None]:
+    """One seek: the active fact starting last at or before ``when``, if it still holds then.
+
+    Safe because active intervals never overlap: no earlier fact can hold at ``when``.
+    """
+    fact = yield ("last_from", (key, when))
+    return fact if fact is not None and (fact.valid_to is None or when < fact.valid_to) else None
+
+
+def current_rules(key: Key, now: datetime) -> Rules[FactRecord | None]:
+    """The open fact (one seek on the open-fact index) if it has started; else :func:`as_of_rules`.
+
+    The fallback covers a fact dated in the future (the open one has not started yet) and a
+    fact closed at a future time (nothing is open, something still holds).
+    """
+    fact = yield ("open_fact", (key,))
+    if fact is not None and fact.valid_from <= now:
+        return cast(FactRecord, fact)
+    return (yield from as_of_rules(key, now))
+
+
+class ReadOps(Protocol):
+    """The reads a backend answers, as plain or ``async`` methods of the same names."""
+
+    def open_fact(self, key: Key) -> FactRecord | None: ...
+
+    def last_from(self, key: Key, at: datetime) -> FactRecord | None: ...
+
+    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]: ...
+
+    def history(self, key: Key) -> list[FactRecord]: ...
+
+
+# -- writes in groups ----------------------------------------------------------------------------
+
+
+@dataclass
+class PendingWrite:
+    """One write waiting for (or inside) a group transaction.
+
+    ``rules`` makes a fresh generator for each attempt (a group that collides is retried as a
+    whole); the group sets ``result`` or ``error`` for each write it ran.
+    """
+
+    key: Key
+    rules: Callable[[], Rules[Any]]
+    done: asyncio.Future[Any] | None = None
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What a bulk import did: counts per outcome and the facts it refused (line, reason)."""
+
+    recorded: int = 0
+    replaced: int = 0
+    duplicates: int = 0
+    refused: tuple[tuple[int, str], ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.recorded + self.replaced + self.duplicates + len(self.refused)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recorded": self.recorded,
+            "replaced": self.replaced,
+            "duplicates": self.duplicates,
+            "refused": [{"index": i, "reason": why} for i, why in self.refused],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _GroupCommit:
+    """Concurrent writes handed over in one turn of the event loop share one transaction.
+
+    Shared by every principal view of one opened ledger. A write queues and waits; one flush,
+    started on the next turn of the loop, takes everything queued and hands it to the
+    backend, which runs each write's rules in its own savepoint and commits once. A write
+    returns only after the commit that holds it (or raises: its own refusal, or the group's
+    failure), so every write is durable when it returns. A write cancelled before its group
+    is taken is not written.
+    """
+
+    def __init__(self) -> None:
+        self.queued: list[PendingWrite] = []
+        self.flush: asyncio.Task[None] | None = None
+        self.flushing: set[asyncio.Task[None]] = set()
+        #: Held while a group commits: writes arriving meanwhile gather for the next group.
+        self.committing: asyncio.Lock | None = None
 
 
 Clock = Callable[[], datetime]
@@ -327,7 +481,8 @@ class FactStore(ABC):
     """The fact ledger for one principal. Backends: SQLite (embedded) and Postgres.
 
     Create stores with :func:`memory.facts.open_fact_store`; the factory owns connections.
-    ``with_principal`` returns a view for another principal over the same connections.
+    ``with_principal`` returns a view for another principal over the same connections;
+    ``sync`` the same reads for callers without an event loop.
     """
 
     def __init__(
@@ -346,6 +501,7 @@ class FactStore(ABC):
         self.source_ranks = dict(source_ranks or DEFAULT_SOURCE_RANKS)
         self.clock: Clock = clock or _system_clock
         self.max_attempts = max_attempts
+        self._group = _GroupCommit()
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -372,53 +528,61 @@ class FactStore(ABC):
     def now(self) -> datetime:
         return utc(self.clock(), "the store clock")
 
+    @property
+    def sync(self) -> SyncFacts:
+        """The same reads, blocking: for the CLI, scripts and code without an event loop."""
+        return SyncFacts(self)
+
     # -- backend hooks ----------------------------------------------------------------------
 
+    @property
     @abstractmethod
-    def _key_transaction(
-        self, subject: str, attribute: str
-    ) -> AbstractAsyncContextManager[KeyTransaction]:
-        """Begin a write transaction holding the key's lock, scoped to ``self.tenant_id``."""
+    def _reads(self) -> Any:
+        """:class:`ReadOps` with ``async`` methods."""
+
+    @property
+    @abstractmethod
+    def _sync_reads(self) -> Any:
+        """:class:`ReadOps` with plain methods."""
+
+    @abstractmethod
+    async def _run_group(self, group: list[PendingWrite]) -> None:
+        """Run every write's rules in one transaction (a savepoint each) and commit once.
+
+        Sets each write's ``result`` or ``error`` (a refusal rolls back that write only);
+        raises, with nothing committed, when the transaction itself fails.
+        """
 
     @abstractmethod
     def _is_transient(self, error: BaseException) -> bool:
         """Whether ``error`` is a lock, serialization or uniqueness collision worth retrying."""
 
-    @abstractmethod
-    async def _as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None: ...
-
-    @abstractmethod
-    async def _profile(self, subject: str, when: datetime) -> list[FactRecord]: ...
-
-    @abstractmethod
-    async def _history(self, subject: str, attribute: str) -> list[FactRecord]: ...
-
     # -- reads ------------------------------------------------------------------------------
+
+    def _key(self, subject: str, attribute: str) -> Key:
+        return (self.tenant_id, check_name(subject, "subject"), check_name(attribute, "attribute"))
 
     async def as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
         """The fact that held at ``when``, or ``None``."""
-        return await self._as_of(
-            check_name(subject, "subject"), check_name(attribute, "attribute"), utc(when, "when")
-        )
+        key = self._key(subject, attribute)
+        return await run_async(as_of_rules(key, utc(when, "when")), self._reads)
 
     async def current(self, subject: str, attribute: str) -> FactRecord | None:
         """The fact that holds now (by the store's clock), or ``None``."""
-        return await self.as_of(subject, attribute, self.now())
+        key = self._key(subject, attribute)
+        return await run_async(current_rules(key, self.now()), self._reads)
 
     async def profile(
         self, subject: str, *, as_of: datetime | None = None
     ) -> dict[str, FactRecord]:
         """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name."""
         when = self.now() if as_of is None else utc(as_of, "as_of")
-        records = await self._profile(check_name(subject, "subject"), when)
-        return {r.attribute: r for r in sorted(records, key=lambda r: r.attribute)}
+        records = await self._reads.profile(self.tenant_id, check_name(subject, "subject"), when)
+        return _by_attribute(records)
 
     async def history(self, subject: str, attribute: str) -> list[FactRecord]:
         """All records of the key, withdrawn ones included, by ``valid_from`` then recording."""
-        records = await self._history(
-            check_name(subject, "subject"), check_name(attribute, "attribute")
-        )
-        return sorted(records, key=lambda r: (r.valid_from, r.recorded_at))
+        return _chronological(await self._reads.history(self._key(subject, attribute)))
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -427,55 +591,88 @@ class FactStore(ABC):
     ) -> FactRecord:
         """Store ``delta`` with temporal supersession; return the record now holding its place.
 
+        The returned record's ``outcome`` says what happened: ``recorded`` (a new fact),
+        ``replaced`` (it replaced a fact with the same ``valid_from``, as the policy allows) or
+        ``duplicate`` (the same value and ``valid_from`` were stored already: the stored
+        record, with this delta's episode added to its ``restated_in``). Concurrent calls are
+        committed together (see :class:`_GroupCommit`); each is durable when it returns.
+
         Raises :class:`FactConflictError` when the policy refuses an equal-``valid_from``
         write, :class:`FactTenantError` when the delta names another tenant.
         """
-        if not isinstance(delta, MemoryDelta):
-            raise InvalidFactError(f"record() takes a MemoryDelta, got {type(delta).__name__}.")
-        if delta.tenant_id is not None and delta.tenant_id != self.tenant_id:
-            raise FactTenantError(
-                f"The fact names tenant '{delta.tenant_id}' but the store acts for tenant "
-                f"'{self.tenant_id}'. Tenants come from the principal; drop tenant_id or open "
-                "the store for that principal."
+        pending = self._pending_record(delta, policy)
+        await self._submit([pending])
+        if pending.error is not None:
+            raise pending.error
+        return cast(FactRecord, pending.result)
+
+    async def record_many(
+        self, deltas: Iterable[MemoryDelta], *, policy: ConflictPolicy | None = None
+    ) -> list[FactRecord | FactLedgerError]:
+        """Record ``deltas`` in order, in one durable transaction; one result per delta.
+
+        Each delta follows :meth:`record`'s rules and sees the ones before it. A delta the
+        rules refuse (a conflict) does not stop the others: its place in the result holds
+        the error. Invalid deltas (another tenant, not a delta) raise before anything is
+        written.
+        """
+        pendings = [self._pending_record(d, policy) for d in deltas]
+        if pendings:
+            await self._submit(pendings)
+        return [self._outcome(p) for p in pendings]
+
+    async def import_facts(
+        self,
+        deltas: Iterable[MemoryDelta | BaseException],
+        *,
+        policy: ConflictPolicy | None = None,
+        batch_size: int = 5000,
+        progress: Callable[[ImportReport], None] | None = None,
+    ) -> ImportReport:
+        """Bulk-load ``deltas`` under :meth:`record`'s rules, ``batch_size`` per transaction.
+
+        Items may be exceptions (a line the caller could not parse): they are counted as
+        refused with their message, like conflicts, and the import goes on. Returns the
+        counts; ``progress`` is called after each committed batch.
+        """
+        started = time.perf_counter()
+        counts = {"recorded": 0, "replaced": 0, "duplicate": 0}
+        refused: list[tuple[int, str]] = []
+        batch: list[tuple[int, PendingWrite]] = []
+
+        def report() -> ImportReport:
+            return ImportReport(
+                counts["recorded"],
+                counts["replaced"],
+                counts["duplicate"],
+                tuple(sorted(refused)),
+                time.perf_counter() - started,
             )
-        chosen = self.policy if policy is None else ConflictPolicy(policy)
-        value_key = canonical_json(delta.value)
-        subject, attribute = delta.subject, delta.attribute
 
-        async def write(tx: KeyTransaction) -> FactRecord:
-            now = self.now()
-            start = delta.valid_from
-            cover = await tx.covering(start)
-            if cover is not None and cover.valid_from == start:
-                refusal = self._refusal(chosen, delta, cover)
-                same = (
-                    canonical_json(cover.value) == value_key
-                    and cover.memory_type == delta.memory_type
-                )
-                if same and (refusal is not None or delta.source == cover.source):
-                    return cover  # a duplicate: nothing new to record
-                if refusal is not None:
-                    raise FactConflictError(
-                        subject,
-                        attribute,
-                        start.isoformat(),
-                        cover.memory_id,
-                        cover.value,
-                        refusal,
-                    )
-                await tx.withdraw(
-                    cover.memory_id, now, cover.retracted_at, cover.retraction_episode_id
-                )
-                new = self._new_record(delta, now, cover.valid_to, cover)
-            elif cover is not None:
-                await tx.set_end(cover.memory_id, start, None, None)
-                new = self._new_record(delta, now, cover.valid_to, cover)
-            else:
-                new = self._new_record(delta, now, await tx.next_start(start), None)
-            await tx.insert(new)
-            return new
+        async def flush() -> None:
+            await self._submit([p for _, p in batch])
+            for index, p in batch:
+                if p.error is not None:
+                    refused.append((index, str(p.error)))
+                else:
+                    counts[p.result.outcome] += 1
+            batch.clear()
+            if progress is not None:
+                progress(report())
 
-        return await self._write(subject, attribute, write)
+        for index, item in enumerate(deltas):
+            if isinstance(item, BaseException):
+                refused.append((index, str(item)))
+                continue
+            try:
+                batch.append((index, self._pending_record(item, policy)))
+            except FactLedgerError as e:
+                refused.append((index, str(e)))
+            if len(batch) >= batch_size:
+                await flush()
+        if batch:
+            await flush()
+        return report()
 
     async def retract(
         self,
@@ -489,33 +686,98 @@ class FactStore(ABC):
 
         Raises :class:`FactNotFoundError` if no fact holds then.
         """
-        subject = check_name(subject, "subject")
-        attribute = check_name(attribute, "attribute")
+        key = self._key(subject, attribute)
         given_at = None if at is None else utc(at, "at")
+        pending = PendingWrite(key, lambda: self._retract_rules(key, given_at, source_episode_id))
+        await self._submit([pending])
+        if pending.error is not None:
+            raise pending.error
+        return cast(FactRecord, pending.result)
 
-        async def write(tx: KeyTransaction) -> FactRecord:
-            now = self.now()
-            when = now if given_at is None else given_at
-            cover = await tx.covering(when)
-            if cover is None:
-                raise FactNotFoundError(subject, attribute, when.isoformat())
-            if cover.valid_from < when:
-                await tx.set_end(cover.memory_id, when, now, source_episode_id)
-                return replace(
-                    cover, valid_to=when, retracted_at=now, retraction_episode_id=source_episode_id
-                )
-            await tx.withdraw(cover.memory_id, now, now, source_episode_id)
-            before = await tx.ending_at(when)
-            if before is not None:
-                # Its end now marks the retraction, not a successor that no longer counts.
-                await tx.set_end(before.memory_id, when, now, source_episode_id)
-            return replace(
-                cover, withdrawn_at=now, retracted_at=now, retraction_episode_id=source_episode_id
+    # -- the write rules ----------------------------------------------------------------------
+
+    def _pending_record(self, delta: MemoryDelta, policy: ConflictPolicy | None) -> PendingWrite:
+        if not isinstance(delta, MemoryDelta):
+            raise InvalidFactError(f"record() takes a MemoryDelta, got {type(delta).__name__}.")
+        if delta.tenant_id is not None and delta.tenant_id != self.tenant_id:
+            raise FactTenantError(
+                f"The fact names tenant '{delta.tenant_id}' but the store acts for tenant "
+                f"'{self.tenant_id}'. Tenants come from the principal; drop tenant_id or open "
+                "the store for that principal."
             )
+        chosen = self.policy if policy is None else ConflictPolicy(policy)
+        key = (self.tenant_id, delta.subject, delta.attribute)
+        return PendingWrite(key, lambda: self._record_rules(key, delta, chosen))
 
-        return await self._write(subject, attribute, write)
+    def _record_rules(
+        self, key: Key, delta: MemoryDelta, policy: ConflictPolicy
+    ) -> Rules[FactRecord]:
+        now = self.now()
+        start = delta.valid_from
+        before, next_start = yield ("neighbours", (key, start))
+        cover = before if before is not None and before.holds_at(start) else None
+        if cover is not None and cover.valid_from == start:
+            refusal = self._refusal(policy, delta, cover)
+            same = (
+                canonical_json(cover.value) == canonical_json(delta.value)
+                and cover.memory_type == delta.memory_type
+            )
+            if same and (refusal is not None or delta.source == cover.source):
+                # A restatement: nothing new holds, but the episode that said it again is
+                # provenance worth keeping.
+                episode = delta.source_episode_id
+                if episode is None or episode == cover.source_episode_id:
+                    return replace(cover, outcome="duplicate")
+                if episode in cover.restated_in:
+                    return replace(cover, outcome="duplicate")
+                yield ("restate", (key, cover.memory_id, episode))
+                return replace(
+                    cover, restated_in=(*cover.restated_in, episode), outcome="duplicate"
+                )
+            if refusal is not None:
+                raise FactConflictError(
+                    delta.subject,
+                    delta.attribute,
+                    start.isoformat(),
+                    cover.memory_id,
+                    cover.value,
+                    refusal,
+                )
+            yield (
+                "withdraw",
+                (key, cover.memory_id, now, cover.retracted_at, cover.retraction_episode_id),
+            )
+            new = self._new_record(delta, now, cover.valid_to, cover, "replaced")
+        elif cover is not None:
+            yield ("set_end", (key, cover.memory_id, start, None, None))
+            new = self._new_record(delta, now, cover.valid_to, cover, "recorded")
+        else:
+            new = self._new_record(delta, now, next_start, None, "recorded")
+        yield ("insert", (new,))
+        return new
 
-    # -- internals --------------------------------------------------------------------------
+    def _retract_rules(
+        self, key: Key, given_at: datetime | None, source_episode_id: str | None
+    ) -> Rules[FactRecord]:
+        now = self.now()
+        when = now if given_at is None else given_at
+        before, _ = yield ("neighbours", (key, when))
+        if before is None or not before.holds_at(when):
+            raise FactNotFoundError(key[1], key[2], when.isoformat())
+        cover: FactRecord = before
+        if cover.valid_from < when:
+            yield ("set_end", (key, cover.memory_id, when, now, source_episode_id))
+            return replace(
+                cover, valid_to=when, retracted_at=now, retraction_episode_id=source_episode_id
+            )
+        yield ("withdraw", (key, cover.memory_id, now, now, source_episode_id))
+        previous = yield ("before", (key, when))
+        if previous is not None and previous.valid_to == when:
+            # Its end now marks the retraction, not a successor that no longer counts.
+            yield ("set_end", (key, previous.memory_id, when, now, source_episode_id))
+        return replace(
+            cover, withdrawn_at=now, retracted_at=now, retraction_episode_id=source_episode_id
+        )
 
     def _refusal(
         self, policy: ConflictPolicy, delta: MemoryDelta, existing: FactRecord
@@ -551,6 +813,7 @@ class FactStore(ABC):
         now: datetime,
         valid_to: datetime | None,
         superseded: FactRecord | None,
+        outcome: WriteOutcome,
     ) -> FactRecord:
         return FactRecord(
             tenant_id=self.tenant_id,
@@ -572,31 +835,134 @@ class FactStore(ABC):
             # ends at that retraction.
             retracted_at=None if superseded is None else superseded.retracted_at,
             retraction_episode_id=None if superseded is None else superseded.retraction_episode_id,
+            outcome=outcome,
         )
 
-    async def _write(
-        self, subject: str, attribute: str, body: Callable[[KeyTransaction], Awaitable[T]]
-    ) -> T:
-        """Run ``body`` in a key transaction; retry the whole transaction on collisions."""
+    @staticmethod
+    def _outcome(pending: PendingWrite) -> Any:
+        if pending.error is None:
+            return pending.result
+        if isinstance(pending.error, FactLedgerError):
+            return pending.error
+        raise pending.error
+
+    # -- group commit -------------------------------------------------------------------------
+
+    async def _submit(self, writes: list[PendingWrite]) -> None:
+        """Queue ``writes`` for the next group and wait for its commit."""
+        group = self._group
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        for write in writes:
+            write.done = done
+        group.queued.extend(writes)
+        if group.flush is None:
+            group.flush = flush = asyncio.create_task(self._flush())
+            # The loop keeps only weak references to tasks; hold each flush until it ends.
+            group.flushing.add(flush)
+            flush.add_done_callback(group.flushing.discard)
+        await done
+
+    async def _flush(self) -> None:
+        group = self._group
+        taken: list[PendingWrite] = []
+        if group.committing is None:
+            group.committing = asyncio.Lock()
+        try:
+            await asyncio.sleep(0)  # writes handed over in this turn of the loop join the group
+            async with group.committing:  # and those arriving while the previous one commits
+                # Callers cancelled while waiting are dropped: their writes are not made.
+                taken = [w for w in group.queued if w.done is not None and not w.done.done()]
+                group.queued, group.flush = [], None
+                if taken:
+                    await self._commit_with_retries(taken)
+        except BaseException as e:
+            if not taken:
+                taken, group.queued, group.flush = group.queued, [], None
+            for write in taken:
+                if write.done is None or write.done.done():
+                    continue
+                if isinstance(e, asyncio.CancelledError):
+                    write.done.cancel()
+                else:
+                    write.done.set_exception(e)
+            if not isinstance(e, Exception):
+                raise
+        else:
+            for write in taken:
+                if write.done is not None and not write.done.done():
+                    write.done.set_result(None)
+
+    async def _commit_with_retries(self, writes: list[PendingWrite]) -> None:
+        """Run the group; on a collision retry the whole transaction with backoff."""
         delay = 0.005
         for attempt in range(1, self.max_attempts + 1):
+            for write in writes:
+                write.result, write.error = None, None
             try:
-                async with self._key_transaction(subject, attribute) as tx:
-                    return await body(tx)
+                await self._run_group(writes)
+                return
             except FactLedgerError:
                 raise
             except Exception as e:
                 if not self._is_transient(e):
                     raise
                 if attempt == self.max_attempts:
+                    keys = sorted({f"{w.key[1]}.{w.key[2]}" for w in writes})
+                    shown = ", ".join(keys[:3]) + (
+                        f" and {len(keys) - 3} more" if len(keys) > 3 else ""
+                    )
                     raise FactWriteContentionError(
-                        f"Writing {subject}.{attribute} collided with concurrent writers "
-                        f"{attempt} times (last: {e}). Retry later, or reduce concurrent "
-                        "writers on this key."
+                        f"Writing {shown} collided with concurrent writers {attempt} times "
+                        f"(last: {e}). Retry later, or reduce concurrent writers on this key."
                     ) from e
                 await asyncio.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, 0.5)
-        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class SyncFacts:
+    """Blocking reads of a :class:`FactStore`, scoped by the same principal, same rules.
+
+    ``store.sync.current(subject, attribute)``, ``.as_of(...)``, ``.profile(...)``,
+    ``.history(...)``: the async API's answers without an event loop.
+    """
+
+    def __init__(self, store: FactStore) -> None:
+        self._store = store
+        self._ops = store._sync_reads
+
+    @property
+    def principal(self) -> Principal:
+        return self._store.principal
+
+    def as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
+        """The fact that held at ``when``, or ``None``."""
+        key = self._store._key(subject, attribute)
+        return run_sync(as_of_rules(key, utc(when, "when")), self._ops)
+
+    def current(self, subject: str, attribute: str) -> FactRecord | None:
+        """The fact that holds now (by the store's clock), or ``None``."""
+        key = self._store._key(subject, attribute)
+        return run_sync(current_rules(key, self._store.now()), self._ops)
+
+    def profile(self, subject: str, *, as_of: datetime | None = None) -> dict[str, FactRecord]:
+        """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name."""
+        store = self._store
+        when = store.now() if as_of is None else utc(as_of, "as_of")
+        return _by_attribute(
+            self._ops.profile(store.tenant_id, check_name(subject, "subject"), when)
+        )
+
+    def history(self, subject: str, attribute: str) -> list[FactRecord]:
+        """All records of the key, withdrawn ones included, by ``valid_from`` then recording."""
+        return _chronological(self._ops.history(self._store._key(subject, attribute)))
+
+
+def _by_attribute(records: list[FactRecord]) -> dict[str, FactRecord]:
+    return {r.attribute: r for r in sorted(records, key=lambda r: r.attribute)}
+
+
+def _chronological(records: list[FactRecord]) -> list[FactRecord]:
+    return sorted(records, key=lambda r: (r.valid_from, r.recorded_at))
 
 
 def _check_tenant(principal: Principal) -> None:

@@ -19,6 +19,13 @@ History:
    at the same ``valid_from`` under a conflict policy is kept, withdrawn). The guards are
    rebuilt to ignore withdrawn rows. Rows are upgraded to ``schema_version`` 2.
 
+3. Reads and guards at the speed of the index: each record keeps the episodes that restated
+   it (same value, same ``valid_from``) in ``restated_in``; the overlap guard (SQLite triggers)
+   checks the two neighbours of a row by seeks instead of scanning the key; the
+   ``(tenant, subject, valid_from)`` index, which misled the Postgres planner and nothing
+   reads any more, is dropped (reads seek ``facts_one_start``, ordered (tenant, subject,
+   attribute, valid_from), and ``facts_one_open``). Rows are upgraded to ``schema_version`` 3.
+
 SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
 The Postgres runner must connect as the tables' owner (or a superuser); the application role
 only reads the migrations table to check the version.
@@ -35,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from memory.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import aiosqlite
     import psycopg
 
@@ -72,6 +81,41 @@ def _sqlite_overlap_trigger(name: str, event: str, active: str) -> str:
           AND {active.format(row="f")}
           AND (NEW.valid_to IS NULL OR f.valid_from < NEW.valid_to)
           AND (f.valid_to IS NULL OR NEW.valid_from < f.valid_to)
+    )
+    BEGIN
+        SELECT RAISE(ABORT, 'fact ledger: overlapping validity intervals for one key');
+    END
+    """
+
+
+def _sqlite_neighbour_trigger(name: str, event: str) -> str:
+    """The overlap guard as two seeks: the row's predecessor and successor on its key.
+
+    Active intervals of a key never overlap (this trigger keeps it so), so a row overlaps
+    one iff it overlaps the active row starting last at or before it, or the one starting
+    first after it; each is one ``ORDER BY valid_from LIMIT 1`` on ``facts_one_start``.
+    """
+    key = (
+        "f.tenant_id = NEW.tenant_id AND f.subject = NEW.subject AND f.attribute = NEW.attribute"
+        " AND f.withdrawn_at IS NULL AND f.memory_id <> NEW.memory_id"
+    )
+    return f"""
+    CREATE TRIGGER {name} BEFORE {event} ON facts
+    WHEN NEW.withdrawn_at IS NULL AND (
+        EXISTS (
+            SELECT 1 FROM (
+                SELECT f.valid_to FROM facts f
+                WHERE {key} AND f.valid_from <= NEW.valid_from
+                ORDER BY f.valid_from DESC LIMIT 1
+            ) p WHERE p.valid_to IS NULL OR p.valid_to > NEW.valid_from
+        )
+        OR EXISTS (
+            SELECT 1 FROM (
+                SELECT f.valid_from FROM facts f
+                WHERE {key} AND f.valid_from > NEW.valid_from
+                ORDER BY f.valid_from LIMIT 1
+            ) n WHERE NEW.valid_to IS NULL OR n.valid_from < NEW.valid_to
+        )
     )
     BEGIN
         SELECT RAISE(ABORT, 'fact ledger: overlapping validity intervals for one key');
@@ -241,6 +285,32 @@ MIGRATIONS: tuple[Migration, ...] = (
             f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
         ),
     ),
+    Migration(
+        version=3,
+        description="seek-speed reads and guards; restatements kept as provenance",
+        sqlite=(
+            "ALTER TABLE facts ADD COLUMN restated_in TEXT NOT NULL DEFAULT '[]'"
+            " CHECK (json_valid(restated_in) AND json_type(restated_in) = 'array')",
+            "UPDATE facts SET schema_version = 3 WHERE schema_version < 3",
+            "DROP INDEX facts_subject",
+            "DROP TRIGGER facts_no_overlap_insert",
+            "DROP TRIGGER facts_no_overlap_update",
+            _sqlite_neighbour_trigger("facts_no_overlap_insert", "INSERT"),
+            _sqlite_neighbour_trigger(
+                "facts_no_overlap_update", "UPDATE OF valid_from, valid_to, withdrawn_at"
+            ),
+        ),
+        postgres=(
+            f"ALTER TABLE {_PG_FACTS} NO FORCE ROW LEVEL SECURITY",
+            f"""
+            ALTER TABLE {_PG_FACTS} ADD COLUMN restated_in jsonb NOT NULL DEFAULT '[]'
+                CHECK (jsonb_typeof(restated_in) = 'array')
+            """,
+            f"UPDATE {_PG_FACTS} SET schema_version = 3 WHERE schema_version < 3",
+            f"DROP INDEX {PG_SCHEMA}.facts_subject",
+            f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -292,8 +362,8 @@ CREATE TABLE IF NOT EXISTS fact_migrations (
 """
 
 
-async def migrate_sqlite(
-    conn: aiosqlite.Connection, *, where: str, target: int | None = None
+def migrate_sqlite_sync(
+    conn: sqlite3.Connection, *, where: str, target: int | None = None
 ) -> list[int]:
     """Apply pending migrations (up to ``target``) in one IMMEDIATE transaction.
 
@@ -302,20 +372,19 @@ async def migrate_sqlite(
     applied now.
     """
     goal = _target(target)
-    await conn.execute("BEGIN IMMEDIATE")
+    conn.execute("BEGIN IMMEDIATE")
     try:
-        await conn.execute(_SQLITE_MIGRATIONS_TABLE)
-        async with conn.execute(
+        conn.execute(_SQLITE_MIGRATIONS_TABLE)
+        rows = conn.execute(
             "SELECT version, checksum FROM fact_migrations ORDER BY version"
-        ) as cursor:
-            rows = list(await cursor.fetchall())
+        ).fetchall()
         current = check_applied(rows, "sqlite", where)
         applied: list[int] = []
         for migration in MIGRATIONS:
             if current < migration.version <= goal:
                 for statement in migration.sqlite:
-                    await conn.execute(statement)
-                await conn.execute(
+                    conn.execute(statement)
+                conn.execute(
                     "INSERT INTO fact_migrations (version, description, checksum, applied_at)"
                     " VALUES (?, ?, ?, ?)",
                     (
@@ -326,12 +395,22 @@ async def migrate_sqlite(
                     ),
                 )
                 applied.append(migration.version)
-        await conn.execute("COMMIT")
+        conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
-            await conn.execute("ROLLBACK")
+            conn.execute("ROLLBACK")
         raise
     return applied
+
+
+async def migrate_sqlite(
+    conn: aiosqlite.Connection, *, where: str, target: int | None = None
+) -> list[int]:
+    """:func:`migrate_sqlite_sync` on an aiosqlite connection's own thread."""
+    result: list[int] = await conn._execute(
+        migrate_sqlite_sync, conn._conn, where=where, target=target
+    )
+    return result
 
 
 # -- Postgres -------------------------------------------------------------------------------

@@ -22,23 +22,25 @@ exclusion constraint (``btree_gist``) makes overlapping active intervals impossi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+import threading
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from memory.errors import (
+    FactLedgerError,
     FactLedgerSchemaError,
     FactLedgerUnavailableError,
     UnsafeDatabaseRoleError,
 )
-from memory.facts.base import FactRecord, FactStore, KeyTransaction
+from memory.facts.base import FactRecord, FactStore, Key, PendingWrite, run_async
 from memory.facts.migrations import (
     LATEST_VERSION,
     PG_SCHEMA,
@@ -52,11 +54,64 @@ FACTS = f"{PG_SCHEMA}.facts"
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
     "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
-    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at"
+    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in"
 )
-_HOLDS = "withdrawn_at IS NULL AND valid_from <= %s AND (valid_to IS NULL OR valid_to > %s)"
 _SET_TENANT = "SELECT set_config('app.tenant_id', %s, true)"
 LOCK_TIMEOUT = "10s"
+
+_KEY = "tenant_id = %s AND subject = %s AND attribute = %s"
+_ACTIVE = "withdrawn_at IS NULL"
+_OPEN_FACT = f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND valid_to IS NULL AND {_ACTIVE}"
+_LAST_FROM = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from <= %s"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+_LAST_BEFORE = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from < %s"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+#: The fact starting last at or before a time and the one starting first after it: two seeks
+#: on ``facts_one_start``, one round trip. The last column says which is which.
+_NEIGHBOURS = (
+    f"(SELECT {COLUMNS}, true FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from <= %s"
+    " ORDER BY valid_from DESC LIMIT 1)"
+    f" UNION ALL (SELECT {COLUMNS}, false FROM {FACTS} WHERE {_KEY} AND {_ACTIVE}"
+    " AND valid_from > %s ORDER BY valid_from LIMIT 1)"
+)
+_HISTORY = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY}"
+    " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at"
+)
+#: Every attribute of a subject in one statement: a loose index scan over its attribute names
+#: (one seek per name), then one ``as_of`` seek per name.
+_PROFILE = f"""
+WITH RECURSIVE names(attribute) AS (
+    SELECT (SELECT min(attribute) FROM {FACTS}
+            WHERE tenant_id = %(tenant)s AND subject = %(subject)s AND {_ACTIVE})
+    UNION ALL
+    SELECT (SELECT min(g.attribute) FROM {FACTS} g
+            WHERE g.tenant_id = %(tenant)s AND g.subject = %(subject)s
+              AND g.withdrawn_at IS NULL AND g.attribute > names.attribute)
+    FROM names WHERE names.attribute IS NOT NULL
+)
+SELECT f.* FROM names CROSS JOIN LATERAL (
+    SELECT {COLUMNS} FROM {FACTS} h
+    WHERE h.tenant_id = %(tenant)s AND h.subject = %(subject)s AND h.attribute = names.attribute
+      AND h.withdrawn_at IS NULL AND h.valid_from <= %(at)s
+    ORDER BY h.valid_from DESC LIMIT 1
+) f
+WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > %(at)s)
+"""
+_INSERT = f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 19)})"
+_UPDATE_WHERE = " WHERE tenant_id = %s AND memory_id = %s AND withdrawn_at IS NULL"
+#: Every key of a group, locked in one statement in a global order (no deadlock between
+#: groups); a writer stuck behind another gives up after LOCK_TIMEOUT and the group retries.
+_LOCK_KEYS = (
+    "SELECT set_config('lock_timeout', %s, true),"
+    " (SELECT count(pg_advisory_xact_lock(h)) FROM ("
+    "   SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(%s::text[]) AS k ORDER BY 1"
+    " ) AS keys)"
+)
 
 _TRANSIENT = (
     pg_errors.SerializationFailure,
@@ -71,70 +126,139 @@ def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC)
 
 
-def _record(row: dict[str, Any]) -> FactRecord:
+def _record(row: Sequence[Any]) -> FactRecord:
+    """A row of ``COLUMNS`` as a record (positional: this runs once per read)."""
     return FactRecord(
-        tenant_id=row["tenant_id"],
-        memory_id=row["memory_id"],
-        subject=row["subject"],
-        attribute=row["attribute"],
-        value=row["value"],
-        memory_type=row["memory_type"],
-        schema_version=row["schema_version"],
-        valid_from=row["valid_from"].astimezone(UTC),
-        valid_to=_utc(row["valid_to"]),
-        recorded_at=row["recorded_at"].astimezone(UTC),
-        supersedes_memory_id=row["supersedes_memory_id"],
-        source_episode_id=row["source_episode_id"],
-        source=row["source"],
-        confidence=row["confidence"],
-        retention_policy=row["retention_policy"],
-        retracted_at=_utc(row["retracted_at"]),
-        retraction_episode_id=row["retraction_episode_id"],
-        withdrawn_at=_utc(row["withdrawn_at"]),
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7].astimezone(UTC),
+        _utc(row[8]),
+        row[9].astimezone(UTC),
+        row[10],
+        row[11],
+        row[12],
+        row[13],
+        row[14],
+        _utc(row[15]),
+        row[16],
+        _utc(row[17]),
+        tuple(row[18]),
     )
 
 
-class _KeyTx:
-    """:class:`KeyTransaction` inside a transaction holding the key's advisory lock."""
+def _key_text(key: Key) -> str:
+    return "\x1f".join(key)
 
-    def __init__(
-        self, conn: psycopg.AsyncConnection[Any], tenant_id: str, subject: str, attribute: str
-    ) -> None:
+
+class _AsyncReads:
+    """:class:`memory.facts.base.ReadOps` over the async pool, one round trip per read.
+
+    Each read is ``BEGIN; set the tenant (local); SELECT; COMMIT`` sent as one pipeline.
+    """
+
+    def __init__(self, store: PostgresFactStore) -> None:
+        self._store = store
+
+    async def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        try:
+            async with self._store._pool.connection() as conn:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    await conn.execute(_SET_TENANT, (tenant_id,))
+                    cursor = await conn.execute(sql, params)
+                    await conn.execute("COMMIT")
+                return await cursor.fetchall()
+        except psycopg.OperationalError as e:
+            raise self._store._unavailable(e) from e
+
+    async def open_fact(self, key: Key) -> FactRecord | None:
+        rows = await self._rows(key[0], _OPEN_FACT, key)
+        return _record(rows[0]) if rows else None
+
+    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        rows = await self._rows(key[0], _LAST_FROM, (*key, at))
+        return _record(rows[0]) if rows else None
+
+    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        params = {"tenant": tenant_id, "subject": subject, "at": at}
+        return [_record(row) for row in await self._rows(tenant_id, _PROFILE, params)]
+
+    async def history(self, key: Key) -> list[FactRecord]:
+        return [_record(row) for row in await self._rows(key[0], _HISTORY, key)]
+
+
+class _SyncReads:
+    """The same reads over a blocking pool, opened on first use."""
+
+    def __init__(self, store: PostgresFactStore) -> None:
+        self._store = store
+
+    def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        try:
+            with self._store._shared.sync_pool().connection() as conn:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    conn.execute(_SET_TENANT, (tenant_id,))
+                    cursor = conn.execute(sql, params)
+                    conn.execute("COMMIT")
+                return cursor.fetchall()
+        except psycopg.OperationalError as e:
+            raise self._store._unavailable(e) from e
+
+    def open_fact(self, key: Key) -> FactRecord | None:
+        rows = self._rows(key[0], _OPEN_FACT, key)
+        return _record(rows[0]) if rows else None
+
+    def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        rows = self._rows(key[0], _LAST_FROM, (*key, at))
+        return _record(rows[0]) if rows else None
+
+    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        params = {"tenant": tenant_id, "subject": subject, "at": at}
+        return [_record(row) for row in self._rows(tenant_id, _PROFILE, params)]
+
+    def history(self, key: Key) -> list[FactRecord]:
+        return [_record(row) for row in self._rows(key[0], _HISTORY, key)]
+
+
+class _Writes:
+    """:class:`memory.facts.base.KeyOps` inside a group's transaction (keys locked)."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
         self.conn = conn
-        self.key = (tenant_id, subject, attribute)
+        #: Updates whose row counts are checked once the pipeline has delivered them.
+        self.updates: list[tuple[psycopg.AsyncCursor[Any], str]] = []
 
-    async def _rows(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        async with self.conn.cursor(row_factory=dict_row) as cursor:
-            await cursor.execute(sql, params)
-            return await cursor.fetchall()
+    def check_updates(self) -> None:
+        for cursor, memory_id in self.updates:
+            if cursor.rowcount != 1:
+                raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
+        self.updates.clear()
 
-    _KEY = "tenant_id = %s AND subject = %s AND attribute = %s"
+    async def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
+        cursor = await self.conn.execute(_NEIGHBOURS, (*key, at, *key, at))
+        before: FactRecord | None = None
+        next_start: datetime | None = None
+        for row in await cursor.fetchall():
+            if row[-1]:
+                before = _record(row)
+            else:
+                next_start = row[7].astimezone(UTC)
+        return before, next_start
 
-    async def covering(self, at: datetime) -> FactRecord | None:
-        rows = await self._rows(
-            f"SELECT {COLUMNS} FROM {FACTS} WHERE {self._KEY} AND {_HOLDS}", (*self.key, at, at)
-        )
-        return _record(rows[0]) if rows else None
-
-    async def next_start(self, after: datetime) -> datetime | None:
-        rows = await self._rows(
-            f"SELECT min(valid_from) AS start FROM {FACTS} WHERE {self._KEY}"
-            " AND withdrawn_at IS NULL AND valid_from > %s",
-            (*self.key, after),
-        )
-        return _utc(rows[0]["start"])
-
-    async def ending_at(self, at: datetime) -> FactRecord | None:
-        rows = await self._rows(
-            f"SELECT {COLUMNS} FROM {FACTS} WHERE {self._KEY}"
-            " AND withdrawn_at IS NULL AND valid_to = %s",
-            (*self.key, at),
-        )
-        return _record(rows[0]) if rows else None
+    async def before(self, key: Key, at: datetime) -> FactRecord | None:
+        cursor = await self.conn.execute(_LAST_BEFORE, (*key, at))
+        row = await cursor.fetchone()
+        return None if row is None else _record(row)
 
     async def insert(self, record: FactRecord) -> None:
         await self.conn.execute(
-            f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 18)})",
+            _INSERT,
             (
                 record.tenant_id,
                 record.memory_id,
@@ -154,19 +278,18 @@ class _KeyTx:
                 record.retracted_at,
                 record.retraction_episode_id,
                 record.withdrawn_at,
+                Jsonb(list(record.restated_in)),
             ),
         )
 
-    async def _update(self, sql: str, params: tuple[Any, ...], memory_id: str) -> None:
-        cursor = await self.conn.execute(
-            f"{sql} WHERE tenant_id = %s AND memory_id = %s AND withdrawn_at IS NULL",
-            (*params, self.key[0], memory_id),
-        )
-        if cursor.rowcount != 1:
-            raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
+    async def _update(self, sql: str, params: tuple[Any, ...], key: Key, memory_id: str) -> None:
+        cursor = self.conn.cursor()
+        await cursor.execute(sql + _UPDATE_WHERE, (*params, key[0], memory_id))
+        self.updates.append((cursor, memory_id))
 
     async def set_end(
         self,
+        key: Key,
         memory_id: str,
         valid_to: datetime,
         retracted_at: datetime | None,
@@ -175,11 +298,13 @@ class _KeyTx:
         await self._update(
             f"UPDATE {FACTS} SET valid_to = %s, retracted_at = %s, retraction_episode_id = %s",
             (valid_to, retracted_at, retraction_episode_id),
+            key,
             memory_id,
         )
 
     async def withdraw(
         self,
+        key: Key,
         memory_id: str,
         withdrawn_at: datetime,
         retracted_at: datetime | None,
@@ -188,8 +313,50 @@ class _KeyTx:
         await self._update(
             f"UPDATE {FACTS} SET withdrawn_at = %s, retracted_at = %s, retraction_episode_id = %s",
             (withdrawn_at, retracted_at, retraction_episode_id),
+            key,
             memory_id,
         )
+
+    async def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
+        await self._update(
+            f"UPDATE {FACTS} SET restated_in = restated_in || jsonb_build_array(%s::text)",
+            (episode_id,),
+            key,
+            memory_id,
+        )
+
+
+@dataclass
+class _Shared:
+    """The pools every principal view of one opened ledger shares."""
+
+    url: str
+    pool: AsyncConnectionPool[Any]
+    max_size: int
+    connect_timeout: float
+    _sync_pool: ConnectionPool[Any] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def sync_pool(self) -> ConnectionPool[Any]:
+        with self._lock:
+            if self._sync_pool is None:
+                pool: ConnectionPool[Any] = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=self.max_size,
+                    kwargs={"autocommit": True},
+                    check=ConnectionPool.check_connection,
+                    open=False,
+                )
+                pool.open(wait=True, timeout=self.connect_timeout)
+                self._sync_pool = pool
+            return self._sync_pool
+
+    def close_sync(self) -> None:
+        with self._lock:
+            if self._sync_pool is not None:
+                self._sync_pool.close()
+                self._sync_pool = None
 
 
 class PostgresFactStore(FactStore):
@@ -197,15 +364,24 @@ class PostgresFactStore(FactStore):
 
     def __init__(
         self,
-        pool: AsyncConnectionPool[Any],
+        shared: _Shared,
         principal: Principal | None,
         *,
         where: str,
         **options: Any,
     ) -> None:
         super().__init__(principal, **options)
-        self._pool = pool
+        self._shared = shared
+        self._pool = shared.pool
         self._where = where
+        self._async_reads = _AsyncReads(self)
+        self._blocking_reads = _SyncReads(self)
+
+    def with_principal(self, principal: Principal) -> Self:
+        view = super().with_principal(principal)
+        view._async_reads = _AsyncReads(view)
+        view._blocking_reads = _SyncReads(view)
+        return view
 
     @classmethod
     @asynccontextmanager
@@ -240,6 +416,7 @@ class PostgresFactStore(FactStore):
             check=AsyncConnectionPool.check_connection,
             open=False,
         )
+        shared = _Shared(url, pool, max_size, connect_timeout)
         try:
             try:
                 await pool.open(wait=True, timeout=connect_timeout)
@@ -247,73 +424,95 @@ class PostgresFactStore(FactStore):
                 raise FactLedgerUnavailableError(
                     f"Cannot open a connection pool to the fact ledger at {where}: {e}."
                 ) from e
-            yield cls(pool, principal, where=where, **options)
+            yield cls(shared, principal, where=where, **options)
         finally:
             await pool.close()
+            shared.close_sync()
 
-    # -- transactions ---------------------------------------------------------------------
+    # -- reads ----------------------------------------------------------------------------
+
+    @property
+    def _reads(self) -> _AsyncReads:
+        return self._async_reads
+
+    @property
+    def _sync_reads(self) -> _SyncReads:
+        return self._blocking_reads
 
     def _unavailable(self, error: Exception) -> FactLedgerUnavailableError:
         return FactLedgerUnavailableError(
             f"The fact ledger at {self._where} failed: {error}. Check that Postgres is running."
         )
 
-    @asynccontextmanager
-    async def _key_transaction(self, subject: str, attribute: str) -> AsyncIterator[KeyTransaction]:
+    # -- writes ---------------------------------------------------------------------------
+
+    def _is_transient(self, error: BaseException) -> bool:
+        return isinstance(error, _TRANSIENT)
+
+    async def _run_group(self, group: list[PendingWrite]) -> None:
+        """One transaction for the whole group, every key locked first in a global order.
+
+        As on SQLite, a refusal changes nothing and needs no rollback; any other failure of
+        one write runs the group again with a savepoint per write.
+        """
         try:
-            async with self._pool.connection() as conn, conn.transaction():
-                # A writer stuck on the key lock gives up after LOCK_TIMEOUT (LockNotAvailable)
-                # and the whole transaction is retried, instead of waiting forever.
-                await conn.execute(
-                    "SELECT set_config('app.tenant_id', %s, true),"
-                    " set_config('lock_timeout', %s, true)",
-                    (self.tenant_id, LOCK_TIMEOUT),
-                )
-                await conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                    ("\x1f".join((self.tenant_id, subject, attribute)),),
-                )
-                yield _KeyTx(conn, self.tenant_id, subject, attribute)
+            try:
+                await self._transaction(group, careful=False)
+            except _WriteFailed:
+                await self._transaction(group, careful=True)
         except psycopg.OperationalError as e:
             if self._is_transient(e):
                 raise
             raise self._unavailable(e) from e
 
-    def _is_transient(self, error: BaseException) -> bool:
-        return isinstance(error, _TRANSIENT)
+    async def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            keys = sorted({_key_text(w.key) for w in group})
+            await conn.execute(_LOCK_KEYS, (LOCK_TIMEOUT, keys))
+            ops = _Writes(conn)
+            if careful:
+                await self._writes(conn, ops, group, careful=True)
+            else:
+                # Pipelined: a write's updates and insert travel with the next write's first
+                # read, one round trip per write instead of three.
+                async with conn.pipeline():
+                    await self._writes(conn, ops, group, careful=False)
+            ops.check_updates()
 
-    async def _select(self, sql: str, params: tuple[Any, ...]) -> list[FactRecord]:
-        try:
-            async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(_SET_TENANT, (self.tenant_id,))
-                async with conn.cursor(row_factory=dict_row) as cursor:
-                    await cursor.execute(sql, params)
-                    rows = await cursor.fetchall()
-        except psycopg.OperationalError as e:
-            raise self._unavailable(e) from e
-        return [_record(row) for row in rows]
+    async def _writes(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        ops: _Writes,
+        group: list[PendingWrite],
+        *,
+        careful: bool,
+    ) -> None:
+        tenant: str | None = None
+        for write in group:
+            write.result, write.error = None, None
+            try:
+                if careful:
+                    async with conn.transaction():  # a savepoint
+                        await conn.execute(_SET_TENANT, (write.key[0],))
+                        write.result = await run_async(write.rules(), ops)
+                    tenant = None
+                    continue
+                if write.key[0] != tenant:
+                    await conn.execute(_SET_TENANT, (write.key[0],))
+                    tenant = write.key[0]
+                write.result = await run_async(write.rules(), ops)
+            except FactLedgerError as e:
+                write.error = e
+            except psycopg.Error as e:
+                if self._is_transient(e) or isinstance(e, psycopg.OperationalError):
+                    raise
+                if not careful:
+                    raise _WriteFailed from e
+                write.error = e
 
-    # -- reads ----------------------------------------------------------------------------
 
-    async def _as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
-        rows = await self._select(
-            f"SELECT {COLUMNS} FROM {FACTS}"
-            f" WHERE tenant_id = %s AND subject = %s AND attribute = %s AND {_HOLDS}",
-            (self.tenant_id, subject, attribute, when, when),
-        )
-        return rows[0] if rows else None
-
-    async def _profile(self, subject: str, when: datetime) -> list[FactRecord]:
-        return await self._select(
-            f"SELECT {COLUMNS} FROM {FACTS} WHERE tenant_id = %s AND subject = %s AND {_HOLDS}",
-            (self.tenant_id, subject, when, when),
-        )
-
-    async def _history(self, subject: str, attribute: str) -> list[FactRecord]:
-        return await self._select(
-            f"SELECT {COLUMNS} FROM {FACTS} WHERE tenant_id = %s AND subject = %s AND attribute = %s",
-            (self.tenant_id, subject, attribute),
-        )
+class _WriteFailed(Exception):
+    """A write failed in a group run without savepoints: run the group again with them."""
 
 
 async def _check_ready(conn: psycopg.AsyncConnection[Any], where: str) -> None:

@@ -1,14 +1,20 @@
 """SQLite backend of the fact ledger: the embedded default, one file in the data directory.
 
-``SqliteFactStore.open(path, principal)`` is an async context manager: it opens one
-connection (WAL journal, 30 s busy timeout, autocommit so transactions are explicit), applies
-pending migrations, yields the store, and closes the connection on exit.
+``SqliteFactStore.open(path, principal)`` is an async context manager: it applies pending
+migrations (WAL journal), opens two connections -- one that reads, one that writes, both in
+autocommit mode so transactions are explicit, 30 s busy timeout -- yields the store, and
+closes them on exit.
 
-Writes run in ``BEGIN IMMEDIATE`` transactions: the write lock is taken before the key is
-read, so two writers (coroutines, connections or processes) cannot both decide from the same
-state; a "database is locked" or uniqueness collision retries the whole transaction. Within
-one process the connection is shared by every principal view and guarded by an asyncio lock,
-so one coroutine's open transaction is never seen or joined by another.
+Reads are one index seek each (``facts_one_open`` for ``current``, ``facts_one_start`` in
+``valid_from`` order for ``as_of``). The async API runs them inline on the event loop: in WAL
+mode a reader never waits for a writer, and a seek on a cached page costs less than handing
+the call to a worker thread and back. ``store.sync`` runs the same code without a loop.
+
+Writes run on one worker thread, in groups (see :class:`memory.facts.base.FactStore`): one
+``BEGIN IMMEDIATE`` transaction (the write lock is taken before any key is read, so two
+writers -- coroutines, connections or processes -- cannot both decide from the same state),
+a savepoint per write, and one durable commit (``synchronous=FULL``). A "database is locked"
+collision retries the whole group.
 
 Times are stored as fixed-width ISO-8601 UTC text (``2026-06-03T10:00:00.000000+00:00``), which
 orders lexicographically exactly as the instants do; the table refuses any other shape.
@@ -20,30 +26,83 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
+import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import aiosqlite
-
-from memory.errors import FactLedgerUnavailableError
-from memory.facts.base import FactRecord, FactStore, KeyTransaction, canonical_json
-from memory.facts.migrations import migrate_sqlite
+from memory.errors import FactLedgerError, FactLedgerUnavailableError
+from memory.facts.base import (
+    FactRecord,
+    FactStore,
+    Key,
+    PendingWrite,
+    canonical_json,
+    run_sync,
+)
+from memory.facts.migrations import migrate_sqlite_sync
 from memory.identity import Principal
 
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
     "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
-    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at"
+    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in"
 )
 
 #: Seconds a connection waits for another writer's lock before "database is locked".
 BUSY_TIMEOUT = 30.0
+#: Page cache per connection (KiB) and memory-mapped window (bytes).
+CACHE_KIB = 65536
+MMAP_BYTES = 1 << 30
 
-_HOLDS = "withdrawn_at IS NULL AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+_KEY = "tenant_id = ? AND subject = ? AND attribute = ?"
+_ACTIVE = "withdrawn_at IS NULL"
+
+_OPEN_FACT = f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND valid_to IS NULL AND {_ACTIVE}"
+_LAST_FROM = (
+    f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from <= ?"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+_LAST_BEFORE = (
+    f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from < ?"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+_NEXT_START = (
+    f"SELECT valid_from FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from > ?"
+    " ORDER BY valid_from LIMIT 1"
+)
+_HISTORY = (
+    f"SELECT {COLUMNS} FROM facts WHERE {_KEY}"
+    " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at, rowid"
+)
+#: Every attribute of a subject in one statement: a loose index scan over its attribute names
+#: (one seek per attribute), then one ``as_of`` seek per attribute.
+_PROFILE = f"""
+WITH RECURSIVE names(attribute) AS (
+    SELECT (SELECT min(attribute) FROM facts
+            WHERE tenant_id = :tenant AND subject = :subject AND {_ACTIVE})
+    UNION ALL
+    SELECT (SELECT min(g.attribute) FROM facts g
+            WHERE g.tenant_id = :tenant AND g.subject = :subject AND g.withdrawn_at IS NULL
+              AND g.attribute > names.attribute)
+    FROM names WHERE names.attribute IS NOT NULL
+)
+SELECT {", ".join("f." + c.strip() for c in COLUMNS.split(","))}
+FROM names JOIN facts f ON f.rowid = (
+    SELECT h.rowid FROM facts h
+    WHERE h.tenant_id = :tenant AND h.subject = :subject AND h.attribute = names.attribute
+      AND h.withdrawn_at IS NULL AND h.valid_from <= :at
+    ORDER BY h.valid_from DESC LIMIT 1
+)
+WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > :at)
+"""
+_INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 19)})"
+_UPDATE_WHERE = " WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL"
 
 
 def encode_time(value: datetime) -> str:
@@ -51,63 +110,94 @@ def encode_time(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def _time(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
+def _encode_optional(value: datetime | None) -> str | None:
+    return None if value is None else encode_time(value)
 
 
-def _record(row: sqlite3.Row | aiosqlite.Row) -> FactRecord:
-    valid_from = _time(row["valid_from"])
-    recorded_at = _time(row["recorded_at"])
-    assert valid_from is not None and recorded_at is not None
+_fromiso = datetime.fromisoformat
+
+
+def _record(row: tuple[Any, ...]) -> FactRecord:
+    """A row of ``COLUMNS`` as a record (positional: this runs once per read)."""
     return FactRecord(
-        tenant_id=row["tenant_id"],
-        memory_id=row["memory_id"],
-        subject=row["subject"],
-        attribute=row["attribute"],
-        value=json.loads(row["value"]),
-        memory_type=row["memory_type"],
-        schema_version=row["schema_version"],
-        valid_from=valid_from,
-        valid_to=_time(row["valid_to"]),
-        recorded_at=recorded_at,
-        supersedes_memory_id=row["supersedes_memory_id"],
-        source_episode_id=row["source_episode_id"],
-        source=row["source"],
-        confidence=row["confidence"],
-        retention_policy=row["retention_policy"],
-        retracted_at=_time(row["retracted_at"]),
-        retraction_episode_id=row["retraction_episode_id"],
-        withdrawn_at=_time(row["withdrawn_at"]),
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        json.loads(row[4]),
+        row[5],
+        row[6],
+        _fromiso(row[7]),
+        None if row[8] is None else _fromiso(row[8]),
+        _fromiso(row[9]),
+        row[10],
+        row[11],
+        row[12],
+        row[13],
+        row[14],
+        None if row[15] is None else _fromiso(row[15]),
+        row[16],
+        None if row[17] is None else _fromiso(row[17]),
+        tuple(json.loads(row[18])) if row[18] != "[]" else (),
     )
 
 
-def _locked(error: sqlite3.Error) -> bool:
+def _record_row(record: FactRecord) -> tuple[Any, ...]:
+    return (
+        record.tenant_id,
+        record.memory_id,
+        record.subject,
+        record.attribute,
+        canonical_json(record.value),
+        record.memory_type,
+        record.schema_version,
+        encode_time(record.valid_from),
+        _encode_optional(record.valid_to),
+        encode_time(record.recorded_at),
+        record.supersedes_memory_id,
+        record.source_episode_id,
+        record.source,
+        record.confidence,
+        record.retention_policy,
+        _encode_optional(record.retracted_at),
+        record.retraction_episode_id,
+        _encode_optional(record.withdrawn_at),
+        json.dumps(list(record.restated_in)),
+    )
+
+
+def _locked(error: BaseException) -> bool:
     message = str(error).lower()
     return isinstance(error, sqlite3.OperationalError) and (
         "locked" in message or "busy" in message
     )
 
 
-def _prepare_folder(path: Path) -> None:
-    """Refuse a folder where the file should be; create the file's parent folders."""
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _connect(where: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        where, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+    )
+    conn.execute("PRAGMA synchronous=FULL")
+    # A million facts are a few hundred MB: keep the upper index levels cached and read
+    # through a memory map instead of a system call per page.
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+    return conn
 
 
-async def _prepare(conn: aiosqlite.Connection, where: str, attempts: int = 10) -> list[int]:
-    """Switch to WAL and migrate; return the versions applied.
+def _prepare(conn: sqlite3.Connection, where: str, attempts: int = 10) -> list[int]:
+    """Switch the file to WAL and migrate it; return the versions applied.
 
     While another connection converts a fresh file to WAL, SQLite can report "database is
     locked" at once instead of waiting on the busy timeout, so this step retries briefly.
     """
     for attempt in range(1, attempts + 1):
         try:
-            await conn.execute("PRAGMA journal_mode=WAL")
-            return await migrate_sqlite(conn, where=where)
+            conn.execute("PRAGMA journal_mode=WAL")
+            return migrate_sqlite_sync(conn, where=where)
         except sqlite3.Error as e:
             if _locked(e) and attempt < attempts:
-                await asyncio.sleep(0.02 * attempt)
+                time.sleep(0.02 * attempt)
                 continue
             raise FactLedgerUnavailableError(
                 f"Cannot use {where} as the fact ledger: {e}. Is it an analyst facts "
@@ -116,119 +206,145 @@ async def _prepare(conn: aiosqlite.Connection, where: str, attempts: int = 10) -
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-@dataclass
-class _Connection:
-    """The connection every principal view of one opened file shares, and its guard."""
+class _Reads:
+    """:class:`memory.facts.base.ReadOps` over the reading connection (plain methods)."""
 
-    conn: aiosqlite.Connection
-    lock: asyncio.Lock
-    where: str
-    applied_migrations: list[int]
-
-
-class _KeyTx:
-    """:class:`KeyTransaction` inside an open ``BEGIN IMMEDIATE`` transaction."""
-
-    def __init__(
-        self, conn: aiosqlite.Connection, tenant_id: str, subject: str, attribute: str
-    ) -> None:
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
         self.conn = conn
-        self.key = (tenant_id, subject, attribute)
-        self._where = "tenant_id = ? AND subject = ? AND attribute = ?"
+        self.lock = lock
 
-    async def _one(self, sql: str, params: tuple[Any, ...]) -> Any:
-        async with self.conn.execute(sql, params) as cursor:
-            return await cursor.fetchone()
+    def open_fact(self, key: Key) -> FactRecord | None:
+        with self.lock:
+            row = self.conn.execute(_OPEN_FACT, key).fetchone()
+        return None if row is None else _record(row)
 
-    async def covering(self, at: datetime) -> FactRecord | None:
+    def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        with self.lock:
+            row = self.conn.execute(_LAST_FROM, (*key, encode_time(at))).fetchone()
+        return None if row is None else _record(row)
+
+    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        params = {"tenant": tenant_id, "subject": subject, "at": encode_time(at)}
+        with self.lock:
+            rows = self.conn.execute(_PROFILE, params).fetchall()
+        return [_record(row) for row in rows]
+
+    def history(self, key: Key) -> list[FactRecord]:
+        with self.lock:
+            rows = self.conn.execute(_HISTORY, key).fetchall()
+        return [_record(row) for row in rows]
+
+
+class _AsyncReads:
+    """The same reads with ``async`` methods, run inline (see the module docstring)."""
+
+    def __init__(self, reads: _Reads) -> None:
+        self._reads = reads
+
+    async def open_fact(self, key: Key) -> FactRecord | None:
+        return self._reads.open_fact(key)
+
+    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        return self._reads.last_from(key, at)
+
+    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        return self._reads.profile(tenant_id, subject, at)
+
+    async def history(self, key: Key) -> list[FactRecord]:
+        return self._reads.history(key)
+
+
+class _Writes:
+    """:class:`memory.facts.base.KeyOps` inside the writer's open transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
         t = encode_time(at)
-        row = await self._one(
-            f"SELECT {COLUMNS} FROM facts WHERE {self._where} AND {_HOLDS}", (*self.key, t, t)
-        )
+        row = self.conn.execute(_LAST_FROM, (*key, t)).fetchone()
+        before = None if row is None else _record(row)
+        if before is not None and (before.valid_to is None or before.valid_to > at):
+            return before, None  # it covers ``at``; the rules need no next start
+        start = self.conn.execute(_NEXT_START, (*key, t)).fetchone()
+        return before, None if start is None else _fromiso(start[0])
+
+    def before(self, key: Key, at: datetime) -> FactRecord | None:
+        row = self.conn.execute(_LAST_BEFORE, (*key, encode_time(at))).fetchone()
         return None if row is None else _record(row)
 
-    async def next_start(self, after: datetime) -> datetime | None:
-        row = await self._one(
-            f"SELECT min(valid_from) FROM facts WHERE {self._where}"
-            " AND withdrawn_at IS NULL AND valid_from > ?",
-            (*self.key, encode_time(after)),
-        )
-        return _time(row[0])
+    def insert(self, record: FactRecord) -> None:
+        self.conn.execute(_INSERT, _record_row(record))
 
-    async def ending_at(self, at: datetime) -> FactRecord | None:
-        row = await self._one(
-            f"SELECT {COLUMNS} FROM facts WHERE {self._where}"
-            " AND withdrawn_at IS NULL AND valid_to = ?",
-            (*self.key, encode_time(at)),
-        )
-        return None if row is None else _record(row)
+    def _update(self, sql: str, params: tuple[Any, ...], tenant_id: str, memory_id: str) -> None:
+        cursor = self.conn.execute(sql + _UPDATE_WHERE, (*params, tenant_id, memory_id))
+        if cursor.rowcount != 1:
+            raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
 
-    async def insert(self, record: FactRecord) -> None:
-        await self.conn.execute(
-            f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 18)})",
-            (
-                record.tenant_id,
-                record.memory_id,
-                record.subject,
-                record.attribute,
-                canonical_json(record.value),
-                record.memory_type,
-                record.schema_version,
-                encode_time(record.valid_from),
-                None if record.valid_to is None else encode_time(record.valid_to),
-                encode_time(record.recorded_at),
-                record.supersedes_memory_id,
-                record.source_episode_id,
-                record.source,
-                record.confidence,
-                record.retention_policy,
-                None if record.retracted_at is None else encode_time(record.retracted_at),
-                record.retraction_episode_id,
-                None if record.withdrawn_at is None else encode_time(record.withdrawn_at),
-            ),
-        )
-
-    async def _update(self, sql: str, params: tuple[Any, ...], memory_id: str) -> None:
-        async with self.conn.execute(
-            f"{sql} WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL",
-            (*params, self.key[0], memory_id),
-        ) as cursor:
-            if cursor.rowcount != 1:
-                raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
-
-    async def set_end(
+    def set_end(
         self,
+        key: Key,
         memory_id: str,
         valid_to: datetime,
         retracted_at: datetime | None,
         retraction_episode_id: str | None,
     ) -> None:
-        await self._update(
+        self._update(
             "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?",
-            (
-                encode_time(valid_to),
-                None if retracted_at is None else encode_time(retracted_at),
-                retraction_episode_id,
-            ),
+            (encode_time(valid_to), _encode_optional(retracted_at), retraction_episode_id),
+            key[0],
             memory_id,
         )
 
-    async def withdraw(
+    def withdraw(
         self,
+        key: Key,
         memory_id: str,
         withdrawn_at: datetime,
         retracted_at: datetime | None,
         retraction_episode_id: str | None,
     ) -> None:
-        await self._update(
+        self._update(
             "UPDATE facts SET withdrawn_at = ?, retracted_at = ?, retraction_episode_id = ?",
-            (
-                encode_time(withdrawn_at),
-                None if retracted_at is None else encode_time(retracted_at),
-                retraction_episode_id,
-            ),
+            (encode_time(withdrawn_at), _encode_optional(retracted_at), retraction_episode_id),
+            key[0],
             memory_id,
         )
+
+    def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
+        self._update(
+            "UPDATE facts SET restated_in = json_insert(restated_in, '$[#]', ?)",
+            (episode_id,),
+            key[0],
+            memory_id,
+        )
+
+
+@dataclass
+class _Connection:
+    """What every principal view of one opened file shares."""
+
+    where: str
+    reader: sqlite3.Connection
+    writer: sqlite3.Connection
+    read_lock: threading.Lock
+    write_lock: threading.Lock
+    worker: ThreadPoolExecutor
+    applied_migrations: list[int]
+    reads: _Reads = field(init=False)
+    async_reads: _AsyncReads = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reads = _Reads(self.reader, self.read_lock)
+        self.async_reads = _AsyncReads(self.reads)
+
+    def close(self) -> None:
+        self.worker.shutdown(wait=True)
+        with self.write_lock:
+            self.writer.close()
+        with self.read_lock:
+            if self.reader is not self.writer:
+                self.reader.close()
 
 
 class SqliteFactStore(FactStore):
@@ -245,74 +361,114 @@ class SqliteFactStore(FactStore):
     ) -> AsyncIterator[SqliteFactStore]:
         """Open (creating if needed) and migrate the ledger file; ``:memory:`` also works."""
         where = str(path)
+        memory = where == ":memory:"
         try:
-            if where != ":memory:":
-                # Off the event loop: an API server (langgraph dev) refuses blocking file calls.
-                await asyncio.to_thread(_prepare_folder, Path(path))
-            conn = await aiosqlite.connect(where, timeout=BUSY_TIMEOUT, isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
+            if not memory:
+                if Path(path).is_dir():
+                    raise IsADirectoryError(f"{where} is a folder")
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
             raise FactLedgerUnavailableError(
                 f"Cannot open the fact ledger file {where}: {e}. Check the path and its "
                 "permissions (ANALYST_FACTS / ANALYST_DATA_DIR)."
             ) from e
+        writer: sqlite3.Connection | None = None
+        reader: sqlite3.Connection | None = None
         try:
-            conn.row_factory = aiosqlite.Row
-            applied = await _prepare(conn, where)
-            yield cls(_Connection(conn, asyncio.Lock(), where, applied), principal, **options)
+            writer = _connect(where)
+            applied = await asyncio.to_thread(_prepare, writer, where)
+            # A private in-memory database exists once, in one connection: it reads too.
+            reader = writer if memory else _connect(where)
+        except (sqlite3.Error, FactLedgerUnavailableError) as e:
+            for conn in {id(c): c for c in (writer, reader) if c is not None}.values():
+                conn.close()
+            if isinstance(e, FactLedgerUnavailableError):
+                raise
+            raise FactLedgerUnavailableError(
+                f"Cannot open the fact ledger file {where}: {e}. Check the path and its "
+                "permissions (ANALYST_FACTS / ANALYST_DATA_DIR)."
+            ) from e
+        write_lock = threading.Lock()
+        shared = _Connection(
+            where,
+            reader,
+            writer,
+            write_lock if memory else threading.Lock(),
+            write_lock,
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="facts-writer"),
+            applied,
+        )
+        try:
+            yield cls(shared, principal, **options)
         finally:
-            await conn.close()
+            shared.close()
 
     @property
     def applied_migrations(self) -> list[int]:
         """Migration versions this store applied when it opened the file (often none)."""
         return list(self._connection.applied_migrations)
 
-    # -- transactions ---------------------------------------------------------------------
-
-    @asynccontextmanager
-    async def _key_transaction(self, subject: str, attribute: str) -> AsyncIterator[KeyTransaction]:
-        shared = self._connection
-        async with shared.lock:
-            conn = shared.conn
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield _KeyTx(conn, self.tenant_id, subject, attribute)
-                await conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    await conn.execute("ROLLBACK")
-                raise
-
-    def _is_transient(self, error: BaseException) -> bool:
-        if isinstance(error, sqlite3.IntegrityError):
-            return "unique constraint failed" in str(error).lower()
-        return isinstance(error, sqlite3.Error) and _locked(error)
-
-    async def _select(self, sql: str, params: tuple[Any, ...]) -> list[FactRecord]:
-        async with self._connection.lock, self._connection.conn.execute(sql, params) as cursor:
-            rows = await cursor.fetchall()
-        return [_record(cast(aiosqlite.Row, row)) for row in rows]
-
     # -- reads ----------------------------------------------------------------------------
 
-    async def _as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
-        t = encode_time(when)
-        rows = await self._select(
-            f"SELECT {COLUMNS} FROM facts"
-            f" WHERE tenant_id = ? AND subject = ? AND attribute = ? AND {_HOLDS}",
-            (self.tenant_id, subject, attribute, t, t),
-        )
-        return rows[0] if rows else None
+    @property
+    def _reads(self) -> _AsyncReads:
+        return self._connection.async_reads
 
-    async def _profile(self, subject: str, when: datetime) -> list[FactRecord]:
-        t = encode_time(when)
-        return await self._select(
-            f"SELECT {COLUMNS} FROM facts WHERE tenant_id = ? AND subject = ? AND {_HOLDS}",
-            (self.tenant_id, subject, t, t),
-        )
+    @property
+    def _sync_reads(self) -> _Reads:
+        return self._connection.reads
 
-    async def _history(self, subject: str, attribute: str) -> list[FactRecord]:
-        return await self._select(
-            f"SELECT {COLUMNS} FROM facts WHERE tenant_id = ? AND subject = ? AND attribute = ?",
-            (self.tenant_id, subject, attribute),
-        )
+    # -- writes ---------------------------------------------------------------------------
+
+    def _is_transient(self, error: BaseException) -> bool:
+        return _locked(error)
+
+    async def _run_group(self, group: list[PendingWrite]) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._connection.worker, self._run_group_sync, group)
+
+    def _run_group_sync(self, group: list[PendingWrite]) -> None:
+        """One ``BEGIN IMMEDIATE`` ... ``COMMIT`` for the whole group.
+
+        The rules refuse a write (conflict, nothing to retract) before they change anything,
+        so a refusal needs no rollback. Any other failure of one write (a guard firing, say)
+        rolls the group back and runs it again with a savepoint per write, so that failure
+        stays that write's own.
+        """
+        with self._connection.write_lock:
+            try:
+                self._transaction(group, careful=False)
+            except _WriteFailed:
+                self._transaction(group, careful=True)
+
+    def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
+        conn = self._connection.writer
+        ops = _Writes(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for write in group:
+                write.result, write.error = None, None
+                if careful:
+                    conn.execute("SAVEPOINT fact")
+                try:
+                    write.result = run_sync(write.rules(), ops)
+                except FactLedgerError as e:
+                    write.error = e
+                except Exception as e:
+                    if _locked(e):
+                        raise
+                    if not careful:
+                        raise _WriteFailed from e
+                    write.error = e
+                    conn.execute("ROLLBACK TO fact")
+                if careful:
+                    conn.execute("RELEASE fact")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+class _WriteFailed(Exception):
+    """A write failed in a group run without savepoints: run the group again with them."""

@@ -223,9 +223,22 @@ async def test_equal_valid_from_is_rejected_by_default(open_store: OpenStore) ->
 async def test_repeating_a_fact_is_a_duplicate_not_a_conflict(open_store: OpenStore) -> None:
     async with open_store() as facts:
         first = await facts.record(delta({"a": 1, "b": [1, 2]}, "2026-06-01T09:00:00Z", "e1"))
+        assert (first.outcome, first.duplicate, first.restated_in) == ("recorded", False, ())
         again = await facts.record(delta({"b": [1, 2], "a": 1}, "2026-06-01T09:00:00Z", "e1b"))
-        assert again == first
-        assert len(await facts.history("mira", "passport_deadline")) == 1
+        # Never a silent success: the result says it was a duplicate, and the restating
+        # episode is kept as provenance on the stored record.
+        assert again.duplicate and again.outcome == "duplicate"
+        assert again.memory_id == first.memory_id and again.restated_in == ("e1b",)
+        # The same episode again, or one without an episode, adds nothing more.
+        for episode in ("e1b", "e1", None):
+            same = await facts.record(delta({"a": 1, "b": [1, 2]}, "2026-06-01T09:00:00Z", episode))
+            assert same.duplicate and same.restated_in == ("e1b",)
+        third = await facts.record(delta({"a": 1, "b": [1, 2]}, "2026-06-01T09:00:00Z", "e1c"))
+        assert third.restated_in == ("e1b", "e1c")
+        [stored] = await facts.history("mira", "passport_deadline")
+        assert stored == third and stored.outcome is None  # reads carry no write outcome
+        assert stored.to_json()["restated_in"] == ["e1b", "e1c"]
+        assert facts.sync.history("mira", "passport_deadline") == [stored]
         # JSON equality is exact: true is not 1, and 1 is not "1".
         await facts.record(delta(1, "2026-06-03T00:00:00Z"))
         for other in (True, "1", 1.5):
@@ -288,14 +301,21 @@ async def test_a_confirmation_of_the_same_value_upgrades_provenance_only_by_poli
             delta("long-term", "2026-06-01T00:00:00Z", "e1", source="inferred")
         )
         confirmed = delta("long-term", "2026-06-01T00:00:00Z", "e2", source="confirmed")
-        assert await facts.record(confirmed) == said  # reject: a duplicate, unchanged
+        # reject: a duplicate; the value is unchanged, the confirming episode is kept.
+        kept = await facts.record(confirmed)
+        assert kept.duplicate and kept.memory_id == said.memory_id
+        assert (kept.source, kept.restated_in) == ("inferred", ("e2",))
         upgraded = await facts.record(confirmed, policy=ConflictPolicy.CONFIRMED_REVISION)
+        assert upgraded.outcome == "replaced"
         assert (upgraded.source, upgraded.source_episode_id) == ("confirmed", "e2")
         assert upgraded.supersedes_memory_id == said.memory_id
         # Confirming again changes nothing; neither does a weaker source under precedence.
-        assert await facts.record(confirmed, policy=ConflictPolicy.CONFIRMED_REVISION) == upgraded
+        again = await facts.record(confirmed, policy=ConflictPolicy.CONFIRMED_REVISION)
+        assert again == upgraded and again.duplicate
         weaker = delta("long-term", "2026-06-01T00:00:00Z", "e3", source="stated")
-        assert await facts.record(weaker, policy=ConflictPolicy.SOURCE_PRECEDENCE) == upgraded
+        kept = await facts.record(weaker, policy=ConflictPolicy.SOURCE_PRECEDENCE)
+        assert kept.duplicate and kept.memory_id == upgraded.memory_id
+        assert kept.restated_in == ("e3",)
         history = await facts.history("mira", "passport_deadline")
         assert [(r.source, r.status) for r in history] == [
             ("inferred", "withdrawn"),
@@ -540,7 +560,7 @@ async def test_rows_written_by_schema_v1_are_upgraded(backend: Backend) -> None:
             )
         app_role = urlsplit(backend.url).username
         assert app_role is not None
-        assert await setup_fact_store(backend.owner_url, app_roles=[app_role]) == [2]
+        assert await setup_fact_store(backend.owner_url, app_roles=[app_role]) == [2, 3]
 
     async with open_fact_store(backend.url, ACME, clock=lambda: NOW) as facts:
         history = await facts.history("mira", "passport_deadline")

@@ -167,7 +167,7 @@ async def _run(store: FactStore, ops: list[tuple[str, int, str]], probes: list[d
                 stored = await store.record(
                     MemoryDelta(subject=subject, attribute="horizon", value=value, valid_from=at(k))
                 )
-                outcome = "recorded"
+                outcome = "duplicate" if stored.duplicate else "recorded"
                 assert (stored.valid_from, stored.value) == (at(k), value)
             else:
                 closed = await store.retract(subject, "horizon", at=at(k))
@@ -178,15 +178,22 @@ async def _run(store: FactStore, ops: list[tuple[str, int, str]], probes: list[d
         except FactNotFoundError:
             outcome = "not_found"
         event(expected)
-        assert outcome == ("recorded" if expected == "duplicate" else expected), (op, k, value)
+        assert outcome == expected, (op, k, value)
         records = await store.history(subject, "horizon")
         assert _well_formed(records) == model.intervals(), (op, k, value)
 
     for when in [at(k) for k in range(-1, GRID + 2)] + probes:
         found = await store.as_of(subject, "horizon", when)
         assert (None if found is None else found.value) == model.value_at(when), when
+        assert store.sync.as_of(subject, "horizon", when) == found  # the same rules, blocking
     current = await store.current(subject, "horizon")
     assert (None if current is None else current.value) == model.value_at(NOW)
+    assert store.sync.current(subject, "horizon") == current
+    profile = await store.profile(subject)
+    assert {name: r.value for name, r in profile.items()} == (
+        {} if current is None else {"horizon": current.value}
+    )
+    assert store.sync.profile(subject) == profile
 
 
 @settings(

@@ -46,6 +46,10 @@ RELEASED = {
         "9ed85a6c1336f01acc0bc8922aff5689a0a990db29f7df115584d46738f6b842",
         "f2d627edf7aac3fbda0e04ebb7eafc6eb3b3e044a83fb55dcea05cd69608b935",
     ),
+    3: (
+        "8c39c7a5a17ea6b128c13235a258b320627f096a9fa8513a9108cb8fd5493331",
+        "7afbab600c82732e7fd32658ab96ceaa6c62d67a40859c67367b2965437b6ed4",
+    ),
 }
 
 T0 = "2026-06-01T09:00:00.000000+00:00"
@@ -104,7 +108,8 @@ def test_released_migrations_are_append_only() -> None:
 async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     path = tmp_path / "facts.sqlite"
     assert await _migrate(path, target=1) == [1]
-    assert await _migrate(path) == [2]
+    assert await _migrate(path, target=2) == [2]
+    assert await _migrate(path) == [3]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
@@ -131,8 +136,8 @@ async def test_rows_from_schema_v1_are_rewritten_as_typed_records(tmp_path: Path
         history = await facts.history("mira", "note")
     # Old values were plain strings, whatever they looked like; they stay strings.
     assert [(r.memory_id, r.value, r.schema_version) for r in history] == [
-        ("v1-a", 'says "hi"', 2),
-        ("v1-b", '{"not": "json yet"}', 2),
+        ("v1-a", 'says "hi"', RECORD_SCHEMA_VERSION),
+        ("v1-b", '{"not": "json yet"}', RECORD_SCHEMA_VERSION),
     ]
     with sqlite3.connect(path) as conn:
         raw = conn.execute("SELECT value FROM facts ORDER BY valid_from").fetchall()
@@ -172,7 +177,7 @@ async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
             return facts.applied_migrations  # type: ignore[attr-defined, no-any-return]
 
     applied = await asyncio.gather(*(open_and_read() for _ in range(6)))
-    assert sorted(applied) == [[]] * 5 + [[1, 2]]
+    assert sorted(applied) == [[]] * 5 + [[1, 2, 3]]
 
 
 # -- guards in the database itself ---------------------------------------------------------------
@@ -244,7 +249,7 @@ async def test_unknown_schemes_and_empty_paths_are_configuration_errors(tmp_path
         await setup_fact_store(_url(tmp_path / "f.sqlite"), app_roles=["analyst_app"])
     with pytest.raises(UnsupportedBackendError):
         await setup_fact_store("redis://localhost")
-    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == [1, 2]
+    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == [1, 2, 3]
     assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == []
 
 
@@ -269,3 +274,41 @@ def test_memory_delta_validates_the_candidate() -> None:
         with pytest.raises(ValidationError):
             MemoryDelta(**{"subject": "s", "attribute": "a", "value": 1, "valid_from": when, **bad})
     assert subject_for(ACME) == "user:mira"
+
+
+async def test_the_overlap_guard_checks_both_neighbours_by_seeks(tmp_path: Path) -> None:
+    """Schema 3's guard looks only at a row's predecessor and successor on its key."""
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path)
+    conn = sqlite3.connect(path)
+    try:
+        _insert(conn, "a", T0, T1)
+        _insert(conn, "c", T2, None)
+        # Between a and c: fits exactly, or overlaps the predecessor or the successor.
+        with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+            _insert(conn, "x1", "2026-06-02T00:00:00.000000+00:00", T1)
+        with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+            _insert(conn, "x2", T1, "2026-06-06T00:00:00.000000+00:00")
+        with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+            _insert(conn, "x3", T1, None)
+        _insert(conn, "b", T1, T2)
+        # Moving a row's start onto its neighbour's interval is caught on update, too.
+        with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+            conn.execute("UPDATE facts SET valid_from = ? WHERE memory_id = 'c'", (T1,))
+        # The seeks use the (tenant, subject, attribute, valid_from) index, not a scan.
+        plan = " ".join(
+            row[-1]
+            for row in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT valid_to FROM facts WHERE tenant_id = 'acme'"
+                " AND subject = 'mira' AND attribute = 'horizon' AND withdrawn_at IS NULL"
+                " AND valid_from <= ? ORDER BY valid_from DESC LIMIT 1",
+                (T1,),
+            )
+        )
+        assert "facts_one_start" in plan and "TEMP B-TREE" not in plan, plan
+        rows = conn.execute(
+            "SELECT restated_in, schema_version FROM facts WHERE memory_id = 'b'"
+        ).fetchone()
+        assert rows == ("[]", 2)  # defaults; _insert writes schema_version 2 explicitly
+    finally:
+        conn.close()
