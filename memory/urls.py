@@ -57,6 +57,7 @@ SCHEMES: dict[Tier, tuple[Scheme, ...]] = {
     ),
     "store": (
         Scheme("qdrant-local", ("qdrant://local",), "qdrant://local", exact=True),
+        Scheme("qdrant-edge", ("qdrant+edge://local",), "qdrant+edge://local", exact=True),
         Scheme("qdrant-server", ("qdrant+http://", "qdrant+https://"), "qdrant+http://HOST:PORT"),
         _MEMORY,
         _POSTGRES,

@@ -7,6 +7,7 @@ closes every connection, thread and folder lock on exit.
 | URL | backend |
 |---|---|
 | ``qdrant://local`` (default) | :class:`~memory.store.qdrant.QdrantStore`, local mode in ``qdrant_path`` (``<data dir>/qdrant``), opened per operation by default so several processes can share it |
+| ``qdrant+edge://local`` | :class:`~memory.store.edge.EdgeStore`, a Qdrant Edge shard in ``<data dir>/qdrant-edge`` (HNSW, WAL, hybrid dense + BM25 search), leased per burst of operations so several processes take turns |
 | ``qdrant+http://host:port``, ``qdrant+https://host:port`` | the same store on a Qdrant server (``api_key`` from ``QDRANT_API_KEY``) |
 | ``memory://`` | LangGraph ``InMemoryStore`` with the same index config (no TTL support) |
 | ``postgres://…``, ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` with a pgvector index |
@@ -117,6 +118,16 @@ async def open_store(
     """
     index = index_config(embedder)
     backend = backend_for("store", url)
+    if backend == "qdrant-edge":
+        async with _open_edge(
+            qdrant_path,
+            index=index,
+            ttl=ttl,
+            lock_timeout=lock_timeout,
+            local_access=local_access,
+        ) as edge:
+            yield edge
+        return
     if backend in ("qdrant-local", "qdrant-server"):
         async with _open_qdrant(
             url,
@@ -160,6 +171,45 @@ async def open_store_from_settings(
 
 
 # -- Qdrant -----------------------------------------------------------------------------------
+
+
+def edge_path(qdrant_path: Path) -> Path:
+    """The Qdrant Edge shard folder beside local mode's: ``<data dir>/qdrant-edge``."""
+    folder = Path(qdrant_path)
+    return folder.with_name(folder.name + "-edge")
+
+
+@asynccontextmanager
+async def _open_edge(
+    qdrant_path: Path | None,
+    *,
+    index: IndexConfig | None,
+    ttl: TTLConfig | None,
+    lock_timeout: float,
+    local_access: LocalAccess,
+) -> AsyncIterator[BaseStore]:
+    from memory.store.edge import EdgeStore
+
+    if qdrant_path is None:
+        raise ConfigurationError(
+            "The embedded Qdrant store needs a folder; set ANALYST_DATA_DIR (the store lives "
+            "in <data dir>/qdrant-edge)"
+        )
+    store = EdgeStore(
+        edge_path(qdrant_path),
+        access=local_access,
+        lock_timeout=lock_timeout,
+        index=index,
+        ttl=ttl,
+    )
+    try:
+        await asyncio.to_thread(store.setup)
+        await store.asweep_ttl()
+        if ttl and ttl.get("sweep_interval_minutes"):
+            store.start_ttl_sweeper()
+        yield store
+    finally:
+        await asyncio.to_thread(store.close)
 
 
 @asynccontextmanager

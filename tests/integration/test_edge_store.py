@@ -1,0 +1,114 @@
+"""``EdgeStore`` specifics the conformance suite does not cover: several processes sharing one
+shard at once, the lock naming its holder, an index built for other embeddings, and hybrid
+(dense + BM25) query search."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory.embeddings import HashingEmbedder
+from memory.errors import StoreIndexMismatchError, StoreLockedError
+from memory.store.edge import EdgeStore
+from memory.store.factory import edge_path, index_config, open_store
+
+pytestmark = pytest.mark.integration
+
+_WORKER = """
+import asyncio, json, sys
+from pathlib import Path
+from memory.embeddings import HashingEmbedder
+from memory.store.factory import open_store
+
+async def main(folder, name):
+    seen = []
+    async with open_store("qdrant+edge://local", embedder=HashingEmbedder(dims=16, seed=7),
+                          qdrant_path=Path(folder), lock_timeout=60) as store:
+        for i in range(20):
+            await store.aput(("w", name), f"k{i}", {"text": f"{name} item {i}", "i": i})
+            hits = await store.asearch(("w", name), query=f"{name} item {i}", limit=3)
+            seen.append(len(hits))
+            await store.asearch(("w",), limit=5)  # reads across everyone's writes
+        # Sync calls from a worker thread as well (LangGraph runs sync nodes so).
+        await asyncio.to_thread(store.put, ("w", name), "sync", {"text": f"{name} sync"})
+    print(json.dumps({"seen": seen}))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_three_processes_write_and_search_at_once_and_lose_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "qdrant"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(folder), f"p{n}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(3)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+        seen = json.loads(out.strip().splitlines()[-1])["seen"]
+        assert seen == [min(i + 1, 3) for i in range(20)]  # each search saw its own writes
+    store = EdgeStore(
+        edge_path(folder), access="exclusive", index=index_config(HashingEmbedder(dims=16, seed=7))
+    )
+    store.setup()
+    try:
+        assert store.list_namespaces() == [("w", "p0"), ("w", "p1"), ("w", "p2")]
+        items = store.search(("w",), limit=1000)
+        assert len(items) == 63
+        for n in range(3):
+            mine = {i.key: i.value for i in items if i.namespace == ("w", f"p{n}")}
+            assert mine["sync"] == {"text": f"p{n} sync"}
+            assert {mine[f"k{i}"]["i"] for i in range(20)} == set(range(20))
+            top = store.search(("w", f"p{n}"), query=f"p{n} item 7", limit=1)
+            assert top[0].key == "k7"
+    finally:
+        store.close()
+
+
+def test_a_held_shard_makes_others_wait_then_names_its_holder(tmp_path: Path) -> None:
+    index = index_config(HashingEmbedder(dims=8))
+    holder = EdgeStore(tmp_path / "s", access="exclusive", index=index)
+    holder.setup()
+    try:
+        holder.put(("x",), "k", {"text": "hi"})
+        waiting = EdgeStore(tmp_path / "s", lock_timeout=0.2, index=index)
+        with pytest.raises(StoreLockedError, match=r"held by pid \d+"):
+            waiting.setup()
+    finally:
+        holder.close()
+    waiting.setup()  # released on close
+    item = waiting.get(("x",), "k")
+    assert item is not None and item.value == {"text": "hi"}
+
+
+def test_other_embeddings_are_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    first = EdgeStore(folder, index=index_config(HashingEmbedder(dims=16)))
+    first.setup()
+    with pytest.raises(StoreIndexMismatchError, match="16-dimensional"):
+        EdgeStore(folder, index=index_config(HashingEmbedder(dims=8))).setup()
+
+
+async def test_hybrid_search_finds_an_exact_term_that_dense_ranks_low(tmp_path: Path) -> None:
+    """A rare exact word (a ticker, a name) is found by BM25 even when the dense vectors (here
+    random-ish hashing vectors) rank it anywhere; plain cosine (``hybrid=False``) may not."""
+    embedder = HashingEmbedder(dims=8, seed=3)  # tiny: dense ranking is close to noise
+    async with open_store(
+        "qdrant+edge://local", embedder=embedder, qdrant_path=tmp_path / "qdrant"
+    ) as store:
+        for i in range(60):
+            await store.aput(("h",), f"n{i}", {"text": f"note number {i} about markets"})
+        await store.aput(("h",), "target", {"text": "Caroline adopted a puppy named Zephyr"})
+        hits = await store.asearch(("h",), query="Zephyr", limit=3)
+        assert hits[0].key == "target"
+        assert 0.0 < hits[0].score <= 1.0
