@@ -134,12 +134,15 @@ class AnalystApp:
         so they write nothing.
         """
         if self._graph is None:
+            from agent.state import CHECKPOINT_TYPES_MODULES
             from graphs.builder import compile_graph
             from memory.checkpoint import open_checkpointer
 
             saver = await self._stack.enter_async_context(
                 open_checkpointer(
-                    self.settings.checkpointer, encryption_key=self.settings.checkpoint_key
+                    self.settings.checkpointer,
+                    encryption_key=self.settings.checkpoint_key,
+                    allowed_modules=CHECKPOINT_TYPES_MODULES,
                 )
             )
             self.index.setup()

@@ -28,6 +28,11 @@ StepKind = Literal["snapshot", "returns", "risk", "trend", "beta", "peers"]
 #: Rejections after which the thread stops instead of drafting again.
 MAX_REVISIONS = 3
 
+#: The modules whose dataclasses, enums and named tuples a checkpoint may rebuild (passed to
+#: ``open_checkpointer(..., allowed_modules=...)``; memory names no analyst module). State is
+#: TypedDicts of plain values today; a dataclass added here is allowed automatically.
+CHECKPOINT_TYPES_MODULES: tuple[str, ...] = ("agent.state",)
+
 
 @dataclass(frozen=True)
 class Context:

@@ -3,9 +3,10 @@
 A checkpoint is data another process wrote, possibly long ago; loading one must never import
 and call arbitrary code. LangGraph's ``JsonPlusSerializer`` revives typed values by importing
 ``module.name`` and calling it. Here it runs in *strict* mode: only LangGraph's built-in safe
-types (datetimes, UUIDs, messages, ``Send``/``Interrupt``/``Command``...) and the types this
-project registers in :data:`PROJECT_TYPES` are rebuilt; anything else comes back as its plain
-serialised data and its constructor never runs.
+types (datetimes, UUIDs, messages, ``Send``/``Interrupt``/``Command``...) and the types of the
+modules the application names (``modules``: memory knows no application module; the app
+passes its state module through ``open_checkpointer(..., allowed_modules=...)``) are rebuilt;
+anything else comes back as its plain serialised data and its constructor never runs.
 
 The Redis saver stores checkpoints as JSON with its own serializer, whose reviver rebuilds any
 importable dataclass; :class:`StrictRedisSerializer` puts the same allowlist in front of it.
@@ -37,14 +38,6 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from memory.errors import CheckpointDecryptionError, ConfigurationError
 
-#: Modules whose dataclasses, enums and named tuples may be rebuilt from a checkpoint.
-#: State is TypedDicts of plain values today; a dataclass added to one of these modules is
-#: registered automatically, anything elsewhere must be listed in :data:`EXTRA_TYPES`.
-PROJECT_MODULES: tuple[str, ...] = ("agent.state",)
-
-#: Further (module, name) pairs allowed in checkpoints.
-EXTRA_TYPES: tuple[tuple[str, str], ...] = ()
-
 #: Prefix of a sealed (encrypted) value as stored by a saver.
 SEALED_PREFIX = "analyst-sealed:v1:"
 
@@ -65,11 +58,12 @@ def _registrable(obj: Any) -> bool:
     )
 
 
-def project_types(modules: Iterable[str] = PROJECT_MODULES) -> frozenset[tuple[str, str]]:
-    """The (module, name) pairs of the project's own types that checkpoints may hold."""
+def project_types(modules: Iterable[str]) -> frozenset[tuple[str, str]]:
+    """The (module, name) pairs of the dataclasses, enums and named tuples defined in
+    ``modules`` (the application's own types that checkpoints may hold)."""
     import importlib
 
-    found: set[tuple[str, str]] = set(EXTRA_TYPES)
+    found: set[tuple[str, str]] = set()
     for name in modules:
         module = importlib.import_module(name)
         for value in vars(module).values():
@@ -78,9 +72,12 @@ def project_types(modules: Iterable[str] = PROJECT_MODULES) -> frozenset[tuple[s
     return frozenset(found)
 
 
-def strict_serializer(extra: Iterable[tuple[str, str]] = ()) -> JsonPlusSerializer:
-    """LangGraph's serializer with deserialisation limited to safe and registered types."""
-    allowed = project_types() | frozenset(extra)
+def strict_serializer(
+    modules: Iterable[str] = (), extra: Iterable[tuple[str, str]] = ()
+) -> JsonPlusSerializer:
+    """LangGraph's serializer with deserialisation limited to LangGraph's safe types, the
+    types defined in ``modules`` and the (module, name) pairs in ``extra``."""
+    allowed = project_types(modules) | frozenset(extra)
     return JsonPlusSerializer(
         allowed_msgpack_modules=tuple(sorted(allowed)),
         # Legacy JSON constructor envelopes: LangGraph's safe set only.
@@ -88,11 +85,13 @@ def strict_serializer(extra: Iterable[tuple[str, str]] = ()) -> JsonPlusSerializ
     )
 
 
-def strict_redis_serializer(extra: Iterable[tuple[str, str]] = ()) -> SerializerProtocol:
+def strict_redis_serializer(
+    modules: Iterable[str] = (), extra: Iterable[tuple[str, str]] = ()
+) -> SerializerProtocol:
     """The Redis saver's JSON serializer, with the same allowlist as :func:`strict_serializer`."""
     from langgraph.checkpoint.redis.jsonplus_redis import JsonPlusRedisSerializer
 
-    allowed = project_types() | frozenset(extra)
+    allowed = project_types(modules) | frozenset(extra)
 
     class StrictRedisSerializer(JsonPlusRedisSerializer):
         """Refuses to rebuild constructor envelopes outside the allowlist.

@@ -151,8 +151,8 @@ async def raw_writer(name: str, saver: Any, redis_raw: str = "set") -> RawWrite:
 
         return write
     if name.startswith("redis"):
-        client = saver._redis
-        prefix = f"{saver._checkpoint_prefix}:bench_raw"
+        client = saver.client
+        prefix = f"{saver.checkpoints_index.name}:bench_raw"
 
         if redis_raw == "json.set":
             import orjson
@@ -298,7 +298,7 @@ async def replay_alone(saver: Any, calls: list[Call], raw: RawWrite) -> dict[str
 
 async def redis_command_stats(saver: Any) -> dict[str, tuple[int, float]]:
     """Calls and total microseconds per command, as the server counts them."""
-    stats = await saver._redis.info("commandstats")
+    stats = await saver.client.info("commandstats")
     return {
         name.removeprefix("cmdstat_"): (int(v["calls"]), float(v["usec"]))
         for name, v in stats.items()
@@ -308,9 +308,10 @@ async def redis_command_stats(saver: Any) -> dict[str, tuple[int, float]]:
 async def bench_backend(
     name: str, url: str, runs: int, workdir: Path, redis_raw: str = "set"
 ) -> dict[str, Any]:
+    from agent.state import CHECKPOINT_TYPES_MODULES
     from memory.checkpoint import open_checkpointer
 
-    async with open_checkpointer(url) as saver:
+    async with open_checkpointer(url, allowed_modules=CHECKPOINT_TYPES_MODULES) as saver:
         raw = await raw_writer(name, saver, redis_raw)
         in_run, calls, sizes = await run_graph(saver, name, runs, workdir, raw)
         server: dict[str, float] = {}

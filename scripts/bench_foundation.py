@@ -39,6 +39,7 @@ async def bench_run(repeats: int, workdir: Path) -> tuple[list[float], list[floa
     from agent.report import compose_report
     from agent.routing import route_query
     from agent.services import Services
+    from agent.state import CHECKPOINT_TYPES_MODULES
     from agent.tools import run_step
     from graphs.builder import compile_graph
     from memory.checkpoint import open_checkpointer
@@ -62,7 +63,8 @@ async def bench_run(repeats: int, workdir: Path) -> tuple[list[float], list[floa
 
     graph_times: list[float] = []
     direct_times: list[float] = []
-    async with open_checkpointer(f"sqlite:///{workdir / 'checkpoints.sqlite'}") as saver:
+    url = f"sqlite:///{workdir / 'checkpoints.sqlite'}"
+    async with open_checkpointer(url, allowed_modules=CHECKPOINT_TYPES_MODULES) as saver:
         graph = compile_graph(saver, services=services)
         # Warm-up: imports, CSV parsing, matplotlib font cache — a user's first run pays these.
         await _graph_run(graph)

@@ -37,7 +37,7 @@ from agent.errors import CheckpointHistoryUnavailableError
 from agent.market import SampleDataProvider
 from agent.services import Services
 from agent.settings import Settings
-from agent.state import Context
+from agent.state import CHECKPOINT_TYPES_MODULES, Context
 from graphs.builder import compile_graph
 from memory.checkpoint import keeps_history, open_checkpointer
 from memory.documents import FileMemory
@@ -90,6 +90,7 @@ class Backend:
 
     @asynccontextmanager
     async def graph(self, **kwargs: Any) -> AsyncIterator[Any]:
+        kwargs.setdefault("allowed_modules", CHECKPOINT_TYPES_MODULES)
         async with open_checkpointer(self.url, **kwargs) as saver:
             yield compile_graph(saver, services=self.services())
 

@@ -105,6 +105,8 @@ async def test_sqlite_rows_match_upstream(tmp_path: Path) -> None:
         await _replay(upstream, calls, "t")
     async with open_checkpointer(f"sqlite:///{tmp_path / 'ours.sqlite'}") as ours:
         assert type(ours) is not AsyncSqliteSaver
+        # Group commit is live, not fallen back to upstream's writes (aiosqlite privates).
+        assert ours._grouped()  # type: ignore[attr-defined]
         await _replay(ours, calls, "t")
         last = await ours.aget_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
         assert last is not None and last.checkpoint["channel_values"]["status"]
@@ -162,6 +164,8 @@ async def test_redis_documents_match_upstream(tmp_path: Path, shallow: bool) -> 
             await upstream._redis.aclose()
         async with open_checkpointer(redis_checkpointer_url(our_token, shallow=shallow)) as ours:
             assert type(ours) is not cls
+            # The one-trip path is live, not fallen back to upstream's (see redis_wire).
+            assert ours.one_trip()  # type: ignore[attr-defined]
             await _replay(ours, calls, our_thread)
             config = {"configurable": {"thread_id": our_thread, "checkpoint_ns": ""}}
             last = await ours.aget_tuple(config)

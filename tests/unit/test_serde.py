@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS
 
 from agent.errors import CheckpointDecryptionError, ConfigurationError, UnsupportedBackendError
-from agent.state import Context
+from agent.state import CHECKPOINT_TYPES_MODULES, Context
 from memory.checkpoint import parse_checkpointer_url
 from memory.retention import parse_age
 from memory.serde import (
@@ -38,18 +38,24 @@ class Booby:
         Path(self.marker).write_text("constructed")
 
 
-def test_project_types_are_registered() -> None:
-    assert ("agent.state", "Context") in project_types()
-    serde = strict_serializer()
+def test_the_apps_types_are_registered_only_when_the_app_names_them() -> None:
+    assert ("agent.state", "Context") in project_types(CHECKPOINT_TYPES_MODULES)
     context = Context(tenant_id="t", user_id="u", mode="flash")
+    serde = strict_serializer(CHECKPOINT_TYPES_MODULES)
     assert serde.loads_typed(serde.dumps_typed({"ctx": context})) == {"ctx": context}
+    # memory/ names no application module: without the app's list, Context is plain data.
+    assert project_types(()) == frozenset()
+    bare = strict_serializer()
+    loaded = bare.loads_typed(bare.dumps_typed({"ctx": context}))["ctx"]
+    assert not isinstance(loaded, Context)
 
 
 def test_an_unregistered_dataclass_is_not_constructed(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
-    stored = strict_serializer().dumps_typed({"value": Booby(str(marker))})
+    serde = strict_serializer(CHECKPOINT_TYPES_MODULES)  # the app's allowlist, not this module
+    stored = serde.dumps_typed({"value": Booby(str(marker))})
     marker.unlink()
-    loaded = strict_serializer().loads_typed(stored)["value"]
+    loaded = serde.loads_typed(stored)["value"]
     assert not isinstance(loaded, Booby)
     assert loaded == {"marker": str(marker)}  # the plain data, nothing instantiated
     assert not marker.exists()
@@ -69,7 +75,7 @@ def test_a_forged_constructor_call_is_not_executed(tmp_path: Path) -> None:
 
 def test_redis_serializer_refuses_unregistered_envelopes(tmp_path: Path) -> None:
     marker = tmp_path / "marker"
-    serde = strict_redis_serializer()
+    serde = strict_redis_serializer(CHECKPOINT_TYPES_MODULES)
     envelope = {
         "lc": 2,
         "type": "constructor",
