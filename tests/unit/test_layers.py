@@ -83,7 +83,9 @@ def violations(paths: list[Path], text: str | None = None) -> list[str]:
             if target in ("agent", "graphs", "memory"):
                 continue
             if RANK[theirs] < RANK[own] and (path, line) not in found:
-                found[path, line] = f"{path.relative_to(ROOT)}:{line}: {own} imports {target} ({theirs})"
+                found[path, line] = (
+                    f"{path.relative_to(ROOT)}:{line}: {own} imports {target} ({theirs})"
+                )
     return list(found.values())
 
 
