@@ -1,9 +1,19 @@
 """The application service: run, resume, decide and inspect threads for one principal.
 
 The CLI, the chat REPL and scripts all go through :class:`AnalystApp`; none of them touch
-storage directly. The app owns the lifetimes of the checkpointer (opened lazily, so commands
-that fail validation write nothing) and checks ownership of every thread against the principal
-before the checkpointer is consulted.
+storage directly. The app owns the lifetimes of every memory tier it uses, and opens each one
+lazily, on first use, for as long as the app is open: the checkpointer (hot), the long-term
+store (cold), the fact ledger and the document memory. A command that fails validation writes
+nothing, and a command that needs one tier opens only that one (``analyst facts current``
+never opens Qdrant or loads an embedding model). Ownership of every thread is checked against
+the principal before the checkpointer is consulted.
+
+One app may serve many calls (the chat REPL keeps one open for a whole session, on one event
+loop): a thread's cross-process lock is held only for the duration of the call that runs the
+thread, never between calls, so another process can decide on a thread the session shows.
+
+Heavy modules (LangGraph, the reasoners, the storage backends) are imported where they are
+first needed, so importing this module, and the commands that never run a graph, stay fast.
 """
 
 from __future__ import annotations
@@ -13,20 +23,28 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent.decisions import validate_decision
 from agent.errors import (
     AnalystError,
     NotAwaitingApprovalError,
     ThreadNotFoundError,
 )
-from agent.routing import Route, check_request
-from agent.services import Services
 from agent.settings import Settings
-from agent.state import FINISHED, Context, ModeChoice
 from memory.identity import Principal
 from memory.threads import ThreadIndex, ThreadLocks, ThreadRecord
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.store.base import BaseStore
+
+    from agent.routing import Route
+    from agent.services import Services
+    from agent.state import ModeChoice
+    from memory.documents import FileMemory
+    from memory.facts import FactStore
+    from memory.recall import Recalled, RecallWeights
+    from memory.retention import PruneReport
 
 #: Called with (node name, state update) as each node finishes.
 OnUpdate = Callable[[str, dict[str, Any]], Awaitable[None] | None]
@@ -108,14 +126,27 @@ class CheckpointView:
 
 
 class AnalystApp:
+    """Everything the CLI, the chat and scripts do, for one principal.
+
+    Threads: :meth:`start`, :meth:`resume`, :meth:`decide`, :meth:`view`, :meth:`threads`,
+    :meth:`history`, :meth:`delete_thread`, :meth:`prune`. Long-term memory: :meth:`remember`,
+    :meth:`recall`, :meth:`memories`, :meth:`forget`. The fact ledger: :meth:`facts`.
+    Documents: :attr:`documents`. Schemas: :meth:`setup_checkpointer`, :meth:`setup_facts`.
+    Use it inside :meth:`open`, which closes whatever tier was opened.
+    """
+
     def __init__(self, settings: Settings, principal: Principal, services: Services | None = None):
         self.settings = settings
         self.principal = principal
-        self.services = services or Services.from_settings(settings)
+        self._services = services
         self.index = ThreadIndex(settings.threads_path)
         self.locks = ThreadLocks(settings.data_dir / "locks")
         self._stack = AsyncExitStack()
         self._graph: Any = None
+        self._saver: BaseCheckpointSaver[Any] | None = None
+        self._store: BaseStore | None = None
+        self._facts: FactStore | None = None
+        self._documents: FileMemory | None = None
 
     @classmethod
     @asynccontextmanager
@@ -126,39 +157,148 @@ class AnalystApp:
         async with app._stack:
             yield app
 
+    # -- the memory tiers, each opened on first use and closed with the app --------------
+
+    @property
+    def services(self) -> Services:
+        """The analyst's dependencies (market data, reasoner, documents), built on first use."""
+        if self._services is None:
+            from agent.services import Services
+
+            services = Services.from_settings(self.settings)
+            if self._documents is not None:
+                services = replace(services, documents=self._documents)
+            self._services = services
+        return self._services
+
+    @property
+    def documents(self) -> FileMemory:
+        """The Markdown document memory (its search index is closed with the app)."""
+        if self._documents is None:
+            if self._services is not None:
+                self._documents = self._services.documents
+            else:
+                from memory.documents import FileMemory
+
+                self._documents = FileMemory.from_settings(self.settings)
+            self._stack.callback(self._documents.close)
+        return self._documents
+
+    async def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        """The hot tier (checkpoints), with the thread index brought up to date."""
+        if self._saver is None:
+            from memory.checkpoint import open_checkpointer
+
+            self._saver = await self._stack.enter_async_context(
+                open_checkpointer(
+                    self.settings.checkpointer, encryption_key=self.settings.checkpoint_key
+                )
+            )
+            self.index.setup()
+        return self._saver
+
+    async def store(self) -> BaseStore:
+        """The cold tier: long-term memories (the embedding model loads on the first text)."""
+        if self._store is None:
+            from memory.store.factory import open_store_from_settings
+
+            self._store = await self._stack.enter_async_context(
+                open_store_from_settings(self.settings)
+            )
+        return self._store
+
+    async def facts(self) -> FactStore:
+        """The typed fact ledger, scoped to this app's principal (one connection, shared with
+        the graph once it runs)."""
+        if self._facts is None:
+            from memory.facts import open_fact_store
+
+            self._facts = await self._stack.enter_async_context(
+                open_fact_store(self.settings.facts, self.principal)
+            )
+        return self._facts
+
     async def graph(self) -> Any:
         """The compiled graph, with its memory tiers opened on first use.
 
         The checkpointer (hot), the long-term store (cold) and the fact ledger are opened
-        here, together, and closed with the app; commands that fail validation never get here,
-        so they write nothing.
+        here (or reused if a command opened them already) and closed with the app; commands
+        that fail validation never get here, so they write nothing.
         """
         if self._graph is None:
-            from agent.state import CHECKPOINT_TYPES_MODULES
             from graphs.builder import compile_graph
-            from memory.checkpoint import open_checkpointer
 
-            saver = await self._stack.enter_async_context(
-                open_checkpointer(
-                    self.settings.checkpointer,
-                    encryption_key=self.settings.checkpoint_key,
-                    allowed_modules=CHECKPOINT_TYPES_MODULES,
+            saver = await self.checkpointer()
+            store = await self.store()
+            if self._facts is None:
+                from agent.services import open_ledger
+
+                # The path every graph gets its ledger by (API server runs too); nodes scope
+                # each read by the run's principal, and so does this app's view of it.
+                wired = await self._stack.enter_async_context(
+                    open_ledger(self.services, self.settings)
                 )
-            )
-            self.index.setup()
-            from memory.facts import open_fact_store
-            from memory.store.factory import open_store_from_settings
-
-            # Cold memory and the fact ledger live as long as the app, like the checkpointer.
-            store = await self._stack.enter_async_context(open_store_from_settings(self.settings))
-            facts = await self._stack.enter_async_context(
-                open_fact_store(self.settings.facts, self.principal)
-            )
-            self.services = replace(self.services, facts=facts)
-            self._saver = saver
-            self._store = store
-            self._graph = compile_graph(saver, store=store, services=self.services)
+                assert wired.facts is not None
+                self._facts = wired.facts.with_principal(self.principal)
+            self._services = replace(self.services, facts=self._facts)
+            self._graph = compile_graph(saver, store=store, services=self._services)
         return self._graph
+
+    # -- storage set-up and long-term memory ----------------------------------------------
+
+    async def setup_checkpointer(self) -> str:
+        """Create or migrate the checkpointer's schema (idempotent); say what was done."""
+        from memory.checkpoint import setup_checkpointer
+
+        return await setup_checkpointer(self.settings.checkpointer)
+
+    async def setup_facts(self, app_roles: list[str] | tuple[str, ...] = ()) -> list[int]:
+        """Create or upgrade the fact ledger's schema; return the migrations applied now."""
+        from memory.facts import setup_fact_store
+
+        return await setup_fact_store(self.settings.facts, app_roles=app_roles)
+
+    async def remember(
+        self, text: str, *, importance: int = 5, kind: str = "note", about: str | None = None
+    ) -> str:
+        """Remember ``text`` for the principal; returns its key (the same text, the same key)."""
+        from memory.recall import aremember
+
+        return await aremember(
+            await self.store(), self.principal, text, importance=importance, kind=kind, about=about
+        )
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        weights: RecallWeights | None = None,
+        half_life_days: float | None = None,
+    ) -> list[Recalled]:
+        """The principal's ``limit`` best memories for ``query``, with their score parts."""
+        from memory.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, arecall
+
+        return await arecall(
+            await self.store(),
+            self.principal,
+            query,
+            limit=limit,
+            weights=weights or DEFAULT_WEIGHTS,
+            half_life_days=DEFAULT_HALF_LIFE_DAYS if half_life_days is None else half_life_days,
+        )
+
+    async def memories(self, limit: int = 100) -> list[Recalled]:
+        """The principal's memories, newest first (no embedding involved)."""
+        from memory.recall import alist_memories
+
+        return await alist_memories(await self.store(), self.principal, limit=limit)
+
+    async def forget(self, key: str) -> None:
+        """Forget one of the principal's memories; :class:`MemoryNotFoundError` if none."""
+        from memory.recall import aforget
+
+        await aforget(await self.store(), self.principal, key)
 
     # -- retention ----------------------------------------------------------------------
 
@@ -167,21 +307,18 @@ class AnalystApp:
         from memory.retention import delete_thread
 
         self.require_thread(thread_id)
-        await self.graph()
+        saver = await self.checkpointer()
         with self.locks.hold(thread_id):  # refused while another process runs the thread
-            await delete_thread(self._saver, self.index, self.principal, thread_id)
+            await delete_thread(saver, self.index, self.principal, thread_id)
 
-    async def prune(self, older_than: str, *, dry_run: bool = False) -> Any:
-        """Delete this principal's threads idle for longer than ``older_than`` (e.g. ``90d``).
-
-        Returns a :class:`memory.retention.PruneReport`.
-        """
+    async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
+        """Delete this principal's threads idle for longer than ``older_than`` (e.g. ``90d``)."""
         from memory.retention import parse_age, prune_threads
 
         age = parse_age(older_than)
-        await self.graph()
+        saver = await self.checkpointer()
         return await prune_threads(
-            self._saver,
+            saver,
             self.index,
             self.principal,
             older_than=age,
@@ -194,6 +331,8 @@ class AnalystApp:
 
     def preflight(self, query: str, mode: ModeChoice = "auto") -> Route | None:
         """Validate the request without touching storage; raises on bad input."""
+        from agent.routing import check_request
+
         strict = self.services.reasoner.label == "offline"
         return check_request(query, self.services.market.available_tickers(), mode, strict=strict)
 
@@ -214,6 +353,8 @@ class AnalystApp:
         on_update: OnUpdate | None = None,
     ) -> ThreadView:
         """Start an analysis (a new thread, or a new request on a finished thread)."""
+        from agent.state import FINISHED
+
         self.preflight(query, mode)
         thread_id = thread_id or new_thread_id()
         if self.index.get(self.principal, thread_id) is None and self.index.exists(thread_id):
@@ -236,6 +377,8 @@ class AnalystApp:
 
     async def resume(self, thread_id: str, *, on_update: OnUpdate | None = None) -> ThreadView:
         """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
+        from agent.state import FINISHED
+
         record = self.require_thread(thread_id)
         await self.graph()
         view = await self.view(thread_id)
@@ -255,6 +398,8 @@ class AnalystApp:
     ) -> ThreadView:
         """Send a human decision (approve / reject / edit) for the draft awaiting approval."""
         from langgraph.types import Command
+
+        from agent.decisions import validate_decision
 
         self.require_thread(thread_id)
         await self.graph()
@@ -277,6 +422,8 @@ class AnalystApp:
     async def _drive(
         self, thread_id: str, payload: Any, mode: ModeChoice, on_update: OnUpdate | None
     ) -> None:
+        from agent.state import Context
+
         graph = await self.graph()
         config = {"configurable": {"thread_id": thread_id}}
         context = Context(
@@ -382,6 +529,8 @@ def thread_status(snap: Any, busy: bool) -> str:
     awaiting_approval, a finished status (published, rejected, noted, declined), running,
     interrupted (stopped mid-run; resumable), or new (registered, no checkpoint yet).
     """
+    from agent.state import FINISHED
+
     values = snap.values or {}
     if snap.interrupts:
         return "awaiting_approval"

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from agent.errors import ConfigurationError
+from memory.identity import Principal
 
 Durability = Literal["sync", "async", "exit"]
 DURABILITIES: tuple[Durability, ...] = ("sync", "async", "exit")
@@ -107,6 +108,11 @@ class Settings:
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean)
+
+    @property
+    def principal(self) -> Principal:
+        """Who the process acts for: ``tenant_id`` and ``user_id`` (flags, else environment)."""
+        return Principal(self.tenant_id, self.user_id)
 
     @property
     def checkpointer(self) -> str:

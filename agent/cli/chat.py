@@ -1,27 +1,28 @@
 """``analyst chat``: a chat-style REPL over one thread per conversation.
 
-The loop only parses lines and renders; every turn is a call into :class:`AnalystApp`.
-Decisions typed here are bound to the draft this session last displayed, so an approval can
-never land on a draft the user has not seen.
+The loop only parses lines and renders; every turn and slash command goes through ``call``, a
+callback that runs one body against the session's :class:`~agent.app.AnalystApp` (the
+command opens one app for the whole conversation: :class:`agent.cli.common.AppSession`). The
+loop never touches storage itself. Decisions typed here are bound to the draft this session
+last displayed, so an approval can never land on a draft the user has not seen.
 """
 
 from __future__ import annotations
 
-import asyncio
 import shlex
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from agent import render
-from agent.app import AnalystApp, ThreadView, new_thread_id
+from agent.app import ThreadView, new_thread_id
+from agent.cli import common, render
 from agent.errors import AnalystError, ModelError
-from agent.settings import Settings
-from memory.identity import Principal
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agent.cli.common import AppCall
+    from memory.identity import Principal
 
 HELP = """\
 Type a request such as "Analyze NVDA" or "quick snapshot of TSLA". Commands:
@@ -39,15 +40,16 @@ Type a request such as "Analyze NVDA" or "quick snapshot of TSLA". Commands:
 class ChatSession:
     def __init__(
         self,
-        settings: Settings,
+        call: AppCall,
+        principal: Principal,
         *,
         thread_id: str | None = None,
         console: Console | None = None,
         read_line: Callable[[str], str] = input,
     ) -> None:
-        self.settings = settings
-        self.principal = Principal(settings.tenant_id, settings.user_id)
-        self.console = console or Console(highlight=False)
+        self.call = call
+        self.principal = principal
+        self.console = console or common.console()
         self.read_line = read_line
         self.thread_id = thread_id
         self.shown_hash: str | None = None
@@ -96,14 +98,14 @@ class ChatSession:
             self.thread_id, self.shown_hash = None, None
             self.console.print("New conversation; your next request starts a new thread.")
         elif command == "/threads":
-            views = self._call(lambda app: app.threads())
+            views = self.call(lambda app: app.threads())
             render.thread_table(self.console, views)
         elif command == "/show":
-            self._show(self._call(lambda app: app.view(self._need_thread())))
+            thread_id = self._need_thread()
+            self._show(self.call(lambda app: app.view(thread_id)))
         elif command == "/resume":
-            self._show(
-                self._call(lambda app: app.resume(self._need_thread(), on_update=self._progress))
-            )
+            thread_id = self._need_thread()
+            self._show(self.call(lambda app: app.resume(thread_id, on_update=self._progress)))
         elif command == "/approve":
             self._decide({"action": "approve", "approver": rest or self.principal.user_id})
         elif command == "/reject":
@@ -131,7 +133,7 @@ class ChatSession:
     def _ask(self, query: str) -> None:
         thread_id = self.thread_id or new_thread_id()
         try:
-            view = self._call(
+            view = self.call(
                 lambda app: app.start(query, thread_id=thread_id, on_update=self._progress)
             )
         except (ModelError, KeyboardInterrupt):
@@ -146,7 +148,7 @@ class ChatSession:
         if not self.shown_hash:
             raise AnalystError("No draft has been shown in this conversation yet; /show it first.")
         decision = {"approver": self.principal.user_id, **decision, "draft_hash": self.shown_hash}
-        view = self._call(lambda app: app.decide(thread_id, decision, on_update=self._progress))
+        view = self.call(lambda app: app.decide(thread_id, decision, on_update=self._progress))
         self._show(view)
 
     def _show(self, view: ThreadView) -> None:
@@ -164,10 +166,3 @@ class ChatSession:
                 'No thread in this conversation yet; ask for an analysis first, e.g. "Analyze NVDA".'
             )
         return self.thread_id
-
-    def _call(self, body: Callable[[AnalystApp], Coroutine[Any, Any, T]]) -> T:
-        async def go() -> T:
-            async with AnalystApp.open(self.settings, self.principal) as app:
-                return await body(app)
-
-        return asyncio.run(go())

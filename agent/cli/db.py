@@ -6,15 +6,16 @@ commands also apply a missing schema on first use, so this is for operators who 
 provision ahead of time (and for checking a URL works).
 
 Only typer and the standard library are imported at module level (``analyst --help`` stays
-fast); the storage layer is imported inside the command.
+fast); the application is imported inside the command.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated
 
 import typer
+
+from agent.cli import common
 
 app = typer.Typer(help="Storage schema: set up or migrate the backends (idempotent).")
 
@@ -31,15 +32,6 @@ def setup(
     ] = None,
 ) -> None:
     """Create or migrate the checkpointer schema; safe to run any number of times."""
-    from agent.cli_common import err
-    from agent.errors import AnalystError
-    from agent.settings import Settings
-    from memory.checkpoint import setup_checkpointer
-
-    try:
-        settings = Settings.from_env(checkpointer_url=checkpointer)
-        message = asyncio.run(setup_checkpointer(settings.checkpointer))
-    except AnalystError as error:
-        err(str(error))
-        raise typer.Exit(error.exit_code) from None
+    settings = common.settings(checkpointer_url=checkpointer)
+    message = common.call(settings, lambda a: a.setup_checkpointer())
     print(f"checkpointer: {message}")

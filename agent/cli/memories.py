@@ -1,8 +1,9 @@
 """``analyst memories``: seed, inspect and search the long-term memories at ``ANALYST_STORE``.
 
-A thin layer over :mod:`memory.recall`: parse, open the store for the principal (``--user``,
-``--tenant``, else ``ANALYST_USER`` / ``ANALYST_TENANT``), call one helper, render. Only typer
-and the standard library are imported at module level so ``analyst --help`` stays fast.
+A thin layer: parse, call :class:`~agent.app.AnalystApp` for the principal (``--user``,
+``--tenant``, else ``ANALYST_USER`` / ``ANALYST_TENANT``; only the store is opened), render.
+Only typer and the standard library are imported at module level so ``analyst --help`` stays
+fast.
 
 ``search`` shows each memory's score and its parts, so you can see why it ranked::
 
@@ -15,49 +16,31 @@ same question before (embeddings are cached in the data directory).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agent import cli_common as common
-from agent.cli_common import JsonOpt, TenantOpt, UserOpt, fail, group, run
+from agent.cli import common
+from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt, group
 
 if TYPE_CHECKING:
-    from langgraph.store.base import BaseStore
-
-    from agent.settings import Settings
-    from memory.identity import Principal
     from memory.recall import Recalled
-
-T = TypeVar("T")
 
 app = group("memories", "Long-term memories: what the analyst remembers about you across threads.")
 
 
-# -- plumbing -------------------------------------------------------------------------------
-
-
-def _run(settings: Settings, body: Callable[[BaseStore, Principal], Coroutine[Any, Any, T]]) -> T:
-    """Open the store, run ``body`` for the principal in ``settings``; map errors to exits."""
-    from memory.identity import Principal
-    from memory.store.factory import open_store_from_settings
-
-    async def go() -> T:
-        principal = Principal(settings.tenant_id, settings.user_id)
-        async with open_store_from_settings(settings) as store:
-            return await body(store, principal)
-
-    return run(go())
+# -- rendering ------------------------------------------------------------------------------
 
 
 def _show(found: Sequence[Recalled], user_id: str, *, ranked: bool) -> None:
     console = common.console()
     if not found:
-        console.print(f"No memories for {user_id}. Add one with: analyst memories add TEXT")
+        console.print(
+            f"No memories for {user_id}. Add one with: analyst memories add TEXT", soft_wrap=True
+        )
         return
-    console.print(_table(found, ranked=ranked))
+    console.print(_table(found, ranked=ranked), soft_wrap=True)
 
 
 def _table(memories: Sequence[Recalled], *, ranked: bool) -> Any:
@@ -116,43 +99,36 @@ def search(
     json_mode: JsonOpt = False,
 ) -> None:
     """Recall your memories for QUERY, best first, with each score's parts."""
-    from agent.errors import AnalystError
-    from memory.recall import RecallWeights, arecall
+    from memory.recall import RecallWeights
 
     if limit < 1:
-        raise fail(f"--limit {limit}: show at least 1 memory.")
+        raise CommandError(f"--limit {limit}: show at least 1 memory.")
     if half_life_days <= 0:
-        raise fail(f"--half-life-days {half_life_days}: use a positive number of days, e.g. 30.")
-    try:
-        chosen = RecallWeights.parse(weights)
-    except AnalystError as error:
-        raise fail(str(error), error.exit_code) from None
+        raise CommandError(
+            f"--half-life-days {half_life_days}: use a positive number of days, e.g. 30."
+        )
+    chosen = RecallWeights.parse(weights)
     settings = common.settings(user, tenant)
-    found = _run(
+    found = common.call(
         settings,
-        lambda store, who: arecall(
-            store, who, query, limit=limit, weights=chosen, half_life_days=half_life_days
-        ),
+        lambda a: a.recall(query, limit=limit, weights=chosen, half_life_days=half_life_days),
     )
     if json_mode:
         w = chosen.normalised()
-        print(
-            json.dumps(
-                {
-                    "query": query,
-                    "tenant": settings.tenant_id,
-                    "user": settings.user_id,
-                    "weights": {
-                        "recency": w.recency,
-                        "importance": w.importance,
-                        "relevance": w.relevance,
-                    },
-                    "half_life_days": half_life_days,
-                    "memories": [m.to_json() for m in found],
+        common.print_json(
+            {
+                "query": query,
+                "tenant": settings.tenant_id,
+                "user": settings.user_id,
+                "weights": {
+                    "recency": w.recency,
+                    "importance": w.importance,
+                    "relevance": w.relevance,
                 },
-                indent=2,
-                ensure_ascii=False,
-            )
+                "half_life_days": half_life_days,
+                "memories": [m.to_json() for m in found],
+            },
+            ensure_ascii=False,
         )
         return
     _show(found, settings.user_id, ranked=True)
@@ -178,30 +154,24 @@ def add(
     json_mode: JsonOpt = False,
 ) -> None:
     """Remember TEXT for you (adding the same text again refreshes it)."""
-    from memory.recall import aremember
-
     settings = common.settings(user, tenant)
-    key = _run(
-        settings,
-        lambda store, who: aremember(
-            store, who, text, importance=importance, kind=kind, about=about
-        ),
+    key = common.call(
+        settings, lambda a: a.remember(text, importance=importance, kind=kind, about=about)
     )
     if json_mode:
-        print(
-            json.dumps(
-                {
-                    "key": key,
-                    "text": text.strip(),
-                    "importance": importance,
-                    "kind": kind,
-                    "about": about,
-                },
-                ensure_ascii=False,
-            )
+        common.print_json(
+            {
+                "key": key,
+                "text": text.strip(),
+                "importance": importance,
+                "kind": kind,
+                "about": about,
+            },
+            indent=None,
+            ensure_ascii=False,
         )
         return
-    common.console().print(f"Remembered {key} for {settings.user_id}.")
+    common.console().print(f"Remembered {key} for {settings.user_id}.", soft_wrap=True)
 
 
 @app.command(name="list")
@@ -212,14 +182,12 @@ def list_(
     json_mode: JsonOpt = False,
 ) -> None:
     """List your memories, newest first."""
-    from memory.recall import alist_memories
-
     if limit < 1:
-        raise fail(f"--limit {limit}: list at least 1 memory.")
+        raise CommandError(f"--limit {limit}: list at least 1 memory.")
     settings = common.settings(user, tenant)
-    found = _run(settings, lambda store, who: alist_memories(store, who, limit=limit))
+    found = common.call(settings, lambda a: a.memories(limit))
     if json_mode:
-        print(json.dumps({"memories": [m.to_json() for m in found]}, indent=2, ensure_ascii=False))
+        common.print_json({"memories": [m.to_json() for m in found]}, ensure_ascii=False)
         return
     _show(found, settings.user_id, ranked=False)
 
@@ -232,11 +200,9 @@ def forget(
     json_mode: JsonOpt = False,
 ) -> None:
     """Forget one memory."""
-    from memory.recall import aforget
-
     settings = common.settings(user, tenant)
-    _run(settings, lambda store, who: aforget(store, who, key))
+    common.call(settings, lambda a: a.forget(key))
     if json_mode:
-        print(json.dumps({"forgotten": key}))
+        common.print_json({"forgotten": key}, indent=None)
         return
-    common.console().print(f"Forgot {key}.")
+    common.console().print(f"Forgot {key}.", soft_wrap=True)

@@ -1,8 +1,8 @@
 """``analyst facts``: inspect (and try) the typed fact ledger at ``ANALYST_FACTS``.
 
-A thin layer over :mod:`memory.facts`: parse, open the ledger for the principal (``--user``,
-``--tenant``), call one method, render. Only typer and the standard library are imported at
-module level so ``analyst --help`` stays fast.
+A thin layer: parse, call the fact ledger that :class:`~agent.app.AnalystApp` opens for the
+principal (``--user``, ``--tenant``; only the ledger is opened), render. Only typer and the
+standard library are imported at module level so ``analyst --help`` stays fast.
 
 ``SUBJECT`` is any subject string; ``me`` stands for your own, ``user:<your user id>``. Times
 are ISO-8601 (``2026-06-03``, ``2026-06-03T10:00``, ``2026-06-03T10:00:00+02:00``) or ``now``;
@@ -12,7 +12,6 @@ parses (``42``, ``true``, ``{"a": 1}``) and as text otherwise; ``--text`` forces
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
@@ -20,10 +19,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from agent import cli_common as common
-from agent.cli_common import JsonOpt, TenantOpt, UserOpt, fail, group, run
+from agent.cli import common
+from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt, group
 
 if TYPE_CHECKING:
+    from agent.app import AnalystApp
     from agent.settings import Settings
     from memory.facts import FactRecord, FactStore
 
@@ -49,7 +49,7 @@ def _when(text: str, option: str) -> datetime:
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise fail(
+        raise CommandError(
             f"{option} '{text}' is not an ISO-8601 time; use e.g. 2026-06-03 or "
             "2026-06-03T10:00:00+00:00 (or 'now')."
         ) from None
@@ -57,16 +57,12 @@ def _when(text: str, option: str) -> datetime:
 
 
 def _run(settings: Settings, body: Callable[[FactStore], Coroutine[Any, Any, T]]) -> T:
-    """Open the ledger for the principal in ``settings``, run ``body``; map errors to exits."""
-    from memory.facts import open_fact_store
-    from memory.identity import Principal
+    """Run ``body`` on the app's fact ledger for the principal in ``settings``."""
 
-    async def go() -> T:
-        principal = Principal(settings.tenant_id, settings.user_id)
-        async with open_fact_store(settings.facts, principal) as store:
-            return await body(store)
+    async def go(app: AnalystApp) -> T:
+        return await body(await app.facts())
 
-    return run(go())
+    return common.call(settings, go)
 
 
 def _value_text(value: Any) -> str:
@@ -75,30 +71,29 @@ def _value_text(value: Any) -> str:
 
 def _emit_one(record: FactRecord | None, json_mode: bool, label: str) -> None:
     if json_mode:
-        print(json.dumps(None if record is None else record.to_json(), indent=2))
+        common.print_json(None if record is None else record.to_json())
         return
-    from rich.console import Console
-
-    console = Console(highlight=False, soft_wrap=True)
+    console = common.console()
     if record is None:
-        console.print(f"{label}: no value")
+        console.print(f"{label}: no value", soft_wrap=True)
         return
     until = "" if record.valid_to is None else f" until {record.valid_to.isoformat()}"
     episode = f", episode {record.source_episode_id}" if record.source_episode_id else ""
     console.print(
         f"{record.subject}.{record.attribute} = {_value_text(record.value)}",
         markup=False,
+        soft_wrap=True,
     )
     console.print(
         f"  since {record.valid_from.isoformat()}{until} [{record.status}] "
         f"source {record.source}{episode}, fact {record.memory_id}",
         markup=False,
+        soft_wrap=True,
     )
 
 
 def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(
@@ -112,7 +107,7 @@ def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
         table.add_column(column, overflow="fold", no_wrap=column != "value")
     for row in rows:
         table.add_row(*row)
-    Console(highlight=False).print(table)
+    common.console().print(table)
 
 
 def _short(memory_id: str | None) -> str:
@@ -177,12 +172,10 @@ def history(
     subject = _subject(subject, settings)
     records = _run(settings, lambda s: s.history(subject, attribute))
     if json_mode:
-        print(json.dumps([r.to_json() for r in records], indent=2))
+        common.print_json([r.to_json() for r in records])
         return
-    from rich.console import Console
-
-    console = Console(highlight=False, soft_wrap=True)
-    console.print(f"{subject}.{attribute}: {len(records)} record(s)", markup=False)
+    console = common.console()
+    console.print(f"{subject}.{attribute}: {len(records)} record(s)", markup=False, soft_wrap=True)
     for r in records:
         interval = f"[{_iso(r.valid_from)}, {_iso(r.valid_to) or 'open'})"
         parts = [interval, _value_text(r.value), r.status, f"source {r.source}"]
@@ -193,7 +186,7 @@ def history(
             parts.append(f"replaces {_short(r.supersedes_memory_id)}")
         if r.retraction_episode_id:
             parts.append(f"retracted by {r.retraction_episode_id}")
-        console.print("  " + "  ".join(parts), markup=False)
+        console.print("  " + "  ".join(parts), markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -212,7 +205,7 @@ def profile(
     at = None if as_of is None else _when(as_of, "--as-of")
     records = _run(settings, lambda s: s.profile(subject, as_of=at))
     if json_mode:
-        print(json.dumps({name: r.to_json() for name, r in records.items()}, indent=2))
+        common.print_json({name: r.to_json() for name, r in records.items()})
         return
     when = "now" if at is None else at.isoformat()
     _table(
@@ -281,7 +274,7 @@ def record(
     try:
         chosen = ConflictPolicy(policy)
     except ValueError:
-        raise fail(
+        raise CommandError(
             f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
         ) from None
     try:
@@ -300,7 +293,7 @@ def record(
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
         )
-        raise fail(f"Invalid fact: {problems}.") from None
+        raise CommandError(f"Invalid fact: {problems}.") from None
     stored = _run(settings, lambda s: s.record(delta, policy=chosen))
     _emit_one(stored, json_mode, f"{subject}.{attribute}")
 
@@ -341,17 +334,10 @@ def setup(
     json_mode: JsonOpt = False,
 ) -> None:
     """Create or upgrade the ledger schema at ANALYST_FACTS (Postgres: run as the owner)."""
-    from agent.errors import AnalystError
-    from agent.settings import Settings
-    from memory.facts import setup_fact_store
-
-    try:
-        url = Settings.from_env().facts
-        applied = asyncio.run(setup_fact_store(url, app_roles=app_role or ()))
-    except AnalystError as error:
-        raise fail(str(error), error.exit_code) from None
+    settings = common.settings()
+    applied = common.call(settings, lambda a: a.setup_facts(app_role or ()))
     if json_mode:
-        print(json.dumps({"applied": applied}))
+        common.print_json({"applied": applied}, indent=None)
         return
     from memory.facts.migrations import LATEST_VERSION
 

@@ -1,8 +1,8 @@
 """``analyst notes``: list, show, search and edit the Markdown document memory.
 
 Documents live in ``ANALYST_MEMORY_DIR`` (default ``.agent-memory``); the search index lives
-in ``ANALYST_DATA_DIR``. Every path goes through :class:`memory.documents.FileMemory`, so an
-unsafe path (absolute, ``..``, a link leading outside) is refused with a clear error and
+in ``ANALYST_DATA_DIR``. Every path goes through the document memory of
+:class:`~agent.app.AnalystApp` (a :class:`memory.documents.FileMemory`), so an unsafe path (absolute, ``..``, a link leading outside) is refused with a clear error and
 exit code 2. ``edit`` opens ``$VISUAL``/``$EDITOR`` on a private copy and writes the result
 back atomically with the same checks; ``--text``/``--file`` write without an editor.
 
@@ -12,7 +12,6 @@ stays fast.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -24,9 +23,11 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from agent.cli_common import JsonOpt, console, fail, group
+from agent.cli import common
+from agent.cli.common import CommandError, JsonOpt, group
 
 if TYPE_CHECKING:
+    from agent.app import AnalystApp
     from memory.documents import FileMemory
 
 T = TypeVar("T")
@@ -36,22 +37,13 @@ app = group(
 )
 
 
-def _documents() -> FileMemory:
-    from agent.settings import Settings
-    from memory.documents import FileMemory
-
-    return FileMemory.from_settings(Settings.from_env())
-
-
 def _call(body: Callable[[FileMemory], T]) -> T:
-    """Run ``body`` on the document memory; print a refusal as one line and exit."""
-    from agent.errors import AnalystError
+    """Run ``body`` on the app's document memory (opened for this call, closed after it)."""
 
-    try:
-        with _documents() as documents:
-            return body(documents)
-    except AnalystError as error:
-        raise fail(str(error), error.exit_code) from None
+    async def go(app: AnalystApp) -> T:
+        return body(app.documents)
+
+    return common.call(common.settings(), go)
 
 
 @app.command("list")
@@ -67,7 +59,7 @@ def list_(
     """List documents matching a glob (default: every Markdown document)."""
     paths = _call(lambda d: d.list(pattern))
     if json_mode:
-        print(json.dumps(paths, indent=2))
+        common.print_json(paths)
         return
     for path in paths:
         print(path)
@@ -85,7 +77,7 @@ def show(
             doc = d.read(path)
             return {"path": path, "metadata": doc.metadata, "body": doc.body}
 
-        print(json.dumps(_call(load), indent=2, default=str))
+        common.print_json(_call(load), default=str)
         return
     text = _call(lambda d: d.read_text(path))
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
@@ -103,17 +95,17 @@ def search(
     """Ranked keyword search: each hit shows the path and the best-matching paragraph."""
     hits = _call(lambda d: d.search(query, limit=limit, pattern=pattern))
     if json_mode:
-        print(json.dumps([h.to_json() for h in hits], indent=2))
+        common.print_json([h.to_json() for h in hits])
         return
     if not hits:
         print(f"No document contains all of: {query}")
         return
-    out = console()
+    out = common.console()
     for hit in hits:
-        out.print(f"[bold]{hit.path}[/]:{hit.line}  [dim]{hit.title}[/]")
+        out.print(f"[bold]{hit.path}[/]:{hit.line}  [dim]{hit.title}[/]", soft_wrap=True)
         paragraph = hit.paragraph if len(hit.paragraph) <= 600 else hit.paragraph[:600] + " …"
         for line in paragraph.splitlines():
-            out.print(f"    {line}", markup=False)
+            out.print(f"    {line}", markup=False, soft_wrap=True)
         out.print()
 
 
@@ -130,7 +122,7 @@ def edit(
 ) -> None:
     """Edit a document in $EDITOR (or write --text / --file); the write is checked and atomic."""
     if text is not None and file is not None:
-        raise fail("Give either --text or --file, not both.", 2)
+        raise CommandError("Give either --text or --file, not both.")
     # Check the path before anyone spends time typing into an editor.
     current = _call(lambda d: _current(d, path))
     if text is not None:
@@ -139,7 +131,9 @@ def edit(
         try:
             new = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            raise fail(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.", 2) from None
+            raise CommandError(
+                f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file."
+            ) from e
     else:
         new = _run_editor(path, current or "")
     if current is not None and new == current:
@@ -168,7 +162,7 @@ def _current(documents: FileMemory, path: str) -> str | None:
 def _run_editor(path: str, content: str) -> str:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
-        raise fail("No editor: set $EDITOR (e.g. EDITOR=nano), or pass --text or --file.", 2)
+        raise CommandError("No editor: set $EDITOR (e.g. EDITOR=nano), or pass --text or --file.")
     suffix = Path(path).suffix or ".md"
     # The editor works on a private copy: whatever it does, only the checked write below
     # reaches the memory folder.
@@ -178,17 +172,17 @@ def _run_editor(path: str, content: str) -> str:
         try:
             result = subprocess.run([*shlex.split(editor), str(copy)], check=False)
         except OSError as e:
-            raise fail(
-                f"Cannot start the editor '{editor}': {e}. Set $EDITOR to an installed one.", 2
-            ) from None
+            raise CommandError(
+                f"Cannot start the editor '{editor}': {e}. Set $EDITOR to an installed one."
+            ) from e
         if result.returncode != 0:
-            raise fail(
+            raise CommandError(
                 f"The editor '{editor}' exited with {result.returncode}; nothing was saved.", 1
             )
         try:
             return copy.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
-            raise fail(f"The edited text is not UTF-8 ({e}); nothing was saved.", 2) from None
+            raise CommandError(f"The edited text is not UTF-8 ({e}); nothing was saved.") from e
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -202,11 +196,8 @@ def reindex(
     """Update the search index now (picks up hand edits at once); --full rebuilds it."""
     stats, problems = _call(lambda d: (d.reindex(full=full), d.index.problems()))
     if json_mode:
-        print(
-            json.dumps(
-                {**stats.to_json(), "problems": [{"path": p, "reason": r} for p, r in problems]},
-                indent=2,
-            )
+        common.print_json(
+            {**stats.to_json(), "problems": [{"path": p, "reason": r} for p, r in problems]}
         )
         return
     print(

@@ -1,0 +1,24 @@
+"""``analyst``: the command line. A thin layer: parse, call :class:`~agent.app.AnalystApp`, render.
+
+- ``app``: the root Typer app (run, resume, approve, reject, edit, show, history, chat) and the
+  registration of the command groups below
+- ``threads``, ``facts``, ``memories``, ``notes``, ``db``: one command group each
+- ``chat``: the REPL; ``render``: Rich output of threads, progress and tables
+- ``common``: options, the consoles, the app session, and the one mapping from failures to
+  exit codes (:func:`agent.cli.common.run`)
+
+Importing this package imports only typer and the standard library (``analyst --help`` stays
+fast, and must not import LangGraph); heavy modules load inside the commands that use them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    """The ``analyst`` console script."""
+    from agent.cli.app import app
+    from agent.cli.common import run
+
+    run(app)

@@ -1,0 +1,291 @@
+"""The root ``analyst`` Typer app: run, resume, approve, reject, edit, show, history, chat.
+
+Each command parses its options, calls :class:`~agent.app.AnalystApp` through
+:func:`agent.cli.common.call`, and renders: Rich text by default, one JSON object on stdout
+with ``--json`` (its keys are stable for scripts). Failures are raised, never caught here:
+:func:`agent.cli.common.run` turns them into one ``error:`` line and an exit code.
+
+The command groups (``threads``, ``facts``, ``memories``, ``notes``, ``db``) live in their own
+modules, which import only typer at top level; this one registers them. Heavy modules (LangGraph, numpy, matplotlib) are
+imported inside commands so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+
+from agent.cli import common
+from agent.cli.common import (
+    CheckpointerOpt,
+    CommandError,
+    JsonOpt,
+    ModelOpt,
+    TenantOpt,
+    UserOpt,
+)
+from agent.cli.db import app as db_app
+from agent.cli.facts import app as facts_app
+from agent.cli.memories import app as memories_app
+from agent.cli.notes import app as notes_app
+from agent.cli.threads import app as threads_app
+
+if TYPE_CHECKING:
+    from agent.app import AnalystApp, ThreadView
+    from agent.state import ModeChoice
+
+app = typer.Typer(
+    name="analyst",
+    help="An equity-research agent with layered memory. Runs offline on bundled market data.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DraftOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--draft",
+        help="Hash (or an 8+ character prefix) of the draft you read; the decision fails if the "
+        "thread's draft has changed. Default: the draft awaiting approval now.",
+    ),
+]
+
+
+def progress(json_mode: bool) -> Callable[[str, dict[str, Any]], None] | None:
+    """One line per finished node on the console (nothing with ``--json``)."""
+    if json_mode:
+        return None
+    from agent.cli import render
+
+    console = common.console()
+    return lambda node, update: render.progress(console, node, update)
+
+
+def emit(view: ThreadView, json_mode: bool, *, show_draft: bool = True) -> None:
+    if json_mode:
+        common.print_json(view.to_json())
+        return
+    from agent.cli import render
+
+    render.thread(common.console(), view, show_draft=show_draft)
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@app.command()
+def run(
+    query: Annotated[str, typer.Argument(help='What to analyse, e.g. "Analyze NVDA".')],
+    model: ModelOpt = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="Thread id (default: a new one).")
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="auto (router decides), deep or flash.")
+    ] = "auto",
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Research a ticker and stop at the approval point with a draft and the critic's verdict."""
+    from agent.app import new_thread_id
+
+    if mode not in ("auto", "deep", "flash"):
+        raise CommandError(f"--mode '{mode}' is not one of auto, deep, flash.")
+    chosen = cast("ModeChoice", mode)
+    settings = common.settings(
+        user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
+    )
+    thread_id = thread or new_thread_id()
+    view = common.call(
+        settings,
+        lambda a: a.start(query, thread_id=thread_id, mode=chosen, on_update=progress(json_mode)),
+        thread_id=thread_id,
+    )
+    emit(view, json_mode)
+
+
+@app.command()
+def resume(
+    thread_id: Annotated[str, typer.Argument(help="Thread to continue.")],
+    model: ModelOpt = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
+    settings = common.settings(
+        user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
+    )
+    view = common.call(
+        settings,
+        lambda a: a.resume(thread_id, on_update=progress(json_mode)),
+        thread_id=thread_id,
+        interrupted=f"Interrupted again. Continue with: analyst resume {thread_id}",
+    )
+    emit(view, json_mode)
+
+
+def _decide(
+    thread_id: str,
+    decision: dict[str, Any],
+    user: str | None,
+    tenant: str | None,
+    json_mode: bool,
+    draft: str | None,
+    model: str | None = None,
+    checkpointer: str | None = None,
+) -> None:
+    settings = common.settings(user, tenant, model=model, checkpointer_url=checkpointer)
+    decision.setdefault("approver", settings.user_id)
+
+    async def body(a: AnalystApp) -> ThreadView:
+        if draft is None:
+            current = await a.view(thread_id)
+            decision["draft_hash"] = current.draft_hash or ""
+        else:
+            decision["draft_hash"] = draft
+        return await a.decide(thread_id, decision, on_update=progress(json_mode))
+
+    view = common.call(
+        settings,
+        body,
+        thread_id=thread_id,
+        interrupted=(
+            f"Interrupted. Thread {thread_id} is saved; check it with: analyst show {thread_id}"
+        ),
+    )
+    emit(view, json_mode, show_draft=False)
+
+
+@app.command()
+def approve(
+    thread_id: Annotated[str, typer.Argument(help="Thread awaiting approval.")],
+    as_: Annotated[
+        str | None, typer.Option("--as", help="Approver name recorded with the decision.")
+    ] = None,
+    draft: DraftOpt = None,
+    model: ModelOpt = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Approve the draft and publish it to .agent-memory/research/."""
+    decision: dict[str, Any] = {"action": "approve"}
+    if as_:
+        decision["approver"] = as_
+    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+
+
+@app.command()
+def reject(
+    thread_id: Annotated[str, typer.Argument(help="Thread awaiting approval.")],
+    feedback: Annotated[
+        str, typer.Option("--feedback", help="What the next revision must change.")
+    ],
+    as_: Annotated[str | None, typer.Option("--as", help="Reviewer name.")] = None,
+    draft: DraftOpt = None,
+    model: ModelOpt = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Send the draft back to the reporter with feedback (at most 3 revisions)."""
+    decision: dict[str, Any] = {"action": "reject", "feedback": feedback}
+    if as_:
+        decision["approver"] = as_
+    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+
+
+@app.command()
+def edit(
+    thread_id: Annotated[str, typer.Argument(help="Thread awaiting approval.")],
+    file: Annotated[Path, typer.Option("--file", help="Markdown file with your version.")],
+    as_: Annotated[str | None, typer.Option("--as", help="Editor name.")] = None,
+    draft: DraftOpt = None,
+    model: ModelOpt = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Replace the draft with your own text and publish that."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise CommandError(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.") from e
+    decision: dict[str, Any] = {"action": "edit", "text": text}
+    if as_:
+        decision["approver"] = as_
+    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+
+
+# Listed in --help where it always was: after the decisions, before show.
+app.add_typer(threads_app, name="threads")
+
+
+@app.command()
+def show(
+    thread_id: Annotated[str, typer.Argument(help="Thread to show.")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """Show a thread: status, plan, draft, critic verdict, publication."""
+    settings = common.settings(user, tenant, checkpointer_url=checkpointer)
+    emit(common.call(settings, lambda a: a.view(thread_id)), json_mode)
+
+
+@app.command()
+def history(
+    thread_id: Annotated[str, typer.Argument(help="Thread whose checkpoints to list.")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """List a thread's checkpoints, newest first."""
+    settings = common.settings(user, tenant, checkpointer_url=checkpointer)
+    items = common.call(settings, lambda a: a.history(thread_id))
+    if json_mode:
+        common.print_json([vars(c) for c in items])
+        return
+    from agent.cli import render
+
+    render.history_table(common.console(), thread_id, items)
+
+
+@app.command()
+def chat(
+    model: ModelOpt = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    thread: Annotated[str | None, typer.Option("--thread", help="Continue this thread.")] = None,
+    checkpointer: CheckpointerOpt = None,
+) -> None:
+    """A chat-style session: ask for analyses, then /approve, /reject, /edit. /help lists commands."""
+    from agent.cli.chat import ChatSession
+
+    settings = common.settings(
+        user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
+    )
+    # One app for the whole conversation: every turn and slash command uses it.
+    with common.AppSession(settings) as session:
+        code = ChatSession(session, settings.principal, thread_id=thread).run()
+    sys.exit(code)
+
+
+app.add_typer(db_app, name="db")
+app.add_typer(facts_app, name="facts")
+app.add_typer(memories_app, name="memories")
+app.add_typer(notes_app, name="notes")

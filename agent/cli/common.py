@@ -1,0 +1,253 @@
+"""Plumbing shared by every ``analyst`` command: options, consoles, the app session, exits.
+
+:func:`run` is the one place a failure becomes an exit code. Commands just raise: an
+:class:`~agent.errors.AnalystError` (its ``exit_code``: 1 failure, 2 bad input or
+configuration, 3 unknown thread or wrong state, 4 model failure) or :class:`Interrupted` (130)
+becomes one ``error:`` line on stderr; anything else is a bug and keeps its traceback.
+:class:`CommandError` is the command line's own bad input (exit 2 unless it says otherwise).
+
+Commands reach storage only through :class:`~agent.app.AnalystApp`: :func:`call` opens one for
+a command, :class:`AppSession` keeps one open on one event loop for as long as a chat lasts.
+
+Only typer and the standard library are imported at module level so ``analyst --help`` stays
+fast; Rich, settings and the application are imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AsyncExitStack
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
+
+import typer
+
+from agent.errors import AnalystError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agent.app import AnalystApp
+    from agent.settings import Settings
+
+T = TypeVar("T")
+
+#: A command's work: given the open app, a coroutine that produces its result.
+Body = Callable[["AnalystApp"], Coroutine[Any, Any, T]]
+
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="User to act as (default: $ANALYST_USER or $USER).")
+]
+TenantOpt = Annotated[
+    str | None, typer.Option("--tenant", help="Tenant (default: $ANALYST_TENANT or 'default').")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="offline, or openai:<model> (needs OPENAI_API_KEY or OPENAI_BASE_URL). "
+        "Default: $ANALYST_MODEL, else a model if an endpoint is configured.",
+    ),
+]
+CheckpointerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpointer",
+        help="Checkpointer URL: sqlite:///PATH, postgres://..., redis://..., "
+        "redis+shallow://... or memory:// (default: $ANALYST_CHECKPOINTER, else SQLite in the "
+        "data folder).",
+    ),
+]
+
+
+# -- failures and the one place they become exit codes -------------------------------------
+
+
+class CommandError(AnalystError):
+    """Input the command itself cannot use (a bad option value, an unreadable file)."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class Interrupted(Exception):
+    """Ctrl+C while a command ran; the message says how to pick the thread up again."""
+
+    exit_code = 130
+
+
+def run(command: typer.Typer, args: Sequence[str] | None = None) -> None:
+    """Run the command line and exit: the one mapping from failures to exit codes.
+
+    Typer handles ``--help``, usage errors (exit 2) and ``typer.Exit``; a Ctrl+C outside an
+    app call (while parsing, say) is Typer's own silent exit 130.
+    """
+    try:
+        command(args=args)
+    except Interrupted as stop:
+        err(str(stop))
+        sys.exit(Interrupted.exit_code)
+    except AnalystError as error:
+        err(" ".join([str(error), *getattr(error, "__notes__", ())]))
+        sys.exit(error.exit_code)
+
+
+def interrupted_message(thread_id: str | None) -> str:
+    if thread_id is None:
+        return "Interrupted."
+    return f"Interrupted. Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
+
+
+# -- consoles -------------------------------------------------------------------------------
+
+
+@cache
+def console() -> Console:
+    """The one console for output (stdout)."""
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+@cache
+def errors() -> Console:
+    """The one console for errors and notes (stderr)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def err(message: str) -> None:
+    errors().print(f"[bold red]error:[/] {message}", soft_wrap=True)
+
+
+def note(message: str) -> None:
+    errors().print(f"[dim]{message}[/]", soft_wrap=True)
+
+
+def print_json(value: Any, **options: Any) -> None:
+    """Print ``value`` as JSON on stdout, unstyled, for scripts (``options`` go to json.dumps;
+    the default indent is 2)."""
+    print(json.dumps(value, **{"indent": 2, **options}))
+
+
+def group(name: str, help: str) -> typer.Typer:
+    """A command group with the house defaults."""
+    return typer.Typer(
+        name=name,
+        help=help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+
+# -- settings and the application -----------------------------------------------------------
+
+
+def settings(
+    user: str | None = None,
+    tenant: str | None = None,
+    *,
+    announce_model: bool = False,
+    **overrides: Any,
+) -> Settings:
+    """Settings from the environment plus command-line overrides (None means 'not given').
+
+    ``announce_model`` prints the one line saying which model runs (or why none does).
+    """
+    from agent.settings import Settings
+
+    chosen = Settings.from_env(user_id=user, tenant_id=tenant, **overrides)
+    if announce_model:
+        from agent.models import resolve_model
+
+        line = resolve_model(chosen).note
+        if line:
+            note(line)
+    return chosen
+
+
+class AppSession:
+    """One :class:`~agent.app.AnalystApp` for the settings' principal, on one event loop.
+
+    ``session(body)`` runs ``body(app)`` to completion. Whatever tier one call opened (the
+    checkpointer, the store and its TTL sweeper, the fact ledger) serves the next call; all of
+    them close when the session exits. The app holds a thread's lock only while a call runs
+    that thread, so other processes can decide on it between calls.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._runner = asyncio.Runner()
+        self._stack = AsyncExitStack()
+        self._app: AnalystApp | None = None
+
+    @property
+    def app(self) -> AnalystApp:
+        if self._app is None:
+            raise RuntimeError("AppSession: use it inside a 'with' block")
+        return self._app
+
+    def __enter__(self) -> AppSession:
+        from agent.app import AnalystApp
+
+        opening = AnalystApp.open(self.settings, self.settings.principal)
+        try:
+            self._app = self._runner.run(self._stack.enter_async_context(opening))
+        except BaseException:
+            self._runner.close()
+            raise
+        return self
+
+    def __call__(self, body: Body[T]) -> T:
+        return self._runner.run(body(self.app))
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._runner.run(self._stack.aclose())
+        finally:
+            self._app = None
+            self._runner.close()
+
+
+class AppCall(Protocol):
+    """Runs one body against an open app: what the chat loop is given instead of storage."""
+
+    def __call__(self, body: Body[T]) -> T: ...
+
+
+def call(
+    settings: Settings,
+    body: Body[T],
+    *,
+    thread_id: str | None = None,
+    interrupted: str | None = None,
+) -> T:
+    """Open the app for the principal in ``settings``, run ``body``, close the app.
+
+    With ``thread_id``, a model failure says how to continue the thread (it is saved at its
+    last checkpoint). A Ctrl+C becomes :class:`Interrupted` with ``interrupted`` as its
+    message (default: how to resume ``thread_id``).
+    """
+    from agent.errors import ModelError
+
+    try:
+        with AppSession(settings) as session:
+            return session(body)
+    except KeyboardInterrupt:
+        raise Interrupted(interrupted or interrupted_message(thread_id)) from None
+    except ModelError as error:
+        if thread_id:
+            error.add_note(
+                f"Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
+            )
+        raise
