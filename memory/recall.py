@@ -6,7 +6,8 @@ Memories live in the principal's ``("tenants", t, "users", u, "memories")`` name
 value is::
 
     {"text": "I prefer conservative positions", "about": "risk tolerance",
-     "importance": 7, "kind": "preference"}
+     "importance": 7, "kind": "preference", "at": "2026-03-02T10:00:00+00:00",
+     "source": "chat", "episode_ids": ["chat-1"], "tickers": ["NVDA"]}
 
 ``text`` is the memory; ``about`` (optional) names what it is about — the attribute the write
 path extracted (risk tolerance, investment horizon, sectors of interest). The store embeds
@@ -14,24 +15,42 @@ both, one vector each, and an item scores as its better match. ``about`` matters
 local model does not see that "how much risk am I comfortable with" concerns "I prefer
 conservative positions" (MiniLM cosine 0.12, below unrelated memories), but it does match
 "risk tolerance" (0.57). ``importance`` is an integer 1–10 (default 5); ``kind`` is free text
-(``note``, ``preference``, ``question``, ...). The key is derived from kind, about and text
-(``mem-<12 hex>``), so remembering the same thing again refreshes it instead of storing a
-duplicate.
+(``note``, ``preference``, ``question``, ...).
 
-Ranking (:func:`score`)::
+Time: ``at`` (optional, UTC ISO 8601) is when the thing happened or was said, set by
+``remember(..., at=...)`` or the write path's episode; it is separate from the store's
+``created_at``/``updated_at`` (when it was stored). ``source``, ``episode_ids`` and ``tickers``
+are optional metadata kept with the item.
 
-    total = alpha·recency + beta·importance + gamma·relevance      (alpha+beta+gamma = 1)
+Keys (``mem-<12 hex>``): a memory with ``at`` is an event, keyed by kind, topic, text *and*
+time, so the same sentence said on two days stays two memories; a memory without ``at`` is a
+standing note, keyed by kind, topic and text, so remembering it again refreshes it.
+:func:`aremember_many` stores many in one store batch (one embedding call).
 
-- recency = 0.5 ** (age / half_life), age since ``updated_at`` (defaults: 30-day half-life);
+Ranking (:func:`score`): relevance first, recency and importance as bounded boosts::
+
+    boost = (alpha·recency + beta·importance) / (alpha + beta)                  in [0, 1]
+    total = (1 − B)·relevance + B·boost,   B = min(MAX_BOOST, alpha + beta)     with a query
+    total = boost                                                                without one
+
+- recency = 0.5 ** (age / half_life), age since ``at`` (else ``updated_at``; 30-day half-life);
 - importance = (importance − 1) / 9;
-- relevance = the store's cosine similarity clipped to [0, 1] (0 without a query);
-- weights default to 0.3 / 0.2 / 0.5 and are rescaled to sum to 1, so every component and
-  the total lie in [0, 1]. Each :class:`Recalled` carries all four, so a user can see why an
-  item ranked where it did.
+- relevance = the store's score clipped to [0, 1]: on Qdrant Edge the fused dense + BM25 rank
+  (reciprocal-rank fusion, normalised), elsewhere cosine similarity;
+- weights default to 0.3 / 0.2 / 0.5 (rescaled to sum to 1) and ``MAX_BOOST`` is 0.1, so a
+  memory more relevant than another by more than B / (1 − B) (0.11) always ranks above it:
+  a boost reorders near-ties and cannot push a clearly relevant memory out of the top k.
+  Each :class:`Recalled` carries all four parts, so a user can see why an item ranked where
+  it did.
 
-:func:`recall` takes the ``candidates`` nearest items by meaning (4× the limit, at least 20)
-and re-ranks them by the total. If the principal has no memories it returns at once without
-embedding the query: a run with nothing to recall never loads an embedding model.
+Time in the question (:func:`time_window`): "yesterday", "last week", "last month", "this
+year", "in March", "in 2023" and similar become a window on ``at``, used as a store filter
+(nothing in the window: the unfiltered ranking is kept); "recently"/"lately" shorten the
+recency half-life to a week instead.
+
+:func:`recall` takes the ``candidates`` best items (4× the limit, at least 20) and re-ranks
+them by the total. If the principal has no memories it returns at once without embedding the
+query: a run with nothing to recall never loads an embedding model.
 
 Recalled text is data, not instructions: :func:`format_for_prompt` quotes it (JSON string
 escaping) under a header that says so.
@@ -39,15 +58,17 @@ escaping) under a header that says so.
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item, SearchItem
+from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 
 from memory.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.identity import Principal
@@ -55,6 +76,9 @@ from memory.store.scoped import MEMORIES, scoped
 
 IMPORTANCE_MIN, IMPORTANCE_MAX, IMPORTANCE_DEFAULT = 1, 10, 5
 DEFAULT_HALF_LIFE_DAYS = 30.0
+RECENTLY_HALF_LIFE_DAYS = 7.0
+#: The most recency and importance together can add to a score that has a relevance part.
+MAX_BOOST = 0.1
 NAMESPACE: tuple[str, ...] = (MEMORIES,)
 """Where memories live, relative to the principal root."""
 
@@ -133,30 +157,42 @@ class Recalled:
     created_at: datetime
     updated_at: datetime
     parts: ScoreParts
+    #: when it happened or was said (None: not given; ``updated_at`` stands in)
+    at: datetime | None = None
+    #: metadata kept with the item: ``source``, ``episode_ids``, ``tickers``
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
         return self.parts.total
 
+    @property
+    def when(self) -> datetime:
+        """When it happened (``at``), else when it was last stored."""
+        return self.at or self.updated_at
+
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "key": self.key,
             "namespace": list(self.namespace),
             "text": self.text,
             "importance": self.importance,
             "kind": self.kind,
             "about": self.about,
+            "at": self.at.isoformat() if self.at else None,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
             "score": self.parts.to_json(),
         }
+        data.update({k: list(v) if isinstance(v, tuple) else v for k, v in self.metadata.items()})
+        return data
 
     def quoted(self) -> str:
         """One prompt line: key, kind, topic, importance, date, and the text as a JSON string."""
         about = f" about {json.dumps(self.about, ensure_ascii=False)}" if self.about else ""
         return (
             f"- [{self.key}] {self.kind}{about}, importance {self.importance}, "
-            f"{self.updated_at.date().isoformat()}: {json.dumps(self.text, ensure_ascii=False)}"
+            f"{self.when.date().isoformat()}: {json.dumps(self.text, ensure_ascii=False)}"
         )
 
 
@@ -192,25 +228,60 @@ def relevance_score(similarity: float | None) -> float:
     return _clip(similarity)
 
 
+def happened_at(item: Item) -> datetime:
+    """When the memory happened (its ``at``), else when it was last stored."""
+    return _parse_at(item.value.get("at")) or item.updated_at
+
+
+def _parse_at(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def score(
     item: Item,
     now: datetime,
     weights: RecallWeights = DEFAULT_WEIGHTS,
     half_life: timedelta = timedelta(days=DEFAULT_HALF_LIFE_DAYS),
+    *,
+    with_query: bool | None = None,
 ) -> ScoreParts:
-    """The score of one stored memory (a ``SearchItem`` contributes its similarity)."""
+    """The score of one stored memory (a ``SearchItem`` contributes its relevance).
+
+    ``with_query`` (default: whether the item carries a search score) selects the bounded
+    form ``(1 − B)·relevance + B·boost``; without a query the total is the boost alone.
+    """
     w = weights.normalised()
-    recency = recency_score(item.updated_at, now, half_life)
+    recency = recency_score(happened_at(item), now, half_life)
     importance = importance_score(item.value.get("importance"))
-    relevance = relevance_score(item.score if isinstance(item, SearchItem) else None)
-    total = _clip(w.recency * recency + w.importance * importance + w.relevance * relevance)
-    return ScoreParts(recency, importance, relevance, total)
+    similarity = item.score if isinstance(item, SearchItem) else None
+    relevance = relevance_score(similarity)
+    boost_weight = w.recency + w.importance
+    boost = (
+        (w.recency * recency + w.importance * importance) / boost_weight if boost_weight else 0.0
+    )
+    queried = similarity is not None if with_query is None else with_query
+    if not queried:
+        total = boost if boost_weight else 0.0
+    else:
+        bound = min(MAX_BOOST, boost_weight)
+        total = (1.0 - bound) * relevance + bound * boost
+    return ScoreParts(recency, importance, relevance, _clip(total))
+
+
+_METADATA = ("source", "episode_ids", "tickers")
 
 
 def _recalled(item: Item, parts: ScoreParts) -> Recalled:
     value = item.value
     importance = value.get("importance", IMPORTANCE_DEFAULT)
     about = value.get("about")
+    metadata = {k: value[k] for k in _METADATA if value.get(k) not in (None, [], "")}
     return Recalled(
         key=item.key,
         namespace=item.namespace,
@@ -221,6 +292,8 @@ def _recalled(item: Item, parts: ScoreParts) -> Recalled:
         created_at=item.created_at,
         updated_at=item.updated_at,
         parts=parts,
+        at=_parse_at(value.get("at")),
+        metadata=metadata,
     )
 
 
@@ -234,26 +307,52 @@ def rank(
 ) -> list[Recalled]:
     """Score and order items: total, then relevance, then newest, then key."""
     scored = [_recalled(item, score(item, now, weights, half_life)) for item in items]
-    scored.sort(
-        key=lambda r: (-r.parts.total, -r.parts.relevance, -r.updated_at.timestamp(), r.key)
-    )
+    scored.sort(key=lambda r: (-r.parts.total, -r.parts.relevance, -r.when.timestamp(), r.key))
     return scored if limit is None else scored[:limit]
 
 
 # -- writing ------------------------------------------------------------------------------------
 
 
-def memory_key(text: str, kind: str = "note", about: str | None = None) -> str:
-    """The default key of a memory: stable for the same kind, topic and (whitespace-normalised)
-    text."""
+def memory_key(
+    text: str, kind: str = "note", about: str | None = None, at: datetime | str | None = None
+) -> str:
+    """The default key of a memory: stable for the same kind, topic, (whitespace-normalised)
+    text and, for an event, the time it happened (so distinct events never merge)."""
     canonical = " ".join(text.split())
     topic = " ".join((about or "").split())
-    digest = hashlib.sha256(f"{kind}\x00{topic}\x00{canonical}".encode()).hexdigest()
+    material = f"{kind}\x00{topic}\x00{canonical}"
+    if at is not None:
+        material += "\x00" + (at if isinstance(at, str) else _at_text(at))
+    digest = hashlib.sha256(material.encode()).hexdigest()
     return "mem-" + digest[:12]
 
 
+def _at_text(at: datetime) -> str:
+    if not isinstance(at, datetime):
+        raise InvalidMemoryError(f"at={at!r}: give a datetime (when it happened or was said).")
+    moment = at if at.tzinfo else at.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()
+
+
+def _labels(values: Sequence[str] | None, what: str) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str) or not all(isinstance(v, str) and v.strip() for v in values):
+        raise InvalidMemoryError(f"{what} must be a list of non-empty strings, got {values!r}.")
+    return list(dict.fromkeys(v.strip() for v in values))
+
+
 def memory_value(
-    text: str, *, importance: int, kind: str, about: str | None = None
+    text: str,
+    *,
+    importance: int,
+    kind: str,
+    about: str | None = None,
+    at: datetime | None = None,
+    source: str | None = None,
+    episode_ids: Sequence[str] | None = None,
+    tickers: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     if not isinstance(text, str) or not text.strip():
         raise InvalidMemoryError("A memory needs some text; nothing was stored.")
@@ -276,7 +375,48 @@ def memory_value(
                 "e.g. 'risk tolerance'."
             )
         value["about"] = about.strip()
+    if at is not None:
+        value["at"] = _at_text(at)
+    if source is not None:
+        if not isinstance(source, str) or not source.strip():
+            raise InvalidMemoryError("A memory's source cannot be blank (e.g. chat, cli).")
+        value["source"] = source.strip()
+    if episodes := _labels(episode_ids, "episode_ids"):
+        value["episode_ids"] = episodes
+    if symbols := _labels(tickers, "tickers"):
+        value["tickers"] = [t.upper() for t in symbols]
     return value
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """One memory to store with :func:`aremember_many` (fields as :func:`remember`'s)."""
+
+    text: str
+    importance: int = IMPORTANCE_DEFAULT
+    kind: str = "note"
+    about: str | None = None
+    at: datetime | None = None
+    source: str | None = None
+    episode_ids: Sequence[str] | None = None
+    tickers: Sequence[str] | None = None
+    key: str | None = None
+
+    def put(self) -> tuple[str, dict[str, Any]]:
+        value = memory_value(
+            self.text,
+            importance=self.importance,
+            kind=self.kind,
+            about=self.about,
+            at=self.at,
+            source=self.source,
+            episode_ids=self.episode_ids,
+            tickers=self.tickers,
+        )
+        key = self.key or memory_key(
+            value["text"], value["kind"], value.get("about"), value.get("at")
+        )
+        return key, value
 
 
 def remember(
@@ -288,10 +428,17 @@ def remember(
     kind: str = "note",
     about: str | None = None,
     key: str | None = None,
+    at: datetime | None = None,
+    source: str | None = None,
+    episode_ids: Sequence[str] | None = None,
+    tickers: Sequence[str] | None = None,
 ) -> str:
-    """Store (or refresh) a memory for ``principal``; returns its key."""
-    value = memory_value(text, importance=importance, kind=kind, about=about)
-    key = key or memory_key(value["text"], value["kind"], value.get("about"))
+    """Store (or refresh) a memory for ``principal``; returns its key.
+
+    ``at``: when it happened or was said (an event; see the module doc for keys)."""
+    key, value = NewMemory(
+        text, importance, kind, about, at, source, episode_ids, tickers, key
+    ).put()
     scoped(store, principal).put(NAMESPACE, key, value)
     return key
 
@@ -305,11 +452,29 @@ async def aremember(
     kind: str = "note",
     about: str | None = None,
     key: str | None = None,
+    at: datetime | None = None,
+    source: str | None = None,
+    episode_ids: Sequence[str] | None = None,
+    tickers: Sequence[str] | None = None,
 ) -> str:
-    value = memory_value(text, importance=importance, kind=kind, about=about)
-    key = key or memory_key(value["text"], value["kind"], value.get("about"))
+    key, value = NewMemory(
+        text, importance, kind, about, at, source, episode_ids, tickers, key
+    ).put()
     await scoped(store, principal).aput(NAMESPACE, key, value)
     return key
+
+
+async def aremember_many(
+    store: BaseStore, principal: Principal, memories: Sequence[NewMemory]
+) -> list[str]:
+    """Store many memories in one store batch (their texts embedded in one call); every one
+    is validated before anything is stored. Returns their keys, in order."""
+    prepared = [m.put() for m in memories]
+    if prepared:
+        await scoped(store, principal).abatch(
+            [PutOp(NAMESPACE, key, value) for key, value in prepared]
+        )
+    return [key for key, _ in prepared]
 
 
 def forget(store: BaseStore, principal: Principal, key: str) -> None:
@@ -334,6 +499,97 @@ def _candidates(limit: int) -> int:
     return max(4 * limit, 20)
 
 
+# -- time in the question ------------------------------------------------------------------------
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTHS.pop("may", None)  # "may" is far more often a verb; "in May" is matched on its own
+_RECENTLY = re.compile(r"\b(recently|lately|these days|of late)\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:in|during|from)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_MONTH = re.compile(
+    r"\b(?:in|during|from|last)\s+([A-Za-z]+)(?:\s+((?:19|20)\d\d))?\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """When the question asks about: ``[start, end)`` on ``at``, or just "recently"."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    recent: bool = False
+
+    def contains(self, moment: datetime) -> bool:
+        return (self.start is None or moment >= self.start) and (
+            self.end is None or moment < self.end
+        )
+
+
+def _month_start(year: int, month: int) -> datetime:
+    return datetime(year, month, 1, tzinfo=UTC)
+
+
+def _next_month(moment: datetime) -> datetime:
+    if moment.month == 12:
+        return _month_start(moment.year + 1, 1)
+    return _month_start(moment.year, moment.month + 1)
+
+
+def time_window(query: str | None, now: datetime) -> TimeWindow | None:
+    """The explicit time a question asks about (None if it names none). Relative phrases
+    count back from ``now``; a month without a year is its latest occurrence before ``now``."""
+    text = (query or "").lower()
+    if not text:
+        return None
+    day = datetime(now.year, now.month, now.day, tzinfo=UTC)
+    this_month = _month_start(now.year, now.month)
+    if re.search(r"\byesterday\b", text):
+        return TimeWindow(day - timedelta(days=1), day)
+    if re.search(r"\btoday\b", text):
+        return TimeWindow(day, day + timedelta(days=1))
+    if re.search(r"\blast week\b", text):
+        monday = day - timedelta(days=day.weekday())
+        return TimeWindow(monday - timedelta(days=7), monday)
+    if re.search(r"\bthis week\b", text):
+        return TimeWindow(day - timedelta(days=day.weekday()), None)
+    if re.search(r"\blast month\b", text):
+        previous = (
+            _month_start(now.year - 1, 12)
+            if now.month == 1
+            else _month_start(now.year, now.month - 1)
+        )
+        return TimeWindow(previous, this_month)
+    if re.search(r"\bthis month\b", text):
+        return TimeWindow(this_month, None)
+    if re.search(r"\blast year\b", text):
+        return TimeWindow(_month_start(now.year - 1, 1), _month_start(now.year, 1))
+    if re.search(r"\bthis year\b", text):
+        return TimeWindow(_month_start(now.year, 1), None)
+    if m := re.search(r"\b(?:in|during|from|last)\s+may(?:\s+((?:19|20)\d\d))?\b", text):
+        return _month_window(5, m.group(1), now)
+    for m in _MONTH.finditer(text):
+        month = _MONTHS.get(m.group(1).lower())
+        if month:
+            return _month_window(month, m.group(2), now)
+    if m := _YEAR.search(text):
+        year = int(m.group(1))
+        return TimeWindow(_month_start(year, 1), _month_start(year + 1, 1))
+    if _RECENTLY.search(text):
+        return TimeWindow(recent=True)
+    return None
+
+
+def _month_window(month: int, year_text: str | None, now: datetime) -> TimeWindow:
+    year = int(year_text) if year_text else now.year
+    if not year_text and _month_start(year, month) > now:
+        year -= 1
+    start = _month_start(year, month)
+    return TimeWindow(start, _next_month(start))
+
+
+# -- recall ---------------------------------------------------------------------------------------
+
+
 def has_memories(store: BaseStore, principal: Principal) -> bool:
     """Whether ``principal`` has any memory (no embedding involved)."""
     return bool(scoped(store, principal).search(NAMESPACE, limit=1, refresh_ttl=False))
@@ -348,6 +604,41 @@ def _check_limit(limit: int) -> None:
         raise InvalidMemoryError(f"limit={limit!r}: recall at least 1 memory.")
 
 
+@dataclass(frozen=True)
+class _Request:
+    text: str
+    pool: int
+    window: TimeWindow | None
+    now: datetime
+    half_life: timedelta
+
+
+def _request(
+    query: str | None, limit: int, half_life_days: float, now: datetime | None
+) -> _Request:
+    _check_limit(limit)
+    moment = now or datetime.now(UTC)
+    text = (query or "").strip()
+    window = time_window(text, moment) if text else None
+    half_life = timedelta(days=half_life_days)
+    pool = _candidates(limit)
+    if window is not None and window.recent:
+        half_life = min(half_life, timedelta(days=RECENTLY_HALF_LIFE_DAYS))
+    elif window is not None:
+        pool = max(10 * limit, 100)  # the window is applied to a wider pool of candidates
+    return _Request(text, pool, window, moment, half_life)
+
+
+def _ranked(
+    items: Sequence[Item], req: _Request, weights: RecallWeights, limit: int
+) -> list[Recalled]:
+    if req.window is not None and not req.window.recent:
+        inside = [i for i in items if req.window.contains(happened_at(i))]
+        if inside:  # nothing in the window: keep the plain ranking rather than nothing
+            items = inside
+    return rank(items, now=req.now, weights=weights, half_life=req.half_life, limit=limit)
+
+
 def recall(
     store: BaseStore,
     principal: Principal,
@@ -359,19 +650,12 @@ def recall(
     now: datetime | None = None,
 ) -> list[Recalled]:
     """The ``limit`` best memories of ``principal`` for ``query`` (None/empty: no relevance)."""
-    _check_limit(limit)
+    req = _request(query, limit, half_life_days, now)
     view = scoped(store, principal)
-    text = (query or "").strip()
-    if text and not view.search(NAMESPACE, limit=1, refresh_ttl=False):
+    if req.text and not view.search(NAMESPACE, limit=1, refresh_ttl=False):
         return []
-    items = view.search(NAMESPACE, query=text or None, limit=_candidates(limit))
-    return rank(
-        items,
-        now=now or datetime.now(UTC),
-        weights=weights,
-        half_life=timedelta(days=half_life_days),
-        limit=limit,
-    )
+    items = view.search(NAMESPACE, query=req.text or None, limit=req.pool)
+    return _ranked(items, req, weights, limit)
 
 
 async def arecall(
@@ -384,19 +668,12 @@ async def arecall(
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     now: datetime | None = None,
 ) -> list[Recalled]:
-    _check_limit(limit)
+    req = _request(query, limit, half_life_days, now)
     view = scoped(store, principal)
-    text = (query or "").strip()
-    if text and not await view.asearch(NAMESPACE, limit=1, refresh_ttl=False):
+    if req.text and not await view.asearch(NAMESPACE, limit=1, refresh_ttl=False):
         return []
-    items = await view.asearch(NAMESPACE, query=text or None, limit=_candidates(limit))
-    return rank(
-        items,
-        now=now or datetime.now(UTC),
-        weights=weights,
-        half_life=timedelta(days=half_life_days),
-        limit=limit,
-    )
+    items = await view.asearch(NAMESPACE, query=req.text or None, limit=req.pool)
+    return _ranked(items, req, weights, limit)
 
 
 def list_memories(
@@ -441,6 +718,7 @@ def cited_keys(memories: Sequence[Recalled]) -> list[str]:
 def recalled_from_json(data: Mapping[str, Any]) -> Recalled:
     """Inverse of :meth:`Recalled.to_json` (for state or checkpoints that carry citations)."""
     parts = data["score"]
+    at = data.get("at")
     return Recalled(
         key=data["key"],
         namespace=tuple(data["namespace"]),
@@ -456,4 +734,6 @@ def recalled_from_json(data: Mapping[str, Any]) -> Recalled:
             float(parts["relevance"]),
             float(parts["total"]),
         ),
+        at=datetime.fromisoformat(at) if at else None,
+        metadata={k: data[k] for k in _METADATA if data.get(k) is not None},
     )

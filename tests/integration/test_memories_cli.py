@@ -17,7 +17,7 @@ import pytest
 from agent.settings import Settings
 from memory.embeddings import SqliteEmbeddingCache
 from memory.identity import Principal
-from memory.recall import aremember
+from memory.recall import MAX_BOOST, aremember
 from memory.store.factory import open_store_from_settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -71,8 +71,9 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
         parts = m["score"]
         assert set(parts) == {"recency", "importance", "relevance", "total"}
         assert all(0.0 <= parts[k] <= 1.0 for k in parts)
+        boost = (0.3 * parts["recency"] + 0.2 * parts["importance"]) / 0.5
         assert parts["total"] == pytest.approx(
-            0.3 * parts["recency"] + 0.2 * parts["importance"] + 0.5 * parts["relevance"], abs=1e-5
+            (1 - MAX_BOOST) * parts["relevance"] + MAX_BOOST * boost, abs=1e-5
         )
     totals = [m["score"]["total"] for m in memories]
     assert totals == sorted(totals, reverse=True)

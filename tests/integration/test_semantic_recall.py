@@ -18,7 +18,7 @@ from langgraph.store.base import BaseStore
 
 from memory.embeddings import CachedEmbedder, MiniLMEmbedder
 from memory.identity import Principal
-from memory.recall import arecall, aremember
+from memory.recall import MAX_BOOST, arecall, aremember
 from memory.store.factory import open_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -71,11 +71,13 @@ def minilm() -> Iterator[MiniLMEmbedder]:
     yield embedder
 
 
-@pytest.fixture(params=["qdrant", "memory"])
+@pytest.fixture(params=["qdrant", "edge", "memory"])
 async def seeded(
     request: pytest.FixtureRequest, minilm: MiniLMEmbedder, tmp_path: Path
 ) -> AsyncIterator[BaseStore]:
-    url = "qdrant://local" if request.param == "qdrant" else "memory://"
+    url = {"qdrant": "qdrant://local", "edge": "qdrant+edge://local"}.get(
+        request.param, "memory://"
+    )
     async with open_store(
         url, embedder=CachedEmbedder(minilm), qdrant_path=tmp_path / "q"
     ) as store:
@@ -109,8 +111,9 @@ async def test_the_score_parts_explain_the_ranking(seeded: BaseStore) -> None:
     assert totals == sorted(totals, reverse=True)
     for m in found:
         assert 0 <= m.parts.recency <= 1 and m.parts.recency > 0.99  # all written just now
+        boost = (0.3 * m.parts.recency + 0.2 * m.parts.importance) / 0.5
         assert m.parts.total == pytest.approx(
-            0.3 * m.parts.recency + 0.2 * m.parts.importance + 0.5 * m.parts.relevance
+            (1 - MAX_BOOST) * m.parts.relevance + MAX_BOOST * boost
         )
     unrelated = next(m for m in found if m.key == "lisbon")
     assert unrelated.parts.relevance < found[0].parts.relevance - 0.3
