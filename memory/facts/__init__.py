@@ -10,6 +10,13 @@ Public API (the contract is in :mod:`memory.facts.base`)::
         await facts.profile(subject)                     # {attribute: FactRecord}
         await facts.history(subject, "horizon")          # [FactRecord], supersession chain
         await facts.retract(subject, "horizon")          # closes without a successor
+        await facts.record_many(deltas)                  # one durable transaction
+        await facts.import_facts(many_deltas)            # ImportReport: bulk, same rules
+        facts.sync.current(subject, "horizon")           # the reads, without an event loop
+
+``record()`` returns the record holding the delta's place; its ``outcome`` is ``recorded``,
+``replaced`` or ``duplicate`` (the same value and ``valid_from`` were stored already; the
+delta's episode is kept in ``restated_in``). Concurrent writes share one durable commit.
 
 Backends: SQLite (``memory.facts.sqlite``, the default) and Postgres with row-level security
 (``memory.facts.postgres``, imported only when a ``postgresql://`` URL is opened).
@@ -23,9 +30,12 @@ from memory.facts.base import (
     FactRecord,
     FactStatus,
     FactStore,
+    ImportReport,
     MemoryDelta,
     MemoryType,
     Source,
+    SyncFacts,
+    WriteOutcome,
     subject_for,
 )
 from memory.facts.factory import SCHEMES, open_fact_store, setup_fact_store
@@ -39,9 +49,12 @@ __all__ = [
     "FactRecord",
     "FactStatus",
     "FactStore",
+    "ImportReport",
     "MemoryDelta",
     "MemoryType",
     "Source",
+    "SyncFacts",
+    "WriteOutcome",
     "open_fact_store",
     "setup_fact_store",
     "subject_for",

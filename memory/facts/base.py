@@ -74,7 +74,7 @@ import random
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -626,7 +626,7 @@ class FactStore(ABC):
         deltas: Iterable[MemoryDelta | BaseException],
         *,
         policy: ConflictPolicy | None = None,
-        batch_size: int = 5000,
+        batch_size: int = 20_000,
         progress: Callable[[ImportReport], None] | None = None,
     ) -> ImportReport:
         """Bulk-load ``deltas`` under :meth:`record`'s rules, ``batch_size`` per transaction.
@@ -649,29 +649,42 @@ class FactStore(ABC):
                 time.perf_counter() - started,
             )
 
-        async def flush() -> None:
-            await self._submit([p for _, p in batch])
-            for index, p in batch:
+        async def settle(commit: Awaitable[None], done: list[tuple[int, PendingWrite]]) -> None:
+            await commit
+            for index, p in done:
                 if p.error is not None:
                     refused.append((index, str(p.error)))
                 else:
                     counts[p.result.outcome] += 1
-            batch.clear()
             if progress is not None:
                 progress(report())
 
-        for index, item in enumerate(deltas):
-            if isinstance(item, BaseException):
-                refused.append((index, str(item)))
-                continue
-            try:
-                batch.append((index, self._pending_record(item, policy)))
-            except FactLedgerError as e:
-                refused.append((index, str(e)))
-            if len(batch) >= batch_size:
-                await flush()
-        if batch:
-            await flush()
+        # One batch commits on the writer while the next one is read and validated here.
+        in_flight: tuple[asyncio.Task[None], list[tuple[int, PendingWrite]]] | None = None
+        try:
+            for index, item in enumerate(deltas):
+                if isinstance(item, BaseException):
+                    refused.append((index, str(item)))
+                    continue
+                try:
+                    batch.append((index, self._pending_record(item, policy)))
+                except FactLedgerError as e:
+                    refused.append((index, str(e)))
+                if len(batch) >= batch_size:
+                    if in_flight is not None:
+                        await settle(*in_flight)
+                    in_flight = (asyncio.create_task(self._submit([p for _, p in batch])), batch)
+                    batch = []
+                if index % 256 == 0:
+                    await asyncio.sleep(0)  # let the commit (and anything else) get on
+            if in_flight is not None:
+                await settle(*in_flight)
+                in_flight = None
+            if batch:
+                await settle(self._submit([p for _, p in batch]), batch)
+        finally:
+            if in_flight is not None:  # failed mid-way: the batch under way still ends
+                await asyncio.gather(in_flight[0], return_exceptions=True)
         return report()
 
     async def retract(

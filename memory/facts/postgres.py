@@ -14,10 +14,19 @@ Two roles, two steps:
   every statement also filters by tenant: a query that forgets the filter still sees, and can
   write, only the principal's tenant. Without the setting a session sees nothing.
 
-Writes take a transaction-scoped advisory lock on the key (tenant, subject, attribute), so
-writers on one key serialize while other keys proceed; serialization failures, deadlocks and
-unique/exclusion collisions retry the whole transaction. Besides the guards SQLite has, an
-exclusion constraint (``btree_gist``) makes overlapping active intervals impossible.
+Reads are one index seek each (``facts_one_start``, ordered (tenant, subject, attribute,
+valid_from), and ``facts_one_open``) and one round trip: ``BEGIN``, the tenant setting, the
+``SELECT`` and ``COMMIT`` go as one pipeline. ``store.sync`` reads through a blocking pool
+opened on first use. Pooled connections are not pinged before use; a read or a write that
+finds its connection dropped by the server is run once more on a fresh one.
+
+Writes run in groups (see :class:`memory.facts.base.FactStore`): one transaction takes a
+transaction-scoped advisory lock on every key of the group (tenant, subject, attribute), in
+one statement and a global order, so writers on one key serialize while other keys proceed;
+each write's statements are pipelined behind its first read. Serialization failures,
+deadlocks, lock timeouts and unique/exclusion collisions retry the whole group. Besides the
+guards SQLite has, an exclusion constraint (``btree_gist``) makes overlapping active
+intervals impossible.
 """
 
 from __future__ import annotations
@@ -165,16 +174,21 @@ class _AsyncReads:
         self._store = store
 
     async def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        try:
-            async with self._store._pool.connection() as conn:
-                async with conn.pipeline():
-                    await conn.execute("BEGIN")
-                    await conn.execute(_SET_TENANT, (tenant_id,))
-                    cursor = await conn.execute(sql, params)
-                    await conn.execute("COMMIT")
-                return await cursor.fetchall()
-        except psycopg.OperationalError as e:
-            raise self._store._unavailable(e) from e
+        for attempt in (1, 2):
+            conn: psycopg.AsyncConnection[Any] | None = None
+            try:
+                async with self._store._pool.connection() as conn:
+                    async with conn.pipeline():
+                        await conn.execute("BEGIN")
+                        await conn.execute(_SET_TENANT, (tenant_id,))
+                        cursor = await conn.execute(sql, params)
+                        await conn.execute("COMMIT")
+                    return await cursor.fetchall()
+            except psycopg.OperationalError as e:
+                if attempt == 1 and conn is not None and conn.broken:
+                    continue  # a pooled connection the server dropped: once more, afresh
+                raise self._store._unavailable(e) from e
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def open_fact(self, key: Key) -> FactRecord | None:
         rows = await self._rows(key[0], _OPEN_FACT, key)
@@ -199,16 +213,21 @@ class _SyncReads:
         self._store = store
 
     def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        try:
-            with self._store._shared.sync_pool().connection() as conn:
-                with conn.pipeline():
-                    conn.execute("BEGIN")
-                    conn.execute(_SET_TENANT, (tenant_id,))
-                    cursor = conn.execute(sql, params)
-                    conn.execute("COMMIT")
-                return cursor.fetchall()
-        except psycopg.OperationalError as e:
-            raise self._store._unavailable(e) from e
+        for attempt in (1, 2):
+            conn: psycopg.Connection[Any] | None = None
+            try:
+                with self._store._shared.sync_pool().connection() as conn:
+                    with conn.pipeline():
+                        conn.execute("BEGIN")
+                        conn.execute(_SET_TENANT, (tenant_id,))
+                        cursor = conn.execute(sql, params)
+                        conn.execute("COMMIT")
+                    return cursor.fetchall()
+            except psycopg.OperationalError as e:
+                if attempt == 1 and conn is not None and conn.broken:
+                    continue  # a pooled connection the server dropped: once more, afresh
+                raise self._store._unavailable(e) from e
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def open_fact(self, key: Key) -> FactRecord | None:
         rows = self._rows(key[0], _OPEN_FACT, key)
@@ -345,7 +364,6 @@ class _Shared:
                     min_size=1,
                     max_size=self.max_size,
                     kwargs={"autocommit": True},
-                    check=ConnectionPool.check_connection,
                     open=False,
                 )
                 pool.open(wait=True, timeout=self.connect_timeout)
@@ -413,7 +431,6 @@ class PostgresFactStore(FactStore):
             min_size=min_size,
             max_size=max_size,
             kwargs={"autocommit": True},
-            check=AsyncConnectionPool.check_connection,
             open=False,
         )
         shared = _Shared(url, pool, max_size, connect_timeout)
@@ -447,7 +464,7 @@ class PostgresFactStore(FactStore):
     # -- writes ---------------------------------------------------------------------------
 
     def _is_transient(self, error: BaseException) -> bool:
-        return isinstance(error, _TRANSIENT)
+        return isinstance(error, (*_TRANSIENT, _Reconnect))
 
     async def _run_group(self, group: list[PendingWrite]) -> None:
         """One transaction for the whole group, every key locked first in a global order.
@@ -466,18 +483,24 @@ class PostgresFactStore(FactStore):
             raise self._unavailable(e) from e
 
     async def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
-        async with self._pool.connection() as conn, conn.transaction():
-            keys = sorted({_key_text(w.key) for w in group})
-            await conn.execute(_LOCK_KEYS, (LOCK_TIMEOUT, keys))
-            ops = _Writes(conn)
-            if careful:
-                await self._writes(conn, ops, group, careful=True)
-            else:
-                # Pipelined: a write's updates and insert travel with the next write's first
-                # read, one round trip per write instead of three.
-                async with conn.pipeline():
-                    await self._writes(conn, ops, group, careful=False)
-            ops.check_updates()
+        async with self._pool.connection() as conn:
+            try:
+                async with conn.transaction():
+                    keys = sorted({_key_text(w.key) for w in group})
+                    await conn.execute(_LOCK_KEYS, (LOCK_TIMEOUT, keys))
+                    ops = _Writes(conn)
+                    if careful:
+                        await self._writes(conn, ops, group, careful=True)
+                    else:
+                        # Pipelined: a write's updates and insert travel with the next write's
+                        # first read, one round trip per write instead of three.
+                        async with conn.pipeline():
+                            await self._writes(conn, ops, group, careful=False)
+                    ops.check_updates()
+            except psycopg.OperationalError as e:
+                if conn.broken:  # a pooled connection the server dropped: retry afresh
+                    raise _Reconnect(str(e)) from e
+                raise
 
     async def _writes(
         self,
@@ -513,6 +536,10 @@ class PostgresFactStore(FactStore):
 
 class _WriteFailed(Exception):
     """A write failed in a group run without savepoints: run the group again with them."""
+
+
+class _Reconnect(Exception):
+    """The group's connection was found dead (the server restarted): a transient failure."""
 
 
 async def _check_ready(conn: psycopg.AsyncConnection[Any], where: str) -> None:
