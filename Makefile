@@ -30,6 +30,7 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_checkpoints.py
 	$(BIN)/python scripts/bench_memory.py
 	$(BIN)/python scripts/bench_documents.py
+	$(BIN)/python scripts/bench_facts.py
 
 studio: venv-dev  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
 	$(BIN)/langgraph dev --no-browser
