@@ -13,7 +13,7 @@ parses (``42``, ``true``, ``{"a": 1}``) and as text otherwise; ``--text`` forces
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -343,3 +343,112 @@ def setup(
 
     done = f"applied migrations {', '.join(map(str, applied))}" if applied else "already current"
     print(f"Fact ledger schema version {LATEST_VERSION}: {done}.")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str, typer.Argument(help="A JSON Lines file of facts ('-' reads standard input).")
+    ],
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            help="On an equal valid_from: reject, source_precedence or confirmed_revision.",
+        ),
+    ] = "reject",
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Facts per durable transaction.")
+    ] = 20_000,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Load many facts at once, under the same rules as `record` (one per line).
+
+    Each line is an object: subject ('me' is yours), attribute, value, valid_from (ISO-8601;
+    no zone means UTC), and optionally source_episode_id, source, memory_type, confidence,
+    retention_policy. Lines the ledger refuses (a conflict, a malformed line) are reported
+    with their line number and the rest are loaded; the exit code is then 3.
+    """
+    import sys
+    from pathlib import Path
+
+    from memory.facts import ConflictPolicy
+
+    settings = common.settings(user, tenant)
+    try:
+        chosen = ConflictPolicy(policy)
+    except ValueError:
+        raise CommandError(
+            f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
+        ) from None
+    if file == "-":
+        stream = sys.stdin
+    else:
+        try:
+            stream = Path(file).open(encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError as e:
+            raise CommandError(f"Cannot read {file}: {e.strerror or e}.") from None
+    lines: list[int] = []  # the line number of each fact read, for the report
+    try:
+        report = _run(
+            settings,
+            lambda s: s.import_facts(
+                _read_facts(stream, settings, lines), policy=chosen, batch_size=batch_size
+            ),
+        )
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    refused = [(lines[index], reason) for index, reason in report.refused]
+    if json_mode:
+        common.print_json(
+            {**report.to_json(), "refused": [{"line": n, "reason": r} for n, r in refused]}
+        )
+    else:
+        print(
+            f"Imported {report.total:,} line(s) in {report.seconds:.1f} s: "
+            f"{report.recorded:,} recorded, {report.replaced:,} replaced, "
+            f"{report.duplicates:,} duplicate(s), {len(report.refused):,} refused."
+        )
+        for number, reason in refused[:20]:
+            print(f"  line {number}: {reason}")
+        if len(report.refused) > 20:
+            print(f"  ... and {len(report.refused) - 20} more (--json lists them all)")
+    if report.refused:
+        raise CommandError(
+            f"{len(report.refused)} of {report.total} fact(s) in {file} were refused; the "
+            "others are stored.",
+            exit_code=3,
+        )
+
+
+def _read_facts(text: Iterable[str], settings: Settings, lines: list[int]) -> Iterator[Any]:
+    """Each non-blank line as a ``MemoryDelta``, or the error that says why it is not one;
+    ``lines`` receives the line number of each."""
+    from pydantic import ValidationError
+
+    from memory.facts import MemoryDelta
+
+    for number, line in enumerate(text, start=1):
+        if not line.strip():
+            continue
+        lines.append(number)
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise ValueError("expected a JSON object")
+            if item.get("subject") == "me":
+                item["subject"] = f"user:{settings.user_id}"
+            if isinstance(item.get("valid_from"), str):
+                item["valid_from"] = _when(item["valid_from"], "valid_from")
+            yield MemoryDelta(**item)
+        except (ValueError, TypeError, CommandError) as e:
+            if isinstance(e, ValidationError):
+                why = "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
+                )
+            else:
+                why = str(e)
+            yield ValueError(why)
