@@ -187,11 +187,14 @@ class AnalystApp:
     async def checkpointer(self) -> BaseCheckpointSaver[Any]:
         """The hot tier (checkpoints), with the thread index brought up to date."""
         if self._saver is None:
+            from agent.state import CHECKPOINT_TYPES_MODULES
             from memory.checkpoint import open_checkpointer
 
             self._saver = await self._stack.enter_async_context(
                 open_checkpointer(
-                    self.settings.checkpointer, encryption_key=self.settings.checkpoint_key
+                    self.settings.checkpointer,
+                    encryption_key=self.settings.checkpoint_key,
+                    allowed_modules=CHECKPOINT_TYPES_MODULES,
                 )
             )
             self.index.setup()
