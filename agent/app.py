@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from agent.routing import Route
     from agent.services import Services
     from agent.state import ModeChoice
+    from memory.backup import Copied, Embedded
     from memory.documents import FileMemory
     from memory.facts import FactStore
+    from memory.health import FileCheck
     from memory.recall import Recalled, RecallWeights
     from memory.retention import PruneReport
 
@@ -143,6 +145,7 @@ class AnalystApp:
         self.locks = ThreadLocks(settings.data_dir / "locks")
         self._stack = AsyncExitStack()
         self._graph: Any = None
+        self._read_graph: Any = None
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._store: BaseStore | None = None
         self._facts: FactStore | None = None
@@ -184,9 +187,16 @@ class AnalystApp:
             self._stack.callback(self._documents.close)
         return self._documents
 
-    async def checkpointer(self) -> BaseCheckpointSaver[Any]:
-        """The hot tier (checkpoints), with the thread index brought up to date."""
+    async def checkpointer(self, *, create: bool = True) -> BaseCheckpointSaver[Any]:
+        """The hot tier (checkpoints), with the thread index brought up to date.
+
+        ``create=False`` (what commands that only read use) refuses to create an embedded
+        checkpoints file that does not exist: a typo in a path is an error, not a new
+        empty database after which every thread looks new.
+        """
         if self._saver is None:
+            if not create:
+                self._require_checkpoints_file()
             from agent.state import CHECKPOINT_TYPES_MODULES
             from memory.checkpoint import open_checkpointer
 
@@ -197,8 +207,20 @@ class AnalystApp:
                     allowed_modules=CHECKPOINT_TYPES_MODULES,
                 )
             )
-            self.index.setup()
+            if create or self.index.path.exists():
+                self.index.setup()
         return self._saver
+
+    def _require_checkpoints_file(self) -> None:
+        from memory.checkpoint.url import parse_checkpointer_url, parse_sqlite_path
+        from memory.errors import StorageMissingError
+
+        url = self.settings.checkpointer
+        if parse_checkpointer_url(url).backend != "sqlite":
+            return
+        path = parse_sqlite_path(url)
+        if not path.exists():
+            raise StorageMissingError("checkpoints file", path, "ANALYST_CHECKPOINTER")
 
     async def store(self) -> BaseStore:
         """The cold tier: long-term memories (the embedding model loads on the first text)."""
@@ -210,9 +232,20 @@ class AnalystApp:
             )
         return self._store
 
-    async def facts(self) -> FactStore:
+    async def facts(self, *, create: bool = True) -> FactStore:
         """The typed fact ledger, scoped to this app's principal (one connection, shared with
-        the graph once it runs)."""
+        the graph once it runs).
+
+        ``create=False`` (reads) never creates the embedded ledger file: when the default file
+        does not exist yet the answer comes from an empty ledger in memory (nothing recorded
+        yet); a configured ``ANALYST_FACTS`` file that does not exist is an error.
+        """
+        if self._facts is None and not create and self._missing_ledger():
+            from memory.facts import open_fact_store
+
+            return await self._stack.enter_async_context(
+                open_fact_store("sqlite:///:memory:", self.principal)
+            )
         if self._facts is None:
             from memory.facts import open_fact_store
 
@@ -220,6 +253,35 @@ class AnalystApp:
                 open_fact_store(self.settings.facts, self.principal)
             )
         return self._facts
+
+    def _missing_ledger(self) -> bool:
+        """Whether the fact ledger is an embedded file that does not exist (a configured one
+        that does not exist is a :class:`StorageMissingError`)."""
+        from memory.errors import StorageMissingError
+        from memory.urls import sqlite_path
+
+        url = self.settings.facts
+        if not url.lower().startswith("sqlite:///"):
+            return False
+        path = sqlite_path(url, tier="fact ledger", default_name="facts.sqlite")
+        if path.exists():
+            return False
+        if self.settings.facts_url:
+            raise StorageMissingError("fact ledger file", path, "ANALYST_FACTS")
+        return True
+
+    def _missing_store(self) -> bool:
+        """Whether the long-term store is an embedded folder not created yet (nothing in it)."""
+        from memory.urls import backend_for
+
+        if self.settings.qdrant_url:
+            return False
+        backend = backend_for("store", self.settings.store)
+        folders = {
+            "qdrant-edge": self.settings.data_dir / "qdrant-edge",
+            "qdrant-local": self.settings.qdrant_path,
+        }
+        return backend in folders and not folders[backend].exists()
 
     async def graph(self) -> Any:
         """The compiled graph, with its memory tiers opened on first use.
@@ -282,6 +344,8 @@ class AnalystApp:
         """The principal's ``limit`` best memories for ``query``, with their score parts."""
         from memory.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, arecall
 
+        if self._store is None and self._missing_store():
+            return []  # nothing remembered yet, and a search creates no store
         return await arecall(
             await self.store(),
             self.principal,
@@ -295,6 +359,8 @@ class AnalystApp:
         """The principal's memories, newest first (no embedding involved)."""
         from memory.recall import alist_memories
 
+        if self._store is None and self._missing_store():
+            return []  # nothing remembered yet, and a listing creates no store
         return await alist_memories(await self.store(), self.principal, limit=limit)
 
     async def forget(self, key: str) -> None:
@@ -302,6 +368,62 @@ class AnalystApp:
         from memory.recall import aforget
 
         await aforget(await self.store(), self.principal, key)
+
+    # -- the embedded files: integrity check, backup, restore ----------------------------
+
+    def embedded_files(self) -> list[Embedded]:
+        """Every file and folder of the embedded defaults this configuration uses."""
+        from memory.backup import Embedded
+        from memory.urls import sqlite_path
+
+        data = self.settings.data_dir
+        files = []
+        if self.settings.checkpointer.lower().startswith("sqlite:///"):
+            path = sqlite_path(
+                self.settings.checkpointer, tier="checkpointer", default_name="checkpoints.sqlite"
+            )
+            files.append(Embedded("checkpoints.sqlite", "checkpoints file", path, "sqlite"))
+        files.append(Embedded("threads.sqlite", "thread index", self.index.path, "sqlite"))
+        if self.settings.facts.lower().startswith("sqlite:///"):
+            path = sqlite_path(self.settings.facts, tier="fact ledger", default_name="facts.sqlite")
+            files.append(Embedded("facts.sqlite", "fact ledger", path, "sqlite"))
+        files.append(
+            Embedded("embeddings.sqlite", "embeddings cache", data / "embeddings.sqlite", "sqlite")
+        )
+        files.append(
+            Embedded("documents.sqlite", "document index", data / "documents.sqlite", "sqlite")
+        )
+        files.append(
+            Embedded("qdrant-edge", "long-term memory folder", data / "qdrant-edge", "folder")
+        )
+        if self.settings.qdrant_path.exists():
+            files.append(
+                Embedded("qdrant", "long-term memory folder", self.settings.qdrant_path, "folder")
+            )
+        return files
+
+    def check_storage(self) -> list[FileCheck]:
+        """The state of every embedded file; nothing is written or created."""
+        from memory.backup import check
+
+        return check(self.embedded_files())
+
+    def backup(self, dest: str | os.PathLike[str]) -> list[Copied]:
+        """A consistent copy of every embedded file in the new folder ``dest``."""
+        from memory.backup import backup
+
+        return backup(self.embedded_files(), dest)
+
+    def restore(self, src: str | os.PathLike[str]) -> tuple[list[Copied], str]:
+        """Restore the backup in ``src``; returns what was restored and where the replaced
+        files were kept."""
+        from datetime import UTC, datetime
+
+        from memory.backup import restore
+
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        keep = self.settings.data_dir / "backups" / f"before-restore-{stamp}"
+        return restore(self.embedded_files(), src, keep), str(keep)
 
     # -- retention ----------------------------------------------------------------------
 
@@ -451,8 +573,20 @@ class AnalystApp:
 
     # -- inspecting ---------------------------------------------------------------------
 
+    async def _reader(self) -> Any:
+        """The graph for reading threads: the full one once opened, else one over the
+        checkpointer alone (reads open no store or ledger, and create no file)."""
+        if self._graph is not None:
+            return self._graph
+        if self._read_graph is None:
+            from graphs.builder import compile_graph
+
+            saver = await self.checkpointer(create=False)
+            self._read_graph = compile_graph(saver, services=self.services)
+        return self._read_graph
+
     async def _snapshot(self, thread_id: str) -> Any:
-        graph = await self.graph()
+        graph = await self._reader()
         return await graph.aget_state({"configurable": {"thread_id": thread_id}})
 
     async def view(self, thread_id: str) -> ThreadView:
@@ -501,7 +635,7 @@ class AnalystApp:
 
     async def history(self, thread_id: str) -> list[CheckpointView]:
         self.require_thread(thread_id)
-        graph = await self.graph()
+        graph = await self._reader()
         snaps = [
             s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})
         ]

@@ -9,7 +9,7 @@ variable and the fix.
 |---|---|---|
 | ANALYST_DATA_DIR | ./.data | runtime data: checkpoints, thread index, draft charts, local stores |
 | ANALYST_MEMORY_DIR | ./.agent-memory | Markdown document memory (research notes land here) |
-| ANALYST_CHECKPOINTER | sqlite:///<data dir>/checkpoints.sqlite | checkpointer URL |
+| ANALYST_CHECKPOINTER | sqlite:///<data dir>/checkpoints.sqlite | checkpointer URL (a relative sqlite:/// path is inside the data dir) |
 | ANALYST_DURABILITY | sync | when checkpoints are written: sync, async or exit |
 | ANALYST_CHECKPOINT_KEY | (none) | AES key (16/24/32 bytes, or base64 of them) to encrypt checkpoints |
 | ANALYST_STORE | qdrant://local | long-term store URL (cold memory) |
@@ -40,6 +40,7 @@ from typing import Any, Literal, cast
 
 from agent.errors import ConfigurationError
 from memory.identity import Principal
+from memory.urls import resolve_sqlite_url
 
 Durability = Literal["sync", "async", "exit"]
 DURABILITIES: tuple[Durability, ...] = ("sync", "async", "exit")
@@ -117,7 +118,7 @@ class Settings:
     @property
     def checkpointer(self) -> str:
         if self.checkpointer_url:
-            return self.checkpointer_url
+            return resolve_sqlite_url(self.checkpointer_url, self.data_dir)
         return f"sqlite:///{self.data_dir / 'checkpoints.sqlite'}"
 
     @property
@@ -129,7 +130,7 @@ class Settings:
     @property
     def facts(self) -> str:
         if self.facts_url:
-            return self.facts_url
+            return resolve_sqlite_url(self.facts_url, self.data_dir)
         return f"sqlite:///{self.data_dir / 'facts.sqlite'}"
 
     @property

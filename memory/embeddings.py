@@ -40,6 +40,7 @@ import math
 import re
 import sqlite3
 import struct
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -50,7 +51,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_core.embeddings import Embeddings
 
-from memory.errors import ConfigurationError, EmbeddingError
+from memory.errors import ConfigurationError, EmbeddingError, StorageCorruptError
+from memory.health import guarded
 from memory.sqlite_schema import Migrations, migrate
 
 if TYPE_CHECKING:
@@ -326,20 +328,52 @@ class SqliteEmbeddingCache:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=30)
+        """A connection; a damaged cache is moved aside and started again (it is derived
+        data), with a warning on stderr; other storage faults name the file."""
         try:
-            with conn:
-                yield conn
-        finally:
-            conn.close()
+            with guarded("embeddings cache", self.path):
+                conn = sqlite3.connect(self.path, timeout=30)
+                try:
+                    with conn:
+                        yield conn
+                finally:
+                    conn.close()
+        except StorageCorruptError:
+            self._move_aside()
+            raise
+
+    def _move_aside(self) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.damaged-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(f"{self.path}{suffix}")
+            if part.exists():
+                part.replace(Path(f"{aside}{suffix}"))
+        sys.stderr.write(
+            f"warning: the embeddings cache {self.path} was damaged; moved it aside to {aside} "
+            "and started a new one (it only holds vectors, which are computed again).\n"
+        )
 
     def setup(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._setup()
+        except StorageCorruptError:
+            self._setup()
+
+    def _setup(self) -> None:
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             migrate(conn, self.MIGRATIONS)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
+        try:
+            return self._get_many(model, hashes)
+        except StorageCorruptError:  # moved aside: a new, empty cache has nothing yet
+            self._setup()
+            return {}
+
+    def _get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
         if not hashes:
             return found
@@ -356,6 +390,13 @@ class SqliteEmbeddingCache:
         return found
 
     def put_many(self, model: str, vectors: dict[str, list[float]]) -> None:
+        try:
+            self._put_many(model, vectors)
+        except StorageCorruptError:  # moved aside: store them in the new cache
+            self._setup()
+            self._put_many(model, vectors)
+
+    def _put_many(self, model: str, vectors: dict[str, list[float]]) -> None:
         if not vectors:
             return
         now = time.time()

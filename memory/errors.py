@@ -277,3 +277,68 @@ class InvalidMemoryError(AnalystError):
     """A memory that cannot be stored or ranked: empty text, importance outside 1–10, bad weights."""
 
     exit_code = 2
+
+
+# -- embedded files (SQLite files and folders in the data folder) ----------------------------
+
+
+class StorageError(AnalystError):
+    """An embedded file or folder cannot be used: missing, damaged, read-only or disk full."""
+
+    def __init__(self, message: str, what: str = "", path: object = None) -> None:
+        self.what, self.path = what, path
+        super().__init__(message)
+
+
+class StorageMissingError(StorageError):
+    """A read found no file where the settings point: reads never create one."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, path: object, setting: str) -> None:
+        super().__init__(
+            f"The {what} {path} does not exist, and a command that only reads never creates "
+            f"one. Check {setting} (a relative sqlite:/// path is resolved inside the data "
+            "folder, ANALYST_DATA_DIR).",
+            what,
+            path,
+        )
+
+
+class StorageCorruptError(StorageError):
+    """A file whose bytes SQLite (or the reader) cannot make sense of."""
+
+    def __init__(self, what: str, path: object, detail: str) -> None:
+        super().__init__(
+            f"The {what} {path} is damaged ({detail.rstrip('.')}). See every file's state "
+            "with: analyst db check. Restore it from a backup (analyst db restore BACKUP), or "
+            "move the file aside to start it empty (what it held is then lost).",
+            what,
+            path,
+        )
+
+
+class StorageReadOnlyError(StorageError):
+    """A write to a file or folder the process may not write (read-only mount, permissions)."""
+
+    def __init__(self, what: str, path: object, detail: str) -> None:
+        super().__init__(
+            f"Cannot write the {what} {path}: {detail.rstrip('.')} (the file or its folder is "
+            "read-only). Commands that only read still work; make the data folder writable, "
+            "or set ANALYST_DATA_DIR to a writable one.",
+            what,
+            path,
+        )
+
+
+class StorageFullError(StorageError):
+    """A write refused for lack of space (disk full, quota, file-size limit)."""
+
+    def __init__(self, what: str, path: object, detail: str) -> None:
+        super().__init__(
+            f"Cannot write the {what} {path}: {detail.rstrip('.')} (no space left). The write "
+            "was not applied and everything stored before it is intact; free some space and "
+            "try again (a stopped thread continues with: analyst resume THREAD).",
+            what,
+            path,
+        )

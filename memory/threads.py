@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.errors import ThreadBusyError
+from memory.health import guarded
 from memory.identity import Principal
 from memory.sqlite_schema import Migrations, migrate
 
@@ -56,13 +57,16 @@ class ThreadIndex:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30)
-        try:
-            with conn:
-                yield conn
-        finally:
-            conn.close()
+        """A connection in a transaction; a damaged file, a read-only folder or a full disk
+        is one :class:`~memory.errors.StorageError` naming the file."""
+        with guarded("thread index", self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30)
+            try:
+                with conn:
+                    yield conn
+            finally:
+                conn.close()
 
     def setup(self) -> None:
         """Apply pending migrations, one process at a time (:func:`memory.sqlite_schema.migrate`):
@@ -158,8 +162,9 @@ class ThreadLocks:
 
     @contextmanager
     def hold(self, thread_id: str) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
+        with guarded("thread lock folder", self.folder):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -181,7 +186,7 @@ class ThreadLocks:
         path = self._path(thread_id)
         if not path.exists():
             return False
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDONLY)  # flock needs no write access (read-only folders)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

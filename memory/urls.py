@@ -103,6 +103,22 @@ def sqlite_path(url: str, *, tier: Tier, default_name: str) -> Path:
     rest = url.strip()[len("sqlite:///") :]
     if not rest:
         raise ConfigurationError(
-            f"The {tier} URL '{url}' has no file path; use e.g. sqlite:///.data/{default_name}"
+            f"The {tier} URL '{url}' has no file path; use e.g. sqlite:///{default_name} (in the data folder)"
         )
     return Path(rest)
+
+
+def resolve_sqlite_url(url: str, base: Path) -> str:
+    """A ``sqlite:///`` URL with a relative path made relative to ``base`` (the data folder).
+
+    ``sqlite:///ledger.sqlite`` with base ``.data`` → ``sqlite:///.data/ledger.sqlite``;
+    an absolute path (``sqlite:////srv/a.sqlite``) and any other URL are returned unchanged.
+    So a relative path means the same file whichever folder a command is started from.
+    """
+    text = url.strip()
+    if not text.lower().startswith("sqlite:///"):
+        return url
+    rest = text[len("sqlite:///") :]
+    if not rest or Path(rest).is_absolute():
+        return url
+    return f"sqlite:///{Path(base) / rest}"

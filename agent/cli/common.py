@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
@@ -98,6 +99,26 @@ def run(command: typer.Typer, args: Sequence[str] | None = None) -> None:
     except AnalystError as error:
         err(" ".join([str(error), *getattr(error, "__notes__", ())]))
         sys.exit(error.exit_code)
+    except (OSError, sqlite3.DatabaseError) as error:
+        # A read-only folder, a full disk or a damaged file under a tier that did not name
+        # its file itself: name the file (OSError knows it) or else the data folder.
+        from memory.health import storage_fault
+
+        where = getattr(error, "filename", None)
+        fault = storage_fault(error, "file" if where else "data folder", where or _data_dir())
+        if fault is None:
+            raise
+        err(str(fault))
+        sys.exit(fault.exit_code)
+
+
+def _data_dir() -> str:
+    from agent.settings import Settings
+
+    try:
+        return str(Settings.from_env().data_dir)
+    except AnalystError:
+        return "(ANALYST_DATA_DIR)"
 
 
 def interrupted_message(thread_id: str | None) -> str:

@@ -56,11 +56,17 @@ def _when(text: str, option: str) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _run(settings: Settings, body: Callable[[FactStore], Coroutine[Any, Any, T]]) -> T:
-    """Run ``body`` on the app's fact ledger for the principal in ``settings``."""
+def _run(
+    settings: Settings,
+    body: Callable[[FactStore], Coroutine[Any, Any, T]],
+    *,
+    create: bool = True,
+) -> T:
+    """Run ``body`` on the app's fact ledger for the principal in ``settings``; a read
+    (``create=False``) never creates the ledger file."""
 
     async def go(app: AnalystApp) -> T:
-        return await body(await app.facts())
+        return await body(await app.facts(create=create))
 
     return common.call(settings, go)
 
@@ -138,7 +144,7 @@ def current(
     """The value that holds now (JSON: the record, or null)."""
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
-    record = _run(settings, lambda s: s.current(subject, attribute))
+    record = _run(settings, lambda s: s.current(subject, attribute), create=False)
     _emit_one(record, json_mode, f"{subject}.{attribute}")
 
 
@@ -155,7 +161,7 @@ def as_of(
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     at = _when(when, "WHEN")
-    record = _run(settings, lambda s: s.as_of(subject, attribute, at))
+    record = _run(settings, lambda s: s.as_of(subject, attribute, at), create=False)
     _emit_one(record, json_mode, f"{subject}.{attribute} at {at.isoformat()}")
 
 
@@ -170,7 +176,7 @@ def history(
     """Every record of the key: intervals, what each superseded, source episodes."""
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
-    records = _run(settings, lambda s: s.history(subject, attribute))
+    records = _run(settings, lambda s: s.history(subject, attribute), create=False)
     if json_mode:
         common.print_json([r.to_json() for r in records])
         return
@@ -203,7 +209,7 @@ def profile(
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     at = None if as_of is None else _when(as_of, "--as-of")
-    records = _run(settings, lambda s: s.profile(subject, as_of=at))
+    records = _run(settings, lambda s: s.profile(subject, as_of=at), create=False)
     if json_mode:
         common.print_json({name: r.to_json() for name, r in records.items()})
         return

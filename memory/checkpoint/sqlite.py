@@ -11,6 +11,7 @@ groups. Every call is durable when it returns; reading, listing and deleting are
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -21,10 +22,12 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
 )
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from memory.checkpoint.url import CheckpointerURL, parse_sqlite_path
+from memory.health import guarded
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -245,12 +248,55 @@ class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
     """LangGraph's async SQLite saver; writes are group-committed in one thread hop."""
 
     backend = "sqlite"
+    #: The file, named by the one error a damaged file, a read-only folder or a full disk is.
+    path: object = "the checkpoints file"
 
     async def setup(self) -> None:
-        if not self.is_setup:
-            async with self.lock:
-                await enable_wal(self.conn)
-        await super().setup()
+        with guarded("checkpoints file", self.path):
+            if not self.is_setup:
+                async with self.lock:
+                    await enable_wal(self.conn)
+            await super().setup()
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with guarded("checkpoints file", self.path):
+            return await super().aget_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        with guarded("checkpoints file", self.path):
+            async for item in super().alist(config, filter=filter, before=before, limit=limit):
+                yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        with guarded("checkpoints file", self.path):
+            return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        with guarded("checkpoints file", self.path):
+            await super().aput_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        with guarded("checkpoints file", self.path):
+            await super().adelete_thread(thread_id)
 
 
 @asynccontextmanager
@@ -261,10 +307,17 @@ async def open_sqlite(
     import aiosqlite
 
     path = parse_sqlite_path(spec.url)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with guarded("checkpoints file", path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    target, uri = str(path), False
+    if path.exists() and not os.access(path.parent, os.W_OK):
+        # A read-only folder: SQLite cannot create the WAL index beside the file, so the file
+        # is opened immutable (nobody can write it here); reads work, a write is refused.
+        target, uri, ensure_schema = f"file:{path}?mode=ro&immutable=1", True, False
     # A generous busy timeout: the CLI, scripts and a second approver may share the file.
-    async with aiosqlite.connect(str(path), timeout=30) as conn:
+    async with aiosqlite.connect(target, timeout=30, uri=uri) as conn:
         saver = SqliteSaver(conn, serde=serde)
+        saver.path = path
         if ensure_schema:
             await saver.setup()
         yield saver

@@ -9,15 +9,17 @@ Two roles, two steps:
   current_setting('app.tenant_id')``.
 - **The application** (:meth:`PostgresFactStore.open`) connects as a role that is neither
   superuser nor BYPASSRLS -- it refuses otherwise, since row security would not apply -- and
-  checks that the schema is current and row security is on. Every transaction first runs
-  ``set_config('app.tenant_id', <principal's tenant>, true)`` (local to the transaction), and
-  every statement also filters by tenant: a query that forgets the filter still sees, and can
-  write, only the principal's tenant. Without the setting a session sees nothing.
+  checks that the schema is current and row security is on. Every write transaction first
+  runs ``set_config('app.tenant_id', <principal's tenant>, true)`` (local to it), every read
+  runs on a session set to the principal's tenant (below), and every statement also filters
+  by tenant: a query that forgets the filter still sees, and can write, only the principal's
+  tenant. Without the setting a session sees nothing.
 
 Reads are one index seek each (``facts_one_start``, ordered (tenant, subject, attribute,
-valid_from), and ``facts_one_open``) and one round trip: ``BEGIN``, the tenant setting, the
-``SELECT`` and ``COMMIT`` go as one pipeline. ``store.sync`` reads through a blocking pool
-opened on first use. Pooled connections are not pinged before use; a read or a write that
+valid_from), and ``facts_one_open``) and one statement, in autocommit: a pooled connection's
+session carries ``app.tenant_id`` of the principal it last read for, and a read for another
+tenant sets it first (the statement still filters by tenant too). ``store.sync`` reads
+through a blocking pool opened on first use. Pooled connections are not pinged before use; a read or a write that
 finds its connection dropped by the server is run once more on a fresh one.
 
 Writes run in groups (see :class:`memory.facts.base.FactStore`): one transaction takes a
@@ -32,6 +34,7 @@ intervals impossible.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -66,6 +69,8 @@ COLUMNS = (
     "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in"
 )
 _SET_TENANT = "SELECT set_config('app.tenant_id', %s, true)"
+#: Reads set the tenant for the connection's session (see :class:`_Shared.tenants`).
+_SET_SESSION_TENANT = "SELECT set_config('app.tenant_id', %s, false)"
 LOCK_TIMEOUT = "10s"
 
 _KEY = "tenant_id = %s AND subject = %s AND attribute = %s"
@@ -165,24 +170,22 @@ def _key_text(key: Key) -> str:
 
 
 class _AsyncReads:
-    """:class:`memory.facts.base.ReadOps` over the async pool, one round trip per read.
-
-    Each read is ``BEGIN; set the tenant (local); SELECT; COMMIT`` sent as one pipeline.
-    """
+    """:class:`memory.facts.base.ReadOps` over the async pool: one statement per read."""
 
     def __init__(self, store: PostgresFactStore) -> None:
         self._store = store
 
     async def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        tenants = self._store._shared.tenants
         for attempt in (1, 2):
             conn: psycopg.AsyncConnection[Any] | None = None
             try:
                 async with self._store._pool.connection() as conn:
-                    async with conn.pipeline():
-                        await conn.execute("BEGIN")
-                        await conn.execute(_SET_TENANT, (tenant_id,))
-                        cursor = await conn.execute(sql, params)
-                        await conn.execute("COMMIT")
+                    if tenants.get(conn) != tenant_id:
+                        tenants.pop(conn, None)
+                        await conn.execute(_SET_SESSION_TENANT, (tenant_id,))
+                        tenants[conn] = tenant_id
+                    cursor = await conn.execute(sql, params)
                     return await cursor.fetchall()
             except psycopg.OperationalError as e:
                 if attempt == 1 and conn is not None and conn.broken:
@@ -213,16 +216,16 @@ class _SyncReads:
         self._store = store
 
     def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
+        shared = self._store._shared
         for attempt in (1, 2):
             conn: psycopg.Connection[Any] | None = None
             try:
-                with self._store._shared.sync_pool().connection() as conn:
-                    with conn.pipeline():
-                        conn.execute("BEGIN")
-                        conn.execute(_SET_TENANT, (tenant_id,))
-                        cursor = conn.execute(sql, params)
-                        conn.execute("COMMIT")
-                    return cursor.fetchall()
+                with shared.sync_pool().connection() as conn:
+                    if shared.tenants.get(conn) != tenant_id:
+                        shared.tenants.pop(conn, None)
+                        conn.execute(_SET_SESSION_TENANT, (tenant_id,))
+                        shared.tenants[conn] = tenant_id
+                    return conn.execute(sql, params).fetchall()
             except psycopg.OperationalError as e:
                 if attempt == 1 and conn is not None and conn.broken:
                     continue  # a pooled connection the server dropped: once more, afresh
@@ -355,6 +358,11 @@ class _Shared:
     connect_timeout: float
     _sync_pool: ConnectionPool[Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The tenant each pooled connection's session is set to. A read sets it first when it
+    #: differs (one statement, then never again for that tenant), so a read is one statement
+    #: in autocommit: row security sees the principal's tenant, and nothing else of the
+    #: session changes. Writes set it locally in their transaction, on top.
+    tenants: weakref.WeakKeyDictionary[Any, str] = field(default_factory=weakref.WeakKeyDictionary)
 
     def sync_pool(self) -> ConnectionPool[Any]:
         with self._lock:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -174,8 +175,13 @@ def _locked(error: BaseException) -> bool:
 
 
 def _connect(where: str) -> sqlite3.Connection:
+    target, uri = where, False
+    if where != ":memory:" and Path(where).exists() and not os.access(Path(where).parent, os.W_OK):
+        # A read-only folder: SQLite cannot create the WAL index beside the file, so it is
+        # opened immutable (nobody can write it here); reads work, a write is refused.
+        target, uri = f"file:{where}?mode=ro&immutable=1", True
     conn = sqlite3.connect(
-        where, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False
+        target, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False, uri=uri
     )
     conn.execute("PRAGMA synchronous=FULL")
     # A million facts are a few hundred MB: keep the upper index levels cached and read

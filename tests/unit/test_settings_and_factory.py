@@ -25,6 +25,24 @@ def test_defaults_and_overrides() -> None:
     assert s.checkpointer == "sqlite:////x/checkpoints.sqlite" and s.user_id == "flag"
 
 
+def test_a_relative_sqlite_path_is_resolved_inside_the_data_folder() -> None:
+    env = {
+        "ANALYST_DATA_DIR": "/srv/analyst",
+        "ANALYST_CHECKPOINTER": "sqlite:///hot/cp.sqlite",
+        "ANALYST_FACTS": "sqlite:///ledger.sqlite",
+    }
+    s = Settings.from_env(env)
+    assert s.checkpointer == "sqlite:////srv/analyst/hot/cp.sqlite"
+    assert s.facts == "sqlite:////srv/analyst/ledger.sqlite"
+    s = Settings.from_env({**env, "ANALYST_CHECKPOINTER": "sqlite:////tmp/cp.sqlite"})
+    assert s.checkpointer == "sqlite:////tmp/cp.sqlite"  # absolute: as given
+    pg = "postgres://u:p@h:5432/db"
+    assert Settings.from_env({**env, "ANALYST_FACTS": pg}).facts == pg
+    assert Settings.from_env(env, checkpointer_url="sqlite:///flag.sqlite").checkpointer == (
+        "sqlite:////srv/analyst/flag.sqlite"
+    )
+
+
 def test_bad_step_delay_names_the_variable() -> None:
     with pytest.raises(ConfigurationError, match="ANALYST_STEP_DELAY='soon' is not a number"):
         Settings.from_env({"ANALYST_STEP_DELAY": "soon"})

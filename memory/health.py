@@ -1,0 +1,170 @@
+"""Storage faults of the embedded files, as one clear error; and the integrity check.
+
+A damaged SQLite file, a read-only data folder and a full disk reach Python as
+``sqlite3.DatabaseError`` or ``OSError`` with a terse message and no file name.
+:func:`storage_fault` turns one into a :class:`~memory.errors.StorageError` that names the
+file, says what is wrong and what to do; :func:`guarded` applies it around a block that uses
+one file. :func:`check_sqlite` and :func:`check_folder` are what ``analyst db check`` runs over
+every embedded file (SQLite's own ``PRAGMA integrity_check``, opened read-only so a check
+never changes or creates anything).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.errors import (
+    StorageCorruptError,
+    StorageError,
+    StorageFullError,
+    StorageReadOnlyError,
+)
+
+_CORRUPT = ("malformed", "not a database", "corrupt", "file is encrypted")
+_READ_ONLY = ("readonly", "read-only", "unable to open database file")
+_FULL = ("disk is full", "database or disk is full")
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def storage_fault(error: BaseException, what: str, path: object) -> StorageError | None:
+    """The :class:`StorageError` ``error`` means for the ``what`` at ``path``, or None when it
+    is not a storage fault (a programming error, a lock timeout: left as it is)."""
+    if isinstance(error, StorageError):
+        return error
+    if isinstance(error, OSError):
+        if error.errno in _FULL_ERRNOS:
+            return StorageFullError(what, path, error.strerror or str(error))
+        if error.errno in _READ_ONLY_ERRNOS:
+            return StorageReadOnlyError(what, path, error.strerror or str(error))
+        return None
+    if not isinstance(error, sqlite3.DatabaseError):
+        return None
+    text = str(error)
+    lowered = text.lower()
+    if any(word in lowered for word in _CORRUPT):
+        return StorageCorruptError(what, path, text)
+    if any(word in lowered for word in _FULL):
+        return StorageFullError(what, path, text)
+    if any(word in lowered for word in _READ_ONLY):
+        return StorageReadOnlyError(what, path, text)
+    if "disk i/o error" in lowered:
+        # A short write (file-size limit, a device gone) as SQLite reports it.
+        return StorageFullError(what, path, text)
+    return None
+
+
+def is_corruption(error: BaseException) -> bool:
+    """Whether ``error`` says the file's bytes are damaged (not a lock, space or permission)."""
+    return isinstance(error, sqlite3.DatabaseError) and any(
+        word in str(error).lower() for word in _CORRUPT
+    )
+
+
+@contextmanager
+def guarded(what: str, path: object) -> Iterator[None]:
+    """Raise storage faults inside the block as the :class:`StorageError` naming ``path``."""
+    try:
+        yield
+    except (sqlite3.DatabaseError, OSError) as error:
+        fault = storage_fault(error, what, path)
+        if fault is None or fault is error:
+            raise
+        raise fault from error
+
+
+# -- the integrity check -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """One embedded file or folder: ``ok``, ``missing`` (never created: fine) or ``damaged``."""
+
+    what: str
+    path: str
+    status: str
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "damaged"
+
+    def to_json(self) -> dict[str, str]:
+        return {"what": self.what, "path": self.path, "status": self.status, "detail": self.detail}
+
+
+def check_sqlite(what: str, path: Path) -> FileCheck:
+    """``PRAGMA integrity_check`` of one SQLite file, opened read-only (nothing is created)."""
+    if not path.exists():
+        return FileCheck(what, str(path), "missing", "not created yet")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    except sqlite3.Error as error:
+        return FileCheck(what, str(path), "damaged", str(error))
+    try:
+        rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+    except sqlite3.DatabaseError as error:
+        if "unable to open" in str(error).lower() or "readonly" in str(error).lower():
+            return _check_immutable(what, path)
+        return FileCheck(what, str(path), "damaged", str(error))
+    finally:
+        conn.close()
+    if rows != ["ok"]:
+        return FileCheck(what, str(path), "damaged", "; ".join(rows[:3]))
+    return FileCheck(what, str(path), "ok", f"{tables} schema objects, {_size(path)}")
+
+
+def _check_immutable(what: str, path: Path) -> FileCheck:
+    """A WAL file in a read-only folder: check its bytes without SQLite's shared memory."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as error:
+        return FileCheck(what, str(path), "damaged", str(error))
+    if rows != ["ok"]:
+        return FileCheck(what, str(path), "damaged", "; ".join(rows[:3]))
+    return FileCheck(what, str(path), "ok", f"read-only folder, {_size(path)}")
+
+
+def check_folder(what: str, path: Path) -> FileCheck:
+    """Every file under ``path`` can be read to its end (an embedded store's folder)."""
+    if not path.exists():
+        return FileCheck(what, str(path), "missing", "not created yet")
+    count = total = 0
+    try:
+        for root, _dirs, files in os.walk(path, onerror=_raise):
+            for name in files:
+                file = Path(root) / name
+                with file.open("rb") as stream:
+                    while chunk := stream.read(1 << 20):
+                        total += len(chunk)
+                count += 1
+    except OSError as error:
+        return FileCheck(what, str(path), "damaged", f"{error.strerror or error}: {error.filename}")
+    return FileCheck(what, str(path), "ok", f"{count} files, {_human(total)} readable")
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def _size(path: Path) -> str:
+    return _human(path.stat().st_size)
+
+
+def _human(size: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GB"
