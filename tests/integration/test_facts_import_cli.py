@@ -123,4 +123,9 @@ def test_import_refuses_an_unreadable_file_or_policy(
     path.write_text('{"subject": "me", "attribute": "a", "value": 1, "valid_from": "2026-01-01"}\n')
     bad = _cli(cli_env, "import", str(path), "--policy", "loudest")
     assert bad.returncode == 2 and "--policy" in bad.stderr
-    assert _json(_cli(cli_env, "history", "me", "a", "--json")) == []
+    # Nothing was written (a SQLite ledger was not even created).
+    url = cli_env["ANALYST_FACTS"]
+    if url.startswith("sqlite:///"):
+        assert not Path(url[len("sqlite:///") :]).exists()
+    else:
+        assert _json(_cli(cli_env, "history", "me", "a", "--json")) == []
