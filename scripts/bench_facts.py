@@ -587,7 +587,7 @@ async def main() -> None:
     parser.add_argument(
         "--pg-api-facts",
         type=int,
-        default=50_000,
+        default=10_000,
         help="Postgres: facts loaded through import_facts (timed); the rest are copied in",
     )
     args = parser.parse_args()
