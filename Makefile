@@ -29,6 +29,7 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
 	$(BIN)/python scripts/bench_checkpoints.py
 	$(BIN)/python scripts/bench_memory.py
+	$(BIN)/python scripts/bench_store.py
 	$(BIN)/python scripts/bench_documents.py
 	$(BIN)/python scripts/bench_facts.py
 

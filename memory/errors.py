@@ -227,13 +227,13 @@ class EmbeddingError(AnalystError):
 
 
 class StoreLockedError(AnalystError):
-    """The Qdrant local-mode folder is open in another process (one process at a time)."""
+    """The embedded Qdrant store is held by another process (one process at a time)."""
 
     def __init__(self, path: object, waited: float) -> None:
         self.path, self.waited = path, waited
         super().__init__(
             f"The long-term memory folder {path} is in use by another process (waited "
-            f"{waited:g}s); Qdrant local mode lets one process open it at a time. Finish or stop "
+            f"{waited:g}s); embedded Qdrant lets one process open it at a time. Finish or stop "
             "the other analyst process (a running `analyst chat`, `langgraph dev`, a script), "
             "or run a Qdrant server and set QDRANT_URL=http://localhost:6333 so several "
             "processes can share memory."

@@ -56,8 +56,10 @@ SCHEMES: dict[Tier, tuple[Scheme, ...]] = {
         Scheme("redis", ("redis://", "rediss://"), "redis://HOST:PORT/DB"),
     ),
     "store": (
-        Scheme("qdrant-local", ("qdrant://local",), "qdrant://local", exact=True),
-        Scheme("qdrant-edge", ("qdrant+edge://local",), "qdrant+edge://local", exact=True),
+        Scheme(
+            "qdrant-edge", ("qdrant://local", "qdrant+edge://local"), "qdrant://local", exact=True
+        ),
+        Scheme("qdrant-local", ("qdrant+local://local",), "qdrant+local://local", exact=True),
         Scheme("qdrant-server", ("qdrant+http://", "qdrant+https://"), "qdrant+http://HOST:PORT"),
         _MEMORY,
         _POSTGRES,

@@ -1,11 +1,13 @@
 """Cold memory: the long-term store, a LangGraph ``BaseStore`` on every backend.
 
-- :mod:`memory.store.edge` — :class:`~memory.store.edge.EdgeStore`: the Qdrant engine
-  in-process (Qdrant Edge shard: HNSW, WAL, hybrid dense + BM25 search).
-- :mod:`memory.store.qdrant` — :class:`QdrantStore` (local folder by default, or a server).
+- :mod:`memory.store.edge` — :class:`~memory.store.edge.EdgeStore`, the embedded default
+  (``qdrant://local``): the Qdrant engine in-process (Qdrant Edge shard: HNSW, WAL, hybrid
+  dense + BM25 search).
+- :mod:`memory.store.qdrant` — :class:`QdrantStore` on a Qdrant server, or qdrant-client's
+  local mode (``qdrant+local://local``, the former default).
 - :mod:`memory.store.factory` — :func:`open_store` / :func:`open_store_from_settings`: a store
-  from a URL (``qdrant://local``, ``qdrant+edge://local``, ``qdrant+http(s)://``, ``memory://``,
-  ``postgres://``).
+  from a URL (``qdrant://local``, ``qdrant+http(s)://``, ``memory://``, ``postgres://``,
+  ``qdrant+local://local``).
 - :mod:`memory.store.scoped` — tenancy: :class:`ScopedStore` confines every operation to one
   principal's namespaces; the namespace layout is documented there.
 

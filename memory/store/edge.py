@@ -323,10 +323,17 @@ class EdgeStore(BaseStore):
             if held is not None:
                 held.__exit__(None, None, None)
 
-    def setup(self) -> None:
+    def setup(self, *, import_from: Path | None = None) -> None:
         """Create the shard and its payload indexes if missing (idempotent); check that an
         existing shard was built for the same embeddings. Exclusive access takes the folder
-        here and keeps it until :meth:`close`."""
+        here and keeps it until :meth:`close`.
+
+        ``import_from``: a qdrant-client local-mode folder (the embedded store before Qdrant
+        Edge). When this call creates the shard and that folder holds the store's collection,
+        every item is copied in (vectors as stored, BM25 weights computed from the item's
+        embedded fields), so upgrading loses no memory; the folder is left as it was.
+        """
+        fresh = not (self.path / "segments").exists()
         if self.access == "exclusive" and self._shard is None:
             lock = folder_lock(self.path, self.lock_timeout)
             lock.__enter__()
@@ -338,14 +345,68 @@ class EdgeStore(BaseStore):
             self._held = lock
         with self._connected() as shard:
             self._check_meta()
-            for name, schema in (
-                ("ns_key", qe.PayloadSchemaType.Keyword),
-                ("ns_prefixes", qe.PayloadSchemaType.Keyword),
-                ("updated_us", qe.PayloadSchemaType.Integer),
-                ("expires_us", qe.PayloadSchemaType.Integer),
-            ):
+            # No extra HNSW links per indexed value (Qdrant's default would build one more
+            # graph for every namespace prefix that holds many points: minutes at 100k items).
+            # A selective principal filter is answered from the payload index instead.
+            keyword = qe.KeywordIndexParams(enable_hnsw=False)
+            integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False)
+            schemas: tuple[tuple[str, Any], ...] = (
+                ("ns_key", keyword),
+                ("ns_prefixes", keyword),
+                ("updated_us", integer),
+                ("expires_us", integer),
+            )
+            for name, schema in schemas:
                 if name not in shard.info().payload_schema:
                     shard.update(qe.UpdateOperation.create_field_index(name, schema))
+            if fresh and import_from is not None:
+                copied = self._import_local_mode(shard, import_from)
+                if copied:
+                    logger.warning(
+                        "Copied %d long-term memories from the local-mode folder %s into the "
+                        "Qdrant Edge shard %s (the folder is left as it was).",
+                        copied,
+                        import_from,
+                        self.path,
+                    )
+
+    def _import_local_mode(self, shard: qe.EdgeShard, folder: Path) -> int:
+        from memory.store.qdrant import DEFAULT_COLLECTION, open_qdrant_client
+
+        if not (folder / "collection" / DEFAULT_COLLECTION).exists():
+            return 0
+        client = open_qdrant_client(path=folder, lock_timeout=self.lock_timeout)
+        copied = 0
+        try:
+            offset: Any = None
+            while True:
+                records, offset = client.scroll(
+                    DEFAULT_COLLECTION,
+                    limit=256,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=True,
+                )
+                points: list[qe.Point] = []
+                for record in records:
+                    payload = dict(record.payload or {})
+                    vector: dict[str, Any] = {}
+                    stored = record.vector if isinstance(record.vector, dict) else {}
+                    if self.dims and stored.get(VECTOR):
+                        vector[VECTOR] = stored[VECTOR]
+                        texts: list[str] = []
+                        for _, tokens in self._fields:
+                            texts.extend(get_text_at_path(payload.get("value", {}), tokens))
+                        if texts:
+                            vector[SPARSE] = self._bm25.embed_document(" \n".join(texts))
+                    points.append(qe.Point(str(record.id), vector, payload))
+                if points:
+                    shard.update(qe.UpdateOperation.upsert_points(points))
+                    copied += len(points)
+                if offset is None:
+                    return copied
+        finally:
+            client.close()
 
     def close(self) -> None:
         """Release the shard and the folder lock now (the store can be used again: shared

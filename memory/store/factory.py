@@ -6,8 +6,8 @@ closes every connection, thread and folder lock on exit.
 
 | URL | backend |
 |---|---|
-| ``qdrant://local`` (default) | :class:`~memory.store.qdrant.QdrantStore`, local mode in ``qdrant_path`` (``<data dir>/qdrant``), opened per operation by default so several processes can share it |
-| ``qdrant+edge://local`` | :class:`~memory.store.edge.EdgeStore`, a Qdrant Edge shard in ``<data dir>/qdrant-edge`` (HNSW, WAL, hybrid dense + BM25 search), leased per burst of operations so several processes take turns |
+| ``qdrant://local`` (default; also ``qdrant+edge://local``) | :class:`~memory.store.edge.EdgeStore`, a Qdrant Edge shard in ``<data dir>/qdrant-edge`` (HNSW, WAL, hybrid dense + BM25 search), leased per burst of operations so several processes take turns. A store kept by local mode in ``<data dir>/qdrant`` is copied in when the shard is first created |
+| ``qdrant+local://local`` | :class:`~memory.store.qdrant.QdrantStore`, qdrant-client's local mode in ``qdrant_path`` (``<data dir>/qdrant``; scans every point, for small stores and comparisons), opened per operation by default |
 | ``qdrant+http://host:port``, ``qdrant+https://host:port`` | the same store on a Qdrant server (``api_key`` from ``QDRANT_API_KEY``) |
 | ``memory://`` | LangGraph ``InMemoryStore`` with the same index config (no TTL support) |
 | ``postgres://…``, ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` with a pgvector index |
@@ -112,9 +112,9 @@ async def open_store(
 ) -> AsyncIterator[BaseStore]:
     """Open the store at ``url``; ``embedder=None`` opens it without semantic search.
 
-    ``local_access`` applies to ``qdrant://local`` (see ``QdrantStore.local``): ``"shared"``
-    (default) opens the folder per operation so several processes can use it; ``"exclusive"``
-    holds it while the store is open. ``lock_timeout``: seconds to wait for the folder.
+    ``local_access`` applies to the embedded stores (``EdgeStore``, ``QdrantStore.local``):
+    ``"shared"`` (default) lets several processes take turns; ``"exclusive"`` holds the shard
+    or folder while the store is open. ``lock_timeout``: seconds to wait for it.
     """
     index = index_config(embedder)
     backend = backend_for("store", url)
@@ -203,7 +203,7 @@ async def _open_edge(
         ttl=ttl,
     )
     try:
-        await asyncio.to_thread(store.setup)
+        await asyncio.to_thread(store.setup, import_from=Path(qdrant_path))
         await store.asweep_ttl()
         if ttl and ttl.get("sweep_interval_minutes"):
             store.start_ttl_sweeper()
@@ -232,10 +232,11 @@ async def _open_qdrant(
         "index": index,
         "ttl": ttl,
     }
-    if url == "qdrant://local":
+    if backend_for("store", url) == "qdrant-local":
         if qdrant_path is None:
             raise ConfigurationError(
-                "qdrant://local needs a folder; set ANALYST_DATA_DIR (the store lives in <data dir>/qdrant)"
+                "qdrant+local://local needs a folder; set ANALYST_DATA_DIR (the store lives in "
+                "<data dir>/qdrant)"
             )
         folder = Path(qdrant_path)
         where = f"the Qdrant folder {folder}"

@@ -112,3 +112,28 @@ async def test_hybrid_search_finds_an_exact_term_that_dense_ranks_low(tmp_path: 
         hits = await store.asearch(("h",), query="Zephyr", limit=3)
         assert hits[0].key == "target"
         assert 0.0 < hits[0].score <= 1.0
+
+
+async def test_the_default_store_is_edge_and_copies_in_a_local_mode_store(tmp_path: Path) -> None:
+    """Upgrading keeps every memory: the first open of the Edge shard copies the items that
+    qdrant-client's local mode kept in ``<data dir>/qdrant`` (vectors, times, TTLs)."""
+    embedder = HashingEmbedder(dims=16, seed=5)
+    folder = tmp_path / "qdrant"
+    async with open_store("qdrant+local://local", embedder=embedder, qdrant_path=folder) as old:
+        await old.aput(("m",), "a", {"text": "python tutorial for beginners", "n": 1})
+        await old.aput(("m",), "b", {"text": "cooking pasta", "n": 2}, ttl=60)
+        await old.aput(("m", "x"), "c", {"text": "not embedded"}, index=False)
+        before = {i.key: i for i in await old.asearch(("m",), limit=10)}
+    async with open_store("qdrant://local", embedder=embedder, qdrant_path=folder) as store:
+        assert isinstance(store, EdgeStore) and store.path == edge_path(folder)
+        after = {i.key: i for i in await store.asearch(("m",), limit=10)}
+        assert {k: (i.value, i.created_at) for k, i in after.items()} == {
+            k: (i.value, i.created_at) for k, i in before.items()
+        }
+        hits = await store.asearch(("m",), query="python tutorial", limit=1)
+        assert [h.key for h in hits] == ["a"]
+        assert await store.alist_namespaces() == [("m",), ("m", "x")]
+        await store.aput(("m",), "d", {"text": "new after the upgrade"})
+    # Only the first open copies: the shard is not overwritten again.
+    async with open_store("qdrant://local", embedder=embedder, qdrant_path=folder) as store:
+        assert len(await store.asearch(("m",), limit=10)) == 4

