@@ -62,7 +62,7 @@ def _json(run: subprocess.CompletedProcess[str]) -> Any:
 def test_import_applies_the_ledger_rules_and_reports_each_outcome(
     cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"subject": "me", "attribute": "passport_deadline", "value": "2026-07-15",
          "valid_from": "2026-06-01T09:00:00Z", "source_episode_id": "e1"},
         {"subject": "me", "attribute": "passport_deadline", "value": "2026-06-30",

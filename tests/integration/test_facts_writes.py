@@ -181,12 +181,13 @@ async def test_sync_reads_answer_like_the_async_ones_for_the_same_principal(
     ledger_url: str,
 ) -> None:
     async with open_fact_store(ledger_url, ACME, clock=lambda: NOW) as facts:
-        for attribute, value, days in [
+        facts_to_record: list[tuple[str, Any, int]] = [
             ("horizon", "long", 0),
             ("horizon", "short", 30),
             ("risk", "low", 10),
             ("newsletter", True, 400),  # starts after NOW: not current
-        ]:
+        ]
+        for attribute, value, days in facts_to_record:
             await facts.record(
                 MemoryDelta(
                     subject="user:mira",
@@ -233,3 +234,25 @@ async def test_sync_reads_work_from_other_threads(ledger_url: str) -> None:
 
         values = await asyncio.gather(*(asyncio.to_thread(read) for _ in range(8)))
         assert values == ["long"] * 8
+
+
+async def test_reads_on_one_reused_connection_follow_each_principals_tenant(
+    ledger_url: str,
+) -> None:
+    """Postgres reads set the session's tenant only when it changes: alternate tenants on a
+    pool of one connection and every read still sees its own tenant's fact only."""
+    options: dict[str, Any] = {} if ledger_url.startswith("sqlite") else {"max_size": 1}
+    async with open_fact_store(ledger_url, ACME, clock=lambda: NOW, **options) as acme:
+        globex = acme.with_principal(GLOBEX)
+        await acme.record(_delta("user:mira", "acme-value", BASE))
+        await globex.record(_delta("user:mira", "globex-value", BASE))
+        nobody = acme.with_principal(Principal("initech", "mira"))
+        for _ in range(3):
+            for store, expected in ((acme, "acme-value"), (globex, "globex-value"), (nobody, None)):
+                found = await store.current("user:mira", "horizon")
+                assert (None if found is None else found.value) == expected
+                blocking = store.sync.current("user:mira", "horizon")
+                assert (None if blocking is None else blocking.value) == expected
+                assert [r.value for r in await store.history("user:mira", "horizon")] == (
+                    [] if expected is None else [expected]
+                )
