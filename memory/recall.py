@@ -470,10 +470,20 @@ async def aremember_many(
     """Store many memories in one store batch (their texts embedded in one call); every one
     is validated before anything is stored. Returns their keys, in order."""
     prepared = [m.put() for m in memories]
-    if prepared:
-        await scoped(store, principal).abatch(
-            [PutOp(NAMESPACE, key, value) for key, value in prepared]
-        )
+    view = scoped(store, principal)
+    # One batch unless a text repeats: LangGraph's InMemoryStore miscounts a batch in which
+    # two puts embed the same text (its embeddings are de-duplicated, its slots are not).
+    batch: list[PutOp] = []
+    texts: set[str] = set()
+    for key, value in prepared:
+        fields = {value["text"], value.get("about") or value["text"]}
+        if fields & texts:
+            await view.abatch(batch)
+            batch, texts = [], set()
+        batch.append(PutOp(NAMESPACE, key, value))
+        texts |= fields
+    if batch:
+        await view.abatch(batch)
     return [key for key, _ in prepared]
 
 

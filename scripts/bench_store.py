@@ -1,5 +1,6 @@
-"""Benchmark the embedded cold tier at scale: Qdrant Edge (``qdrant+edge://local``) against
-qdrant-client's local mode (``qdrant://local``'s old engine), in the same run.
+"""Benchmark the embedded cold tier at scale: Qdrant Edge (``qdrant://local``, the default)
+against qdrant-client's local mode (``qdrant+local://local``, the former default), in the same
+run.
 
     python scripts/bench_store.py [--n 100000] [--local-n 10000] [--queries 200]
 
@@ -134,7 +135,7 @@ async def bench(url: str, n: int, args: argparse.Namespace, tmp: Path) -> None:
     vectors.update({t: queries[i].tolist() for i, t in enumerate(qtexts)})
     embedder = LookupEmbedder(vectors)
     folder = tmp / f"{url.split(':')[0].replace('+', '-')}-{n}" / "qdrant"
-    name = "Qdrant Edge" if "edge" in url else "qdrant-client local mode"
+    name = "qdrant-client local mode" if url == "qdrant+local://local" else "Qdrant Edge"
     print(f"\n{name} ({url}), {n:,} items, {DIMS}-d synthetic clustered vectors")
     exact = np.argsort(-(queries @ docs.T), axis=1)[:, :10]
     async with open_store(
@@ -195,15 +196,17 @@ async def main() -> None:
     )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--skip-edge", action="store_true")
     args = parser.parse_args()
     print(
         "Embedded store benchmark (synthetic vectors, embedding excluded; one namespace, "
         "tenancy filter on every search)"
     )
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
-        await bench("qdrant+edge://local", args.n, args, Path(tmp))
+        if not args.skip_edge:
+            await bench("qdrant://local", args.n, args, Path(tmp))
         if not args.skip_local:
-            await bench("qdrant://local", args.local_n, args, Path(tmp))
+            await bench("qdrant+local://local", args.local_n, args, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Evaluate cold-memory recall on LoCoMo-format conversations (evidence recall, not answers).
 
-    python scripts/eval_recall.py PATH [--store qdrant+edge://local] [--limit-conversations N]
+    python scripts/eval_recall.py PATH [--store qdrant://local] [--limit-conversations N]
 
 PATH is a LoCoMo JSON file (or a folder holding one), e.g. ../shared/data/locomo-dev/. Read in
 place: nothing is copied into the repository.
@@ -287,7 +287,7 @@ async def evaluate(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("path", help="LoCoMo JSON file or a folder holding one")
-    parser.add_argument("--store", default="qdrant+edge://local", help="store URL to evaluate")
+    parser.add_argument("--store", default="qdrant://local", help="store URL to evaluate")
     parser.add_argument(
         "--cache",
         default=str(ROOT / ".data" / "eval-embeddings.sqlite"),

@@ -480,3 +480,51 @@ async def test_match_condition_ops_directly(open_backend: OpenBackend) -> None:
             [ListNamespacesOp(match_conditions=(MatchCondition("prefix", ("m", "*")),))]
         )
         assert result == [("m", "n")]
+
+
+async def test_query_search_finds_a_rare_exact_word(
+    open_backend: OpenBackend, backend: Backend
+) -> None:
+    """Hybrid backends find a rare exact word (a name, a ticker) that an 8-dimensional hashing
+    embedding cannot tell apart from noise; on the others the search is plain cosine."""
+    async with open_backend(embedder=HashingEmbedder(dims=8, seed=3)) as store:
+        await store.abatch(
+            [PutOp(("h",), f"n{i}", {"text": f"note number {i} about markets"}) for i in range(40)]
+            + [PutOp(("h",), "target", {"text": "Caroline adopted a puppy named Zephyr"})]
+        )
+        hits = await store.asearch(("h",), query="Zephyr", limit=3)
+        assert len(hits) == 3
+        assert all(-1.0 <= (h.score or 0.0) <= 1.0 + 1e-6 for h in hits)
+        if backend.hybrid:
+            assert hits[0].key == "target" and hits[0].score is not None
+            assert 0.0 < hits[0].score <= 1.0
+
+
+async def test_time_aware_recall(open_backend: OpenBackend) -> None:
+    """Through the recall helpers on every backend: events keep the time they happened, a
+    time named in the question narrows recall to it, and boosts for fresh, important memories
+    never push a clearly relevant old one out of the top k."""
+    from memory.identity import Principal
+    from memory.recall import NewMemory, arecall, aremember_many
+
+    me = Principal("acme", "alice")
+    now = datetime(2026, 6, 10, tzinfo=UTC)
+    async with open_backend() as store:
+        keys = await aremember_many(
+            store,
+            me,
+            [
+                NewMemory("bought shares of NVDA", at=datetime(2026, 5, 12, tzinfo=UTC)),
+                NewMemory("bought shares of NVDA", at=datetime(2026, 3, 2, tzinfo=UTC)),
+                NewMemory("my daughter plays the violin", at=datetime(2023, 1, 5, tzinfo=UTC)),
+                *(NewMemory(f"weekly grocery list {i}", importance=10, at=now) for i in range(8)),
+            ],
+        )
+        assert len(set(keys)) == 11  # the same sentence on two days: two memories
+        [may] = await arecall(store, me, "what shares did I buy last month", limit=1, now=now)
+        assert may.at == datetime(2026, 5, 12, tzinfo=UTC)
+        [march] = await arecall(store, me, "what shares did I buy in March", limit=1, now=now)
+        assert march.at == datetime(2026, 3, 2, tzinfo=UTC)
+        top = await arecall(store, me, "my daughter plays the violin", limit=3, now=now)
+        assert top[0].text == "my daughter plays the violin"
+        assert top[0].parts.recency < 0.01 and top[0].parts.relevance > 0.5

@@ -50,14 +50,16 @@ class Backend:
     #: a filter value that is a dict without operators matches nested fields (PostgresStore
     #: reads its keys as operators and refuses them)
     nested_filters: bool
+    #: a query search fuses dense and BM25 rankings (Qdrant Edge); otherwise it is cosine
+    hybrid: bool = False
 
 
 BACKENDS = {
     "memory": Backend("memory", False, False, False, False, False, True),
     "qdrant": Backend("qdrant", True, True, True, True, True, True),
     "qdrant-held": Backend("qdrant-held", True, True, True, True, True, True),
-    "edge": Backend("edge", True, True, True, True, True, True),
-    "edge-held": Backend("edge-held", True, True, True, True, True, True),
+    "edge": Backend("edge", True, True, True, True, True, True, hybrid=True),
+    "edge-held": Backend("edge-held", True, True, True, True, True, True, hybrid=True),
     "postgres": Backend("postgres", True, True, False, True, True, False),
 }
 
