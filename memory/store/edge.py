@@ -67,7 +67,11 @@ from qdrant_client import models as qm
 from memory.embeddings import check_vectors
 from memory.errors import StoreIndexMismatchError, StoreLockedError
 from memory.store.qdrant import (
+    BM25_AVG_LEN,
     FORMAT_VERSION,
+    RRF_K,
+    RRF_WEIGHTS,
+    SPARSE,
     VECTOR,
     LocalAccess,
     _item,
@@ -84,13 +88,7 @@ from memory.store.qdrant import (
 
 logger = logging.getLogger(__name__)
 
-SPARSE = "bm25"
 META_FILE = "analyst-store.json"
-RRF_K = 10
-#: Weights of the dense and the BM25 ranking in the fusion.
-RRF_WEIGHTS = (1.0, 1.0)
-#: BM25 length normalisation for short texts (memories are one or two sentences).
-BM25_AVG_LEN = 24.0
 HNSW_EF = 128
 #: Shared access: keep the shard this long after an operation, give it up after this long in use,
 #: and then wait this long before taking it again (seconds).

@@ -19,6 +19,11 @@ Storage format (version 1):
   with a TTL ``ttl_minutes`` and ``expires_us``. Keyword indexes on ``ns_key`` and
   ``ns_prefixes``, integer indexes on ``updated_us`` and ``expires_us`` (local mode ignores
   payload indexes; the calls are the same).
+- With an index config, a sparse vector ``bm25`` per point (Qdrant's BM25 document weights of
+  the embedded fields, IDF applied by the engine; collections created before it have none and
+  are searched by cosine only). A query search then fuses a dense and a BM25 prefetch by
+  reciprocal rank (``RrfQuery``, k = :data:`RRF_K`; a server needs Qdrant 1.16 or later) and
+  reports the fused score normalised to [0, 1], as :mod:`memory.store.edge` does.
 - With an index config, one named multivector ``text`` per point holding one vector per
   embedded field (``fields`` / ``index=[...]`` paths, ``[*]`` giving one vector per element).
   Cosine distance with ``MAX_SIM`` pooling: an item scores as its best-matching field, like
@@ -100,6 +105,13 @@ logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 DEFAULT_COLLECTION = "analyst_store"
 VECTOR = "text"
+#: The sparse BM25 vector next to ``text`` (collections created since hybrid search).
+SPARSE = "bm25"
+#: Reciprocal-rank fusion of the dense and BM25 rankings: k and the two weights.
+RRF_K = 10
+RRF_WEIGHTS = (1.0, 1.0)
+#: BM25 length normalisation for short texts (memories are one or two sentences).
+BM25_AVG_LEN = 24.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FACET_LIMIT = 1_000_000
@@ -373,6 +385,9 @@ class QdrantStore(BaseStore):
             self._fields = [
                 (p, "$" if p == "$" else tokenize_path(p)) for p in (index.get("fields") or ["$"])
             ]
+        #: whether the collection has the BM25 vector (set by :meth:`setup`)
+        self.hybrid = False
+        self._bm25: Any = None
         self._lock = threading.RLock()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
@@ -468,15 +483,20 @@ class QdrantStore(BaseStore):
                             comparator=qm.MultiVectorComparator.MAX_SIM
                         ),
                     )
+                sparse: dict[str, qm.SparseVectorParams] = {}
+                if self.dims:
+                    sparse[SPARSE] = qm.SparseVectorParams(modifier=qm.Modifier.IDF)
                 self.client.create_collection(
                     self.collection,
                     vectors_config=vectors,
+                    sparse_vectors_config=sparse or None,
                     metadata={
                         "format": FORMAT_VERSION,
                         "embedder": self.model_id,
                         "dims": self.dims,
                     },
                 )
+                self.hybrid = bool(sparse)
             with warnings.catch_warnings():
                 # Local mode warns that payload indexes have no effect there; a server uses them.
                 warnings.simplefilter("ignore", UserWarning)
@@ -490,6 +510,7 @@ class QdrantStore(BaseStore):
 
     def _check_collection(self) -> None:
         info = self.client.get_collection(self.collection)
+        self.hybrid = bool(self.dims) and SPARSE in (info.config.params.sparse_vectors or {})
         vectors = info.config.params.vectors
         existing = vectors.get(VECTOR) if isinstance(vectors, dict) else None
         meta = info.config.metadata or {}
@@ -673,17 +694,12 @@ class QdrantStore(BaseStore):
         found: list[tuple[float | None, dict[str, Any]]] = []
         if op.query and query_vector is not None:
             fetch = want if not op.filter else max(2 * want, 16)
+            # Hybrid: RRF scores are at most sum(weights) / RRF_K; scaled to [0, 1].
+            scale = RRF_K / sum(RRF_WEIGHTS) if self.hybrid else 1.0
             while True:
-                points = self.client.query_points(
-                    self.collection,
-                    query=[query_vector],
-                    using=VECTOR,
-                    query_filter=flt,
-                    limit=fetch,
-                    with_payload=True,
-                ).points
+                points = self._query(op.query, query_vector, flt, fetch)
                 found = [
-                    (p.score, p.payload or {})
+                    (min(1.0, p.score * scale) if self.hybrid else p.score, p.payload or {})
                     for p in points
                     if value_matches((p.payload or {}).get("value", {}), op.filter)
                 ]
@@ -715,6 +731,46 @@ class QdrantStore(BaseStore):
                         payload["ttl_minutes"]
                     )
         return [_search_item(payload, score) for score, payload in page]
+
+    @property
+    def bm25(self) -> Any:
+        """Qdrant's BM25 embedder (from qdrant-edge-py; the same tokens on every engine)."""
+        if self._bm25 is None:
+            import qdrant_edge
+
+            self._bm25 = qdrant_edge.Bm25(qdrant_edge.Bm25Config(avg_len=BM25_AVG_LEN))
+        return self._bm25
+
+    def _query(
+        self, query: str, vector: list[float], flt: qm.Filter | None, fetch: int
+    ) -> list[qm.ScoredPoint]:
+        """Dense only, or (hybrid) dense and BM25 prefetches fused by reciprocal rank."""
+        sparse = self.bm25.embed_query(query) if self.hybrid else None
+        if sparse is None or not sparse.indices:
+            return self.client.query_points(
+                self.collection,
+                query=[vector],
+                using=VECTOR,
+                query_filter=flt,
+                limit=fetch,
+                with_payload=True,
+            ).points
+        return self.client.query_points(
+            self.collection,
+            prefetch=[
+                qm.Prefetch(query=[vector], using=VECTOR, filter=flt, limit=fetch),
+                qm.Prefetch(
+                    query=qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+                    using=SPARSE,
+                    filter=flt,
+                    limit=fetch,
+                ),
+            ],
+            query=qm.RrfQuery(rrf=qm.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
+            query_filter=flt,
+            limit=fetch,
+            with_payload=True,
+        ).points
 
     def _scan(self, flt: qm.Filter | None) -> Iterator[dict[str, Any]]:
         offset: Any = None
@@ -798,6 +854,11 @@ class QdrantStore(BaseStore):
                 vector: dict[str, Any] = {}
                 if texts:
                     vector[VECTOR] = [doc_vectors[t] for t in texts]
+                    if self.hybrid:
+                        sparse = self.bm25.embed_document(" \n".join(texts))
+                        vector[SPARSE] = qm.SparseVector(
+                            indices=list(sparse.indices), values=list(sparse.values)
+                        )
                 points.append(qm.PointStruct(id=pid, vector=vector, payload=payload))
             self.client.upsert(self.collection, points=points, wait=True)
         if deletes:

@@ -56,8 +56,8 @@ class Backend:
 
 BACKENDS = {
     "memory": Backend("memory", False, False, False, False, False, True),
-    "qdrant": Backend("qdrant", True, True, True, True, True, True),
-    "qdrant-held": Backend("qdrant-held", True, True, True, True, True, True),
+    "qdrant": Backend("qdrant", True, True, True, True, True, True, hybrid=True),
+    "qdrant-held": Backend("qdrant-held", True, True, True, True, True, True, hybrid=True),
     "edge": Backend("edge", True, True, True, True, True, True, hybrid=True),
     "edge-held": Backend("edge-held", True, True, True, True, True, True, hybrid=True),
     "postgres": Backend("postgres", True, True, False, True, True, False),
