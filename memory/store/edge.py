@@ -62,11 +62,10 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from qdrant_client import models as qm
 
 from memory.embeddings import check_vectors
 from memory.errors import StoreIndexMismatchError, StoreLockedError
-from memory.store.qdrant import (
+from memory.store.common import (
     BM25_AVG_LEN,
     FORMAT_VERSION,
     RRF_K,
@@ -78,11 +77,11 @@ from memory.store.qdrant import (
     _namespace_matches,
     _now_us,
     _Plan,
-    _prefilter,
     _search_item,
     _validate,
     namespace_text,
     point_id,
+    prefilter,
     value_matches,
 )
 
@@ -147,28 +146,21 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
 # -- filters ------------------------------------------------------------------------------------
 
 
-def _edge_condition(condition: qm.Condition) -> Any:
-    """The Qdrant Edge form of a field condition made by :func:`memory.store.qdrant._prefilter`."""
-    assert isinstance(condition, qm.FieldCondition)
-    if condition.match is not None:
-        match = cast(qm.MatchValue, condition.match)
-        return qe.FieldCondition(condition.key, match=qe.MatchValue(match.value))
-    rng = cast(qm.Range, condition.range)
-    return qe.FieldCondition(
-        condition.key, range=qe.RangeFloat(gte=rng.gte, gt=rng.gt, lte=rng.lte, lt=rng.lt)
-    )
-
-
 def _edge_prefilter(filter: Mapping[str, Any] | None) -> list[Any]:
-    """:func:`memory.store.qdrant._prefilter` for the shard. Booleans are left to the exact
+    """:func:`memory.store.common.prefilter` for the shard. Booleans are left to the exact
     check (the binding reads ``True`` as the integer 1)."""
-    conditions: list[Any] = []
-    for condition in _prefilter(filter):
-        match = getattr(condition, "match", None)
-        if isinstance(match, qm.MatchValue) and isinstance(match.value, bool):
-            continue
-        conditions.append(_edge_condition(condition))
-    return conditions
+
+    def equal(path: str, value: Any) -> Any:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, str):
+            return qe.FieldCondition(path, match=qe.MatchValue(value))
+        return qe.FieldCondition(path, range=qe.RangeFloat(gte=float(value), lte=float(value)))
+
+    def compare(path: str, name: str, bound: float) -> Any:
+        return qe.FieldCondition(path, range=qe.RangeFloat(**{name: bound}))
+
+    return prefilter(filter, equal=equal, compare=compare)
 
 
 def _ns_condition(prefix: tuple[str, ...]) -> list[Any]:
@@ -369,6 +361,8 @@ class EdgeStore(BaseStore):
                     )
 
     def _import_local_mode(self, shard: qe.EdgeShard, folder: Path) -> int:
+        if not (folder / "collection").is_dir():
+            return 0  # checked first: importing qdrant-client takes over a second
         from memory.store.qdrant import DEFAULT_COLLECTION, open_qdrant_client
 
         if not (folder / "collection" / DEFAULT_COLLECTION).exists():

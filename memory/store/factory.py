@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
     from memory.config import StorageSettings
-    from memory.store.qdrant import LocalAccess
+    from memory.store.common import LocalAccess
 
 SCHEMES = examples("store")
 

@@ -59,32 +59,23 @@ for every op, including ops passed straight to ``batch``); anything else raises
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-import re
 import threading
 import time
-import uuid
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
-    InvalidNamespaceError,
-    Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
-    PutOp,
     Result,
     SearchItem,
     SearchOp,
@@ -92,208 +83,52 @@ from langgraph.store.base import (
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
-    validate_op_namespace,
 )
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from memory.embeddings import check_vectors
 from memory.errors import StoreIndexMismatchError, StoreLockedError
+from memory.store.common import (
+    BM25_AVG_LEN,
+    FORMAT_VERSION,
+    RRF_K,
+    RRF_WEIGHTS,
+    SPARSE,
+    VECTOR,
+    LocalAccess,
+    _item,
+    _namespace_matches,
+    _now_us,
+    _Plan,
+    _search_item,
+    _validate,
+    json_equal,
+    namespace_text,
+    point_id,
+    prefilter,
+    value_matches,
+)
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
 DEFAULT_COLLECTION = "analyst_store"
-VECTOR = "text"
-#: The sparse BM25 vector next to ``text`` (collections created since hybrid search).
-SPARSE = "bm25"
-#: Reciprocal-rank fusion of the dense and BM25 rankings: k and the two weights.
-RRF_K = 10
-RRF_WEIGHTS = (1.0, 1.0)
-#: BM25 length normalisation for short texts (memories are one or two sentences).
-BM25_AVG_LEN = 24.0
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_SAFE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FACET_LIMIT = 1_000_000
 _SCAN_PAGE = 512
-_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-
-LocalAccess = Literal["exclusive", "shared"]
-
-
-# -- identity ---------------------------------------------------------------------------------
-
-
-def _json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def namespace_text(namespace: Sequence[str]) -> str:
-    """The namespace as compact JSON (payload ``ns_key`` and ``ns_prefixes`` entries)."""
-    return _json(list(namespace))
-
-
-def point_id(namespace: Sequence[str], key: str) -> str:
-    """The point id of ``(namespace, key)``: a UUID from sha256 of a JSON array (see module doc)."""
-    digest = hashlib.sha256(_json([list(namespace), key]).encode("utf-8")).digest()
-    return str(uuid.UUID(bytes=digest[:16]))
-
-
-def _now_us() -> int:
-    return time.time_ns() // 1000
-
-
-def _to_datetime(us: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=int(us))
-
-
-# -- filters ----------------------------------------------------------------------------------
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values: booleans are not numbers, 1 == 1.0, containers compared deeply."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if _is_number(a) and _is_number(b):
-        return bool(a == b)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and bool(a == b)
-
-
-def _ordered(actual: Any, operator: str, bound: Any) -> bool:
-    if (_is_number(actual) and _is_number(bound)) or (
-        isinstance(actual, str) and isinstance(bound, str)
-    ):
-        pass
-    else:
-        return False
-    if operator == "$gt":
-        return bool(actual > bound)
-    if operator == "$gte":
-        return bool(actual >= bound)
-    if operator == "$lt":
-        return bool(actual < bound)
-    return bool(actual <= bound)
-
-
-def _check_operator(operator: str) -> None:
-    if operator not in _OPERATORS:
-        raise ValueError(
-            f"Unsupported filter operator '{operator}'. Use one of: {', '.join(_OPERATORS)}."
-        )
-
-
-def _compare(actual: Any, expected: Any) -> bool:
-    if isinstance(expected, Mapping):
-        if any(str(k).startswith("$") for k in expected):
-            for operator, bound in expected.items():
-                _check_operator(operator)
-                if operator == "$eq":
-                    ok = json_equal(actual, bound)
-                elif operator == "$ne":
-                    ok = not json_equal(actual, bound)
-                else:
-                    ok = _ordered(actual, operator, bound)
-                if not ok:
-                    return False
-            return True
-        return isinstance(actual, Mapping) and all(
-            _compare(actual.get(k), v) for k, v in expected.items()
-        )
-    return json_equal(actual, expected)
-
-
-def value_matches(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
-    """Whether an item's value passes a search filter (the exact semantics; module doc)."""
-    if not filter:
-        return True
-    return all(_compare(value.get(k), v) for k, v in filter.items())
 
 
 def _prefilter(filter: Mapping[str, Any] | None) -> list[qm.Condition]:
     """Qdrant conditions selecting a superset of what :func:`value_matches` accepts."""
-    conditions: list[qm.Condition] = []
 
-    def equal(path: str, value: Any) -> None:
+    def equal(path: str, value: Any) -> qm.Condition:
         if isinstance(value, bool | str):
-            conditions.append(qm.FieldCondition(key=path, match=qm.MatchValue(value=value)))
-        elif _is_number(value):
-            conditions.append(
-                qm.FieldCondition(key=path, range=qm.Range(gte=float(value), lte=float(value)))
-            )
+            return qm.FieldCondition(key=path, match=qm.MatchValue(value=value))
+        return qm.FieldCondition(key=path, range=qm.Range(gte=float(value), lte=float(value)))
 
-    def walk(path: str, expected: Any) -> None:
-        if isinstance(expected, Mapping):
-            if any(str(k).startswith("$") for k in expected):
-                for operator, bound in expected.items():
-                    _check_operator(operator)
-                    if operator == "$eq":
-                        equal(path, bound)
-                    elif operator != "$ne" and _is_number(bound):
-                        name = operator[1:]
-                        conditions.append(
-                            qm.FieldCondition(key=path, range=qm.Range(**{name: float(bound)}))
-                        )
-                return
-            for k, v in expected.items():
-                if isinstance(k, str) and _SAFE_KEY.match(k):
-                    walk(f"{path}.{k}", v)
-            return
-        equal(path, expected)
+    def compare(path: str, name: str, bound: float) -> qm.Condition:
+        return qm.FieldCondition(key=path, range=qm.Range(**{name: bound}))
 
-    for k, v in (filter or {}).items():
-        if isinstance(k, str) and _SAFE_KEY.match(k):
-            walk(f"value.{k}", v)
-        elif isinstance(v, Mapping):
-            for operator in v:
-                if str(operator).startswith("$"):
-                    _check_operator(operator)
-    return conditions
-
-
-def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = condition.path
-    if len(namespace) < len(path):
-        return False
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"Unsupported namespace match type '{condition.match_type}'")
-    return all(p == "*" or n == p for n, p in pairs)
-
-
-def _validate(op: Op) -> None:
-    namespaces: list[Any] = []
-    if isinstance(op, GetOp | PutOp):
-        namespaces.append(op.namespace)
-    elif isinstance(op, SearchOp):
-        namespaces.append(op.namespace_prefix)
-    elif isinstance(op, ListNamespacesOp):
-        namespaces.extend(c.path for c in op.match_conditions or ())
-    else:
-        raise TypeError(f"Unknown store operation {type(op).__name__}")
-    for namespace in namespaces:
-        if not isinstance(namespace, tuple):
-            raise InvalidNamespaceError(
-                f"Namespaces are tuples of strings; got {type(namespace).__name__} {namespace!r}."
-            )
-    validate_op_namespace(op)
-    if isinstance(op, PutOp) and op.value is not None:
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(
-                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-            )
+    return prefilter(filter, equal=equal, compare=compare)
 
 
 # -- the client -------------------------------------------------------------------------------
@@ -331,20 +166,6 @@ def open_qdrant_client(
 
 
 # -- the store --------------------------------------------------------------------------------
-
-
-@dataclass
-class _Plan:
-    """One batch, split by kind, with the texts it needs embedded."""
-
-    ops: list[Op]
-    gets: list[tuple[int, GetOp]] = field(default_factory=list)
-    searches: list[tuple[int, SearchOp]] = field(default_factory=list)
-    lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
-    puts: dict[tuple[tuple[str, ...], str], PutOp] = field(default_factory=dict)
-    put_texts: dict[tuple[tuple[str, ...], str], list[str]] = field(default_factory=dict)
-    texts: list[str] = field(default_factory=list)
-    queries: list[str] = field(default_factory=list)
 
 
 class QdrantStore(BaseStore):
@@ -927,29 +748,15 @@ class QdrantStore(BaseStore):
             return int(self.client.count(self.collection, count_filter=flt, exact=True).count)
 
 
-def _item(payload: Mapping[str, Any]) -> Item:
-    return Item(
-        value=payload["value"],
-        key=payload["key"],
-        namespace=tuple(payload["namespace"]),
-        created_at=_to_datetime(payload["created_us"]),
-        updated_at=_to_datetime(payload["updated_us"]),
-    )
-
-
-def _search_item(payload: Mapping[str, Any], score: float | None) -> SearchItem:
-    return SearchItem(
-        namespace=tuple(payload["namespace"]),
-        key=payload["key"],
-        value=payload["value"],
-        created_at=_to_datetime(payload["created_us"]),
-        updated_at=_to_datetime(payload["updated_us"]),
-        score=None if score is None else float(score),
-    )
-
-
 __all__ = [
+    "BM25_AVG_LEN",
     "DEFAULT_COLLECTION",
+    "FORMAT_VERSION",
+    "RRF_K",
+    "RRF_WEIGHTS",
+    "SPARSE",
+    "VECTOR",
+    "LocalAccess",
     "QdrantStore",
     "json_equal",
     "namespace_text",
