@@ -35,8 +35,8 @@ Ranking (:func:`score`): relevance first, recency and importance as bounded boos
 
 - recency = 0.5 ** (age / half_life), age since ``at`` (else ``updated_at``; 30-day half-life);
 - importance = (importance − 1) / 9;
-- relevance = the store's score clipped to [0, 1]: on Qdrant Edge the fused dense + BM25 rank
-  (reciprocal-rank fusion, normalised), elsewhere cosine similarity;
+- relevance = the store's score clipped to [0, 1]: on Qdrant (Edge, a server, local mode) the
+  fused dense + BM25 rank (reciprocal-rank fusion, normalised), elsewhere cosine similarity;
 - weights default to 0.3 / 0.2 / 0.5 (rescaled to sum to 1) and ``MAX_BOOST`` is 0.1, so a
   memory more relevant than another by more than B / (1 − B) (0.11) always ranks above it:
   a boost reorders near-ties and cannot push a clearly relevant memory out of the top k.

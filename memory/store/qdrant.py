@@ -1,6 +1,7 @@
 """``QdrantStore``: a LangGraph ``BaseStore`` over one Qdrant collection.
 
-Local mode (``QdrantClient(path=...)``, an on-disk folder, the default) and a Qdrant server
+Local mode (``QdrantClient(path=...)``, an on-disk folder: ``qdrant+local://local``, the
+default before :mod:`memory.store.edge`; it scans every point) and a Qdrant server
 (``QdrantClient(url=..., api_key=...)``) run the same code; only the client differs. Local
 mode lets one process open the folder at a time: :func:`open_qdrant_client` waits a little
 for it, then raises :class:`~agent.errors.StoreLockedError` saying what to do. So that CLI
