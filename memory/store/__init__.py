@@ -14,26 +14,73 @@
 Ranking and the remember/recall/forget helpers live in :mod:`memory.recall`.
 """
 
-from memory.store.factory import (
-    DEFAULT_TTL,
-    SCHEMES,
-    TEXT_FIELDS,
-    index_config,
-    open_store,
-    open_store_from_settings,
-    store_url,
-    sweep_expired,
-)
-from memory.store.qdrant import DEFAULT_COLLECTION, QdrantStore, open_qdrant_client, point_id
-from memory.store.scoped import (
-    MEMORIES,
-    ScopedStore,
-    ScopeViolationError,
-    memories_namespace,
-    principal_label,
-    principal_namespace,
-    scoped,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.store.factory import (
+        DEFAULT_TTL,
+        SCHEMES,
+        TEXT_FIELDS,
+        index_config,
+        open_store,
+        open_store_from_settings,
+        store_url,
+        sweep_expired,
+    )
+    from memory.store.qdrant import DEFAULT_COLLECTION, QdrantStore, open_qdrant_client, point_id
+    from memory.store.scoped import (
+        MEMORIES,
+        ScopedStore,
+        ScopeViolationError,
+        memories_namespace,
+        principal_label,
+        principal_namespace,
+        scoped,
+    )
+
+#: Where each name lives. Importing the package imports none of them: ``qdrant_client`` (a
+#: second of imports) loads only for the backends that use it, not for the embedded default.
+_HOME = {
+    **dict.fromkeys(
+        (
+            "DEFAULT_TTL",
+            "SCHEMES",
+            "TEXT_FIELDS",
+            "index_config",
+            "open_store",
+            "open_store_from_settings",
+            "store_url",
+            "sweep_expired",
+        ),
+        "memory.store.factory",
+    ),
+    **dict.fromkeys(
+        ("DEFAULT_COLLECTION", "QdrantStore", "open_qdrant_client", "point_id"),
+        "memory.store.qdrant",
+    ),
+    **dict.fromkeys(
+        (
+            "MEMORIES",
+            "ScopedStore",
+            "ScopeViolationError",
+            "memories_namespace",
+            "principal_label",
+            "principal_namespace",
+            "scoped",
+        ),
+        "memory.store.scoped",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'memory.store' has no attribute {name!r}")
+    return getattr(import_module(_HOME[name]), name)
+
 
 __all__ = [
     "DEFAULT_COLLECTION",
