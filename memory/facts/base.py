@@ -60,27 +60,25 @@ started, else ``as_of`` at the store's clock (a fact dated in the future is not 
 gives all records of a key, withdrawn ones included, ordered by ``valid_from`` then
 ``recorded_at``. ``store.sync`` has the same reads for callers without an event loop.
 
-The rules above live here once, as generators that ask for seeks and writes by name
-(:class:`KeyOps`, :class:`ReadOps`); backends answer them, synchronously or not, and run
-groups of writes (:meth:`FactStore._run_group`), so SQLite and Postgres cannot drift apart.
+The rules above are written once, as generators that ask for seeks and writes by name
+(:mod:`memory.facts.rules`: :class:`KeyOps`, :class:`ReadOps`); backends answer them,
+synchronously or not, and run groups of writes (:meth:`FactStore._run_group`), so SQLite and
+Postgres cannot drift apart. The record types are :mod:`memory.facts.records`; this module is
+the contract (:class:`FactStore`) and the write path, and re-exports both.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import random
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any, Literal, Protocol, Self, TypeVar, cast, get_args
-
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, field_validator
+from typing import Any, Self, TypeVar, cast
 
 from memory.errors import (
     FactConflictError,
@@ -90,324 +88,38 @@ from memory.errors import (
     FactWriteContentionError,
     InvalidFactError,
 )
+from memory.facts.records import (  # noqa: F401  (the ledger's public names, re-exported)
+    DEFAULT_SOURCE_RANKS,
+    MAX_NAME_LENGTH,
+    MEMORY_TYPES,
+    RECORD_SCHEMA_VERSION,
+    SOURCES,
+    ConflictPolicy,
+    FactRecord,
+    FactStatus,
+    MemoryDelta,
+    MemoryType,
+    Source,
+    WriteOutcome,
+    canonical_json,
+    check_name,
+    subject_for,
+    utc,
+)
+from memory.facts.rules import (  # noqa: F401
+    Key,
+    KeyOps,
+    ReadOps,
+    Request,
+    Rules,
+    as_of_rules,
+    current_rules,
+    run_async,
+    run_sync,
+)
 from memory.identity import Principal
 
 T = TypeVar("T")
-
-#: Shape version of the records this code writes (see ``memory.facts.migrations``).
-RECORD_SCHEMA_VERSION = 3
-
-MemoryType = Literal["semantic", "episodic", "procedural", "profile"]
-MEMORY_TYPES: tuple[MemoryType, ...] = get_args(MemoryType)
-
-#: Where a fact came from, weakest first: a model's guess, a tool observation, something the
-#: user said, something the user confirmed when asked.
-Source = Literal["inferred", "observed", "stated", "confirmed"]
-SOURCES: tuple[Source, ...] = get_args(Source)
-DEFAULT_SOURCE_RANKS: Mapping[str, int] = {name: rank for rank, name in enumerate(SOURCES)}
-
-FactStatus = Literal["open", "superseded", "retracted", "withdrawn"]
-#: What a write did: stored a new fact, replaced one with the same ``valid_from`` (policy),
-#: or found the same fact stored already.
-WriteOutcome = Literal["recorded", "replaced", "duplicate"]
-
-MAX_NAME_LENGTH = 200
-
-
-class ConflictPolicy(StrEnum):
-    """What to do when a new fact starts exactly when a stored one with another value does."""
-
-    REJECT = "reject"
-    SOURCE_PRECEDENCE = "source_precedence"
-    CONFIRMED_REVISION = "confirmed_revision"
-
-
-def subject_for(principal: Principal) -> str:
-    """The subject under which facts about the principal's user are kept."""
-    return f"user:{principal.user_id}"
-
-
-def utc(value: datetime, what: str = "time") -> datetime:
-    """``value`` in UTC; a naive datetime is refused (its zone would be a guess)."""
-    if not isinstance(value, datetime):
-        raise InvalidFactError(f"{what} must be a datetime, got {value!r}.")
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidFactError(
-            f"{what} {value.isoformat()} has no time zone; pass an aware datetime, "
-            "e.g. datetime(2026, 6, 3, 10, tzinfo=UTC)."
-        )
-    return value.astimezone(UTC)
-
-
-def canonical_json(value: Any) -> str:
-    """A stable JSON text for ``value`` (sorted keys); refuses NaN/Infinity and non-JSON types."""
-    try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise InvalidFactError(
-            f"Fact value {value!r} is not JSON ({e}); use strings, numbers, booleans, null, "
-            "lists and objects."
-        ) from e
-
-
-def check_name(value: str, what: str) -> str:
-    """A subject or attribute: non-empty, at most 200 characters, no surrounding spaces."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidFactError(f"{what} must be a non-empty string, got {value!r}.")
-    value = value.strip()
-    if len(value) > MAX_NAME_LENGTH:
-        raise InvalidFactError(f"{what} '{value[:40]}...' is longer than {MAX_NAME_LENGTH}.")
-    return value
-
-
-class MemoryDelta(BaseModel):
-    """A candidate fact, as extraction (structured output or rules) hands it to the ledger.
-
-    The ledger decides what happens to it: store it, treat it as a duplicate, or refuse it as
-    a conflict. The tenant is taken from the store's principal; ``tenant_id`` may be given to
-    assert it, and a different value is refused.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
-
-    subject: str = Field(
-        min_length=1,
-        max_length=MAX_NAME_LENGTH,
-        description='Normalised entity id, e.g. "user:mira" or "ticker:NVDA".',
-    )
-    attribute: str = Field(
-        min_length=1,
-        max_length=MAX_NAME_LENGTH,
-        description='The property being set, e.g. "passport_deadline" or "risk_tolerance".',
-    )
-    value: JsonValue = Field(description="The new value (any JSON).")
-    valid_from: AwareDatetime = Field(
-        description="When the value starts to hold (timezone-aware; stored in UTC)."
-    )
-    memory_type: MemoryType = "semantic"
-    source_episode_id: str | None = Field(
-        default=None, description="The episode (message, tool result, approval) it came from."
-    )
-    source: Source = Field(
-        default="stated",
-        description="inferred < observed < stated < confirmed (used by source_precedence).",
-    )
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
-    retention_policy: str = Field(default="default", min_length=1, max_length=100)
-    tenant_id: str | None = Field(
-        default=None, description="Optional assertion of the tenant; must match the principal."
-    )
-
-    @field_validator("valid_from")
-    @classmethod
-    def _to_utc(cls, value: datetime) -> datetime:
-        return value.astimezone(UTC)
-
-    @field_validator("value")
-    @classmethod
-    def _json_only(cls, value: JsonValue) -> JsonValue:
-        try:
-            json.dumps(value, allow_nan=False)
-        except ValueError as e:
-            raise ValueError("NaN and Infinity are not JSON values") from e
-        return value
-
-
-@dataclass(frozen=True)
-class FactRecord:
-    """One stored fact. ``valid_to is None``: still holds. ``withdrawn_at``: no longer believed."""
-
-    tenant_id: str
-    memory_id: str
-    subject: str
-    attribute: str
-    value: Any
-    memory_type: MemoryType
-    schema_version: int
-    valid_from: datetime
-    valid_to: datetime | None
-    recorded_at: datetime
-    supersedes_memory_id: str | None
-    source_episode_id: str | None
-    source: Source
-    confidence: float
-    retention_policy: str
-    retracted_at: datetime | None = None
-    retraction_episode_id: str | None = None
-    withdrawn_at: datetime | None = None
-    #: Later episodes that stated the same value from the same ``valid_from`` (provenance).
-    restated_in: tuple[str, ...] = ()
-    #: Set on what a write returns: what the write did. ``None`` on what a read returns.
-    outcome: WriteOutcome | None = field(default=None, compare=False)
-
-    @property
-    def duplicate(self) -> bool:
-        """Whether the write that returned this record found it already stored."""
-        return self.outcome == "duplicate"
-
-    @property
-    def is_open(self) -> bool:
-        return self.valid_to is None
-
-    @property
-    def active(self) -> bool:
-        return self.withdrawn_at is None
-
-    def holds_at(self, when: datetime) -> bool:
-        return (
-            self.active
-            and self.valid_from <= when
-            and (self.valid_to is None or when < self.valid_to)
-        )
-
-    @property
-    def status(self) -> FactStatus:
-        if self.withdrawn_at is not None:
-            return "withdrawn"
-        if self.valid_to is None:
-            return "open"
-        return "retracted" if self.retracted_at is not None else "superseded"
-
-    def to_json(self) -> dict[str, Any]:
-        """The stable JSON shape of ``analyst facts ... --json``."""
-
-        def iso(t: datetime | None) -> str | None:
-            return None if t is None else t.isoformat()
-
-        return {
-            "tenant_id": self.tenant_id,
-            "memory_id": self.memory_id,
-            "subject": self.subject,
-            "attribute": self.attribute,
-            "value": self.value,
-            "memory_type": self.memory_type,
-            "schema_version": self.schema_version,
-            "valid_from": iso(self.valid_from),
-            "valid_to": iso(self.valid_to),
-            "recorded_at": iso(self.recorded_at),
-            "supersedes_memory_id": self.supersedes_memory_id,
-            "source_episode_id": self.source_episode_id,
-            "source": self.source,
-            "confidence": self.confidence,
-            "retention_policy": self.retention_policy,
-            "retracted_at": iso(self.retracted_at),
-            "retraction_episode_id": self.retraction_episode_id,
-            "withdrawn_at": iso(self.withdrawn_at),
-            "restated_in": list(self.restated_in),
-            "status": self.status,
-            "outcome": self.outcome,
-        }
-
-
-Key = tuple[str, str, str]
-"""(tenant_id, subject, attribute): one timeline."""
-
-#: What a rule asks of the database: an operation name on :class:`KeyOps` and its arguments.
-Request = tuple[str, tuple[Any, ...]]
-#: The rules are written once, as generators that yield :data:`Request` s and receive the
-#: answers; :func:`run_sync` and :func:`run_async` drive them over a backend's operations.
-Rules = Generator[Request, Any, T]
-
-
-class KeyOps(Protocol):
-    """What the write rules need, inside one open write transaction (sync or async).
-
-    Backends implement these with the same names, as plain or ``async`` methods. "Active"
-    means not withdrawn. Every method is a seek on the key's ``(valid_from)`` order.
-    """
-
-    def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
-        """The active fact starting last at or before ``at``, and the next active start."""
-        ...
-
-    def before(self, key: Key, at: datetime) -> FactRecord | None:
-        """The active fact starting last strictly before ``at``."""
-        ...
-
-    def insert(self, record: FactRecord) -> None: ...
-
-    def set_end(
-        self,
-        key: Key,
-        memory_id: str,
-        valid_to: datetime,
-        retracted_at: datetime | None,
-        retraction_episode_id: str | None,
-    ) -> None:
-        """Close an active fact at ``valid_to`` and record why its end is where it is."""
-        ...
-
-    def withdraw(
-        self,
-        key: Key,
-        memory_id: str,
-        withdrawn_at: datetime,
-        retracted_at: datetime | None,
-        retraction_episode_id: str | None,
-    ) -> None:
-        """Take a fact out of the active set, keeping the row for history."""
-        ...
-
-    def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
-        """Append ``episode_id`` to the fact's ``restated_in`` provenance."""
-        ...
-
-
-def run_sync(rules: Rules[T], ops: Any) -> T:
-    """Drive ``rules`` over ``ops``' plain methods."""
-    try:
-        name, args = next(rules)
-        while True:
-            name, args = rules.send(getattr(ops, name)(*args))
-    except StopIteration as done:
-        return cast(T, done.value)
-
-
-async def run_async(rules: Rules[T], ops: Any) -> T:
-    """Drive ``rules`` over ``ops``' ``async`` methods."""
-    try:
-        name, args = next(rules)
-        while True:
-            name, args = rules.send(await getattr(ops, name)(*args))
-    except StopIteration as done:
-        return cast(T, done.value)
-
-
-# -- the read rules ------------------------------------------------------------------------------
-
-
-def as_of_rules(key: Key, when: datetime) -> Rules[FactRecord | None]:
-    """One seek: the active fact starting last at or before ``when``, if it still holds then.
-
-    Safe because active intervals never overlap: no earlier fact can hold at ``when``.
-    """
-    fact = yield ("last_from", (key, when))
-    return fact if fact is not None and (fact.valid_to is None or when < fact.valid_to) else None
-
-
-def current_rules(key: Key, now: datetime) -> Rules[FactRecord | None]:
-    """The open fact (one seek on the open-fact index) if it has started; else :func:`as_of_rules`.
-
-    The fallback covers a fact dated in the future (the open one has not started yet) and a
-    fact closed at a future time (nothing is open, something still holds).
-    """
-    fact = yield ("open_fact", (key,))
-    if fact is not None and fact.valid_from <= now:
-        return cast(FactRecord, fact)
-    return (yield from as_of_rules(key, now))
-
-
-class ReadOps(Protocol):
-    """The reads a backend answers, as plain or ``async`` methods of the same names."""
-
-    def open_fact(self, key: Key) -> FactRecord | None: ...
-
-    def last_from(self, key: Key, at: datetime) -> FactRecord | None: ...
-
-    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]: ...
-
-    def history(self, key: Key) -> list[FactRecord]: ...
-
 
 # -- writes in groups ----------------------------------------------------------------------------
 
