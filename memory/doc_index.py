@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,6 +49,7 @@ from memory.errors import (
     DocumentPathError,
     InvalidSearchError,
 )
+from memory.health import is_corruption
 from memory.markdown import DocumentStat, RawDocument, split_front_matter
 from memory.sqlite_schema import Migrations, migrate
 
@@ -203,18 +205,43 @@ class DocumentIndex:
                 "is writable (ANALYST_DATA_DIR)."
             ) from e
         try:
-            conn.execute("PRAGMA busy_timeout = 30000")
-            if self.path is not None:
-                conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.create_function("regexp", 2, _regexp, deterministic=True)
-            migrate(conn, MIGRATIONS)
-            self._bind_root(conn)
+            self._prepare(conn)
         except sqlite3.Error as e:
             conn.close()
-            raise self._unusable(e) from e
+            if not (is_corruption(e) and self.path is not None):
+                raise self._unusable(e) from e
+            # Derived data: a damaged file is moved aside and the index built again.
+            self._move_aside(e)
+            conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+            try:
+                self._prepare(conn)
+            except sqlite3.Error as again:
+                conn.close()
+                raise self._unusable(again) from again
         self._conn = conn
         return conn
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if self.path is not None:
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.create_function("regexp", 2, _regexp, deterministic=True)
+        migrate(conn, MIGRATIONS)
+        self._bind_root(conn)
+
+    def _move_aside(self, error: BaseException) -> None:
+        """Move a damaged index file (and its WAL) aside, saying so on stderr."""
+        assert self.path is not None
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(f"{self.path}{suffix}")
+            if part.exists():
+                part.replace(Path(f"{aside}{suffix}"))
+        sys.stderr.write(
+            f"warning: the document index {self.path} was damaged ({error}); moved it aside to "
+            f"{aside} and building a new one (it only holds what the documents say).\n"
+        )
 
     def _unusable(self, e: BaseException) -> DocumentIndexError:
         return DocumentIndexError(
@@ -246,6 +273,15 @@ class DocumentIndex:
                     raise DocumentIndexError(
                         f"The document index {self.path} stayed locked by another process for "
                         "30 s; try again."
+                    ) from e
+                if is_corruption(e) and self.path is not None:
+                    # Found damaged mid-use: moved aside now, built again by the next command.
+                    conn.close()
+                    self._conn = None
+                    self._move_aside(e)
+                    raise DocumentIndexError(
+                        f"The document index {self.path} was damaged and has been moved aside; "
+                        "run the command again to use a new index."
                     ) from e
                 raise self._unusable(e) from e
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from memory.embeddings import SqliteEmbeddingCache
+from memory.errors import DocumentIndexError
 from tests.integration.conftest import EXE, Run
 
 
@@ -250,3 +251,29 @@ def test_backup_is_consistent_while_another_connection_writes(copy: Any, tmp_pat
         "SELECT query FROM threads WHERE thread_id = 't-seed'"
     )
     assert row.fetchone() == ("Analyze NVDA",)
+
+
+@pytest.mark.parametrize("how", ["header", "pages"])
+def test_a_damaged_document_index_is_moved_aside_and_rebuilt(
+    tmp_path: Path, how: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from memory.documents import FileMemory
+
+    index = tmp_path / "documents.sqlite"
+    docs = FileMemory(tmp_path / "mem", index_path=index)
+    for i in range(60):
+        docs.write(f"notes/n{i}.md", f"# Note {i}\n\nDrawdown analysis number {i}. " * 40)
+    assert len(docs.search("drawdown", limit=None)) == 60
+    docs.close()
+    damage(index, how)
+
+    again = FileMemory(tmp_path / "mem", index_path=index)
+    try:
+        assert len(again.search("drawdown", limit=None)) == 60
+    except DocumentIndexError as error:  # found mid-use: moved aside, the next call rebuilds
+        assert "moved aside" in str(error)
+        assert len(again.search("drawdown", limit=None)) == 60
+    finally:
+        again.close()
+    assert "warning: the document index" in capsys.readouterr().err
+    assert len(list(tmp_path.glob("documents.sqlite.damaged-*"))) == 1
