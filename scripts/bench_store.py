@@ -7,9 +7,9 @@ run.
 Vectors are synthetic and cached in memory, so no figure includes embedding: 384-d unit
 vectors drawn around 1,000 random centres (clustered like sentence embeddings, not uniform
 noise), each item with a short synthetic text of 8 words from a 5,000-word vocabulary (for
-BM25). Queries are perturbed copies of stored vectors. One principal's namespace holds every
-item and every search carries the tenancy filter, as :class:`memory.store.scoped.ScopedStore`
-issues it. Figures:
+BM25). Queries are held-out draws from the same clusters (not copies of stored vectors).
+One principal's namespace holds every item and every search carries the tenancy filter, as
+:class:`memory.store.scoped.ScopedStore` issues it. Figures:
 
 - ingest: items/s through ``BaseStore.abatch`` (puts of 1,000; BM25 document weights
   included), then the HNSW build (``optimize``) on its own line;
@@ -78,8 +78,11 @@ def synthetic(n: int, queries: int, seed: int = 7) -> tuple[np.ndarray, list[str
     vocab = [f"w{i}" for i in range(5000)]
     words = rng.integers(0, len(vocab), (n, 8))
     texts = [f"item {i}: " + " ".join(vocab[w] for w in row) for i, row in enumerate(words)]
-    picks = rng.integers(0, n, queries)
-    q = docs[picks] + 0.05 * rng.standard_normal((queries, DIMS)).astype(np.float32)
+    # Held-out queries drawn like the items (a centre plus the same spread), not copies of
+    # stored vectors: their true neighbours are spread over a cluster, as for a new question.
+    q = centres[rng.integers(0, len(centres), queries)] + 0.6 * rng.standard_normal(
+        (queries, DIMS)
+    ).astype(np.float32)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     return docs, texts, q
 

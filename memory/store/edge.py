@@ -346,8 +346,9 @@ class EdgeStore(BaseStore):
                 ("updated_us", integer),
                 ("expires_us", integer),
             )
+            existing = shard.info().payload_schema
             for name, schema in schemas:
-                if name not in shard.info().payload_schema:
+                if name not in existing:
                     shard.update(qe.UpdateOperation.create_field_index(name, schema))
             if fresh and import_from is not None:
                 copied = self._import_local_mode(shard, import_from)
