@@ -78,8 +78,13 @@ def test_a_lock_held_briefly_is_waited_for(tmp_path: Path) -> None:
             asyncio.to_thread(open_qdrant_client, path=folder, lock_timeout=10)
         )
         await asyncio.sleep(0.3)
+        assert not waiter.done(), "the second open did not wait for the holder"
         holder.close()
-        (await waiter).close()
+        client = await asyncio.wait_for(waiter, timeout=10)
+        try:
+            assert client.get_collections().collections == []  # opened, and usable
+        finally:
+            client.close()
 
     asyncio.run(main())
 
