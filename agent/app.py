@@ -23,12 +23,17 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import (
     AnalystError,
+    InvalidDecisionError,
+    InvalidMemoryError,
+    InvalidQueryError,
     NotAwaitingApprovalError,
     ThreadNotFoundError,
+    ThreadUnavailableError,
 )
 from agent.settings import Settings
 from memory.identity import Principal
@@ -68,6 +73,7 @@ class ThreadView:
     verdict: str | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)
     publication: dict[str, Any] | None = None
+    publications: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
     decision_error: str | None = None
     next_nodes: list[str] = field(default_factory=list)
@@ -98,6 +104,7 @@ class ThreadView:
             "findings": self.findings,
             "chart_path": self.chart_path,
             "publication": self.publication,
+            "publications": self.publications,
             "stop_reason": self.stop_reason,
             "decision_error": self.decision_error,
             "next": self.next_nodes,
@@ -329,6 +336,14 @@ class AnalystApp:
         """Remember ``text`` for the principal; returns its key (the same text, the same key)."""
         from memory.recall import aremember
 
+        for part, what in ((text, "memory"), (about or "", "--about text")):
+            within_limit(
+                part,
+                self.settings.max_memory_chars,
+                what,
+                "ANALYST_MAX_MEMORY_CHARS",
+                InvalidMemoryError,
+            )
         return await aremember(
             await self.store(), self.principal, text, importance=importance, kind=kind, about=about
         )
@@ -428,21 +443,46 @@ class AnalystApp:
     # -- retention ----------------------------------------------------------------------
 
     async def delete_thread(self, thread_id: str) -> None:
-        """Delete the thread everywhere: every checkpoint, write and blob, and its index row."""
+        """Delete the thread everywhere: every checkpoint, write and blob, its index row and
+        its draft charts (published notes and their charts stay)."""
         from memory.retention import delete_thread
 
         self.require_thread(thread_id)
         saver = await self.checkpointer()
         with self.locks.hold(thread_id):  # refused while another process runs the thread
+            charts = await self._chart_files(thread_id)
             await delete_thread(saver, self.index, self.principal, thread_id)
+            self._remove_charts(thread_id, charts)
+
+    async def _chart_files(self, thread_id: str) -> set[Path]:
+        """Draft charts the thread's checkpoints point at inside the artifacts folder (older
+        versions named folders differently, so the folder alone is not enough)."""
+        graph = await self.graph()
+        root = self.settings.artifacts_dir.resolve()
+        found: set[Path] = set()
+        async for snap in graph.aget_state_history({"configurable": {"thread_id": thread_id}}):
+            chart = ((snap.values or {}).get("draft") or {}).get("chart_path")
+            if chart and Path(chart).resolve().is_relative_to(root):
+                found.add(Path(chart))
+        return found
+
+    def _remove_charts(self, thread_id: str, charts: set[Path]) -> None:
+        import shutil
+
+        from agent.thread_ids import thread_folder
+
+        for chart in charts:
+            chart.unlink(missing_ok=True)
+        shutil.rmtree(self.settings.artifacts_dir / thread_folder(thread_id), ignore_errors=True)
 
     async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
-        """Delete this principal's threads idle for longer than ``older_than`` (e.g. ``90d``)."""
+        """Delete this principal's threads idle for longer than ``older_than`` (e.g. ``90d``),
+        with their chart folders."""
         from memory.retention import parse_age, prune_threads
 
         age = parse_age(older_than)
         saver = await self.checkpointer()
-        return await prune_threads(
+        report = await prune_threads(
             saver,
             self.index,
             self.principal,
@@ -451,6 +491,9 @@ class AnalystApp:
             dry_run=dry_run,
             busy=self.locks.busy,
         )
+        for item in [] if dry_run else report.deleted:
+            self._remove_charts(item.thread_id, set())
+        return report
 
     # -- validation that writes nothing -------------------------------------------------
 
@@ -479,12 +522,22 @@ class AnalystApp:
     ) -> ThreadView:
         """Start an analysis (a new thread, or a new request on a finished thread)."""
         from agent.state import FINISHED
+        from agent.thread_ids import check_thread_id
 
+        thread_id = check_thread_id(new_thread_id() if thread_id is None else thread_id)
+        within_limit(
+            query,
+            self.settings.max_query_chars,
+            "query",
+            "ANALYST_MAX_QUERY_CHARS",
+            InvalidQueryError,
+        )
         self.preflight(query, mode)
-        thread_id = thread_id or new_thread_id()
         if self.index.get(self.principal, thread_id) is None and self.index.exists(thread_id):
             # Someone else's thread: refuse without saying so.
-            raise AnalystError(f"Thread id '{thread_id}' is not available; choose another.")
+            raise ThreadUnavailableError(
+                f"Thread id '{thread_id}' is not available; choose another."
+            )
         await self.graph()
         with self.locks.hold(thread_id):
             if self.index.get(self.principal, thread_id) is None:
@@ -493,7 +546,7 @@ class AnalystApp:
                 view = await self.view(thread_id)
                 # "new": registered, but the process died before the first checkpoint.
                 if view.status not in (*FINISHED, "new"):
-                    raise AnalystError(
+                    raise ThreadUnavailableError(
                         f"Thread '{thread_id}' is {view.status.replace('_', ' ')}; finish it "
                         f"first (analyst show {thread_id}) or start a new thread."
                     )
@@ -526,6 +579,15 @@ class AnalystApp:
 
         from agent.decisions import validate_decision
 
+        limits = {
+            "feedback": (self.settings.max_query_chars, "ANALYST_MAX_QUERY_CHARS"),
+            "text": (self.settings.max_edit_chars, "ANALYST_MAX_EDIT_CHARS"),
+        }
+        for key, (limit, variable) in limits.items():
+            value = decision.get(key)
+            if isinstance(value, str):
+                what = "feedback" if key == "feedback" else "edited text"
+                within_limit(value, limit, what, variable, InvalidDecisionError)
         self.require_thread(thread_id)
         await self.graph()
         view = await self.view(thread_id)
@@ -595,6 +657,12 @@ class AnalystApp:
         values: dict[str, Any] = snap.values or {}
         draft = values.get("draft") or {}
         review = values.get("critique") or {}
+        # Every report the thread ever published, whatever its latest request did; a thread
+        # checkpointed before the list existed still has its last one in ``publication``.
+        publications = [dict(p) for p in values.get("publications") or []]
+        current = values.get("publication")
+        if current and values.get("status") == "published" and current not in publications:
+            publications.append(dict(current))
         return ThreadView(
             thread_id=thread_id,
             status=thread_status(snap, self.locks.busy(thread_id)),
@@ -607,7 +675,8 @@ class AnalystApp:
             revision=draft.get("revision", 0),
             verdict=review.get("verdict"),
             findings=list(review.get("findings") or []),
-            publication=values.get("publication") if values.get("status") == "published" else None,
+            publication=publications[-1] if publications else None,
+            publications=publications,
             stop_reason=values.get("stop_reason") or None,
             decision_error=values.get("decision_error"),
             next_nodes=list(snap.next),
@@ -676,6 +745,18 @@ def thread_status(snap: Any, busy: bool) -> str:
     if busy:
         return "running"
     return "interrupted" if values else "new"
+
+
+def within_limit(
+    text: str, limit: int, what: str, variable: str, error: type[AnalystError]
+) -> None:
+    """Refuse ``text`` longer than ``limit`` characters with ``error``, naming the setting: an
+    oversized request would bloat every checkpoint, listing and prompt it reaches."""
+    if len(text) > limit:
+        raise error(
+            f"The {what} is {len(text):,} characters long; the limit is {limit:,} "
+            f"({variable}). Shorten it, or raise {variable}."
+        )
 
 
 def new_thread_id() -> str:

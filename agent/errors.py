@@ -73,6 +73,7 @@ __all__ = [
     "InvalidPrincipalError",
     "InvalidQueryError",
     "InvalidSearchError",
+    "InvalidThreadIdError",
     "MarketDataUnavailableError",
     "MemoryNotFoundError",
     "MissingDependencyError",
@@ -88,6 +89,7 @@ __all__ = [
     "StoreUnavailableError",
     "ThreadBusyError",
     "ThreadNotFoundError",
+    "ThreadUnavailableError",
     "UnknownTickerError",
     "UnsafeDatabaseRoleError",
     "UnsupportedBackendError",
@@ -127,6 +129,19 @@ class ThreadNotFoundError(AnalystError):
         super().__init__(
             f"No thread '{thread_id}' for this user. List your threads with: analyst threads"
         )
+
+
+class ThreadUnavailableError(AnalystError):
+    """A thread id a new request cannot use: another principal's, or one of the caller's
+    threads that is not finished."""
+
+    exit_code = 3
+
+
+class InvalidThreadIdError(AnalystError):
+    """A thread id that is empty, blank, too long, or could name a path (``..``, ``a/b``)."""
+
+    exit_code = 2
 
 
 class NotAwaitingApprovalError(AnalystError):

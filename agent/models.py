@@ -76,8 +76,15 @@ class ModelChoice:
         return "offline" if self.offline else f"{self.provider}:{self.name}"
 
 
-def resolve_model(settings: Settings) -> ModelChoice:
+def resolve_model(settings: Settings, *, flag: str | None = None) -> ModelChoice:
+    """The model ``settings`` ask for, or the offline analyst with a note saying why.
+
+    ``flag`` is the command-line option the model was given with (``--model``): messages then
+    name it instead of ANALYST_MODEL, and a model it names that cannot be reached (no key, no
+    base URL) is a :class:`ConfigurationError` rather than a quiet offline run.
+    """
     requested = (settings.model or "").strip()
+    source = f"{flag} {settings.model}" if flag else f"ANALYST_MODEL='{settings.model}'"
     configured = bool(settings.openai_api_key or settings.openai_base_url)
     if requested == "offline":
         return ModelChoice(None, None)
@@ -95,8 +102,13 @@ def resolve_model(settings: Settings) -> ModelChoice:
         provider, name = "openai", requested
     if provider != "openai" or not name:
         raise ConfigurationError(
-            f"ANALYST_MODEL='{settings.model}' is not supported; use 'offline' or "
+            f"{source} is not supported; use 'offline' or "
             "'openai:<model>' (any OpenAI-compatible endpoint via OPENAI_BASE_URL)."
+        )
+    if not configured and flag:
+        raise ConfigurationError(
+            f"{source} needs OPENAI_API_KEY or OPENAI_BASE_URL (any OpenAI-compatible server), "
+            f"and neither is set. Set one, or use {flag} offline."
         )
     if not configured:
         return ModelChoice(

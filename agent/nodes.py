@@ -32,6 +32,7 @@ from agent.report import content_hash
 from agent.routing import Route
 from agent.services import Services
 from agent.state import MAX_REVISIONS, AnalystState, Context, Draft, Usage
+from agent.thread_ids import thread_folder
 from memory.identity import Principal
 
 
@@ -255,7 +256,8 @@ class AnalystNodes:
         from agent.chart import render_price_chart
 
         thread_id = str(config.get("configurable", {}).get("thread_id") or "no-thread")
-        path = self.services.artifacts_dir / _safe_name(thread_id) / f"{draft['hash'][:16]}.png"
+        folder = thread_folder(thread_id)
+        path = self.services.artifacts_dir / folder / f"{draft['hash'][:16]}.png"
         if not path.exists():
             render_price_chart(self.services.market.history(draft["ticker"]), path)
         return path
@@ -393,6 +395,7 @@ class AnalystNodes:
         )
         return {
             "publication": publication,
+            "publications": [publication],
             "status": "published",
             "messages": [AIMessage(f"Published {publication['path']}.")],
         }
@@ -402,7 +405,3 @@ def _principal(runtime: Runtime[Context]) -> Principal:
     """The principal the caller established (CLI flags, server auth) for this run."""
     ctx = runtime.context or Context()
     return Principal(ctx.tenant_id, ctx.user_id)
-
-
-def _safe_name(thread_id: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in thread_id)[:120]

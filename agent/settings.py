@@ -28,6 +28,9 @@ variable and the fix.
 | ANALYST_MARKET_PROVIDER | sample | market data: sample (bundled) or yfinance |
 | ANALYST_TENANT / ANALYST_USER | default / $USER | the principal the CLI acts for |
 | ANALYST_STEP_DELAY | 0 | seconds to pause before each executor step (demos, crash drills) |
+| ANALYST_MAX_QUERY_CHARS | 2000 | longest request (`run`, a chat message, reject feedback) |
+| ANALYST_MAX_MEMORY_CHARS | 2000 | longest long-term memory (`memories add`) |
+| ANALYST_MAX_EDIT_CHARS | 100000 | longest report text published with `edit` |
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ class Settings:
     tenant_id: str = "default"
     user_id: str = "local"
     step_delay: float = 0.0
+    max_query_chars: int = 2000
+    max_memory_chars: int = 2000
+    max_edit_chars: int = 100_000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -106,6 +112,9 @@ class Settings:
             tenant_id=env.get("ANALYST_TENANT") or "default",
             user_id=env.get("ANALYST_USER") or env.get("USER") or "local",
             step_delay=_number(env, "ANALYST_STEP_DELAY", 0.0),
+            max_query_chars=_limit(env, "ANALYST_MAX_QUERY_CHARS", 2000),
+            max_memory_chars=_limit(env, "ANALYST_MAX_MEMORY_CHARS", 2000),
+            max_edit_chars=_limit(env, "ANALYST_MAX_EDIT_CHARS", 100_000),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean)
@@ -155,3 +164,14 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
         return float(text)
     except ValueError as e:
         raise ConfigurationError(f"{name}='{text}' is not a number; use e.g. {default}") from e
+
+
+def _limit(env: Mapping[str, str], name: str, default: int) -> int:
+    """A size limit: a whole number of characters, at least 1."""
+    value = _number(env, name, default)
+    if value < 1 or value != int(value):
+        raise ConfigurationError(
+            f"{name}='{env.get(name)}' is not a positive whole number of characters; "
+            f"use e.g. {default}."
+        )
+    return int(value)

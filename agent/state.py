@@ -116,19 +116,29 @@ class Usage(TypedDict):
     total_tokens: int
 
 
+def append_publications(
+    left: list[Publication] | None, right: list[Publication] | None
+) -> list[Publication]:
+    """Reducer for ``publications``: a thread's publications only ever accumulate."""
+    return [*(left or []), *(right or [])]
+
+
 class AnalystState(TypedDict, total=False):
     """Working state of one conversation thread.
 
     Per-request fields are plain last-value channels that the router resets when a new request
     arrives on a finished thread (a chat keeps one thread). Conversation fields persist across
-    requests: ``messages`` (trimmed and summarised into ``summary`` as they grow) and
-    ``constraints`` — the user's explicit instructions, kept outside any summary.
+    requests: ``messages`` (trimmed and summarised into ``summary`` as they grow),
+    ``constraints`` — the user's explicit instructions, kept outside any summary — and
+    ``publications``, every report the thread has published (``publication`` is the current
+    request's only).
     """
 
     # conversation (persists across requests)
     messages: Annotated[list[AnyMessage], add_messages]
     summary: str
     constraints: list[str]
+    publications: Annotated[list[Publication], append_publications]
     # per request
     query: str
     reply: str

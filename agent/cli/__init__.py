@@ -18,7 +18,9 @@ __all__ = ["main"]
 
 def main() -> None:
     """The ``analyst`` console script."""
+    from agent.cli.common import install_signal_handlers, run
+
+    install_signal_handlers()
     from agent.cli.app import app
-    from agent.cli.common import run
 
     run(app)

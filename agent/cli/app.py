@@ -46,6 +46,27 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"analyst {version('analyst')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """An equity-research agent with layered memory. Runs offline on bundled market data."""
+
+
 DraftOpt = Annotated[
     str | None,
     typer.Option(
@@ -102,7 +123,7 @@ def run(
     settings = common.settings(
         user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
     )
-    thread_id = thread or new_thread_id()
+    thread_id = new_thread_id() if thread is None else thread
     view = common.call(
         settings,
         lambda a: a.start(query, thread_id=thread_id, mode=chosen, on_update=progress(json_mode)),

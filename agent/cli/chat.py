@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.app import ThreadView, new_thread_id
 from agent.cli import common, render
+from agent.cli.common import Terminated
 from agent.errors import AnalystError, ModelError
 
 if TYPE_CHECKING:
@@ -55,6 +56,15 @@ class ChatSession:
         self.shown_hash: str | None = None
 
     def run(self) -> int:
+        """The loop; returns the exit code. SIGTERM ends it as :class:`Interrupted` (143) with
+        the conversation's thread id."""
+        try:
+            return self._loop()
+        except Terminated:
+            message = common.interrupted_message(self.thread_id, "Terminated")
+            raise common.Interrupted(message, Terminated.exit_code) from None
+
+    def _loop(self) -> int:
         self.console.print(
             f"[bold]analyst chat[/] · user {self.principal.user_id} · tenant "
             f"{self.principal.tenant_id}. /help for commands, /quit to leave."
@@ -64,6 +74,7 @@ class ChatSession:
                 line = self.read_line("you> ").strip()
             except EOFError:
                 self.console.print()
+                self._bye()
                 return 0
             except KeyboardInterrupt:
                 self.console.print("\n(/quit to leave)")
@@ -89,8 +100,7 @@ class ChatSession:
         command, _, rest = line.partition(" ")
         rest = rest.strip()
         if command in ("/quit", "/exit", "/q"):
-            if self.thread_id:
-                self.console.print(f"Bye. This conversation is thread {self.thread_id}.")
+            self._bye()
             return False
         if command == "/help":
             self.console.print(HELP)
@@ -159,6 +169,10 @@ class ChatSession:
 
     def _progress(self, node: str, update: dict[str, Any]) -> None:
         render.progress(self.console, node, update)
+
+    def _bye(self) -> None:
+        if self.thread_id:
+            self.console.print(f"Bye. This conversation is thread {self.thread_id}.")
 
     def _need_thread(self) -> str:
         if not self.thread_id:

@@ -2,8 +2,9 @@
 
 :func:`run` is the one place a failure becomes an exit code. Commands just raise: an
 :class:`~agent.errors.AnalystError` (its ``exit_code``: 1 failure, 2 bad input or
-configuration, 3 unknown thread or wrong state, 4 model failure) or :class:`Interrupted` (130)
-becomes one ``error:`` line on stderr; anything else is a bug and keeps its traceback.
+configuration, 3 unknown thread or wrong state, 4 model failure) or :class:`Interrupted` (130
+for Ctrl+C, 143 for SIGTERM) becomes one ``error:`` line on stderr; anything else is a bug and
+keeps its traceback.
 :class:`CommandError` is the command line's own bad input (exit 2 unless it says otherwise).
 
 Commands reach storage only through :class:`~agent.app.AnalystApp`: :func:`call` opens one for
@@ -80,9 +81,36 @@ class CommandError(AnalystError):
 
 
 class Interrupted(Exception):
-    """Ctrl+C while a command ran; the message says how to pick the thread up again."""
+    """Ctrl+C (exit 130) or SIGTERM (exit 143) while a command ran; the message says how to
+    pick the thread up again."""
 
     exit_code = 130
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A ``BaseException`` like ``KeyboardInterrupt``, so no ``except
+    Exception`` on the way swallows it; :func:`call` and :func:`run` make it exit 143."""
+
+    exit_code = 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def install_signal_handlers() -> None:
+    """Ctrl+C raises ``KeyboardInterrupt`` and SIGTERM raises :class:`Terminated`, whatever
+    the process inherited: a shell starts background jobs (``nohup analyst run ... &``) with
+    SIGINT ignored, and a Ctrl+C sent to them must still stop the run cleanly."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
 
 
 def run(command: typer.Typer, args: Sequence[str] | None = None) -> None:
@@ -95,7 +123,10 @@ def run(command: typer.Typer, args: Sequence[str] | None = None) -> None:
         command(args=args)
     except Interrupted as stop:
         err(str(stop))
-        sys.exit(Interrupted.exit_code)
+        sys.exit(stop.exit_code)
+    except Terminated:
+        err("Terminated.")
+        sys.exit(Terminated.exit_code)
     except AnalystError as error:
         err(" ".join([str(error), *getattr(error, "__notes__", ())]))
         sys.exit(error.exit_code)
@@ -121,10 +152,10 @@ def _data_dir() -> str:
         return "(ANALYST_DATA_DIR)"
 
 
-def interrupted_message(thread_id: str | None) -> str:
+def interrupted_message(thread_id: str | None, what: str = "Interrupted") -> str:
     if thread_id is None:
-        return "Interrupted."
-    return f"Interrupted. Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
+        return f"{what}."
+    return f"{what}. Thread {thread_id} is saved; continue it with: analyst resume {thread_id}"
 
 
 # -- consoles -------------------------------------------------------------------------------
@@ -183,16 +214,18 @@ def settings(
 ) -> Settings:
     """Settings from the environment plus command-line overrides (None means 'not given').
 
-    ``announce_model`` prints the one line saying which model runs (or why none does).
+    ``announce_model`` prints the one line saying which model runs (or why none does). A
+    ``model`` given on the command line that cannot be used is an error naming ``--model``.
     """
     from agent.settings import Settings
 
     chosen = Settings.from_env(user_id=user, tenant_id=tenant, **overrides)
-    if announce_model:
+    flagged = overrides.get("model") is not None
+    if announce_model or flagged:
         from agent.models import resolve_model
 
-        line = resolve_model(chosen).note
-        if line:
+        line = resolve_model(chosen, flag="--model" if flagged else None).note
+        if line and announce_model:
             note(line)
     return chosen
 
@@ -257,7 +290,8 @@ def call(
 
     With ``thread_id``, a model failure says how to continue the thread (it is saved at its
     last checkpoint). A Ctrl+C becomes :class:`Interrupted` with ``interrupted`` as its
-    message (default: how to resume ``thread_id``).
+    message (default: how to resume ``thread_id``); SIGTERM becomes one that exits 143 and says
+    how to resume ``thread_id``.
     """
     from agent.errors import ModelError
 
@@ -266,6 +300,9 @@ def call(
             return session(body)
     except KeyboardInterrupt:
         raise Interrupted(interrupted or interrupted_message(thread_id)) from None
+    except Terminated:
+        message = interrupted_message(thread_id, "Terminated")
+        raise Interrupted(message, Terminated.exit_code) from None
     except ModelError as error:
         if thread_id:
             error.add_note(

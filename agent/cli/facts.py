@@ -98,26 +98,9 @@ def _emit_one(record: FactRecord | None, json_mode: bool, label: str) -> None:
     )
 
 
-def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
-    from rich import box
-    from rich.table import Table
-
-    table = Table(
-        title=title,
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    for column in columns:
-        table.add_column(column, overflow="fold", no_wrap=column != "value")
-    for row in rows:
-        table.add_row(*row)
-    common.console().print(table)
-
-
-def _short(memory_id: str | None) -> str:
-    return "" if memory_id is None else memory_id[:8]
+def _id(memory_id: str | None) -> str:
+    """A fact id as shown in listings: whole, so it can be copied."""
+    return memory_id or ""
 
 
 def _iso(value: datetime | None) -> str:
@@ -187,9 +170,9 @@ def history(
         parts = [interval, _value_text(r.value), r.status, f"source {r.source}"]
         if r.source_episode_id:
             parts.append(f"episode {r.source_episode_id}")
-        parts.append(f"fact {_short(r.memory_id)}")
+        parts.append(f"fact {_id(r.memory_id)}")
         if r.supersedes_memory_id:
-            parts.append(f"replaces {_short(r.supersedes_memory_id)}")
+            parts.append(f"replaces {_id(r.supersedes_memory_id)}")
         if r.retraction_episode_id:
             parts.append(f"retracted by {r.retraction_episode_id}")
         console.print("  " + "  ".join(parts), markup=False, soft_wrap=True)
@@ -214,20 +197,24 @@ def profile(
         common.print_json({name: r.to_json() for name, r in records.items()})
         return
     when = "now" if at is None else at.isoformat()
-    _table(
-        f"{subject} ({when}): {len(records)} attribute(s)",
-        ["attribute", "value", "since", "source", "episode"],
-        [
+    from agent.cli.render import Column, listing
+
+    console = common.console()
+    console.print(f"{subject} ({when}): {len(records)} attribute(s)", markup=False, soft_wrap=True)
+    if records:
+        rows = list(records.items())
+        listing(
+            console,
             [
-                name,
-                _value_text(r.value),
-                _iso(r.valid_from),
-                r.source,
-                r.source_episode_id or "",
-            ]
-            for name, r in records.items()
-        ],
-    )
+                Column("attribute", [name for name, _ in rows]),
+                Column(
+                    "value", [_value_text(r.value) for _, r in rows], elastic=True, min_width=20
+                ),
+                Column("since", [_iso(r.valid_from) for _, r in rows], drop=2),
+                Column("source", [r.source for _, r in rows], drop=1),
+                Column("episode", [r.source_episode_id or "" for _, r in rows], drop=3),
+            ],
+        )
 
 
 @app.command()

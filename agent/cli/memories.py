@@ -34,48 +34,39 @@ app = group("memories", "Long-term memories: what the analyst remembers about yo
 
 
 def _show(found: Sequence[Recalled], user_id: str, *, ranked: bool) -> None:
+    from agent.cli import render
+
     console = common.console()
     if not found:
         console.print(
             f"No memories for {user_id}. Add one with: analyst memories add TEXT", soft_wrap=True
         )
         return
-    console.print(_table(found, ranked=ranked), soft_wrap=True)
+    render.listing(console, _columns(found, ranked=ranked))
 
 
-def _table(memories: Sequence[Recalled], *, ranked: bool) -> Any:
-    from rich.table import Table
+def _columns(memories: Sequence[Recalled], *, ranked: bool) -> list[Any]:
+    """One line per memory; the key is always whole (copy it to forget the memory), the text
+    is shortened to the width left and the least useful columns go first on a narrow screen."""
+    from agent.cli.render import Column, when
 
-    table = Table(show_lines=False)
+    columns = []
     if ranked:
-        table.add_column("#", justify="right")
-    table.add_column("key")
+        columns.append(Column("#", [str(i) for i in range(1, len(memories) + 1)], right=True))
+    columns.append(Column("key", [m.key for m in memories]))
     if ranked:
-        for name in ("score", "recency", "importance", "relevance"):
-            table.add_column(name, justify="right")
-    table.add_column("imp", justify="right")
-    table.add_column("kind")
-    table.add_column("about")
-    table.add_column("updated")
-    table.add_column("text")
-    for rank, m in enumerate(memories, start=1):
-        cells = [m.key]
-        if ranked:
-            p = m.parts
-            cells = [
-                str(rank),
-                m.key,
-                *(f"{x:.3f}" for x in (p.total, p.recency, p.importance, p.relevance)),
-            ]
-        cells += [
-            str(m.importance),
-            m.kind,
-            m.about or "",
-            m.updated_at.strftime("%Y-%m-%d %H:%M"),
-            m.text,
-        ]
-        table.add_row(*cells)
-    return table
+        columns.append(Column("score", [f"{m.parts.total:.3f}" for m in memories], right=True))
+        for drop, name in ((7, "recency"), (6, "importance"), (5, "relevance")):
+            cells = [f"{getattr(m.parts, name):.3f}" for m in memories]
+            columns.append(Column(name, cells, drop=drop, right=True))
+    columns += [
+        Column("imp", [str(m.importance) for m in memories], drop=1, right=True),
+        Column("kind", [m.kind for m in memories], drop=3),
+        Column("about", [m.about or "" for m in memories], drop=4),
+        Column("updated (UTC)", [when(m.updated_at.isoformat()) for m in memories], drop=2),
+        Column("text", [m.text for m in memories], elastic=True, min_width=30),
+    ]
+    return columns
 
 
 # -- commands -------------------------------------------------------------------------------

@@ -6,12 +6,15 @@ Pure presentation: functions take a console and plain values, and never touch st
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
-from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from agent.app import CheckpointView, ThreadView
@@ -26,6 +29,11 @@ STATUS_STYLE = {
     "interrupted": "magenta",
 }
 VERDICT_STYLE = {"pass": "green", "needs_attention": "yellow", "fail": "red"}
+
+
+def plural(count: int, word: str) -> str:
+    """``1 finding``, ``2 findings``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def progress(console: Console, node: str, update: dict[str, Any]) -> None:
@@ -47,7 +55,8 @@ def progress(console: Console, node: str, update: dict[str, Any]) -> None:
         detail = f"draft {str(draft.get('hash', ''))[:12]} (revision {draft.get('revision', 0)})"
     elif node == "critic":
         review = update.get("critique") or {}
-        detail = f"verdict {review.get('verdict')} ({len(review.get('findings', []))} findings)"
+        count = len(review.get("findings", []))
+        detail = f"verdict {review.get('verdict')} ({plural(count, 'finding')})"
     elif node == "approval":
         decisions = update.get("decisions") or []
         if update.get("decision_error"):
@@ -114,6 +123,23 @@ def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> No
             f"Stopped before {', '.join(view.next_nodes) or 'the end'}; "
             f"continue with: analyst resume {view.thread_id}"
         )
+    _earlier_publications(console, view)
+
+
+def _earlier_publications(console: Console, view: ThreadView) -> None:
+    """The thread's publications other than the one just reported: never lost from view."""
+    earlier = list(view.publications)
+    if view.status == "published" and earlier and earlier[-1] == view.publication:
+        earlier.pop()
+    if not earlier:
+        return
+    console.print(f"Published earlier in this thread ({len(earlier)}):")
+    for pub in earlier:
+        console.print(
+            f"  {pub.get('path')} · {pub.get('action')} by {pub.get('approver')} at "
+            f"{pub.get('approved_at')}",
+            soft_wrap=True,
+        )
 
 
 def usage(console: Console, view: ThreadView) -> None:
@@ -134,37 +160,130 @@ def _verdict(console: Console, view: ThreadView) -> None:
         console.print(f"  - {f.get('severity')}: {f.get('message')}")
 
 
+# -- listings: one line per item, fitted to the console's width ----------------------------
+
+
+@dataclass
+class Column:
+    """One column of a :func:`listing`.
+
+    ``drop``: when the line does not fit, columns are dropped highest ``drop`` first (0: never
+    dropped). ``elastic``: free text that takes the width left and is shortened with ``…`` (at
+    most one per listing). Other columns are shown whole, so ids and dates are never cut.
+    """
+
+    header: str
+    cells: list[str]
+    drop: int = 0
+    elastic: bool = False
+    right: bool = False
+    styles: list[str] | None = None
+    #: for the elastic column: the width below which other columns are dropped instead
+    min_width: int = 12
+
+    def width(self) -> int:
+        return max([cell_len(self.header), *(cell_len(c) for c in self.cells)])
+
+
+GAP = "  "
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: every run of whitespace (newlines included) becomes one space."""
+    return " ".join(text.split())
+
+
+def listing(console: Console, columns: Sequence[Column]) -> None:
+    """Print a header and one line per row within ``console.width`` (80 when not a terminal).
+
+    Columns are dropped in their ``drop`` order until the rest fits, then the elastic column
+    gets the remaining width. Nothing else is ever shortened: an id longer than the screen
+    makes its line wrap (the terminal's doing), it is never cut.
+    """
+    shown = [
+        replace(c, cells=[one_line(x) for x in c.cells])
+        for c in columns
+        if not c.drop or any(x.strip() for x in c.cells)  # an empty optional column says nothing
+    ]
+
+    def needed(cols: Sequence[Column]) -> int:
+        fixed = sum(c.width() for c in cols if not c.elastic)
+        elastic = sum(min(c.min_width, c.width()) for c in cols if c.elastic)
+        return fixed + elastic + len(GAP) * (len(cols) - 1)
+
+    while needed(shown) > console.width and any(c.drop for c in shown):
+        shown.remove(max(shown, key=lambda c: c.drop))
+    fixed = sum(c.width() for c in shown if not c.elastic) + len(GAP) * (len(shown) - 1)
+    widths = [
+        max(min(c.min_width, c.width()), min(c.width(), console.width - fixed))
+        if c.elastic
+        else c.width()
+        for c in shown
+    ]
+    last = len(shown) - 1
+
+    def line(cells: Sequence[tuple[str, str | None]]) -> Text:
+        out = Text(no_wrap=True)
+        for i, ((cell, style), column, width) in enumerate(zip(cells, shown, widths, strict=True)):
+            text = Text(cell, style=style or "")
+            if column.elastic:
+                text.truncate(width, overflow="ellipsis")
+            pad = " " * max(0, width - text.cell_len)
+            if column.right:
+                out.append(pad)
+            out.append_text(text)
+            if i < last:
+                out.append(GAP if column.right else pad + GAP)
+        return out
+
+    console.print(line([(c.header, "bold") for c in shown]), soft_wrap=True)
+    for row in range(len(shown[0].cells) if shown else 0):
+        cells = [(c.cells[row], c.styles[row] if c.styles else None) for c in shown]
+        console.print(line(cells), soft_wrap=True)
+
+
+def when(value: str | None) -> str:
+    """An ISO timestamp as ``YYYY-MM-DD HH:MM:SS`` in UTC for listings (``--json`` keeps the
+    full value)."""
+    if not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def thread_table(console: Console, views: Sequence[ThreadView]) -> None:
     if not views:
         console.print('No threads yet. Start one with: analyst run "Analyze NVDA"')
         return
-    table = Table(title="Threads")
-    for column in ("thread", "status", "ticker", "query", "draft", "updated"):
-        table.add_column(column, no_wrap=column in ("thread", "draft"))
-    for v in views:
-        style = STATUS_STYLE.get(v.status, "white")
-        table.add_row(
-            v.thread_id,
-            f"[{style}]{v.status.replace('_', ' ')}[/]",
-            v.ticker or "",
-            v.query,
-            (v.draft_hash or "")[:12],
-            v.updated_at or "",
-        )
-    console.print(table)
+    statuses = [v.status.replace("_", " ") for v in views]
+    listing(
+        console,
+        [
+            Column("thread", [v.thread_id for v in views]),
+            Column("status", statuses, styles=[STATUS_STYLE.get(v.status, "") for v in views]),
+            Column("ticker", [v.ticker or "" for v in views], drop=2),
+            Column("updated (UTC)", [when(v.updated_at) for v in views], drop=3),
+            Column("draft", [(v.draft_hash or "")[:12] for v in views], drop=4),
+            Column("query", [v.query for v in views], elastic=True, min_width=20),
+        ],
+    )
 
 
 def history_table(console: Console, thread_id: str, items: Sequence[CheckpointView]) -> None:
-    table = Table(title=f"Checkpoints of {thread_id} (newest first)")
-    for column in ("step", "source", "ran", "next", "checkpoint", "created"):
-        table.add_column(column, no_wrap=column in ("checkpoint", "created"))
-    for c in items:
-        table.add_row(
-            str(c.step),
-            c.source,
-            ", ".join(c.ran),
-            ", ".join(c.next_nodes),
-            c.checkpoint_id,
-            c.created_at,
-        )
-    console.print(table)
+    console.print(f"Checkpoints of {thread_id} (newest first)", soft_wrap=True, markup=False)
+    listing(
+        console,
+        [
+            Column("step", [str(c.step) for c in items], right=True),
+            Column("source", [c.source for c in items], drop=2),
+            Column("ran", [", ".join(c.ran) for c in items], elastic=True),
+            Column("next", [", ".join(c.next_nodes) for c in items], drop=3),
+            Column("checkpoint", [c.checkpoint_id for c in items]),
+            Column("created (UTC)", [when(c.created_at) for c in items], drop=1),
+        ],
+    )

@@ -1,7 +1,7 @@
 """Choose a market-data provider by name.
 
-``provider_from_name`` maps the names users type (``--provider``,
-``ANALYST_MARKET_PROVIDER``) to provider instances. Names are case-insensitive and
+``provider_from_name`` maps the names users type (``ANALYST_MARKET_PROVIDER``; there
+is no command-line flag) to provider instances. Names are case-insensitive and
 surrounding whitespace is ignored; anything else raises ``ConfigurationError`` listing the
 valid names. Constructing a provider does no I/O and imports no optional package.
 """
@@ -25,5 +25,5 @@ def provider_from_name(name: str) -> MarketDataProvider:
         return YFinanceProvider()
     raise ConfigurationError(
         f"Unknown market-data provider {name!r}. Use one of: {', '.join(PROVIDER_NAMES)} "
-        "(set --provider or ANALYST_MARKET_PROVIDER)."
+        "in ANALYST_MARKET_PROVIDER."
     )

@@ -33,7 +33,7 @@ VALID_PERIODS = ("1d", "5d", "1mo", "3mo", "6mo", "1y", "2y", "5y", "10y", "ytd"
 
 _FIX = (
     "check your network connection, or use the bundled sample data with "
-    "--provider sample / ANALYST_MARKET_PROVIDER=sample"
+    "ANALYST_MARKET_PROVIDER=sample"
 )
 
 

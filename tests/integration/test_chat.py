@@ -126,5 +126,5 @@ def test_a_piped_session(analyst: Any) -> None:
     assert analyst.research_notes() == [note]
     assert note_meta(note)["thread_id"] == thread_id
     listing = run.out[published.end() :]
-    assert re.search(rf"{thread_id}\s*│\s*published", listing), listing
+    assert re.search(rf"^{thread_id}\s+published\s+NVDA\b", listing, re.M), listing
     assert run.out.rstrip().endswith(f"Bye. This conversation is thread {thread_id}.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -211,8 +212,26 @@ def test_a_killed_run_resumes_from_its_last_checkpoint(analyst: Any) -> None:
     assert len(analyst.research_notes()) == 1
 
 
-def test_ctrl_c_stops_the_run_and_says_how_to_resume(analyst: Any) -> None:
-    proc = analyst.popen("run", "Analyze NVDA", "--thread", "T", step_delay=1.0)
+def start_with_sigint(analyst: Any, disposition: Any, *args: str) -> subprocess.Popen[str]:
+    """Start the CLI with SIGINT inherited as ``disposition``, whatever this test process has:
+    a shell starts background jobs (``nohup ... &``) with SIGINT ignored, a terminal does not,
+    and CI may do either."""
+    return subprocess.Popen(
+        [str(analyst.exe), *args],
+        env=analyst.environ(step_delay=1.0),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, disposition),
+    )
+
+
+@pytest.mark.parametrize(
+    "inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["sigint-default", "sigint-ignored"]
+)
+def test_ctrl_c_stops_the_run_and_says_how_to_resume(analyst: Any, inherited: Any) -> None:
+    proc = start_with_sigint(analyst, inherited, "run", "Analyze NVDA", "--thread", "T")
     try:
         analyst.wait_for_executor_step(proc, "T")
         proc.send_signal(signal.SIGINT)
@@ -228,6 +247,24 @@ def test_ctrl_c_stops_the_run_and_says_how_to_resume(analyst: Any) -> None:
     resumed = analyst.json("resume", "T")
     assert resumed["status"] == "awaiting_approval"
     assert sorted(analyst.state("T")["results"]) == sorted(PLAN)
+
+
+def test_sigterm_stops_the_run_with_143_and_says_how_to_resume(analyst: Any) -> None:
+    proc = analyst.popen("run", "Analyze NVDA", "--thread", "T", step_delay=1.0)
+    try:
+        analyst.wait_for_executor_step(proc, "T")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    last = err.strip().splitlines()[-1]
+    assert last == "error: Terminated. Thread T is saved; continue it with: analyst resume T", err
+    assert "Traceback" not in err
+
+    [listed] = analyst.json("threads")
+    assert listed["status"] == "interrupted"
+    assert analyst.json("resume", "T")["status"] == "awaiting_approval"
 
 
 def test_bad_requests_on_a_fresh_install_create_nothing(analyst: Any) -> None:
@@ -300,6 +337,7 @@ def test_a_thread_belongs_to_the_user_who_started_it(analyst: Any) -> None:
         assert run.refused, str(run)
         assert "No thread 'T' for this user" in run.err, str(run)
     assert reuse.refused, str(reuse)
+    assert reuse.code == 3, str(reuse)  # README: 3, the thread is not one you can use
     assert "not available" in reuse.err, str(reuse)
     assert listing.json() == []
 

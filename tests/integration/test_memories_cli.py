@@ -83,7 +83,7 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
     assert table.code == 0, str(table)
     lines = table.out.splitlines()
     assert any("score" in line and "relevance" in line for line in lines)
-    first_row = next(line for line in lines if line.strip().startswith("│ 1"))
+    first_row = next(line for line in lines if line.startswith("1  mem-"))
     assert "semiconductors" in first_row
     assert "violin" not in table.out  # --limit 2
 
