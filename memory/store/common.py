@@ -6,28 +6,39 @@ import (over a second).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
+    BaseStore,
     GetOp,
+    IndexConfig,
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
     Op,
     PutOp,
+    Result,
     SearchItem,
     SearchOp,
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
     validate_op_namespace,
 )
+
+from memory.embeddings import check_vectors
 
 FORMAT_VERSION = 1
 VECTOR = "text"
@@ -258,3 +269,112 @@ def _search_item(payload: Mapping[str, Any], score: float | None) -> SearchItem:
         updated_at=_to_datetime(payload["updated_us"]),
         score=None if score is None else float(score),
     )
+
+
+class PlannedStore(BaseStore):
+    """What the Qdrant stores share: the index config, and batches planned, embedded once and
+    handed to :meth:`_execute` (the backend's own reads and writes, run off the event loop).
+
+    A batch's puts are de-duplicated (the last put of a key wins), every text it needs is
+    embedded in one call and every query once, and the vectors are checked (count, size,
+    finite, non-zero) before anything is stored.
+    """
+
+    def __init__(self, index: IndexConfig | None) -> None:
+        self.index_config: IndexConfig | None = None
+        self.embeddings: Embeddings | None = None
+        self._fields: list[tuple[str, Any]] = []
+        if index:
+            if not index.get("dims"):
+                raise ValueError("index config needs 'dims' (the embedding size)")
+            self.index_config = cast(IndexConfig, dict(index))
+            self.embeddings = ensure_embeddings(index.get("embed"))
+            self._fields = [
+                (p, "$" if p == "$" else tokenize_path(p)) for p in (index.get("fields") or ["$"])
+            ]
+
+    @property
+    def dims(self) -> int | None:
+        return self.index_config["dims"] if self.index_config else None
+
+    @property
+    def model_id(self) -> str | None:
+        return getattr(self.embeddings, "model_id", None) if self.embeddings else None
+
+    def _plan(self, ops: Iterable[Op]) -> _Plan:
+        plan = _Plan(ops=list(ops))
+        texts: dict[str, None] = {}
+        queries: dict[str, None] = {}
+        for i, op in enumerate(plan.ops):
+            _validate(op)
+            if isinstance(op, GetOp):
+                plan.gets.append((i, op))
+            elif isinstance(op, SearchOp):
+                plan.searches.append((i, op))
+                if op.query and self.embeddings is not None:
+                    queries[op.query] = None
+            elif isinstance(op, ListNamespacesOp):
+                plan.lists.append((i, op))
+            else:
+                plan.puts.pop((op.namespace, op.key), None)
+                plan.puts[(op.namespace, op.key)] = op
+        for ident, op in plan.puts.items():
+            if op.value is None or op.index is False or self.embeddings is None:
+                continue
+            paths = (
+                self._fields
+                if op.index is None
+                else [(p, "$" if p == "$" else tokenize_path(p)) for p in op.index]
+            )
+            found: list[str] = []
+            for _, tokens in paths:
+                found.extend(get_text_at_path(dict(op.value), tokens))
+            if found:
+                plan.put_texts[ident] = found
+                texts.update(dict.fromkeys(found))
+        plan.texts = list(texts)
+        plan.queries = list(queries)
+        return plan
+
+    def _vectors(
+        self, plan: _Plan, docs: list[list[float]], queries: list[list[float]]
+    ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        dims = cast(int, self.dims)
+        source = self.model_id or type(self.embeddings).__name__
+        docs = check_vectors(docs, count=len(plan.texts), dims=dims, source=source)
+        queries = check_vectors(queries, count=len(plan.queries), dims=dims, source=source)
+        return dict(zip(plan.texts, docs, strict=True)), dict(
+            zip(plan.queries, queries, strict=True)
+        )
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = self._plan(ops)
+        docs: list[list[float]] = []
+        queries: list[list[float]] = []
+        if self.embeddings is not None:
+            if plan.texts:
+                docs = self.embeddings.embed_documents(plan.texts)
+            queries = [self.embeddings.embed_query(q) for q in plan.queries]
+        return self._execute(plan, *self._vectors(plan, docs, queries))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = self._plan(ops)
+        docs: list[list[float]] = []
+        queries: list[list[float]] = []
+        if self.embeddings is not None:
+            if plan.texts:
+                docs = await self.embeddings.aembed_documents(plan.texts)
+            queries = list(
+                await asyncio.gather(*(self.embeddings.aembed_query(q) for q in plan.queries))
+            )
+        doc_vectors, query_vectors = self._vectors(plan, docs, queries)
+        return await asyncio.to_thread(self._execute, plan, doc_vectors, query_vectors)
+
+    @abstractmethod
+    def _execute(
+        self,
+        plan: _Plan,
+        doc_vectors: dict[str, list[float]],
+        query_vectors: dict[str, list[float]],
+    ) -> list[Result]:
+        """Run a planned batch against the backend (on a worker thread for ``abatch``)."""

@@ -65,30 +65,23 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
-    BaseStore,
     GetOp,
     IndexConfig,
     ListNamespacesOp,
-    Op,
     Result,
     SearchItem,
     SearchOp,
     TTLConfig,
-    ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
 )
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from memory.embeddings import check_vectors
 from memory.errors import StoreIndexMismatchError, StoreLockedError
 from memory.store.common import (
     BM25_AVG_LEN,
@@ -98,12 +91,12 @@ from memory.store.common import (
     SPARSE,
     VECTOR,
     LocalAccess,
+    PlannedStore,
     _item,
     _namespace_matches,
     _now_us,
     _Plan,
     _search_item,
-    _validate,
     json_equal,
     namespace_text,
     point_id,
@@ -169,7 +162,7 @@ def open_qdrant_client(
 # -- the store --------------------------------------------------------------------------------
 
 
-class QdrantStore(BaseStore):
+class QdrantStore(PlannedStore):
     """LangGraph ``BaseStore`` over a Qdrant collection (see the module docstring).
 
     Give either ``client`` (held open; the store does not close it: whoever opened it does,
@@ -196,17 +189,7 @@ class QdrantStore(BaseStore):
         self._active: QdrantClient | None = None
         self.collection = collection
         self.ttl_config = ttl
-        self.index_config: IndexConfig | None = None
-        self.embeddings: Embeddings | None = None
-        self._fields: list[tuple[str, Any]] = []
-        if index:
-            if not index.get("dims"):
-                raise ValueError("index config needs 'dims' (the embedding size)")
-            self.index_config = cast(IndexConfig, dict(index))
-            self.embeddings = ensure_embeddings(index.get("embed"))
-            self._fields = [
-                (p, "$" if p == "$" else tokenize_path(p)) for p in (index.get("fields") or ["$"])
-            ]
+        super().__init__(index)
         #: whether the collection has the BM25 vector (set by :meth:`setup`)
         self.hybrid = False
         self._bm25: Any = None
@@ -239,14 +222,6 @@ class QdrantStore(BaseStore):
             finally:
                 active, self._active = self._active, None
                 active.close()
-
-    @property
-    def dims(self) -> int | None:
-        return self.index_config["dims"] if self.index_config else None
-
-    @property
-    def model_id(self) -> str | None:
-        return getattr(self.embeddings, "model_id", None) if self.embeddings else None
 
     @classmethod
     @contextmanager
@@ -358,75 +333,6 @@ class QdrantStore(BaseStore):
             )
 
     # -- batch ----------------------------------------------------------------------------
-
-    def _plan(self, ops: Iterable[Op]) -> _Plan:
-        plan = _Plan(ops=list(ops))
-        texts: dict[str, None] = {}
-        queries: dict[str, None] = {}
-        for i, op in enumerate(plan.ops):
-            _validate(op)
-            if isinstance(op, GetOp):
-                plan.gets.append((i, op))
-            elif isinstance(op, SearchOp):
-                plan.searches.append((i, op))
-                if op.query and self.embeddings is not None:
-                    queries[op.query] = None
-            elif isinstance(op, ListNamespacesOp):
-                plan.lists.append((i, op))
-            else:
-                plan.puts.pop((op.namespace, op.key), None)
-                plan.puts[(op.namespace, op.key)] = op
-        for ident, op in plan.puts.items():
-            if op.value is None or op.index is False or self.embeddings is None:
-                continue
-            paths = (
-                self._fields
-                if op.index is None
-                else [(p, "$" if p == "$" else tokenize_path(p)) for p in op.index]
-            )
-            found: list[str] = []
-            for _, tokens in paths:
-                found.extend(get_text_at_path(dict(op.value), tokens))
-            if found:
-                plan.put_texts[ident] = found
-                texts.update(dict.fromkeys(found))
-        plan.texts = list(texts)
-        plan.queries = list(queries)
-        return plan
-
-    def _vectors(
-        self, plan: _Plan, docs: list[list[float]], queries: list[list[float]]
-    ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-        dims = cast(int, self.dims)
-        source = self.model_id or type(self.embeddings).__name__
-        docs = check_vectors(docs, count=len(plan.texts), dims=dims, source=source)
-        queries = check_vectors(queries, count=len(plan.queries), dims=dims, source=source)
-        return dict(zip(plan.texts, docs, strict=True)), dict(
-            zip(plan.queries, queries, strict=True)
-        )
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        plan = self._plan(ops)
-        docs: list[list[float]] = []
-        queries: list[list[float]] = []
-        if self.embeddings is not None:
-            if plan.texts:
-                docs = self.embeddings.embed_documents(plan.texts)
-            queries = [self.embeddings.embed_query(q) for q in plan.queries]
-        return self._execute(plan, *self._vectors(plan, docs, queries))
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        plan = self._plan(ops)
-        docs: list[list[float]] = []
-        queries: list[list[float]] = []
-        if self.embeddings is not None:
-            if plan.texts:
-                docs = await self.embeddings.aembed_documents(plan.texts)
-            queries = list(
-                await asyncio.gather(*(self.embeddings.aembed_query(q) for q in plan.queries))
-            )
-        doc_vectors, query_vectors = self._vectors(plan, docs, queries)
-        return await asyncio.to_thread(self._execute, plan, doc_vectors, query_vectors)
 
     def _execute(
         self,
