@@ -1,4 +1,9 @@
-"""The typed fact ledger: records, the ``MemoryDelta`` candidate, and the write semantics.
+"""The typed fact ledger: the contract (``FactStore``) and its write semantics.
+
+(Longer than 600 lines on purpose: the contract, its documented semantics and the write path
+every backend shares -- group commit, retries on contention, ``record_many``, bulk import,
+the sync read view -- are one unit; record types are :mod:`memory.facts.records`, the rules
+:mod:`memory.facts.rules`.)
 
 The ledger owns *mutable* facts about a subject: "user:alice".risk_tolerance, or
 "user:mira".passport_deadline. Vector recall can find both "July 15" and "June 30"; only the

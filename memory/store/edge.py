@@ -1,5 +1,10 @@
 """``EdgeStore``: a LangGraph ``BaseStore`` on Qdrant Edge, the Qdrant engine in-process.
 
+(Longer than 600 lines on purpose: one engine's complete ``BaseStore`` -- the per-process
+shard lease, setup and migration from local mode, and the get/put/search/list/TTL operations
+that share its lock -- reads best as one class; what both Qdrant stores share is in
+:mod:`memory.store.common`.)
+
 One on-disk shard (``qdrant-edge-py``: HNSW, payload indexes, a write-ahead log) holds every
 item. The storage format is :mod:`memory.store.qdrant`'s (version 1: point ids, payload
 fields, filter and TTL semantics are the same, and so are the helpers), plus:

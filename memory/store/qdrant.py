@@ -1,5 +1,8 @@
 """``QdrantStore``: a LangGraph ``BaseStore`` over one Qdrant collection.
 
+(Longer than 600 lines on purpose: one engine's complete ``BaseStore``, its storage format
+documented here for both Qdrant stores; what they share as code is :mod:`memory.store.common`.)
+
 Local mode (``QdrantClient(path=...)``, an on-disk folder: ``qdrant+local://local``, the
 default before :mod:`memory.store.edge`; it scans every point) and a Qdrant server
 (``QdrantClient(url=..., api_key=...)``) run the same code; only the client differs. Local
