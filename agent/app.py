@@ -499,10 +499,14 @@ class AnalystApp:
 
     def preflight(self, query: str, mode: ModeChoice = "auto") -> Route | None:
         """Validate the request without touching storage; raises on bad input."""
-        from agent.routing import check_request
+        from agent.routing import check_request, request_universe
 
         strict = self.services.reasoner.label == "offline"
-        return check_request(query, self.services.market.available_tickers(), mode, strict=strict)
+        market = self.services.market
+        available = request_universe(
+            query, market.available_tickers(), open_universe=getattr(market, "open_universe", False)
+        )
+        return check_request(query, available, mode, strict=strict)
 
     def require_thread(self, thread_id: str) -> ThreadRecord:
         record = self.index.get(self.principal, thread_id)

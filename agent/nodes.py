@@ -29,7 +29,7 @@ from agent.models import add_usage, no_usage
 from agent.progress import update_progress
 from agent.reasoning import Context as ReasoningContext
 from agent.report import content_hash
-from agent.routing import Route
+from agent.routing import Route, request_universe
 from agent.services import Services
 from agent.state import MAX_REVISIONS, AnalystState, Context, Draft, Usage
 from agent.thread_ids import thread_folder
@@ -91,7 +91,10 @@ class AnalystNodes:
         mode = runtime.context.mode if runtime.context else "auto"
         if mode == "auto":
             mode = rules.forced_mode(kept) or "auto"
-        available = await asyncio.to_thread(market.available_tickers)
+        listed = await asyncio.to_thread(market.available_tickers)
+        available = request_universe(
+            request, listed, open_universe=getattr(market, "open_universe", False)
+        )
         route, used = await self.reasoner.route(request, available, mode)
         usage = add_usage(usage, used)
         excluded = rules.excluded_tickers(kept, available)

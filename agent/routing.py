@@ -95,6 +95,18 @@ def extract_tickers(text: str, known: set[str]) -> tuple[tuple[str, ...], list[s
     return tuple(found), sorted(set(unknown))
 
 
+def request_universe(
+    query: str, available: Iterable[str], *, open_universe: bool = False
+) -> tuple[str, ...]:
+    """The tickers ``query`` may name: the provider's list and, for a provider that fetches any
+    symbol (``open_universe``: yfinance), also the upper-case symbols the query names."""
+    known = tuple(t.upper() for t in available)
+    if not open_universe:
+        return known
+    _, named = extract_tickers(query, set(known))
+    return (*known, *(t for t in named if t not in known))
+
+
 def check_request(
     query: str, available: Iterable[str], mode: ModeChoice = "auto", *, strict: bool = True
 ) -> Route | None:

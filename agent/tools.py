@@ -42,7 +42,7 @@ def run_step(step: PlanStep, market: MarketDataProvider) -> StepResult:
         used += basket
         data = analytics.beta_metrics(history, basket)
     elif kind == "peers":
-        everyone = _everyone(market)
+        everyone = _everyone(market, history)
         used = everyone
         data = {"peers": analytics.peer_table(everyone)}
     elif kind == "snapshot":
@@ -72,5 +72,8 @@ def _others(market: MarketDataProvider, ticker: str) -> list[PriceHistory]:
     return [market.history(t) for t in market.available_tickers() if t != ticker]
 
 
-def _everyone(market: MarketDataProvider) -> list[PriceHistory]:
-    return [market.history(t) for t in market.available_tickers()]
+def _everyone(market: MarketDataProvider, history: PriceHistory) -> list[PriceHistory]:
+    """Every listed ticker, and the step's own when the provider fetched it beyond its list."""
+    listed = market.available_tickers()
+    everyone = [market.history(t) for t in listed]
+    return everyone if history.ticker in listed else [*everyone, history]

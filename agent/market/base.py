@@ -15,7 +15,9 @@ has been handed out (providers cache and share them).
 ``MarketDataProvider`` is the interface a backend implements: tickers are case-insensitive and
 normalised to upper case; an unknown ticker raises ``agent.errors.UnknownTickerError`` listing
 what is available; a provider that cannot deliver prices raises
-``agent.errors.MarketDataUnavailableError``.
+``agent.errors.MarketDataUnavailableError``. A provider whose ``open_universe`` attribute is
+true (yfinance) fetches any symbol: ``available_tickers()`` is then only its default basket
+(peers, beta) and requests may name other tickers.
 """
 
 from __future__ import annotations

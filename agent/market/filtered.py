@@ -17,6 +17,7 @@ class FilteredProvider:
         self.inner = inner
         self.excluded = dict(excluded)
         self.name = inner.name
+        self.open_universe = bool(getattr(inner, "open_universe", False))
 
     def available_tickers(self) -> tuple[str, ...]:
         return tuple(t for t in self.inner.available_tickers() if t not in self.excluded)

@@ -5,9 +5,10 @@ Contracts:
 - Importing this module never imports ``yfinance``; the package is imported inside
   ``history()``, so the analyst runs without it. If it is missing, ``history()`` raises
   ``MissingDependencyError`` naming the ``yfinance`` extra.
-- ``available_tickers()`` is the configured universe (default: the seven tickers of the
-  bundled sample); other tickers raise ``UnknownTickerError``, so the sample and live
-  providers are interchangeable.
+- Any ticker symbol is fetched (``open_universe``): ``available_tickers()`` is only the
+  default basket (the seven tickers of the bundled sample unless configured) that peer tables
+  and beta are computed against, and a request may name any other symbol. A string that
+  cannot be a symbol raises ``InvalidQueryError``.
 - ``history()`` returns daily OHLCV adjusted for splits and dividends. Any download failure
   (no network, timeout, Yahoo error, empty answer) raises ``MarketDataUnavailableError``
   naming the ticker, the cause and the fix, chained to the original exception.
@@ -17,18 +18,22 @@ Contracts:
 from __future__ import annotations
 
 import datetime
+import logging
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from agent.errors import (
     ConfigurationError,
+    InvalidQueryError,
     MarketDataUnavailableError,
     MissingDependencyError,
-    UnknownTickerError,
 )
 from agent.market.base import PriceHistory
 
 DEFAULT_TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
+#: What a Yahoo symbol looks like: NVDA, BRK.B, RDS-A, ^GSPC, EURUSD=X, 7203.T.
+_SYMBOL = re.compile(r"^[A-Z0-9^][A-Z0-9.\-=^]{0,14}$")
 VALID_PERIODS = ("1d", "5d", "1mo", "3mo", "6mo", "1y", "2y", "5y", "10y", "ytd", "max")
 
 _FIX = (
@@ -44,13 +49,16 @@ def _import_yfinance() -> Any:
         raise MissingDependencyError(
             "The yfinance market-data provider", "yfinance", "yfinance"
         ) from e
+    # yfinance logs every failed request on its own; the error raised below says it once.
+    logging.getLogger("yfinance").setLevel(logging.CRITICAL)
     return yfinance
 
 
 class YFinanceProvider:
-    """Daily adjusted OHLCV downloaded from Yahoo Finance for a fixed ticker universe."""
+    """Daily adjusted OHLCV downloaded from Yahoo Finance for any ticker symbol."""
 
     name = "yfinance"
+    open_universe = True
 
     def __init__(self, tickers: Iterable[str] = DEFAULT_TICKERS, *, timeout: float = 10.0) -> None:
         normalised = tuple(sorted({t.strip().upper() for t in tickers if t.strip()}))
@@ -71,8 +79,10 @@ class YFinanceProvider:
 
     def history(self, ticker: str, period: str = "max") -> PriceHistory:
         key = ticker.strip().upper()
-        if key not in self._tickers:
-            raise UnknownTickerError(key, self._tickers)
+        if not _SYMBOL.match(key):
+            raise InvalidQueryError(
+                f"{ticker!r} is not a ticker symbol; use one such as NVDA, BRK.B or ^GSPC."
+            )
         if period not in VALID_PERIODS:
             raise ConfigurationError(
                 f"Unknown yfinance period {period!r}. Use one of: {', '.join(VALID_PERIODS)}."
@@ -81,7 +91,8 @@ class YFinanceProvider:
 
         def unavailable(cause: str) -> MarketDataUnavailableError:
             return MarketDataUnavailableError(
-                f"Could not download prices for {key} from Yahoo Finance: {cause}. To fix: {_FIX}."
+                f"Could not download prices for {key} from Yahoo Finance: "
+                f"{cause.rstrip('. ')}. To fix: {_FIX}."
             )
 
         try:

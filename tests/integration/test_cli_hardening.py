@@ -235,3 +235,16 @@ def test_a_chat_ended_by_eof_says_which_thread_it_was(analyst: Any) -> None:
     drafted = re.search(r"Thread (t-[0-9a-f]+) · awaiting approval", run.out)
     assert drafted, run.out
     assert run.out.rstrip().endswith(f"Bye. This conversation is thread {drafted.group(1)}.")
+
+
+def test_the_yfinance_provider_fetches_any_ticker_or_says_why_it_cannot(analyst: Any) -> None:
+    live = dataclasses.replace(analyst, env={**analyst.env, "ANALYST_MARKET_PROVIDER": "yfinance"})
+    run = live("run", "Analyze IBM", "--json", timeout=120)
+    assert "Unknown ticker" not in run.err, str(run)
+    if run.code == 0:  # a machine with network
+        assert run.json()["ticker"] == "IBM"
+        return
+    # Offline: one clear error naming the ticker, the cause and the fix.
+    assert run.refused and run.code == 1, str(run)
+    assert "Could not download prices for IBM from Yahoo Finance" in run.err
+    assert "ANALYST_MARKET_PROVIDER=sample" in run.err and "--provider" not in run.err

@@ -21,6 +21,7 @@ import pytest
 
 from agent.errors import (
     ConfigurationError,
+    InvalidQueryError,
     MarketDataUnavailableError,
     MissingDependencyError,
     UnknownTickerError,
@@ -32,6 +33,7 @@ from agent.market import (
     provider_from_name,
 )
 from agent.market.yfinance import YFinanceProvider
+from agent.routing import check_request, request_universe
 
 BUNDLED = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -168,13 +170,25 @@ def test_provider_from_name_rejects_unknown_names() -> None:
 
 
 def test_yfinance_provider_unknown_ticker_and_bad_settings() -> None:
-    with pytest.raises(UnknownTickerError, match="Available tickers: AAPL"):
-        YFinanceProvider().history("ZZZZ")
+    with pytest.raises(InvalidQueryError, match="not a ticker symbol"):
+        YFinanceProvider().history("not a ticker!")
     assert YFinanceProvider(["ibm", "aapl"]).available_tickers() == ("AAPL", "IBM")
     with pytest.raises(ConfigurationError, match="at least one ticker"):
         YFinanceProvider([])
     with pytest.raises(ConfigurationError, match="'forever'"):
         YFinanceProvider().history("NVDA", period="forever")
+
+
+def test_a_provider_that_fetches_any_symbol_widens_what_a_request_may_name() -> None:
+    basket = YFinanceProvider().available_tickers()
+    assert YFinanceProvider.open_universe and not getattr(SampleDataProvider(), "open_universe", 0)
+    wide = request_universe("Analyze IBM against $AMD", basket, open_universe=True)
+    assert wide == (*basket, "AMD", "IBM")
+    assert request_universe("Analyze IBM", basket) == basket
+    route = check_request("Analyze IBM", wide)
+    assert route is not None and route.tickers == ("IBM",)
+    with pytest.raises(UnknownTickerError, match="Unknown ticker IBM"):
+        check_request("Analyze IBM", basket)
 
 
 def test_yfinance_history_fails_fast_and_helpfully_without_network() -> None:
