@@ -77,7 +77,9 @@ class Services:
 
 
 @asynccontextmanager
-async def open_ledger(services: Services, settings: Settings) -> AsyncIterator[Services]:
+async def open_ledger(
+    services: Services, settings: Settings, *, server: bool = False
+) -> AsyncIterator[Services]:
     """``services`` with the fact ledger at ``settings.facts`` open for the life of the block.
 
     The one way a graph gets its ledger, for CLI runs (:class:`agent.app.AnalystApp`) and API
@@ -86,5 +88,5 @@ async def open_ledger(services: Services, settings: Settings) -> AsyncIterator[S
     """
     from memory.facts import open_fact_store
 
-    async with open_fact_store(settings.facts) as facts:
+    async with open_fact_store(settings.facts, server=server) as facts:
         yield replace(services, facts=facts)

@@ -39,5 +39,5 @@ async def graph(runtime: ServerRuntime) -> AsyncIterator[Any]:
     if runtime.execution_runtime is None:
         yield build_graph(services).compile(name=GRAPH_NAME)
         return
-    async with open_ledger(services, settings) as wired:
+    async with open_ledger(services, settings, server=True) as wired:
         yield build_graph(wired).compile(name=GRAPH_NAME)

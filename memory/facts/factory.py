@@ -46,10 +46,12 @@ def _postgres_backend() -> Any:
 
 @asynccontextmanager
 async def open_fact_store(
-    url: str, principal: Principal | None = None, **options: Any
+    url: str, principal: Principal | None = None, *, server: bool = False, **options: Any
 ) -> AsyncIterator[FactStore]:
     """Open the ledger at ``url`` for ``principal``.
 
+    ``server``: the ledger serves an API server's event loop, which must never block (SQLite
+    reads then run on a worker thread; Postgres is asynchronous either way).
     ``options`` go to the store: ``policy`` (a :class:`ConflictPolicy`, default reject),
     ``source_ranks``, ``clock``, ``max_attempts``; for Postgres also ``min_size``,
     ``max_size`` and ``connect_timeout``.
@@ -57,7 +59,9 @@ async def open_fact_store(
     if backend_for("fact ledger", url) == "sqlite":
         from memory.facts.sqlite import SqliteFactStore
 
-        async with SqliteFactStore.open(sqlite_path(url), principal, **options) as store:
+        async with SqliteFactStore.open(
+            sqlite_path(url), principal, reads_off_loop=server, **options
+        ) as store:
             yield store
         return
     backend = _postgres_backend()

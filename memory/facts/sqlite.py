@@ -174,6 +174,13 @@ def _locked(error: BaseException) -> bool:
     )
 
 
+def _prepare_folder(path: Path) -> None:
+    """Refuse a folder where the file should be; create the file's parent folders."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
 def _connect(where: str) -> sqlite3.Connection:
     target, uri = where, False
     if where != ":memory:" and Path(where).exists() and not os.access(Path(where).parent, os.W_OK):
@@ -260,6 +267,23 @@ class _AsyncReads:
         return self._reads.history(key)
 
 
+class _ThreadedReads(_AsyncReads):
+    """The same reads on a worker thread: for a server's event loop, which must never block
+    (``langgraph dev`` refuses blocking calls there). Costs a thread hop per read."""
+
+    async def open_fact(self, key: Key) -> FactRecord | None:
+        return await asyncio.to_thread(self._reads.open_fact, key)
+
+    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        return await asyncio.to_thread(self._reads.last_from, key, at)
+
+    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        return await asyncio.to_thread(self._reads.profile, tenant_id, subject, at)
+
+    async def history(self, key: Key) -> list[FactRecord]:
+        return await asyncio.to_thread(self._reads.history, key)
+
+
 class _Writes:
     """:class:`memory.facts.base.KeyOps` inside the writer's open transaction."""
 
@@ -337,12 +361,14 @@ class _Connection:
     write_lock: threading.Lock
     worker: ThreadPoolExecutor
     applied_migrations: list[int]
+    #: async reads on a worker thread instead of inline (a server's loop must never block)
+    reads_off_loop: bool = False
     reads: _Reads = field(init=False)
     async_reads: _AsyncReads = field(init=False)
 
     def __post_init__(self) -> None:
         self.reads = _Reads(self.reader, self.read_lock)
-        self.async_reads = _AsyncReads(self.reads)
+        self.async_reads = (_ThreadedReads if self.reads_off_loop else _AsyncReads)(self.reads)
 
     def close(self) -> None:
         self.worker.shutdown(wait=True)
@@ -363,16 +389,24 @@ class SqliteFactStore(FactStore):
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, path: Path | str, principal: Principal | None = None, **options: Any
+        cls,
+        path: Path | str,
+        principal: Principal | None = None,
+        *,
+        reads_off_loop: bool = False,
+        **options: Any,
     ) -> AsyncIterator[SqliteFactStore]:
-        """Open (creating if needed) and migrate the ledger file; ``:memory:`` also works."""
+        """Open (creating if needed) and migrate the ledger file; ``:memory:`` also works.
+
+        ``reads_off_loop``: async reads hop to a worker thread instead of running inline (an
+        API server's event loop must never block)."""
         where = str(path)
         memory = where == ":memory:"
         try:
             if not memory:
-                if Path(path).is_dir():
-                    raise IsADirectoryError(f"{where} is a folder")
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                # Off the event loop, like every file call here: an API server (langgraph dev)
+                # refuses blocking calls on its loop.
+                await asyncio.to_thread(_prepare_folder, Path(path))
         except OSError as e:
             raise FactLedgerUnavailableError(
                 f"Cannot open the fact ledger file {where}: {e}. Check the path and its "
@@ -381,10 +415,10 @@ class SqliteFactStore(FactStore):
         writer: sqlite3.Connection | None = None
         reader: sqlite3.Connection | None = None
         try:
-            writer = _connect(where)
+            writer = await asyncio.to_thread(_connect, where)
             applied = await asyncio.to_thread(_prepare, writer, where)
             # A private in-memory database exists once, in one connection: it reads too.
-            reader = writer if memory else _connect(where)
+            reader = writer if memory else await asyncio.to_thread(_connect, where)
         except (sqlite3.Error, FactLedgerUnavailableError) as e:
             for conn in {id(c): c for c in (writer, reader) if c is not None}.values():
                 conn.close()
@@ -403,6 +437,7 @@ class SqliteFactStore(FactStore):
             write_lock,
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="facts-writer"),
             applied,
+            reads_off_loop,
         )
         try:
             yield cls(shared, principal, **options)
