@@ -7,6 +7,7 @@ so rich prints plain, unwrapped text that the expectations below can match.
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,22 @@ def test_a_piped_session(analyst: Any) -> None:
     listing = run.out[published.end() :]
     assert re.search(rf"^{thread_id}\s+published\s+NVDA\b", listing, re.M), listing
     assert run.out.rstrip().endswith(f"Bye. This conversation is thread {thread_id}.")
+
+
+def test_sigterm_ends_a_chat_with_143_and_the_thread_to_resume(analyst: Any) -> None:
+    child = spawn_chat(analyst)
+    try:
+        child.sendline("quick snapshot of AAPL")
+        child.expect(r"Thread (t-[0-9a-f]+) · awaiting approval · AAPL")
+        thread_id = child.match.group(1)
+        child.expect_exact(PROMPT)
+        child.kill(signal.SIGTERM)
+        child.expect_exact(
+            f"error: Terminated. Thread {thread_id} is saved; continue it with: "
+            f"analyst resume {thread_id}"
+        )
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 143, child.before
+    assert analyst.json("show", thread_id)["status"] == "awaiting_approval"
