@@ -118,6 +118,21 @@ class FactTenantError(FactLedgerError):
     exit_code = 2
 
 
+class FactAuthorityError(FactLedgerError):
+    """A principal wrote (or granted) facts about a subject it holds no authority over.
+
+    A principal writes its own subject (``user:<its id>``) freely; any other subject needs a
+    grant (``analyst facts grant``), and facts about another user are kept only as candidates
+    that user must confirm. Nothing was written.
+    """
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, subject: str = "", tenant_id: str = "", user_id: str = ""):
+        self.subject, self.tenant_id, self.user_id = subject, tenant_id, user_id
+        super().__init__(message)
+
+
 class FactWriteContentionError(FactLedgerError):
     """A write kept colliding with concurrent writers on the same key and gave up."""
 

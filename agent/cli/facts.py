@@ -96,6 +96,13 @@ def _emit_one(record: FactRecord | None, json_mode: bool, label: str) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if record.candidate and record.outcome is not None:
+        console.print(
+            f"  stored as a candidate by {record.recorded_by}: it does not count until "
+            f"{record.subject.removeprefix('user:')} records it themselves.",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _id(memory_id: str | None) -> str:
@@ -336,6 +343,85 @@ def setup(
 
     done = f"applied migrations {', '.join(map(str, applied))}" if applied else "already current"
     print(f"Fact ledger schema version {LATEST_VERSION}: {done}.")
+
+
+GranteeArg = Annotated[str, typer.Argument(help="The user id the grant is for.")]
+GrantSubjectArg = Annotated[
+    str | None,
+    typer.Argument(help="Subject, or a prefix pattern such as team:*; omit with --admin."),
+]
+AdminOpt = Annotated[
+    bool, typer.Option("--admin", help="Admin of the tenant: any subject, and grants.")
+]
+
+
+def _change_grant(
+    revoke: bool, grantee: str, subject: str | None, admin: bool, settings: Settings
+) -> bool:
+    if admin == (subject is not None):
+        raise CommandError("Name a SUBJECT (e.g. team:research or team:*) or give --admin.")
+    subject = None if subject is None else _subject(subject, settings)
+    if revoke:
+        return _run(settings, lambda s: s.revoke(grantee, subject, admin=admin))
+    return _run(settings, lambda s: s.grant(grantee, subject, admin=admin))
+
+
+@app.command()
+def grant(
+    grantee: GranteeArg,
+    subject: GrantSubjectArg = None,
+    admin: AdminOpt = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Let USER write facts about SUBJECT (or, with --admin, any subject) in your tenant.
+
+    Only the tenant's admin may grant (Postgres: also the ledger's owner, which makes the
+    first admin; SQLite: the first grant of a tenant may make its admin). Facts about
+    another user stay candidates that user must confirm."""
+    settings = common.settings(user, tenant)
+    changed = _change_grant(False, grantee, subject, admin, settings)
+    what = "admin" if admin else f"writer of {subject}"
+    if json_mode:
+        common.print_json({"granted": changed, "user": grantee, "grant": what}, indent=None)
+        return
+    print(f"{grantee}: {what} ({'granted' if changed else 'already granted'}).")
+
+
+@app.command()
+def revoke(
+    grantee: GranteeArg,
+    subject: GrantSubjectArg = None,
+    admin: AdminOpt = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Withdraw a grant made with `analyst facts grant` (same arguments)."""
+    settings = common.settings(user, tenant)
+    changed = _change_grant(True, grantee, subject, admin, settings)
+    what = "admin" if admin else f"writer of {subject}"
+    if json_mode:
+        common.print_json({"revoked": changed, "user": grantee, "grant": what}, indent=None)
+        return
+    print(f"{grantee}: {what} ({'revoked' if changed else 'was not granted'}).")
+
+
+@app.command()
+def grants(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
+    """List who may write which subjects in your tenant (besides their own)."""
+    settings = common.settings(user, tenant)
+    found = _run(settings, lambda s: s.grants(), create=False)
+    if json_mode:
+        common.print_json([g.to_json() for g in found])
+        return
+    if not found:
+        print("No grants: everyone writes only their own subject (user:<id>).")
+        return
+    for g in found:
+        by = f" (by {g.granted_by})" if g.granted_by else ""
+        print(f"{g.user_id}\t{g.role}\t{g.subject}{by}")
 
 
 @app.command("import")

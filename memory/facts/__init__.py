@@ -13,6 +13,10 @@ Public API (the contract is in :mod:`memory.facts.base`)::
         await facts.record_many(deltas)                  # one durable transaction
         await facts.import_facts(many_deltas)            # ImportReport: bulk, same rules
         facts.sync.current(subject, "horizon")           # the reads, without an event loop
+        await facts.grant("bob", "team:*")               # tenant admin: bob writes team:*
+
+A principal writes its own subject freely; others need a grant, and a fact about another user
+is kept only as a candidate (see :mod:`memory.facts.base`, "Authority").
 
 ``record()`` returns the record holding the delta's place; its ``outcome`` is ``recorded``,
 ``replaced`` or ``duplicate`` (the same value and ``valid_from`` were stored already; the
@@ -30,6 +34,7 @@ from memory.facts.base import (
     FactRecord,
     FactStatus,
     FactStore,
+    Grant,
     ImportReport,
     MemoryDelta,
     MemoryType,
@@ -49,6 +54,7 @@ __all__ = [
     "FactRecord",
     "FactStatus",
     "FactStore",
+    "Grant",
     "ImportReport",
     "MemoryDelta",
     "MemoryType",

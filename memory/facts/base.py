@@ -55,6 +55,20 @@ turn of the event loop run in one transaction, each in its own savepoint (a refu
 that write only), with one durable commit. ``record_many`` puts a batch in one transaction;
 ``import_facts`` loads any number of deltas in batches, counting what it refused.
 
+Authority (who may write what)
+------------------------------
+Every write is checked inside its transaction against the writer's grants (one read, then
+:func:`memory.facts.rules.authority_of`): a principal writes its own subject
+(``subject_for(principal)``) freely; any other subject needs a ``writer`` grant on it (or a
+``prefix*`` pattern) or ``admin`` of the tenant, else :class:`FactAuthorityError` and nothing
+is written. A fact about another user (``user:<someone else>``), even with a grant, is stored
+only as a *candidate*: source ``inferred``, withdrawn at once (outside the timeline, so it
+supersedes nothing) and ``recorded_by`` its writer, for that user to review; it counts once
+they record it themselves. Retracting another user's fact is refused. Every record names its
+writer (``recorded_by``). Postgres checks the same rule again in a row-security policy.
+Grants are data in the ledger (:meth:`FactStore.grant`, :meth:`FactStore.revoke`), changed
+only by the tenant's admin (or the Postgres owner).
+
 Reads (each one index seek)
 ---------------------------
 ``as_of(subject, attribute, when)``: the active fact with ``valid_from <= when < valid_to`` --
@@ -86,6 +100,7 @@ from datetime import UTC, datetime
 from typing import Any, Self, TypeVar, cast
 
 from memory.errors import (
+    FactAuthorityError,
     FactConflictError,
     FactLedgerError,
     FactNotFoundError,
@@ -102,6 +117,7 @@ from memory.facts.records import (  # noqa: F401  (the ledger's public names, re
     ConflictPolicy,
     FactRecord,
     FactStatus,
+    Grant,
     MemoryDelta,
     MemoryType,
     Source,
@@ -112,12 +128,16 @@ from memory.facts.records import (  # noqa: F401  (the ledger's public names, re
     utc,
 )
 from memory.facts.rules import (  # noqa: F401
+    GRANT_ROLES,
+    Authority,
     Key,
     KeyOps,
     ReadOps,
     Request,
     Rules,
     as_of_rules,
+    authority_of,
+    authority_rules,
     current_rules,
     run_async,
     run_sync,
@@ -139,6 +159,8 @@ class PendingWrite:
 
     key: Key
     rules: Callable[[], Rules[Any]]
+    #: The acting user: Postgres sets it for the write (``app.user_id``) so RLS can check it.
+    user_id: str = ""
     done: asyncio.Future[Any] | None = None
     result: Any = None
     error: BaseException | None = None
@@ -269,6 +291,17 @@ class FactStore(ABC):
         Sets each write's ``result`` or ``error`` (a refusal rolls back that write only);
         raises, with nothing committed, when the transaction itself fails.
         """
+
+    @abstractmethod
+    async def _change_grant(self, grant: Grant, *, revoke: bool) -> bool:
+        """Insert (or delete) ``grant`` as the principal, if it may administer grants.
+
+        Returns whether anything changed; raises :class:`FactAuthorityError` when refused.
+        """
+
+    @abstractmethod
+    async def _list_grants(self, tenant_id: str) -> list[Grant]:
+        """Every grant of the tenant."""
 
     @abstractmethod
     def _is_transient(self, error: BaseException) -> bool:
@@ -418,11 +451,47 @@ class FactStore(ABC):
         """
         key = self._key(subject, attribute)
         given_at = None if at is None else utc(at, "at")
-        pending = PendingWrite(key, lambda: self._retract_rules(key, given_at, source_episode_id))
+        user = self.principal.user_id
+        pending = PendingWrite(
+            key, lambda: self._retract_rules(key, given_at, source_episode_id, user), user
+        )
         await self._submit([pending])
         if pending.error is not None:
             raise pending.error
         return cast(FactRecord, pending.result)
+
+    # -- grants -------------------------------------------------------------------------------
+
+    def _grant(self, user_id: str, subject: str | None, admin: bool) -> Grant:
+        user = check_name(user_id, "user")
+        if admin:
+            if subject not in (None, "*"):
+                raise InvalidFactError("An admin grant covers every subject; give no subject.")
+            return Grant(self.tenant_id, user, "admin", "*", self.principal.user_id, self.now())
+        if subject is None:
+            raise InvalidFactError("Name the subject to grant (e.g. team:research), or admin.")
+        pattern = check_name(subject, "subject")
+        return Grant(self.tenant_id, user, "writer", pattern, self.principal.user_id, self.now())
+
+    async def grant(self, user_id: str, subject: str | None = None, *, admin: bool = False) -> bool:
+        """Let ``user_id`` write ``subject`` (or, ``admin``, any subject) in this tenant.
+
+        Only the tenant's admin may grant (on Postgres also the ledger's owner; on SQLite,
+        whose file has no other owner, the first grant of a tenant may make its admin).
+        Returns whether the grant is new; raises :class:`FactAuthorityError` when refused.
+        """
+        return await self._change_grant(self._grant(user_id, subject, admin), revoke=False)
+
+    async def revoke(
+        self, user_id: str, subject: str | None = None, *, admin: bool = False
+    ) -> bool:
+        """Withdraw a grant made by :meth:`grant`; returns whether one was removed."""
+        return await self._change_grant(self._grant(user_id, subject, admin), revoke=True)
+
+    async def grants(self) -> list[Grant]:
+        """The tenant's grants, by user, role and subject."""
+        found = await self._list_grants(self.tenant_id)
+        return sorted(found, key=lambda g: (g.user_id, g.role, g.subject))
 
     # -- the write rules ----------------------------------------------------------------------
 
@@ -437,12 +506,26 @@ class FactStore(ABC):
             )
         chosen = self.policy if policy is None else ConflictPolicy(policy)
         key = (self.tenant_id, delta.subject, delta.attribute)
-        return PendingWrite(key, lambda: self._record_rules(key, delta, chosen))
+        user = self.principal.user_id
+        return PendingWrite(key, lambda: self._record_rules(key, delta, chosen, user), user)
 
     def _record_rules(
-        self, key: Key, delta: MemoryDelta, policy: ConflictPolicy
+        self, key: Key, delta: MemoryDelta, policy: ConflictPolicy, user: str
     ) -> Rules[FactRecord]:
         now = self.now()
+        authority = yield from authority_rules(key, user)
+        if authority is None:
+            raise _no_authority(key, user, "write")
+        if authority == "candidate":
+            # Someone else's word about a user: kept for that user to review, outside the
+            # timeline (withdrawn, source inferred), so it never changes what they are told.
+            candidate = replace(
+                self._new_record(delta, now, None, None, "recorded", user),
+                source="inferred",
+                withdrawn_at=now,
+            )
+            yield ("insert", (candidate,))
+            return candidate
         start = delta.valid_from
         before, next_start = yield ("neighbours", (key, start))
         cover = before if before is not None and before.holds_at(start) else None
@@ -477,19 +560,22 @@ class FactStore(ABC):
                 "withdraw",
                 (key, cover.memory_id, now, cover.retracted_at, cover.retraction_episode_id),
             )
-            new = self._new_record(delta, now, cover.valid_to, cover, "replaced")
+            new = self._new_record(delta, now, cover.valid_to, cover, "replaced", user)
         elif cover is not None:
             yield ("set_end", (key, cover.memory_id, start, None, None))
-            new = self._new_record(delta, now, cover.valid_to, cover, "recorded")
+            new = self._new_record(delta, now, cover.valid_to, cover, "recorded", user)
         else:
-            new = self._new_record(delta, now, next_start, None, "recorded")
+            new = self._new_record(delta, now, next_start, None, "recorded", user)
         yield ("insert", (new,))
         return new
 
     def _retract_rules(
-        self, key: Key, given_at: datetime | None, source_episode_id: str | None
+        self, key: Key, given_at: datetime | None, source_episode_id: str | None, user: str
     ) -> Rules[FactRecord]:
         now = self.now()
+        authority = yield from authority_rules(key, user)
+        if authority is None or authority == "candidate":
+            raise _no_authority(key, user, "retract")
         when = now if given_at is None else given_at
         before, _ = yield ("neighbours", (key, when))
         if before is None or not before.holds_at(when):
@@ -544,6 +630,7 @@ class FactStore(ABC):
         valid_to: datetime | None,
         superseded: FactRecord | None,
         outcome: WriteOutcome,
+        user: str,
     ) -> FactRecord:
         return FactRecord(
             tenant_id=self.tenant_id,
@@ -565,6 +652,7 @@ class FactStore(ABC):
             # ends at that retraction.
             retracted_at=None if superseded is None else superseded.retracted_at,
             retraction_episode_id=None if superseded is None else superseded.retraction_episode_id,
+            recorded_by=user,
             outcome=outcome,
         )
 
@@ -685,6 +773,48 @@ class SyncFacts:
     def history(self, subject: str, attribute: str) -> list[FactRecord]:
         """All records of the key, withdrawn ones included, by ``valid_from`` then recording."""
         return _chronological(self._ops.history(self._store._key(subject, attribute)))
+
+
+def _no_authority(key: Key, user: str, action: str) -> FactAuthorityError:
+    tenant, subject = key[0], key[1]
+    who = f"user '{user}' of tenant '{tenant}'"
+    if action == "retract" and subject.startswith("user:"):
+        fix = (
+            f"Only {subject.removeprefix('user:')} may retract facts about {subject}; "
+            "others can only propose candidates"
+        )
+    else:
+        fix = (
+            f"A principal writes its own subject (user:{user}) freely; for {subject} ask the "
+            f"tenant's admin to run: analyst facts grant {user} {subject}"
+        )
+    return FactAuthorityError(
+        f"{who} may not {action} facts about {subject}. {fix}. Nothing was written.",
+        subject=subject,
+        tenant_id=tenant,
+        user_id=user,
+    )
+
+
+def may_administer(
+    user: str, grants: list[tuple[str, str]], tenant_has_admin: bool, role: str
+) -> bool:
+    """Whether ``user`` may grant or revoke: an admin may; in a tenant with no admin yet, the
+    first grant may make one (SQLite only: its file has no other owner)."""
+    if any(r == "admin" for r, _ in grants):
+        return True
+    return not tenant_has_admin and role == "admin"
+
+
+def grant_refused(grant: Grant, user: str) -> FactAuthorityError:
+    return FactAuthorityError(
+        f"user '{user}' of tenant '{grant.tenant_id}' may not change grants: only the tenant's "
+        "admin may (or, on Postgres, the ledger's owner: ANALYST_FACTS=<owner URL> analyst "
+        f"facts grant {grant.user_id} --admin). Nothing was changed.",
+        subject=grant.subject,
+        tenant_id=grant.tenant_id,
+        user_id=user,
+    )
 
 
 def _by_attribute(records: list[FactRecord]) -> dict[str, FactRecord]:

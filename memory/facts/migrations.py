@@ -26,6 +26,14 @@ History:
    reads any more, is dropped (reads seek ``facts_one_start``, ordered (tenant, subject,
    attribute, valid_from), and ``facts_one_open``). Rows are upgraded to ``schema_version`` 3.
 
+4. Write authority: each record names the user whose principal wrote it (``recorded_by``),
+   and ``grants`` (SQLite ``fact_grants``) lets a user write subjects other than its own
+   (``writer`` of a subject or ``prefix*`` pattern, or ``admin`` of the tenant). On Postgres a
+   restrictive row-security policy checks every inserted and updated fact against the grants
+   for ``app.user_id`` (``analyst_facts.may_write``, the rule of
+   :func:`memory.facts.rules.authority_of`); only a tenant's admin (or the owner) changes
+   grants. Rows are upgraded to ``schema_version`` 4.
+
 SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
 The Postgres runner must connect as the tables' owner (or a superuser); the application role
 only reads the migrations table to check the version.
@@ -124,6 +132,8 @@ def _sqlite_neighbour_trigger(name: str, event: str) -> str:
 
 
 _PG_FACTS = f"{PG_SCHEMA}.facts"
+_PG_GRANTS = f"{PG_SCHEMA}.grants"
+_PG_USER = "current_setting('app.user_id', true)"
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -311,6 +321,111 @@ MIGRATIONS: tuple[Migration, ...] = (
             f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
         ),
     ),
+    Migration(
+        version=4,
+        description="write authority: recorded_by, grants, the write policy",
+        sqlite=(
+            "ALTER TABLE facts ADD COLUMN recorded_by TEXT",
+            "UPDATE facts SET schema_version = 4 WHERE schema_version < 4",
+            """
+            CREATE TABLE fact_grants (
+                tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
+                user_id    TEXT NOT NULL CHECK (user_id <> ''),
+                role       TEXT NOT NULL CHECK (role IN ('writer', 'admin')),
+                subject    TEXT NOT NULL CHECK (subject <> ''),
+                granted_by TEXT,
+                granted_at TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, user_id, role, subject)
+            )
+            """,
+        ),
+        postgres=(
+            f"ALTER TABLE {_PG_FACTS} NO FORCE ROW LEVEL SECURITY",
+            f"ALTER TABLE {_PG_FACTS} ADD COLUMN recorded_by text",
+            f"UPDATE {_PG_FACTS} SET schema_version = 4 WHERE schema_version < 4",
+            f"""
+            CREATE TABLE {_PG_GRANTS} (
+                tenant_id  text NOT NULL CHECK (tenant_id <> ''),
+                user_id    text NOT NULL CHECK (user_id <> ''),
+                role       text NOT NULL CHECK (role IN ('writer', 'admin')),
+                subject    text NOT NULL CHECK (subject <> ''),
+                granted_by text,
+                granted_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (tenant_id, user_id, role, subject)
+            )
+            """,
+            # Read by the policies below with the owner's rights (the app role may not read
+            # other users' grants through them, and a policy may not query its own table).
+            f"""
+            CREATE FUNCTION {PG_SCHEMA}.is_admin(p_tenant text) RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+                SELECT EXISTS (
+                    SELECT 1 FROM {_PG_GRANTS} g
+                    WHERE g.tenant_id = p_tenant AND g.role = 'admin'
+                      AND g.user_id = {_PG_USER}
+                )
+            $$
+            """,
+            f"""
+            CREATE FUNCTION {PG_SCHEMA}.may_write(
+                p_tenant text, p_subject text, p_source text, p_withdrawn timestamptz
+            ) RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+                SELECT CASE
+                    WHEN u IS NULL OR u = '' THEN false
+                    WHEN p_subject = 'user:' || u THEN true
+                    WHEN NOT EXISTS (
+                        SELECT 1 FROM {_PG_GRANTS} g
+                        WHERE g.tenant_id = p_tenant AND g.user_id = u AND (
+                            g.role = 'admin' OR g.subject = p_subject
+                            OR (right(g.subject, 1) = '*' AND starts_with(
+                                p_subject, left(g.subject, length(g.subject) - 1)))
+                        )
+                    ) THEN false
+                    WHEN starts_with(p_subject, 'user:')
+                        THEN p_source = 'inferred' AND p_withdrawn IS NOT NULL
+                    ELSE true
+                END
+                FROM (SELECT {_PG_USER} AS u) AS acting
+            $$
+            """,
+            f"""
+            CREATE POLICY facts_write_authority ON {_PG_FACTS} AS RESTRICTIVE FOR INSERT
+            WITH CHECK (
+                {PG_SCHEMA}.may_write(tenant_id, subject, source, withdrawn_at)
+                AND recorded_by = {_PG_USER}
+            )
+            """,
+            f"""
+            CREATE POLICY facts_update_authority ON {_PG_FACTS} AS RESTRICTIVE FOR UPDATE
+            USING (true)
+            WITH CHECK ({PG_SCHEMA}.may_write(tenant_id, subject, source, withdrawn_at))
+            """,
+            # Row security on the grants, not forced: the owner (who bootstraps a tenant's
+            # first admin) is exempt; the application role sees its tenant's grants and
+            # changes them only as that tenant's admin.
+            f"ALTER TABLE {_PG_GRANTS} ENABLE ROW LEVEL SECURITY",
+            f"""
+            CREATE POLICY grants_read ON {_PG_GRANTS} FOR SELECT
+            USING (tenant_id = current_setting('app.tenant_id', true))
+            """,
+            f"""
+            CREATE POLICY grants_insert ON {_PG_GRANTS} FOR INSERT
+            WITH CHECK (
+                tenant_id = current_setting('app.tenant_id', true)
+                AND {PG_SCHEMA}.is_admin(tenant_id)
+            )
+            """,
+            f"""
+            CREATE POLICY grants_delete ON {_PG_GRANTS} FOR DELETE
+            USING (
+                tenant_id = current_setting('app.tenant_id', true)
+                AND {PG_SCHEMA}.is_admin(tenant_id)
+            )
+            """,
+            f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -489,6 +604,12 @@ async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
         sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {}.facts TO {}").format(schema, ident)
     )
     await conn.execute(sql.SQL("GRANT SELECT ON {}.migrations TO {}").format(schema, ident))
+    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.grants",))
+    found = await cursor.fetchone()
+    if found is not None and found[0] is not None:  # from migration 4 on
+        await conn.execute(
+            sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.grants TO {}").format(schema, ident)
+        )
 
 
 async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) -> int:

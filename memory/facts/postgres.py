@@ -52,7 +52,15 @@ from memory.errors import (
     FactLedgerUnavailableError,
     UnsafeDatabaseRoleError,
 )
-from memory.facts.base import FactRecord, FactStore, Key, PendingWrite, run_async
+from memory.facts.base import (
+    FactRecord,
+    FactStore,
+    Grant,
+    Key,
+    PendingWrite,
+    grant_refused,
+    run_async,
+)
 from memory.facts.migrations import (
     LATEST_VERSION,
     PG_SCHEMA,
@@ -66,9 +74,14 @@ FACTS = f"{PG_SCHEMA}.facts"
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
     "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
-    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in"
+    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
 )
-_SET_TENANT = "SELECT set_config('app.tenant_id', %s, true)"
+#: A write transaction acts for one principal: its tenant and its user (the write policy
+#: checks the user's authority over each row's subject).
+_SET_TENANT = "SELECT set_config('app.tenant_id', %s, true), set_config('app.user_id', %s, true)"
+GRANTS = f"{PG_SCHEMA}.grants"
+_GRANTS_OF = f"SELECT role, subject FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
+_GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 #: Reads set the tenant for the connection's session (see :class:`_Shared.tenants`).
 _SET_SESSION_TENANT = "SELECT set_config('app.tenant_id', %s, false)"
 LOCK_TIMEOUT = "10s"
@@ -116,7 +129,7 @@ SELECT f.* FROM names CROSS JOIN LATERAL (
 ) f
 WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > %(at)s)
 """
-_INSERT = f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 19)})"
+_INSERT = f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 20)})"
 _UPDATE_WHERE = " WHERE tenant_id = %s AND memory_id = %s AND withdrawn_at IS NULL"
 #: Every key of a group, locked in one statement in a global order (no deadlock between
 #: groups); a writer stuck behind another gives up after LOCK_TIMEOUT and the group retries.
@@ -162,6 +175,7 @@ def _record(row: Sequence[Any]) -> FactRecord:
         row[16],
         _utc(row[17]),
         tuple(row[18]),
+        row[19],
     )
 
 
@@ -301,6 +315,7 @@ class _Writes:
                 record.retraction_episode_id,
                 record.withdrawn_at,
                 Jsonb(list(record.restated_in)),
+                record.recorded_by,
             ),
         )
 
@@ -338,6 +353,10 @@ class _Writes:
             key,
             memory_id,
         )
+
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        cursor = await self.conn.execute(_GRANTS_OF, (tenant_id, user_id))
+        return [(row[0], row[1]) for row in await cursor.fetchall()]
 
     async def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
         await self._update(
@@ -474,6 +493,59 @@ class PostgresFactStore(FactStore):
     def _is_transient(self, error: BaseException) -> bool:
         return isinstance(error, (*_TRANSIENT, _Reconnect))
 
+    async def _change_grant(self, grant: Grant, *, revoke: bool) -> bool:
+        """Row security decides: the tenant's admin (``is_admin``) or the owner may."""
+        user = self.principal.user_id
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_SET_TENANT, (grant.tenant_id, user))
+                if revoke:
+                    cursor = await conn.execute(
+                        f"DELETE FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
+                        " AND role = %s AND subject = %s",
+                        (grant.tenant_id, grant.user_id, grant.role, grant.subject),
+                    )
+                    if cursor.rowcount == 0:
+                        found = await conn.execute(
+                            f"SELECT {PG_SCHEMA}.is_admin(%s)", (grant.tenant_id,)
+                        )
+                        row = await found.fetchone()
+                        owner = await conn.execute(
+                            "SELECT pg_has_role(current_user, tableowner, 'USAGE')"
+                            " FROM pg_tables WHERE schemaname = %s AND tablename = 'grants'",
+                            (PG_SCHEMA,),
+                        )
+                        owns = await owner.fetchone()
+                        if not (row and row[0]) and not (owns and owns[0]):
+                            raise grant_refused(grant, user)
+                    return cursor.rowcount == 1
+                cursor = await conn.execute(
+                    f"INSERT INTO {GRANTS} ({_GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT DO NOTHING",
+                    (
+                        grant.tenant_id,
+                        grant.user_id,
+                        grant.role,
+                        grant.subject,
+                        grant.granted_by,
+                        grant.granted_at,
+                    ),
+                )
+                return cursor.rowcount == 1
+        except pg_errors.InsufficientPrivilege as e:
+            raise grant_refused(grant, user) from e
+        except psycopg.OperationalError as e:
+            raise self._unavailable(e) from e
+
+    async def _list_grants(self, tenant_id: str) -> list[Grant]:
+        rows = await self._async_reads._rows(
+            tenant_id, f"SELECT {_GRANT_COLUMNS} FROM {GRANTS} WHERE tenant_id = %s", (tenant_id,)
+        )
+        return [
+            Grant(r[0], r[1], r[2], r[3], r[4], None if r[5] is None else r[5].astimezone(UTC))
+            for r in rows
+        ]
+
     async def _run_group(self, group: list[PendingWrite]) -> None:
         """One transaction for the whole group, every key locked first in a global order.
 
@@ -518,19 +590,19 @@ class PostgresFactStore(FactStore):
         *,
         careful: bool,
     ) -> None:
-        tenant: str | None = None
+        acting: tuple[str, str] | None = None
         for write in group:
             write.result, write.error = None, None
             try:
                 if careful:
                     async with conn.transaction():  # a savepoint
-                        await conn.execute(_SET_TENANT, (write.key[0],))
+                        await conn.execute(_SET_TENANT, (write.key[0], write.user_id))
                         write.result = await run_async(write.rules(), ops)
-                    tenant = None
+                    acting = None
                     continue
-                if write.key[0] != tenant:
-                    await conn.execute(_SET_TENANT, (write.key[0],))
-                    tenant = write.key[0]
+                if (write.key[0], write.user_id) != acting:
+                    acting = (write.key[0], write.user_id)
+                    await conn.execute(_SET_TENANT, acting)
                 write.result = await run_async(write.rules(), ops)
             except FactLedgerError as e:
                 write.error = e

@@ -23,7 +23,7 @@ from memory.identity import Principal
 T = TypeVar("T")
 
 #: Shape version of the records this code writes (see ``memory.facts.migrations``).
-RECORD_SCHEMA_VERSION = 3
+RECORD_SCHEMA_VERSION = 4
 
 MemoryType = Literal["semantic", "episodic", "procedural", "profile"]
 MEMORY_TYPES: tuple[MemoryType, ...] = get_args(MemoryType)
@@ -34,7 +34,7 @@ Source = Literal["inferred", "observed", "stated", "confirmed"]
 SOURCES: tuple[Source, ...] = get_args(Source)
 DEFAULT_SOURCE_RANKS: Mapping[str, int] = {name: rank for rank, name in enumerate(SOURCES)}
 
-FactStatus = Literal["open", "superseded", "retracted", "withdrawn"]
+FactStatus = Literal["open", "superseded", "retracted", "withdrawn", "candidate"]
 #: What a write did: stored a new fact, replaced one with the same ``valid_from`` (policy),
 #: or found the same fact stored already.
 WriteOutcome = Literal["recorded", "replaced", "duplicate"]
@@ -165,6 +165,8 @@ class FactRecord:
     withdrawn_at: datetime | None = None
     #: Later episodes that stated the same value from the same ``valid_from`` (provenance).
     restated_in: tuple[str, ...] = ()
+    #: The user whose principal wrote the record (``None`` on records older than schema 4).
+    recorded_by: str | None = None
     #: Set on what a write returns: what the write did. ``None`` on what a read returns.
     outcome: WriteOutcome | None = field(default=None, compare=False)
 
@@ -189,7 +191,21 @@ class FactRecord:
         )
 
     @property
+    def candidate(self) -> bool:
+        """A fact about a user stated by someone else: kept for review, never in force.
+
+        It is stored withdrawn (outside the timeline) with source ``inferred``; it counts only
+        once that user records it themselves."""
+        return (
+            self.recorded_by is not None
+            and self.subject.startswith("user:")
+            and self.subject != f"user:{self.recorded_by}"
+        )
+
+    @property
     def status(self) -> FactStatus:
+        if self.candidate:
+            return "candidate"
         if self.withdrawn_at is not None:
             return "withdrawn"
         if self.valid_to is None:
@@ -222,6 +238,31 @@ class FactRecord:
             "retraction_episode_id": self.retraction_episode_id,
             "withdrawn_at": iso(self.withdrawn_at),
             "restated_in": list(self.restated_in),
+            "recorded_by": self.recorded_by,
             "status": self.status,
             "outcome": self.outcome,
+        }
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Authority to write facts about subjects other than one's own (see ``analyst facts
+    grant``): ``writer`` of ``subject`` (exact, or a ``prefix*`` pattern such as ``team:*``),
+    or ``admin`` of the whole tenant (``subject`` is ``*``)."""
+
+    tenant_id: str
+    user_id: str
+    role: Literal["writer", "admin"]
+    subject: str
+    granted_by: str | None = None
+    granted_at: datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "user_id": self.user_id,
+            "role": self.role,
+            "subject": self.subject,
+            "granted_by": self.granted_by,
+            "granted_at": None if self.granted_at is None else self.granted_at.isoformat(),
         }

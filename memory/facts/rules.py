@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from datetime import datetime
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 from memory.facts.records import FactRecord
 
@@ -69,6 +69,11 @@ class KeyOps(Protocol):
         """Append ``episode_id`` to the fact's ``restated_in`` provenance."""
         ...
 
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        """The user's grants in the tenant, as ``(role, subject)`` rows, read in the write
+        transaction (so a revocation committed before it is seen)."""
+        ...
+
 
 def run_sync(rules: Rules[T], ops: Any) -> T:
     """Drive ``rules`` over ``ops``' plain methods."""
@@ -124,3 +129,38 @@ class ReadOps(Protocol):
     def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]: ...
 
     def history(self, key: Key) -> list[FactRecord]: ...
+
+
+# -- authority ----------------------------------------------------------------------------------
+
+#: What a principal may do to a subject: ``own`` (its own ``user:<id>``), ``granted`` (a
+#: shared subject it holds a grant for), ``candidate`` (another user's subject it holds a grant
+#: for: stored only as a candidate that user must confirm), or ``None`` (nothing).
+Authority = Literal["own", "granted", "candidate"] | None
+
+#: Grant roles: ``writer`` of one subject (or a ``prefix*`` pattern), ``admin`` of the tenant.
+GRANT_ROLES = ("writer", "admin")
+
+
+def subject_matches(pattern: str, subject: str) -> bool:
+    """``team:*`` matches every subject starting ``team:``; anything else only itself."""
+    if pattern.endswith("*"):
+        return subject.startswith(pattern[:-1])
+    return subject == pattern
+
+
+def authority_of(user_id: str, subject: str, grants: list[tuple[str, str]]) -> Authority:
+    """The rule (Postgres enforces the same one in ``analyst_facts.may_write``)."""
+    if not user_id:
+        return None
+    if subject == f"user:{user_id}":
+        return "own"
+    if not any(role == "admin" or subject_matches(pattern, subject) for role, pattern in grants):
+        return None
+    return "candidate" if subject.startswith("user:") else "granted"
+
+
+def authority_rules(key: Key, user_id: str) -> Rules[Authority]:
+    """One read in the write transaction: the writer's grants; then :func:`authority_of`."""
+    grants = yield ("grants", (key[0], user_id))
+    return authority_of(user_id, key[1], list(grants))

@@ -41,9 +41,12 @@ from memory.errors import FactLedgerError, FactLedgerUnavailableError
 from memory.facts.base import (
     FactRecord,
     FactStore,
+    Grant,
     Key,
     PendingWrite,
     canonical_json,
+    grant_refused,
+    may_administer,
     run_sync,
 )
 from memory.facts.migrations import migrate_sqlite_sync
@@ -52,7 +55,7 @@ from memory.identity import Principal
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
     "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
-    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in"
+    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
 )
 
 #: Seconds a connection waits for another writer's lock before "database is locked".
@@ -102,8 +105,11 @@ FROM names JOIN facts f ON f.rowid = (
 )
 WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > :at)
 """
-_INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 19)})"
+_INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 20)})"
 _UPDATE_WHERE = " WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL"
+_GRANTS_OF = "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
+_HAS_ADMIN = "SELECT 1 FROM fact_grants WHERE tenant_id = ? AND role = 'admin' LIMIT 1"
+_GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 
 
 def encode_time(value: datetime) -> str:
@@ -140,6 +146,7 @@ def _record(row: tuple[Any, ...]) -> FactRecord:
         row[16],
         None if row[17] is None else _fromiso(row[17]),
         tuple(json.loads(row[18])) if row[18] != "[]" else (),
+        row[19],
     )
 
 
@@ -164,6 +171,7 @@ def _record_row(record: FactRecord) -> tuple[Any, ...]:
         record.retraction_episode_id,
         _encode_optional(record.withdrawn_at),
         json.dumps(list(record.restated_in)),
+        record.recorded_by,
     )
 
 
@@ -341,6 +349,9 @@ class _Writes:
             memory_id,
         )
 
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        return self.conn.execute(_GRANTS_OF, (tenant_id, user_id)).fetchall()
+
     def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
         self._update(
             "UPDATE facts SET restated_in = json_insert(restated_in, '$[#]', ?)",
@@ -463,6 +474,61 @@ class SqliteFactStore(FactStore):
 
     def _is_transient(self, error: BaseException) -> bool:
         return _locked(error)
+
+    async def _change_grant(self, grant: Grant, *, revoke: bool) -> bool:
+        loop = asyncio.get_running_loop()
+        user = self.principal.user_id
+        changed: bool = await loop.run_in_executor(
+            self._connection.worker, self._change_grant_sync, grant, user, revoke
+        )
+        return changed
+
+    def _change_grant_sync(self, grant: Grant, user: str, revoke: bool) -> bool:
+        """The grantor's authority is checked inside the write transaction that changes it."""
+        conn = self._connection.writer
+        with self._connection.write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                own = conn.execute(_GRANTS_OF, (grant.tenant_id, user)).fetchall()
+                has_admin = conn.execute(_HAS_ADMIN, (grant.tenant_id,)).fetchone() is not None
+                if not may_administer(user, own, has_admin, grant.role):
+                    raise grant_refused(grant, user)
+                if revoke:
+                    cursor = conn.execute(
+                        "DELETE FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
+                        " AND role = ? AND subject = ?",
+                        (grant.tenant_id, grant.user_id, grant.role, grant.subject),
+                    )
+                else:
+                    cursor = conn.execute(
+                        f"INSERT INTO fact_grants ({_GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT DO NOTHING",
+                        (
+                            grant.tenant_id,
+                            grant.user_id,
+                            grant.role,
+                            grant.subject,
+                            grant.granted_by,
+                            _encode_optional(grant.granted_at),
+                        ),
+                    )
+                changed = cursor.rowcount == 1
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return changed
+
+    async def _list_grants(self, tenant_id: str) -> list[Grant]:
+        def read() -> list[Grant]:
+            with self._connection.read_lock:
+                rows = self._connection.reader.execute(
+                    f"SELECT {_GRANT_COLUMNS} FROM fact_grants WHERE tenant_id = ?", (tenant_id,)
+                ).fetchall()
+            return [Grant(r[0], r[1], r[2], r[3], r[4], _fromiso(r[5])) for r in rows]
+
+        return await asyncio.to_thread(read)
 
     async def _run_group(self, group: list[PendingWrite]) -> None:
         loop = asyncio.get_running_loop()

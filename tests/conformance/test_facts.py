@@ -44,6 +44,8 @@ pytestmark = pytest.mark.integration
 
 ACME = Principal("acme", "mira")
 GLOBEX = Principal("globex", "mira")
+#: Mira writes her own subject; other subjects would need a grant (see test_facts_authority).
+MIRA = subject_for(ACME)
 NOW = datetime(2026, 6, 4, tzinfo=UTC)
 
 
@@ -95,7 +97,7 @@ def delta(
     valid_from: str,
     episode: str | None = None,
     *,
-    subject: str = "mira",
+    subject: str = MIRA,
     attribute: str = "passport_deadline",
     **fields: Any,
 ) -> MemoryDelta:
@@ -131,12 +133,12 @@ async def test_passport_trace_current_historical_and_delayed(open_store: OpenSto
         e1 = await facts.record(delta("2026-07-15", "2026-06-01T09:00:00Z", "e1"))
         e2 = await facts.record(delta("2026-06-30", "2026-06-03T10:00:00Z", "e2"))
 
-        current = await facts.current("mira", "passport_deadline")
+        current = await facts.current(MIRA, "passport_deadline")
         assert current is not None
         assert (current.value, current.source_episode_id) == ("2026-06-30", "e2")
         assert current.supersedes_memory_id == e1.memory_id
 
-        june_2 = await facts.as_of("mira", "passport_deadline", t("2026-06-02T00:00:00Z"))
+        june_2 = await facts.as_of(MIRA, "passport_deadline", t("2026-06-02T00:00:00Z"))
         assert june_2 is not None
         assert (june_2.value, june_2.source_episode_id) == ("2026-07-15", "e1")
         assert june_2.valid_to == t("2026-06-03T10:00:00Z")
@@ -145,14 +147,14 @@ async def test_passport_trace_current_historical_and_delayed(open_store: OpenSto
         e0 = await facts.record(delta("2026-08-01", "2026-05-30T08:00:00Z", "e0"))
         assert (e0.valid_from, e0.valid_to) == (t("2026-05-30T08:00:00Z"), e1.valid_from)
         assert e0.supersedes_memory_id is None
-        delayed = await facts.as_of("mira", "passport_deadline", t("2026-05-31T00:00:00Z"))
+        delayed = await facts.as_of(MIRA, "passport_deadline", t("2026-05-31T00:00:00Z"))
         assert delayed is not None
         assert (delayed.value, delayed.source_episode_id) == ("2026-08-01", "e0")
-        current = await facts.current("mira", "passport_deadline")
+        current = await facts.current(MIRA, "passport_deadline")
         assert current is not None and current.memory_id == e2.memory_id
-        assert await facts.as_of("mira", "passport_deadline", t("2026-05-29T00:00:00Z")) is None
+        assert await facts.as_of(MIRA, "passport_deadline", t("2026-05-29T00:00:00Z")) is None
 
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.source_episode_id, r.status) for r in history] == [
             ("e0", "superseded"),
             ("e1", "superseded"),
@@ -168,13 +170,13 @@ async def test_correction_inside_history_inherits_the_interval_end(open_store: O
         c = await facts.record(delta("c", "2026-03-01T00:00:00Z", "e3"))
         b = await facts.record(delta("b", "2026-02-01T00:00:00Z", "e2"))
         assert b.valid_to == c.valid_from and b.supersedes_memory_id == a.memory_id
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.value, r.valid_from, r.valid_to) for r in history] == [
             ("a", a.valid_from, b.valid_from),
             ("b", b.valid_from, c.valid_from),
             ("c", c.valid_from, None),
         ]
-        current = await facts.current("mira", "passport_deadline")
+        current = await facts.current(MIRA, "passport_deadline")
         assert current is not None and current.value == "c"
 
 
@@ -217,7 +219,7 @@ async def test_equal_valid_from_is_rejected_by_default(open_store: OpenStore) ->
         assert error.existing_memory_id == first.memory_id
         assert error.existing_value == "2026-07-15"
         assert "policy" in str(error) and "Nothing was changed" in str(error)
-        assert await facts.history("mira", "passport_deadline") == [first]
+        assert await facts.history(MIRA, "passport_deadline") == [first]
 
 
 async def test_repeating_a_fact_is_a_duplicate_not_a_conflict(open_store: OpenStore) -> None:
@@ -235,10 +237,10 @@ async def test_repeating_a_fact_is_a_duplicate_not_a_conflict(open_store: OpenSt
             assert same.duplicate and same.restated_in == ("e1b",)
         third = await facts.record(delta({"a": 1, "b": [1, 2]}, "2026-06-01T09:00:00Z", "e1c"))
         assert third.restated_in == ("e1b", "e1c")
-        [stored] = await facts.history("mira", "passport_deadline")
+        [stored] = await facts.history(MIRA, "passport_deadline")
         assert stored == third and stored.outcome is None  # reads carry no write outcome
         assert stored.to_json()["restated_in"] == ["e1b", "e1c"]
-        assert facts.sync.history("mira", "passport_deadline") == [stored]
+        assert facts.sync.history(MIRA, "passport_deadline") == [stored]
         # JSON equality is exact: true is not 1, and 1 is not "1".
         await facts.record(delta(1, "2026-06-03T00:00:00Z"))
         for other in (True, "1", 1.5):
@@ -256,10 +258,10 @@ async def test_source_precedence_replaces_only_a_weaker_source(open_store: OpenS
 
         assert stated.supersedes_memory_id == inferred.memory_id
         assert (stated.valid_from, stated.valid_to) == (inferred.valid_from, later.valid_from)
-        now = await facts.as_of("mira", "passport_deadline", t("2026-06-15T00:00:00Z"))
+        now = await facts.as_of(MIRA, "passport_deadline", t("2026-06-15T00:00:00Z"))
         assert now is not None and now.value == "high"
 
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.value, r.status) for r in history] == [
             ("low", "withdrawn"),
             ("high", "superseded"),
@@ -284,9 +286,9 @@ async def test_confirmed_revision_needs_a_confirmed_source(open_store: OpenStore
             delta("2026-06-30", "2026-06-01T09:00:00Z", "e2", source="confirmed"), policy=policy
         )
         assert revised.supersedes_memory_id == original.memory_id and revised.is_open
-        current = await facts.current("mira", "passport_deadline")
+        current = await facts.current(MIRA, "passport_deadline")
         assert current is not None and current.memory_id == revised.memory_id
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.value, r.status) for r in history] == [
             ("2026-07-15", "withdrawn"),
             ("2026-06-30", "open"),
@@ -316,7 +318,7 @@ async def test_a_confirmation_of_the_same_value_upgrades_provenance_only_by_poli
         kept = await facts.record(weaker, policy=ConflictPolicy.SOURCE_PRECEDENCE)
         assert kept.duplicate and kept.memory_id == upgraded.memory_id
         assert kept.restated_in == ("e3",)
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.source, r.status) for r in history] == [
             ("inferred", "withdrawn"),
             ("confirmed", "open"),
@@ -330,7 +332,7 @@ async def test_retraction_closes_a_fact_without_a_successor(open_store: OpenStor
     async with open_store() as facts:
         stored = await facts.record(delta("long-term", "2026-01-01T00:00:00Z", "e1"))
         closed = await facts.retract(
-            "mira", "passport_deadline", at=t("2026-05-01T00:00:00Z"), source_episode_id="e2"
+            MIRA, "passport_deadline", at=t("2026-05-01T00:00:00Z"), source_episode_id="e2"
         )
         assert closed.memory_id == stored.memory_id
         assert (closed.valid_to, closed.status, closed.retraction_episode_id) == (
@@ -339,15 +341,15 @@ async def test_retraction_closes_a_fact_without_a_successor(open_store: OpenStor
             "e2",
         )
         assert closed.retracted_at == NOW
-        assert await facts.current("mira", "passport_deadline") is None
-        before = await facts.as_of("mira", "passport_deadline", t("2026-04-30T00:00:00Z"))
+        assert await facts.current(MIRA, "passport_deadline") is None
+        before = await facts.as_of(MIRA, "passport_deadline", t("2026-04-30T00:00:00Z"))
         assert before is not None and before.value == "long-term"
-        assert await facts.history("mira", "passport_deadline") == [closed]
+        assert await facts.history(MIRA, "passport_deadline") == [closed]
 
         with pytest.raises(FactNotFoundError, match="nothing to retract"):
-            await facts.retract("mira", "passport_deadline")
+            await facts.retract(MIRA, "passport_deadline")
         with pytest.raises(FactNotFoundError):
-            await facts.retract("mira", "unknown_attribute", at=t("2026-02-01T00:00:00Z"))
+            await facts.retract(MIRA, "unknown_attribute", at=t("2026-02-01T00:00:00Z"))
 
         # A new statement after the retraction starts fresh: it superseded nothing.
         fresh = await facts.record(delta("short-term", "2026-05-10T00:00:00Z", "e3"))
@@ -358,14 +360,14 @@ async def test_retraction_defaults_to_now_and_at_a_start_withdraws(open_store: O
     async with open_store() as facts:
         a = await facts.record(delta("a", "2026-01-01T00:00:00Z", "e1"))
         b = await facts.record(delta("b", "2026-03-01T00:00:00Z", "e2"))
-        closed = await facts.retract("mira", "passport_deadline", source_episode_id="e3")
+        closed = await facts.retract(MIRA, "passport_deadline", source_episode_id="e3")
         assert closed.memory_id == b.memory_id and closed.valid_to == NOW
 
         # Retracting exactly at a fact's start: it never held; its predecessor ends there.
-        withdrawn = await facts.retract("mira", "passport_deadline", at=b.valid_from)
+        withdrawn = await facts.retract(MIRA, "passport_deadline", at=b.valid_from)
         assert withdrawn.status == "withdrawn" and withdrawn.memory_id == b.memory_id
-        assert await facts.as_of("mira", "passport_deadline", t("2026-03-02T00:00:00Z")) is None
-        history = await facts.history("mira", "passport_deadline")
+        assert await facts.as_of(MIRA, "passport_deadline", t("2026-03-02T00:00:00Z")) is None
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.value, r.status, r.valid_to) for r in history] == [
             ("a", "retracted", b.valid_from),
             ("b", "withdrawn", NOW),
@@ -380,7 +382,7 @@ async def test_fact_inside_a_retracted_interval_ends_at_the_retraction(
     async with open_store() as facts:
         await facts.record(delta("a", "2026-01-01T00:00:00Z", "e1"))
         await facts.retract(
-            "mira", "passport_deadline", at=t("2026-05-01T00:00:00Z"), source_episode_id="r1"
+            MIRA, "passport_deadline", at=t("2026-05-01T00:00:00Z"), source_episode_id="r1"
         )
         late = await facts.record(delta("b", "2026-03-01T00:00:00Z", "e2"))
         assert late.valid_to == t("2026-05-01T00:00:00Z")
@@ -389,7 +391,7 @@ async def test_fact_inside_a_retracted_interval_ends_at_the_retraction(
         assert in_gap.is_open and in_gap.supersedes_memory_id is None
         gap_filler = await facts.record(delta("d", "2026-05-15T00:00:00Z", "e4"))
         assert gap_filler.valid_to == in_gap.valid_from
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.value, r.status) for r in history] == [
             ("a", "superseded"),
             ("b", "retracted"),
@@ -397,7 +399,7 @@ async def test_fact_inside_a_retracted_interval_ends_at_the_retraction(
             ("c", "open"),
         ]
         assert_well_formed(history)
-        assert await facts.as_of("mira", "passport_deadline", t("2026-05-10T00:00:00Z")) is None
+        assert await facts.as_of(MIRA, "passport_deadline", t("2026-05-10T00:00:00Z")) is None
 
 
 # -- reads -----------------------------------------------------------------------------------
@@ -415,7 +417,8 @@ async def test_profile_now_and_as_of(open_store: OpenStore) -> None:
         ]:
             await facts.record(delta(value, start, subject=me, attribute=attribute))
         await facts.retract(me, "horizon", at=t("2026-05-15T00:00:00Z"))
-        await facts.record(delta("other", "2026-01-01T00:00:00Z", subject="user:someone-else"))
+        someone = facts.with_principal(Principal("acme", "someone-else"))
+        await someone.record(delta("other", "2026-01-01T00:00:00Z", subject="user:someone-else"))
 
         now = await facts.profile(me)
         assert {name: r.value for name, r in now.items()} == {
@@ -438,17 +441,17 @@ async def test_times_must_be_aware_and_are_compared_as_instants(open_store: Open
     async with open_store() as facts:
         await facts.record(delta("x", "2026-06-01T09:00:00+02:00"))
         with pytest.raises(InvalidFactError, match="no time zone"):
-            await facts.as_of("mira", "passport_deadline", datetime(2026, 6, 2))
+            await facts.as_of(MIRA, "passport_deadline", datetime(2026, 6, 2))
         with pytest.raises(InvalidFactError, match="no time zone"):
-            await facts.retract("mira", "passport_deadline", at=datetime(2026, 6, 2))
+            await facts.retract(MIRA, "passport_deadline", at=datetime(2026, 6, 2))
         with pytest.raises(ValidationError):
-            MemoryDelta(subject="mira", attribute="a", value=1, valid_from=datetime(2026, 6, 1))
+            MemoryDelta(subject=MIRA, attribute="a", value=1, valid_from=datetime(2026, 6, 1))
         with pytest.raises(InvalidFactError, match="subject"):
             await facts.current("  ", "passport_deadline")
         tokyo = timezone(timedelta(hours=9))
-        assert await facts.as_of("mira", "passport_deadline", t("2026-06-01T06:59:59Z")) is None
+        assert await facts.as_of(MIRA, "passport_deadline", t("2026-06-01T06:59:59Z")) is None
         found = await facts.as_of(
-            "mira", "passport_deadline", datetime(2026, 6, 1, 16, 0, tzinfo=tokyo)
+            MIRA, "passport_deadline", datetime(2026, 6, 1, 16, 0, tzinfo=tokyo)
         )
         assert found is not None and found.value == "x"
 
@@ -457,11 +460,11 @@ async def test_microsecond_boundaries_are_half_open(open_store: OpenStore) -> No
     async with open_store() as facts:
         await facts.record(delta("a", "2026-06-01T00:00:00.000001Z"))
         await facts.record(delta("b", "2026-06-01T00:00:00.000002Z"))
-        at = await facts.as_of("mira", "passport_deadline", t("2026-06-01T00:00:00.000001Z"))
+        at = await facts.as_of(MIRA, "passport_deadline", t("2026-06-01T00:00:00.000001Z"))
         assert at is not None and at.value == "a"
-        at = await facts.as_of("mira", "passport_deadline", t("2026-06-01T00:00:00.000002Z"))
+        at = await facts.as_of(MIRA, "passport_deadline", t("2026-06-01T00:00:00.000002Z"))
         assert at is not None and at.value == "b"
-        assert await facts.as_of("mira", "passport_deadline", t("2026-06-01T00:00:00Z")) is None
+        assert await facts.as_of(MIRA, "passport_deadline", t("2026-06-01T00:00:00Z")) is None
 
 
 # -- tenancy ---------------------------------------------------------------------------------
@@ -473,16 +476,16 @@ async def test_every_read_and_write_is_scoped_by_the_principals_tenant(
     async with open_store(ACME) as acme:
         mine = await acme.record(delta("2026-06-30", "2026-06-01T00:00:00Z", "e1"))
         globex = acme.with_principal(GLOBEX)
-        assert await globex.current("mira", "passport_deadline") is None
-        assert await globex.history("mira", "passport_deadline") == []
-        assert await globex.profile("mira") == {}
+        assert await globex.current(MIRA, "passport_deadline") is None
+        assert await globex.history(MIRA, "passport_deadline") == []
+        assert await globex.profile(MIRA) == {}
         with pytest.raises(FactNotFoundError):
-            await globex.retract("mira", "passport_deadline")
+            await globex.retract(MIRA, "passport_deadline")
 
         # The same key in another tenant is a separate ledger: no conflict, no supersession.
         theirs = await globex.record(delta("1999-01-01", "2026-06-01T00:00:00Z", "g1"))
         assert theirs.tenant_id == "globex" and theirs.supersedes_memory_id is None
-        current = await acme.current("mira", "passport_deadline")
+        current = await acme.current(MIRA, "passport_deadline")
         assert current == mine
 
         with pytest.raises(FactTenantError, match="globex"):
@@ -492,11 +495,11 @@ async def test_every_read_and_write_is_scoped_by_the_principals_tenant(
 
     async with open_store(None) as anonymous:
         with pytest.raises(FactTenantError, match="with_principal"):
-            await anonymous.current("mira", "passport_deadline")
+            await anonymous.current(MIRA, "passport_deadline")
         with pytest.raises(FactTenantError, match="empty tenant"):
             anonymous.with_principal(Principal("", "mira"))
         reader = anonymous.with_principal(GLOBEX)
-        found = await reader.current("mira", "passport_deadline")
+        found = await reader.current(MIRA, "passport_deadline")
         assert found is not None and found.value == "1999-01-01"
 
 
@@ -518,7 +521,7 @@ async def test_rows_written_by_schema_v1_are_upgraded(backend: Backend) -> None:
                     (
                         "acme",
                         "old-1",
-                        "mira",
+                        MIRA,
                         "passport_deadline",
                         "2026-07-15",
                         "2026-06-01T09:00:00.000000+00:00",
@@ -530,7 +533,7 @@ async def test_rows_written_by_schema_v1_are_upgraded(backend: Backend) -> None:
                     (
                         "acme",
                         "old-2",
-                        "mira",
+                        MIRA,
                         "passport_deadline",
                         "2026-06-30",
                         "2026-06-03T10:00:00.000000+00:00",
@@ -553,17 +556,17 @@ async def test_rows_written_by_schema_v1_are_upgraded(backend: Backend) -> None:
             owner.execute(
                 "INSERT INTO analyst_facts.facts (tenant_id, memory_id, subject, attribute, value,"
                 " valid_from, valid_to, recorded_at, supersedes_memory_id, source_episode_id)"
-                " VALUES ('acme', 'old-1', 'mira', 'passport_deadline', '2026-07-15',"
+                " VALUES ('acme', 'old-1', 'user:mira', 'passport_deadline', '2026-07-15',"
                 " '2026-06-01T09:00:00Z', '2026-06-03T10:00:00Z', '2026-06-01T09:00:01Z', NULL,"
-                " 'e1'), ('acme', 'old-2', 'mira', 'passport_deadline', '2026-06-30',"
+                " 'e1'), ('acme', 'old-2', 'user:mira', 'passport_deadline', '2026-06-30',"
                 " '2026-06-03T10:00:00Z', NULL, '2026-06-03T10:00:01Z', 'old-1', 'e2')"
             )
         app_role = urlsplit(backend.url).username
         assert app_role is not None
-        assert await setup_fact_store(backend.owner_url, app_roles=[app_role]) == [2, 3]
+        assert await setup_fact_store(backend.owner_url, app_roles=[app_role]) == [2, 3, 4]
 
     async with open_fact_store(backend.url, ACME, clock=lambda: NOW) as facts:
-        history = await facts.history("mira", "passport_deadline")
+        history = await facts.history(MIRA, "passport_deadline")
         assert [(r.memory_id, r.value, r.schema_version) for r in history] == [
             ("old-1", "2026-07-15", RECORD_SCHEMA_VERSION),
             ("old-2", "2026-06-30", RECORD_SCHEMA_VERSION),
@@ -572,11 +575,11 @@ async def test_rows_written_by_schema_v1_are_upgraded(backend: Backend) -> None:
             ("semantic", "stated", 1.0, "default")
         }
         assert history[1].supersedes_memory_id == "old-1" and history[1].is_open
-        june_2 = await facts.as_of("mira", "passport_deadline", t("2026-06-02T00:00:00Z"))
+        june_2 = await facts.as_of(MIRA, "passport_deadline", t("2026-06-02T00:00:00Z"))
         assert june_2 is not None and june_2.source_episode_id == "e1"
         # The upgraded ledger keeps working under the new rules, guards included.
         e0 = await facts.record(delta("2026-08-01", "2026-05-30T08:00:00Z", "e0"))
         assert e0.valid_to == t("2026-06-01T09:00:00Z")
         e3 = await facts.record(delta({"date": "2026-06-28"}, "2026-06-04T00:00:00Z", "e3"))
         assert e3.supersedes_memory_id == "old-2"
-        assert_well_formed(await facts.history("mira", "passport_deadline"))
+        assert_well_formed(await facts.history(MIRA, "passport_deadline"))

@@ -315,7 +315,8 @@ async def test_a_writer_blocked_by_a_stuck_transaction_gives_up_clearly(
             with pytest.raises(FactWriteContentionError, match="collided with concurrent writers"):
                 await facts.record(_delta("late", BASE + timedelta(days=1)))
             if not sqlite:
-                other = await facts.record(_delta("free", BASE, subject="user:other"))
+                other_user = facts.with_principal(Principal("acme", "other"))
+                other = await other_user.record(_delta("free", BASE, subject="user:other"))
                 assert other.is_open
         finally:
             blocker.close()

@@ -3,7 +3,8 @@
 Hypothesis draws sequences of operations on one key -- record a value at a time on a coarse
 grid (so equal starts, delayed inserts and inserts into retracted gaps are frequent) or
 retract at a time -- and runs them on a real ledger (SQLite file, Postgres through the
-application role). Each example uses its own subject, so examples share one ledger per test.
+application role). Each example uses its own user writing its own subject, so examples share
+one ledger per test.
 
 After every operation the outcome (recorded, duplicate, conflict, not found) and the active
 intervals must equal :class:`ReferenceLedger`'s; the ledger's own intervals must never overlap
@@ -158,7 +159,10 @@ def _well_formed(records: list[FactRecord]) -> list[tuple[datetime, datetime | N
 
 
 async def _run(store: FactStore, ops: list[tuple[str, int, str]], probes: list[datetime]) -> None:
-    subject = f"user:{uuid.uuid4().hex}"
+    # A fresh user per example, writing about themselves (their own subject needs no grant).
+    user = uuid.uuid4().hex
+    store = store.with_principal(Principal(PRINCIPAL.tenant_id, user))
+    subject = f"user:{user}"
     model = ReferenceLedger()
     for op, k, value in ops:
         expected = model.record(k, value) if op == "record" else model.retract(k)

@@ -30,12 +30,22 @@ BASE = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
+async def _make_admin(url: str) -> None:
+    """Mira administers tenant acme: she writes the shared ``team:*`` subjects these tests use
+    (on SQLite the first grant of a tenant makes its admin; on Postgres the owner does)."""
+    async with open_fact_store(url, ACME) as facts:
+        await facts.grant(ACME.user_id, admin=True)
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'facts.sqlite'}"
+        url = f"sqlite:///{tmp_path / 'facts.sqlite'}"
+        asyncio.run(_make_admin(url))
+        yield url
         return
     with postgres_ledger() as ledger:
+        asyncio.run(_make_admin(ledger.owner_url))
         yield ledger.app_url
 
 
@@ -81,7 +91,7 @@ async def test_concurrent_writers_are_group_committed_without_loss_or_duplicates
             # Each writer walks its own keys forward in time; writers share subjects.
             return [
                 await facts.record(
-                    _delta(f"user:{(w + i) % 5}", f"w{w}-{i}", BASE + timedelta(hours=i, minutes=w))
+                    _delta(f"team:{(w + i) % 5}", f"w{w}-{i}", BASE + timedelta(hours=i, minutes=w))
                 )
                 for i in range(per_writer)
             ]
@@ -94,7 +104,7 @@ async def test_concurrent_writers_are_group_committed_without_loss_or_duplicates
         # Group commit happened: fewer transactions than writes, and every write in one.
         assert sum(groups) == total and len(groups) < total and max(groups) > 1
         stored: dict[str, FactRecord] = {}
-        for subject in {f"user:{n}" for n in range(5)}:
+        for subject in {f"team:{n}" for n in range(5)}:
             history = await facts.history(subject, "horizon")
             _one_timeline(history)
             stored.update({r.memory_id: r for r in history})
@@ -109,12 +119,12 @@ async def test_record_many_applies_the_rules_in_order_and_keeps_refusals_apart(
         groups = _count_groups(facts, monkeypatch)
         out = await facts.record_many(
             [
-                _delta("user:a", "long", BASE, "e1"),
-                _delta("user:a", "short", BASE + timedelta(days=2), "e2"),
-                _delta("user:a", "medium", BASE + timedelta(days=1), "e3"),  # inside history
-                _delta("user:a", "other", BASE, "e4"),  # same start, another value: conflict
-                _delta("user:a", "long", BASE, "e5"),  # same start, same value: duplicate
-                _delta("user:b", "x", BASE, "e6"),
+                _delta("team:a", "long", BASE, "e1"),
+                _delta("team:a", "short", BASE + timedelta(days=2), "e2"),
+                _delta("team:a", "medium", BASE + timedelta(days=1), "e3"),  # inside history
+                _delta("team:a", "other", BASE, "e4"),  # same start, another value: conflict
+                _delta("team:a", "long", BASE, "e5"),  # same start, same value: duplicate
+                _delta("team:b", "x", BASE, "e6"),
             ]
         )
         assert groups == [6]  # one transaction
@@ -125,7 +135,7 @@ async def test_record_many_applies_the_rules_in_order_and_keeps_refusals_apart(
         assert duplicate.memory_id == first.memory_id and duplicate.restated_in == ("e5",)
         assert inside.supersedes_memory_id == first.memory_id
         assert isinstance(second, FactRecord) and inside.valid_to == second.valid_from
-        history = await facts.history("user:a", "horizon")
+        history = await facts.history("team:a", "horizon")
         assert [(r.value, r.status) for r in history] == [
             ("long", "superseded"),
             ("medium", "superseded"),
@@ -138,9 +148,9 @@ async def test_record_many_applies_the_rules_in_order_and_keeps_refusals_apart(
         with pytest.raises(FactTenantError):
             await facts.record_many(
                 [
-                    _delta("user:c", "y", BASE),
+                    _delta("team:c", "y", BASE),
                     MemoryDelta(
-                        subject="user:c",
+                        subject="team:c",
                         attribute="horizon",
                         value="z",
                         valid_from=BASE,
@@ -148,18 +158,18 @@ async def test_record_many_applies_the_rules_in_order_and_keeps_refusals_apart(
                     ),
                 ]
             )
-        assert await facts.history("user:c", "horizon") == []
+        assert await facts.history("team:c", "horizon") == []
         assert await facts.record_many([]) == []
 
 
 async def test_bulk_import_counts_outcomes_and_refusals(ledger_url: str) -> None:
     items: list[MemoryDelta | BaseException] = [
-        _delta(f"user:{k}", f"v{v}", BASE + timedelta(days=v), f"e{k}-{v}")
+        _delta(f"team:{k}", f"v{v}", BASE + timedelta(days=v), f"e{k}-{v}")
         for v in range(4)
         for k in range(30)
     ]
-    items.append(_delta("user:0", "v0", BASE, "again"))  # a restatement
-    items.append(_delta("user:0", "clash", BASE, "clash"))  # a conflict
+    items.append(_delta("team:0", "v0", BASE, "again"))  # a restatement
+    items.append(_delta("team:0", "clash", BASE, "clash"))  # a conflict
     items.append(ValueError("line 123: not JSON"))  # what a reader could not parse
     reports: list[Any] = []
     async with open_fact_store(ledger_url, ACME, clock=lambda: NOW) as facts:
@@ -170,10 +180,10 @@ async def test_bulk_import_counts_outcomes_and_refusals(ledger_url: str) -> None
         assert report.total == len(items) and len(reports) == 8
         assert report.to_json()["refused"][1] == {"index": 122, "reason": "line 123: not JSON"}
 
-        history = await facts.history("user:0", "horizon")
+        history = await facts.history("team:0", "horizon")
         assert [r.value for r in _one_timeline(history)] == ["v0", "v1", "v2", "v3"]
         assert history[0].restated_in == ("again",)
-        current = await facts.current("user:29", "horizon")
+        current = await facts.current("team:29", "horizon")
         assert current is not None and current.value == "v3"
 
 
