@@ -1,5 +1,8 @@
 """Keyword search over document memory: a SQLite FTS5 index kept in step with the files.
 
+(Over 600 lines on purpose: the index, its incremental refresh and its damage recovery share
+one connection and one lock; split, each half would need the other's internals.)
+
 Contract
 - One row per Markdown document (``**/*.md`` under the root, links not followed, hidden names
   skipped), holding the file's exact text, front matter included. Search returns the path, the

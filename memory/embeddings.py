@@ -1,5 +1,8 @@
 """Embeddings for cold memory: a local MiniLM by default, OpenAI when configured, a cache.
 
+(Just over 600 lines: the embedders, their one cache and its SQLite file are one contract --
+the same vector for the same text, whichever embedder or cache layer answers.)
+
 Every embedder here is a LangChain :class:`~langchain_core.embeddings.Embeddings` (so any
 LangGraph store accepts it as ``index={"embed": ...}``) that also says what it is:
 ``model_id`` (stable text naming the model; part of every cache key and recorded by the Qdrant

@@ -1,5 +1,8 @@
 """Append-only, numbered schema migrations of the fact ledger, for SQLite and Postgres.
 
+(Over 600 lines on purpose: the migrations are append-only history; each one's SQLite and
+Postgres statements stay side by side, and released ones are never edited or moved.)
+
 Rules: a migration, once released, is never edited or removed -- a change is a new entry at
 the end of :data:`MIGRATIONS`. Each database records the versions it applied with a checksum
 of the statements; opening a database whose record disagrees with this list (a migration

@@ -1,5 +1,9 @@
 """Postgres backend of the fact ledger: shared by processes and hosts, row-level security.
 
+(Over 600 lines on purpose: one backend's complete dialect of the ledger -- pool, the
+per-transaction tenant and user settings row-level security reads, seeks, group writes, bulk
+import, grants -- kept beside each other so the SQL can be read as one.)
+
 Two roles, two steps:
 
 - **Setup** (:func:`setup_postgres`) runs as the owner of the ledger (or a superuser): it
