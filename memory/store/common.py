@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import re
+import threading
 import time
 import uuid
 from abc import abstractmethod
@@ -32,6 +34,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
@@ -39,6 +42,8 @@ from langgraph.store.base import (
 )
 
 from memory.embeddings import check_vectors
+
+logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 VECTOR = "text"
@@ -280,7 +285,13 @@ class PlannedStore(BaseStore):
     finite, non-zero) before anything is stored.
     """
 
+    #: names the TTL sweeper's thread and its log lines
+    engine = "qdrant"
+    ttl_config: TTLConfig | None = None
+
     def __init__(self, index: IndexConfig | None) -> None:
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
         self.index_config: IndexConfig | None = None
         self.embeddings: Embeddings | None = None
         self._fields: list[tuple[str, Any]] = []
@@ -378,3 +389,44 @@ class PlannedStore(BaseStore):
         query_vectors: dict[str, list[float]],
     ) -> list[Result]:
         """Run a planned batch against the backend (on a worker thread for ``abatch``)."""
+
+    # -- TTL ----------------------------------------------------------------------------------
+
+    @abstractmethod
+    def sweep_ttl(self) -> int:
+        """Delete expired items now; how many."""
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Sweep on a daemon thread every interval (default: ttl_config's, else 5 minutes)."""
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return
+        interval = (
+            sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        )
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            while not self._sweeper_stop.wait(float(interval) * 60):
+                try:
+                    self.sweep_ttl()
+                except Exception:  # a failed sweep must not kill the thread; it retries
+                    logger.exception("%s store TTL sweep failed", self.engine)
+
+        self._sweeper = threading.Thread(
+            target=loop, name=f"{self.engine}-ttl-sweeper", daemon=True
+        )
+        self._sweeper.start()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True when it is not running afterwards."""
+        if self._sweeper is None:
+            return True
+        self._sweeper_stop.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped

@@ -38,7 +38,6 @@ writes its holder (pid and command line) into it:
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import json
 import logging
@@ -178,6 +177,7 @@ class EdgeStore(PlannedStore):
     """
 
     supports_ttl = True
+    engine = "qdrant-edge"
 
     def __init__(
         self,
@@ -203,8 +203,6 @@ class EdgeStore(PlannedStore):
         self._held: AbstractContextManager[None] | None = None
         self._timer: threading.Timer | None = None
         self._leased_at = self._last_use = self._resume_at = 0.0
-        self._sweeper: threading.Thread | None = None
-        self._sweeper_stop = threading.Event()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -679,39 +677,6 @@ class EdgeStore(PlannedStore):
             if count:
                 shard.update(qe.UpdateOperation.delete_points_by_filter(expired))
             return int(count)
-
-    async def asweep_ttl(self) -> int:
-        return await asyncio.to_thread(self.sweep_ttl)
-
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
-        """Sweep on a daemon thread every interval (default: ttl_config's, else 5 minutes)."""
-        if self._sweeper is not None and self._sweeper.is_alive():
-            return
-        interval = (
-            sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        )
-        self._sweeper_stop.clear()
-
-        def loop() -> None:
-            while not self._sweeper_stop.wait(float(interval) * 60):
-                try:
-                    self.sweep_ttl()
-                except Exception:  # a failed sweep must not kill the thread; it retries
-                    logger.exception("Qdrant Edge store TTL sweep failed")
-
-        self._sweeper = threading.Thread(target=loop, name="edge-ttl-sweeper", daemon=True)
-        self._sweeper.start()
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; True when it is not running afterwards."""
-        if self._sweeper is None:
-            return True
-        self._sweeper_stop.set()
-        self._sweeper.join(timeout)
-        stopped = not self._sweeper.is_alive()
-        if stopped:
-            self._sweeper = None
-        return stopped
 
     # -- diagnostics --------------------------------------------------------------------------
 

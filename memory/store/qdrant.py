@@ -62,7 +62,6 @@ for every op, including ops passed straight to ``batch``); anything else raises
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import threading
@@ -197,8 +196,6 @@ class QdrantStore(PlannedStore):
         self.hybrid = False
         self._bm25: Any = None
         self._lock = threading.RLock()
-        self._sweeper: threading.Thread | None = None
-        self._sweeper_stop = threading.Event()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -613,39 +610,6 @@ class QdrantStore(PlannedStore):
                     self.collection, points_selector=qm.FilterSelector(filter=expired), wait=True
                 )
             return int(count)
-
-    async def asweep_ttl(self) -> int:
-        return await asyncio.to_thread(self.sweep_ttl)
-
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
-        """Sweep on a daemon thread every interval (default: ttl_config's, else 5 minutes)."""
-        if self._sweeper is not None and self._sweeper.is_alive():
-            return
-        interval = (
-            sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        )
-        self._sweeper_stop.clear()
-
-        def loop() -> None:
-            while not self._sweeper_stop.wait(float(interval) * 60):
-                try:
-                    self.sweep_ttl()
-                except Exception:  # a failed sweep must not kill the thread; it retries
-                    logger.exception("Qdrant store TTL sweep failed")
-
-        self._sweeper = threading.Thread(target=loop, name="qdrant-ttl-sweeper", daemon=True)
-        self._sweeper.start()
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; True when it is not running afterwards."""
-        if self._sweeper is None:
-            return True
-        self._sweeper_stop.set()
-        self._sweeper.join(timeout)
-        stopped = not self._sweeper.is_alive()
-        if stopped:
-            self._sweeper = None
-        return stopped
 
     # -- diagnostics ----------------------------------------------------------------------
 
