@@ -97,7 +97,9 @@ class Rate:
 
 
 def key_of(k: int) -> tuple[str, str]:
-    return f"user:{k // len(ATTRIBUTES):06d}", ATTRIBUTES[k % len(ATTRIBUTES)]
+    # Shared subjects (not user:...): the bench principal writes them under an admin grant,
+    # as a team's ingest job would; another user's subject would only take candidates.
+    return f"account:{k // len(ATTRIBUTES):06d}", ATTRIBUTES[k % len(ATTRIBUTES)]
 
 
 def start_of(k: int, v: int) -> datetime:
@@ -151,6 +153,8 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
     path = folder / "facts.sqlite"
     url = f"sqlite:///{path}"
     await setup_fact_store(url)
+    async with open_fact_store(url, PRINCIPAL) as first:  # the tenant's first grant: its admin
+        await first.grant(PRINCIPAL.user_id, admin=True)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=FULL")
 
@@ -208,6 +212,12 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
     raw_conn: Any = None
     try:
         await setup_fact_store(owner_url, app_roles=[app])
+        with psycopg.connect(owner_url, autocommit=True) as owner:  # the owner makes the admin
+            owner.execute(
+                "INSERT INTO analyst_facts.grants (tenant_id, user_id, role, subject, granted_by)"
+                " VALUES (%s, %s, 'admin', '*', 'bench setup')",
+                (PRINCIPAL.tenant_id, PRINCIPAL.user_id),
+            )
         raw_conn = psycopg.connect(app_url, autocommit=True)
         raw_conn.execute("SELECT set_config('app.tenant_id', %s, false)", (PRINCIPAL.tenant_id,))
         owner_conn = psycopg.connect(owner_url, autocommit=True)
