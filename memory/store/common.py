@@ -255,6 +255,25 @@ class _Plan:
     queries: list[str] = field(default_factory=list)
 
 
+def point_payload(op: PutOp, created_us: int, now_us: int) -> dict[str, Any]:
+    """The payload of the point that stores ``op``'s item (the format in the docstring of
+    :mod:`memory.store.qdrant`); ``created_us`` is kept from an existing point."""
+    namespace = op.namespace
+    payload: dict[str, Any] = {
+        "namespace": list(namespace),
+        "key": op.key,
+        "value": dict(cast(Mapping[str, Any], op.value)),
+        "ns_key": namespace_text(namespace),
+        "ns_prefixes": [namespace_text(namespace[:n]) for n in range(1, len(namespace) + 1)],
+        "created_us": created_us,
+        "updated_us": now_us,
+    }
+    if op.ttl is not None:
+        payload["ttl_minutes"] = float(op.ttl)
+        payload["expires_us"] = now_us + int(float(op.ttl) * 60_000_000)
+    return payload
+
+
 def _item(payload: Mapping[str, Any]) -> Item:
     return Item(
         value=payload["value"],

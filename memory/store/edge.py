@@ -79,6 +79,7 @@ from memory.store.common import (
     _search_item,
     namespace_text,
     point_id,
+    point_payload,
     prefilter,
     value_matches,
 )
@@ -641,20 +642,7 @@ class EdgeStore(PlannedStore):
             created = {str(r.id): int((r.payload or {})["created_us"]) for r in existing}
             points: list[qe.Point] = []
             for ((namespace, key), op), pid in zip(upserts, ids, strict=True):
-                payload: dict[str, Any] = {
-                    "namespace": list(namespace),
-                    "key": key,
-                    "value": dict(cast(Mapping[str, Any], op.value)),
-                    "ns_key": namespace_text(namespace),
-                    "ns_prefixes": [
-                        namespace_text(namespace[:n]) for n in range(1, len(namespace) + 1)
-                    ],
-                    "created_us": created.get(pid, now),
-                    "updated_us": now,
-                }
-                if op.ttl is not None:
-                    payload["ttl_minutes"] = float(op.ttl)
-                    payload["expires_us"] = now + int(float(op.ttl) * 60_000_000)
+                payload = point_payload(op, created.get(pid, now), now)
                 texts = plan.put_texts.get((namespace, key), [])
                 vector: dict[str, Any] = {}
                 if texts:

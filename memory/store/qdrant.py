@@ -102,6 +102,7 @@ from memory.store.common import (
     json_equal,
     namespace_text,
     point_id,
+    point_payload,
     prefilter,
     value_matches,
 )
@@ -564,20 +565,7 @@ class QdrantStore(PlannedStore):
             created = {str(r.id): int((r.payload or {})["created_us"]) for r in existing}
             points: list[qm.PointStruct] = []
             for ((namespace, key), op), pid in zip(upserts, ids, strict=True):
-                payload: dict[str, Any] = {
-                    "namespace": list(namespace),
-                    "key": key,
-                    "value": dict(cast(Mapping[str, Any], op.value)),
-                    "ns_key": namespace_text(namespace),
-                    "ns_prefixes": [
-                        namespace_text(namespace[:n]) for n in range(1, len(namespace) + 1)
-                    ],
-                    "created_us": created.get(pid, now),
-                    "updated_us": now,
-                }
-                if op.ttl is not None:
-                    payload["ttl_minutes"] = float(op.ttl)
-                    payload["expires_us"] = now + int(float(op.ttl) * 60_000_000)
+                payload = point_payload(op, created.get(pid, now), now)
                 texts = plan.put_texts.get((namespace, key), [])
                 vector: dict[str, Any] = {}
                 if texts:
