@@ -409,6 +409,40 @@ class PlannedStore(BaseStore):
     ) -> list[Result]:
         """Run a planned batch against the backend (on a worker thread for ``abatch``)."""
 
+    # -- reads shared by the engines -------------------------------------------------------
+
+    def _omit_expired(self) -> bool:
+        return bool(self.ttl_config and self.ttl_config.get("omit_expired"))
+
+    def _live(self, payload: Mapping[str, Any], now: int) -> bool:
+        expires = payload.get("expires_us")
+        return not (self._omit_expired() and expires is not None and expires <= now)
+
+    def _resolve_gets(
+        self,
+        gets: Sequence[tuple[int, GetOp]],
+        by_id: Mapping[str, Mapping[str, Any]],
+        now: int,
+        results: list[Result],
+        refresh: dict[str, float],
+    ) -> None:
+        """Answer each get from the retrieved payloads (by point id): None unless the point is
+        this very (namespace, key) and not expired; note the TTLs a read refreshes."""
+        for i, op in gets:
+            pid = point_id(op.namespace, op.key)
+            payload = by_id.get(pid)
+            if (
+                payload is None
+                or tuple(payload.get("namespace", ())) != op.namespace
+                or payload.get("key") != op.key
+                or not self._live(payload, now)
+            ):
+                results[i] = None
+                continue
+            results[i] = _item(payload)
+            if op.refresh_ttl and payload.get("ttl_minutes") is not None:
+                refresh[pid] = float(payload["ttl_minutes"])
+
     # -- TTL ----------------------------------------------------------------------------------
 
     @abstractmethod

@@ -94,7 +94,6 @@ from memory.store.common import (
     VECTOR,
     LocalAccess,
     PlannedStore,
-    _item,
     _namespace_matches,
     _now_us,
     _Plan,
@@ -359,13 +358,6 @@ class QdrantStore(PlannedStore):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def _omit_expired(self) -> bool:
-        return bool(self.ttl_config and self.ttl_config.get("omit_expired"))
-
-    def _live(self, payload: Mapping[str, Any], now: int) -> bool:
-        expires = payload.get("expires_us")
-        return not (self._omit_expired() and expires is not None and expires <= now)
-
     def _base_filter(self, now: int, must: list[qm.Condition] | None = None) -> qm.Filter | None:
         must = list(must or [])
         must_not: list[qm.Condition] = []
@@ -385,20 +377,7 @@ class QdrantStore(PlannedStore):
         ids = list(dict.fromkeys(point_id(op.namespace, op.key) for _, op in gets))
         records = self.client.retrieve(self.collection, ids=ids, with_payload=True)
         by_id = {str(r.id): r.payload or {} for r in records}
-        for i, op in gets:
-            pid = point_id(op.namespace, op.key)
-            payload = by_id.get(pid)
-            if (
-                payload is None
-                or tuple(payload.get("namespace", ())) != op.namespace
-                or payload.get("key") != op.key
-                or not self._live(payload, now)
-            ):
-                results[i] = None
-                continue
-            results[i] = _item(payload)
-            if op.refresh_ttl and payload.get("ttl_minutes") is not None:
-                refresh[pid] = float(payload["ttl_minutes"])
+        self._resolve_gets(gets, by_id, now, results, refresh)
 
     def _namespace_condition(self, prefix: tuple[str, ...]) -> list[qm.Condition]:
         if not prefix:
