@@ -294,6 +294,44 @@ class InvalidMemoryError(AnalystError):
     exit_code = 2
 
 
+# -- the memory journal (episodes, extraction jobs, candidates, procedures) --------------------
+
+
+class JournalError(AnalystError):
+    """A refused journal operation."""
+
+    exit_code = 2
+
+
+class EpisodeConflictError(JournalError):
+    """An episode id stored already with another text: episodes are never rewritten."""
+
+    def __init__(self, episode_id: str) -> None:
+        self.episode_id = episode_id
+        super().__init__(
+            f"Episode {episode_id} is stored already with another text; episodes are immutable. "
+            "Record the new turn as a new episode (a new id)."
+        )
+
+
+class CandidateNotFoundError(JournalError):
+    """No candidate (or procedure) with this id for the current principal."""
+
+    exit_code = 3
+
+    def __init__(self, what: str, item_id: str) -> None:
+        self.item_id = item_id
+        super().__init__(
+            f"No {what} '{item_id}' for this user. List them with: analyst memory review"
+        )
+
+
+class JournalUnavailableError(JournalError):
+    """The journal's database cannot be reached or written."""
+
+    exit_code = 1
+
+
 # -- embedded files (SQLite files and folders in the data folder) ----------------------------
 
 

@@ -37,6 +37,13 @@ History:
    :func:`memory.facts.rules.authority_of`); only a tenant's admin (or the owner) changes
    grants. Rows are upgraded to ``schema_version`` 4.
 
+5. The memory journal (:mod:`memory.journal`): ``episodes`` (immutable user turns: an update
+   trigger refuses every change, and on Postgres the application role has no UPDATE on
+   them), ``extraction_jobs``, ``memory_candidates``, ``session_summaries`` and
+   ``procedures``. Each row belongs to one tenant *and* one user; on Postgres every journal
+   table has forced row-level security on both (``app.tenant_id`` and ``app.user_id``).
+   Facts are unchanged (their records stay at ``schema_version`` 4).
+
 SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
 The Postgres runner must connect as the tables' owner (or a superuser); the application role
 only reads the migrations table to check the version.
@@ -137,6 +144,302 @@ def _sqlite_neighbour_trigger(name: str, event: str) -> str:
 _PG_FACTS = f"{PG_SCHEMA}.facts"
 _PG_GRANTS = f"{PG_SCHEMA}.grants"
 _PG_USER = "current_setting('app.user_id', true)"
+
+#: The memory journal's tables (migration 5), in both backends' spelling.
+JOURNAL_TABLES = (
+    "episodes",
+    "extraction_jobs",
+    "memory_candidates",
+    "session_summaries",
+    "procedures",
+)
+#: The journal's table that the application may insert into and delete from, never update.
+JOURNAL_IMMUTABLE = "episodes"
+
+
+def _sqlite_time(column: str, *, null: bool = False) -> str:
+    """A fixed-width UTC time column (``2026-06-03T10:00:00.000000+00:00``), as in ``facts``."""
+    shape = f"length({column}) = 32 AND {column} LIKE '%+00:00'"
+    if null:
+        return f"{column} TEXT CHECK ({column} IS NULL OR ({shape}))"
+    return f"{column} TEXT NOT NULL CHECK ({shape})"
+
+
+def _sqlite_json(column: str, kind: Literal["array", "object"]) -> str:
+    empty = "[]" if kind == "array" else "{}"
+    return (
+        f"{column} TEXT NOT NULL DEFAULT '{empty}'"
+        f" CHECK (json_valid({column}) AND json_type({column}) = '{kind}')"
+    )
+
+
+def _pg_json(column: str, kind: Literal["array", "object"]) -> str:
+    empty = "[]" if kind == "array" else "{}"
+    return f"{column} jsonb NOT NULL DEFAULT '{empty}' CHECK (jsonb_typeof({column}) = '{kind}')"
+
+
+def _pg_principal_rls(table: str) -> tuple[str, ...]:
+    """Forced row security on a journal table: rows of the transaction's tenant *and* user."""
+    principal = f"tenant_id = current_setting('app.tenant_id', true) AND user_id = {_PG_USER}"
+    return (
+        f"ALTER TABLE {PG_SCHEMA}.{table} ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {PG_SCHEMA}.{table} FORCE ROW LEVEL SECURITY",
+        f"""
+        CREATE POLICY {table}_principal_isolation ON {PG_SCHEMA}.{table}
+        USING ({principal})
+        WITH CHECK ({principal})
+        """,
+    )
+
+
+_JOURNAL_ENUMS = {
+    "role": "('user', 'analyst')",
+    "episode_kind": "('message', 'approve', 'reject', 'edit')",
+    "job_kind": "('decision', 'session_end')",
+    "job_status": "('pending', 'running', 'done', 'failed')",
+    "candidate_kind": "('fact', 'preference', 'procedure', 'event', 'open_item', 'behaviour')",
+    "candidate_status": "('pending', 'confirmed', 'rejected', 'ungrounded')",
+    "procedure_status": "('active', 'retired')",
+}
+
+
+def _journal_sqlite() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    return (
+        f"""
+        CREATE TABLE episodes (
+            tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
+            episode_id TEXT NOT NULL CHECK (episode_id <> ''),
+            user_id    TEXT NOT NULL CHECK (user_id <> ''),
+            thread_id  TEXT NOT NULL CHECK (thread_id <> ''),
+            {_sqlite_time("at")},
+            role       TEXT NOT NULL CHECK (role IN {e["role"]}),
+            kind       TEXT NOT NULL CHECK (kind IN {e["episode_kind"]}),
+            text       TEXT NOT NULL,
+            {_sqlite_json("meta", "object")},
+            PRIMARY KEY (tenant_id, episode_id)
+        )
+        """,
+        "CREATE INDEX episodes_thread ON episodes (tenant_id, user_id, thread_id, at)",
+        "CREATE INDEX episodes_time ON episodes (tenant_id, user_id, at)",
+        """
+        CREATE TRIGGER episodes_immutable BEFORE UPDATE ON episodes
+        BEGIN
+            SELECT RAISE(ABORT, 'memory journal: episodes are immutable; store a new episode');
+        END
+        """,
+        f"""
+        CREATE TABLE extraction_jobs (
+            tenant_id   TEXT NOT NULL CHECK (tenant_id <> ''),
+            job_id      TEXT NOT NULL CHECK (job_id <> ''),
+            user_id     TEXT NOT NULL CHECK (user_id <> ''),
+            thread_id   TEXT NOT NULL,
+            kind        TEXT NOT NULL CHECK (kind IN {e["job_kind"]}),
+            {_sqlite_json("episode_ids", "array")},
+            status      TEXT NOT NULL CHECK (status IN {e["job_status"]}),
+            attempts    INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+            {_sqlite_time("created_at")},
+            {_sqlite_time("next_attempt_at")},
+            {_sqlite_time("leased_until", null=True)},
+            {_sqlite_time("finished_at", null=True)},
+            last_error  TEXT,
+            {_sqlite_json("result", "object")},
+            PRIMARY KEY (tenant_id, job_id),
+            CONSTRAINT extraction_jobs_running_leased
+                CHECK (status <> 'running' OR leased_until IS NOT NULL)
+        )
+        """,
+        """
+        CREATE INDEX extraction_jobs_due
+        ON extraction_jobs (tenant_id, user_id, status, next_attempt_at)
+        """,
+        f"""
+        CREATE TABLE memory_candidates (
+            tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
+            candidate_id TEXT NOT NULL CHECK (candidate_id <> ''),
+            user_id      TEXT NOT NULL CHECK (user_id <> ''),
+            kind         TEXT NOT NULL CHECK (kind IN {e["candidate_kind"]}),
+            {_sqlite_json("payload", "object")},
+            quote        TEXT NOT NULL,
+            {_sqlite_json("episode_ids", "array")},
+            status       TEXT NOT NULL CHECK (status IN {e["candidate_status"]}),
+            reason       TEXT NOT NULL,
+            {_sqlite_time("created_at")},
+            {_sqlite_time("decided_at", null=True)},
+            job_id       TEXT,
+            PRIMARY KEY (tenant_id, candidate_id)
+        )
+        """,
+        """
+        CREATE INDEX memory_candidates_status
+        ON memory_candidates (tenant_id, user_id, status, created_at)
+        """,
+        f"""
+        CREATE TABLE session_summaries (
+            tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
+            session_id TEXT NOT NULL CHECK (session_id <> ''),
+            user_id    TEXT NOT NULL CHECK (user_id <> ''),
+            thread_id  TEXT NOT NULL,
+            {_sqlite_time("started")},
+            {_sqlite_time("ended")},
+            topic      TEXT NOT NULL,
+            summary    TEXT NOT NULL,
+            {_sqlite_json("facts_learned", "array")},
+            {_sqlite_json("open_items", "array")},
+            {_sqlite_json("episode_ids", "array")},
+            PRIMARY KEY (tenant_id, session_id),
+            CONSTRAINT session_summaries_interval CHECK (started <= ended)
+        )
+        """,
+        "CREATE INDEX session_summaries_ended ON session_summaries (tenant_id, user_id, ended)",
+        f"""
+        CREATE TABLE procedures (
+            tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
+            procedure_id TEXT NOT NULL CHECK (procedure_id <> ''),
+            user_id      TEXT NOT NULL CHECK (user_id <> ''),
+            text         TEXT NOT NULL,
+            {_sqlite_json("rule", "object")},
+            status       TEXT NOT NULL CHECK (status IN {e["procedure_status"]}),
+            {_sqlite_time("confirmed_at")},
+            {_sqlite_time("review_at")},
+            {_sqlite_json("episode_ids", "array")},
+            candidate_id TEXT,
+            {_sqlite_time("retired_at", null=True)},
+            PRIMARY KEY (tenant_id, procedure_id)
+        )
+        """,
+        """
+        CREATE INDEX procedures_status
+        ON procedures (tenant_id, user_id, status, confirmed_at)
+        """,
+    )
+
+
+def _journal_postgres() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    s = PG_SCHEMA
+    return (
+        f"""
+        CREATE TABLE {s}.episodes (
+            tenant_id  text NOT NULL CHECK (tenant_id <> ''),
+            episode_id text NOT NULL CHECK (episode_id <> ''),
+            user_id    text NOT NULL CHECK (user_id <> ''),
+            thread_id  text NOT NULL CHECK (thread_id <> ''),
+            at         timestamptz NOT NULL,
+            role       text NOT NULL CHECK (role IN {e["role"]}),
+            kind       text NOT NULL CHECK (kind IN {e["episode_kind"]}),
+            text       text NOT NULL,
+            {_pg_json("meta", "object")},
+            PRIMARY KEY (tenant_id, episode_id)
+        )
+        """,
+        f"CREATE INDEX episodes_thread ON {s}.episodes (tenant_id, user_id, thread_id, at)",
+        f"CREATE INDEX episodes_time ON {s}.episodes (tenant_id, user_id, at)",
+        # The application role gets no UPDATE on episodes (see grant_app_role); the trigger
+        # holds for everyone else, the owner included.
+        f"""
+        CREATE FUNCTION {s}.episodes_immutable() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'memory journal: episodes are immutable; store a new episode'
+                USING ERRCODE = 'integrity_constraint_violation';
+        END
+        $$
+        """,
+        f"""
+        CREATE TRIGGER episodes_immutable BEFORE UPDATE ON {s}.episodes
+        FOR EACH ROW EXECUTE FUNCTION {s}.episodes_immutable()
+        """,
+        f"""
+        CREATE TABLE {s}.extraction_jobs (
+            tenant_id       text NOT NULL CHECK (tenant_id <> ''),
+            job_id          text NOT NULL CHECK (job_id <> ''),
+            user_id         text NOT NULL CHECK (user_id <> ''),
+            thread_id       text NOT NULL,
+            kind            text NOT NULL CHECK (kind IN {e["job_kind"]}),
+            {_pg_json("episode_ids", "array")},
+            status          text NOT NULL CHECK (status IN {e["job_status"]}),
+            attempts        integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+            created_at      timestamptz NOT NULL,
+            next_attempt_at timestamptz NOT NULL,
+            leased_until    timestamptz,
+            finished_at     timestamptz,
+            last_error      text,
+            {_pg_json("result", "object")},
+            PRIMARY KEY (tenant_id, job_id),
+            CONSTRAINT extraction_jobs_running_leased
+                CHECK (status <> 'running' OR leased_until IS NOT NULL)
+        )
+        """,
+        f"""
+        CREATE INDEX extraction_jobs_due
+        ON {s}.extraction_jobs (tenant_id, user_id, status, next_attempt_at)
+        """,
+        f"""
+        CREATE TABLE {s}.memory_candidates (
+            tenant_id    text NOT NULL CHECK (tenant_id <> ''),
+            candidate_id text NOT NULL CHECK (candidate_id <> ''),
+            user_id      text NOT NULL CHECK (user_id <> ''),
+            kind         text NOT NULL CHECK (kind IN {e["candidate_kind"]}),
+            {_pg_json("payload", "object")},
+            quote        text NOT NULL,
+            {_pg_json("episode_ids", "array")},
+            status       text NOT NULL CHECK (status IN {e["candidate_status"]}),
+            reason       text NOT NULL,
+            created_at   timestamptz NOT NULL,
+            decided_at   timestamptz,
+            job_id       text,
+            PRIMARY KEY (tenant_id, candidate_id)
+        )
+        """,
+        f"""
+        CREATE INDEX memory_candidates_status
+        ON {s}.memory_candidates (tenant_id, user_id, status, created_at)
+        """,
+        f"""
+        CREATE TABLE {s}.session_summaries (
+            tenant_id  text NOT NULL CHECK (tenant_id <> ''),
+            session_id text NOT NULL CHECK (session_id <> ''),
+            user_id    text NOT NULL CHECK (user_id <> ''),
+            thread_id  text NOT NULL,
+            started    timestamptz NOT NULL,
+            ended      timestamptz NOT NULL,
+            topic      text NOT NULL,
+            summary    text NOT NULL,
+            {_pg_json("facts_learned", "array")},
+            {_pg_json("open_items", "array")},
+            {_pg_json("episode_ids", "array")},
+            PRIMARY KEY (tenant_id, session_id),
+            CONSTRAINT session_summaries_interval CHECK (started <= ended)
+        )
+        """,
+        f"""
+        CREATE INDEX session_summaries_ended
+        ON {s}.session_summaries (tenant_id, user_id, ended)
+        """,
+        f"""
+        CREATE TABLE {s}.procedures (
+            tenant_id    text NOT NULL CHECK (tenant_id <> ''),
+            procedure_id text NOT NULL CHECK (procedure_id <> ''),
+            user_id      text NOT NULL CHECK (user_id <> ''),
+            text         text NOT NULL,
+            {_pg_json("rule", "object")},
+            status       text NOT NULL CHECK (status IN {e["procedure_status"]}),
+            confirmed_at timestamptz NOT NULL,
+            review_at    timestamptz NOT NULL,
+            {_pg_json("episode_ids", "array")},
+            candidate_id text,
+            retired_at   timestamptz,
+            PRIMARY KEY (tenant_id, procedure_id)
+        )
+        """,
+        f"""
+        CREATE INDEX procedures_status
+        ON {s}.procedures (tenant_id, user_id, status, confirmed_at)
+        """,
+        *(statement for table in JOURNAL_TABLES for statement in _pg_principal_rls(table)),
+    )
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -429,6 +732,13 @@ MIGRATIONS: tuple[Migration, ...] = (
             f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
         ),
     ),
+    Migration(
+        version=5,
+        description="memory journal: episodes, extraction jobs, candidates, session "
+        "summaries, procedures",
+        sqlite=_journal_sqlite(),
+        postgres=_journal_postgres(),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -554,8 +864,9 @@ async def migrate_postgres(
 
     Run as the owner of the ledger (or a superuser). Each application role must exist, log
     in, and be neither superuser nor BYPASSRLS; it gets USAGE on the schema, SELECT, INSERT,
-    UPDATE and DELETE on the facts (row-level security still applies) and SELECT on the
-    migrations table. Returns the versions applied now.
+    UPDATE and DELETE on the facts and the journal's tables (no UPDATE on ``episodes``, which
+    are immutable; row-level security still applies) and SELECT on the migrations table.
+    Returns the versions applied now.
     """
     goal = _target(target)
     async with conn.transaction():
@@ -613,6 +924,21 @@ async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
         await conn.execute(
             sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.grants TO {}").format(schema, ident)
         )
+    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.episodes",))
+    found = await cursor.fetchone()
+    if found is not None and found[0] is not None:  # from migration 5 on: the journal
+        for table in JOURNAL_TABLES:
+            # Episodes are immutable: inserted and (by retention) deleted, never updated.
+            privileges = (
+                "SELECT, INSERT, DELETE"
+                if table == JOURNAL_IMMUTABLE
+                else "SELECT, INSERT, UPDATE, DELETE"
+            )
+            await conn.execute(
+                sql.SQL("GRANT {} ON {}.{} TO {}").format(
+                    sql.SQL(privileges), schema, sql.Identifier(table), ident
+                )
+            )
 
 
 async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) -> int:

@@ -50,6 +50,10 @@ RELEASED = {
         "8c39c7a5a17ea6b128c13235a258b320627f096a9fa8513a9108cb8fd5493331",
         "7afbab600c82732e7fd32658ab96ceaa6c62d67a40859c67367b2965437b6ed4",
     ),
+    4: (
+        "b683f48efedac13e66e6fd0fee8813f7541f940b7a9894824785433bb995872e",
+        "0b45e70f25d9de9d14d03750f2f2aa384867d322976dcd4be2afc4a59fbb3171",
+    ),
 }
 
 T0 = "2026-06-01T09:00:00.000000+00:00"
@@ -92,7 +96,10 @@ def _insert(
 
 def test_migrations_are_numbered_from_one_without_gaps() -> None:
     assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
-    assert LATEST_VERSION == MIGRATIONS[-1].version == RECORD_SCHEMA_VERSION
+    assert MIGRATIONS[-1].version == LATEST_VERSION
+    # A fact's record shape changes only with the migrations that rewrite facts (1-4);
+    # migration 5 adds the memory journal's tables beside them.
+    assert RECORD_SCHEMA_VERSION == 4 <= LATEST_VERSION
     assert all(m.sqlite and m.postgres and m.description for m in MIGRATIONS)
 
 
@@ -110,7 +117,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=1) == [1]
     assert await _migrate(path, target=2) == [2]
     assert await _migrate(path, target=3) == [3]
-    assert await _migrate(path) == [4]
+    assert await _migrate(path, target=4) == [4]
+    assert await _migrate(path) == [5]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
@@ -178,7 +186,7 @@ async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
             return facts.applied_migrations  # type: ignore[attr-defined, no-any-return]
 
     applied = await asyncio.gather(*(open_and_read() for _ in range(6)))
-    assert sorted(applied) == [[]] * 5 + [[1, 2, 3, 4]]
+    assert sorted(applied) == [[]] * 5 + [[1, 2, 3, 4, 5]]
 
 
 # -- guards in the database itself ---------------------------------------------------------------
@@ -250,7 +258,7 @@ async def test_unknown_schemes_and_empty_paths_are_configuration_errors(tmp_path
         await setup_fact_store(_url(tmp_path / "f.sqlite"), app_roles=["analyst_app"])
     with pytest.raises(UnsupportedBackendError):
         await setup_fact_store("redis://localhost")
-    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == [1, 2, 3, 4]
+    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == [1, 2, 3, 4, 5]
     assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == []
 
 

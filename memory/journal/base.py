@@ -1,0 +1,180 @@
+"""The journal contract: every backend (SQLite, Postgres) implements :class:`Journal`.
+
+A journal is opened for no principal or one; :meth:`Journal.with_principal` gives a view for
+another. Every read and write is scoped to the view's principal (tenant *and* user) in storage:
+no method takes a tenant or user id, so a caller cannot name someone else's data. Episodes are
+immutable: adding one again with the same id and text is a no-op, with another text an
+:class:`~memory.errors.EpisodeConflictError`. All writes are idempotent by id.
+
+Times are timezone-aware and stored in UTC; ``now`` defaults to the journal's clock.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Self
+
+from memory.identity import Principal
+from memory.journal.records import (
+    Candidate,
+    CandidateKind,
+    CandidateStatus,
+    Episode,
+    ExtractionJob,
+    JobKind,
+    JobStatus,
+    Procedure,
+    SessionSummary,
+)
+
+#: Attempts after which a failing job stops being retried (status ``failed``).
+MAX_JOB_ATTEMPTS = 5
+#: Backoff before retry n (1-based): BASE * 2**(n-1), capped.
+JOB_BACKOFF_BASE = timedelta(seconds=5)
+JOB_BACKOFF_CAP = timedelta(minutes=30)
+
+
+def _system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+class Journal(ABC):
+    """The memory journal of one database, seen by one principal (or by none, until
+    :meth:`with_principal`). Backends: :mod:`memory.journal.sqlite`,
+    :mod:`memory.journal.postgres`; open one with :func:`memory.journal.open_journal`.
+
+    Job, candidate and procedure state changes are the rules of :mod:`memory.journal.rules`,
+    shared by every backend, so both behave identically.
+    """
+
+    def __init__(
+        self, principal: Principal | None, *, clock: Callable[[], datetime] = _system_clock
+    ) -> None:
+        self._principal = principal
+        self.clock = clock
+
+    @property
+    def principal(self) -> Principal:
+        """The principal every call is scoped to; a journal opened for none refuses calls."""
+        if self._principal is None:
+            from memory.errors import InvalidPrincipalError
+
+            raise InvalidPrincipalError(
+                "This journal was opened for no principal; use journal.with_principal(p)."
+            )
+        return self._principal
+
+    @abstractmethod
+    def with_principal(self, principal: Principal) -> Self:
+        """A view of the same database scoped to ``principal`` (shares the connections)."""
+
+    def now(self) -> datetime:
+        """The journal clock's time (timezone-aware; stamps created, claimed, decided...)."""
+        return self.clock()
+
+    # -- episodes -------------------------------------------------------------------------
+
+    @abstractmethod
+    async def add_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """Store ``episodes`` (their tenant/user must be the principal's) in one transaction;
+        return them as stored (an id already stored returns the stored one)."""
+
+    @abstractmethod
+    async def episodes(self, episode_ids: Sequence[str]) -> list[Episode]:
+        """The principal's episodes among ``episode_ids``, chronological; unknown ids skipped."""
+
+    @abstractmethod
+    async def list_episodes(
+        self,
+        *,
+        thread_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 1000,
+    ) -> list[Episode]:
+        """The principal's episodes, chronological (``since`` inclusive, ``until`` exclusive)."""
+
+    # -- extraction jobs ------------------------------------------------------------------
+
+    @abstractmethod
+    async def enqueue(
+        self, kind: JobKind, thread_id: str, episode_ids: Sequence[str]
+    ) -> ExtractionJob:
+        """The job of ``kind`` over ``episode_ids`` (id: ``job_id_for``), created pending if new."""
+
+    @abstractmethod
+    async def claim(self, *, lease: timedelta = timedelta(minutes=5)) -> ExtractionJob | None:
+        """Take the oldest due job (pending and ``next_attempt_at <= now``, or running with an
+        expired lease): mark it running, count the attempt, lease it until ``now + lease``."""
+
+    @abstractmethod
+    async def complete(self, job_id: str, result: Mapping[str, Any]) -> ExtractionJob:
+        """Mark a job done with what it stored."""
+
+    @abstractmethod
+    async def fail(self, job_id: str, error: str) -> ExtractionJob:
+        """Record a failed attempt: pending again after backoff, or ``failed`` after
+        :data:`MAX_JOB_ATTEMPTS` attempts."""
+
+    @abstractmethod
+    async def jobs(
+        self,
+        *,
+        status: JobStatus | None = None,
+        kind: JobKind | None = None,
+        thread_id: str | None = None,
+        limit: int = 100,
+    ) -> list[ExtractionJob]:
+        """The principal's jobs, newest first."""
+
+    # -- candidates -----------------------------------------------------------------------
+
+    @abstractmethod
+    async def add_candidates(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        """Store candidates (idempotent by id: an existing one is returned unchanged)."""
+
+    @abstractmethod
+    async def candidates(
+        self,
+        *,
+        status: CandidateStatus | None = None,
+        kind: CandidateKind | None = None,
+        limit: int = 100,
+    ) -> list[Candidate]:
+        """The principal's candidates, oldest first."""
+
+    @abstractmethod
+    async def decide(
+        self, candidate_id: str, status: CandidateStatus, reason: str = ""
+    ) -> Candidate:
+        """Confirm or reject a pending candidate; :class:`~memory.errors.CandidateNotFoundError`
+        if the principal has none with that id."""
+
+    # -- sessions and procedures ----------------------------------------------------------
+
+    @abstractmethod
+    async def put_summary(self, summary: SessionSummary) -> SessionSummary:
+        """Store or replace the summary of ``summary.session_id``."""
+
+    @abstractmethod
+    async def summaries(self, *, limit: int = 5) -> list[SessionSummary]:
+        """The principal's most recent session summaries (by ``ended``), newest first."""
+
+    @abstractmethod
+    async def put_procedure(self, procedure: Procedure) -> Procedure:
+        """Store a procedure (idempotent by id)."""
+
+    @abstractmethod
+    async def procedures(self, *, status: str | None = "active") -> list[Procedure]:
+        """The principal's procedures (default: active ones), oldest first."""
+
+    @abstractmethod
+    async def retire_procedure(self, procedure_id: str) -> Procedure:
+        """Stop enforcing a procedure (kept, ``retired``)."""
+
+    @abstractmethod
+    async def idle_threads(self, idle_since: datetime) -> list[str]:
+        """Threads of the principal whose newest episode is older than ``idle_since`` and that
+        have episodes no ``session_end`` job covers yet."""
