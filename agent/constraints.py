@@ -66,6 +66,12 @@ def _clauses(text: str) -> list[str]:
     return out
 
 
+def clauses(text: str) -> list[str]:
+    """The clauses of ``text`` as :func:`split_constraints` sees them: its sentences, with a
+    rule after a comma ("Analyze NVDA, but never include TSLA") split off the request."""
+    return _clauses(text)
+
+
 def is_constraint(clause: str) -> bool:
     plain = _IDIOMS.sub(" ", clause).strip()
     return bool(_STANDING.search(plain) or _IMPERATIVE.search(plain))

@@ -73,6 +73,7 @@ __all__ = [
     "InvalidFactError",
     "InvalidMemoryError",
     "InvalidPrincipalError",
+    "InvalidProfileValueError",
     "InvalidQueryError",
     "InvalidSearchError",
     "InvalidThreadIdError",
@@ -92,6 +93,7 @@ __all__ = [
     "ThreadBusyError",
     "ThreadNotFoundError",
     "ThreadUnavailableError",
+    "UnknownProfileAttributeError",
     "UnknownTickerError",
     "UnsafeDatabaseRoleError",
     "UnsupportedBackendError",
@@ -200,3 +202,39 @@ class ModelAuthError(ModelError, ConfigurationError):
 
 class ModelOutputError(ModelError):
     """The model's structured output stayed invalid after one repair attempt."""
+
+
+class InvalidProfileValueError(AnalystError):
+    """A value a user-profile attribute cannot take (see :mod:`agent.profile`)."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        attribute: str,
+        value: object,
+        accepted: str,
+        problem: str = "",
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.attribute, self.value, self.accepted = attribute, value, accepted
+        why = f" ({problem})" if problem else ""
+        super().__init__(
+            message
+            or f"Invalid value {value!r} for profile attribute '{attribute}'{why}. "
+            f"Accepted: {accepted}."
+        )
+
+
+class UnknownProfileAttributeError(InvalidProfileValueError):
+    """A profile attribute name that is not in the registry."""
+
+    def __init__(self, attribute: object, known: Iterable[str]) -> None:
+        names = ", ".join(sorted(known))
+        super().__init__(
+            str(attribute),
+            None,
+            names,
+            message=f"Unknown profile attribute {attribute!r}. Known attributes: {names}.",
+        )

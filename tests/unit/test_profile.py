@@ -1,0 +1,212 @@
+"""The profile registry: every attribute's canonical values, its refusals, and its evidence check.
+
+These values are what reaches the fact ledger, so each normaliser is pinned down on many
+phrasings, and each refusal must say which attribute, which value, and what is accepted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import profile
+from agent.errors import AnalystError, InvalidProfileValueError, UnknownProfileAttributeError
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("conservative", "conservative"),
+        ("Conservative", "conservative"),
+        ("cautious", "conservative"),
+        ("risk-averse", "conservative"),
+        ("Risk Averse", "conservative"),
+        ("very cautious", "conservative"),
+        ("low", "conservative"),
+        ("moderate", "moderate"),
+        ("balanced", "moderate"),
+        ("  Balanced ", "moderate"),
+        ("aggressive", "aggressive"),
+        ("high-risk", "aggressive"),
+        ("an aggressive investor", "aggressive"),
+    ],
+)
+def test_risk_tolerance_maps_synonyms(raw: str, canonical: str) -> None:
+    assert profile.validate("risk_tolerance", raw) == canonical
+
+
+@pytest.mark.parametrize(
+    ("raw", "years"),
+    [
+        (10, 10),
+        (2.5, 2.5),
+        ("10", 10),
+        ("2 years", 2),
+        ("1 year", 1),
+        ("18 months", 1.5),
+        ("6 months", 0.5),
+        ("3 mo", 0.25),
+        ("a decade", 10),
+        ("two years", 2),
+        ("10-year", 10),
+        ("60 years", 60),
+        (4.0, 4),
+    ],
+)
+def test_horizon_years_reads_durations(raw: object, years: float) -> None:
+    value = profile.validate("horizon_years", raw)
+    assert value == years
+    assert type(value) is (int if years == int(years) else float)
+
+
+@pytest.mark.parametrize("raw", [0, -1, 61, "0 years", "61 years", "800 months", True, "soon", [2]])
+def test_horizon_years_refuses_out_of_range_and_non_durations(raw: object) -> None:
+    with pytest.raises(InvalidProfileValueError) as caught:
+        profile.validate("horizon_years", raw)
+    message = str(caught.value)
+    assert "horizon_years" in message
+    assert repr(raw) in message
+    assert "at most 60" in message  # the accepted values are named
+
+
+@pytest.mark.parametrize(
+    ("raw", "tickers"),
+    [
+        (["nvda", "MSFT"], ["NVDA", "MSFT"]),
+        (["$NVDA", "NVDA"], ["NVDA"]),
+        ("NVDA, msft and aapl", ["NVDA", "MSFT", "AAPL"]),
+        (["Nvidia", "tesla"], ["NVDA", "TSLA"]),
+        (["brk.b"], ["BRK.B"]),
+        ([], []),
+    ],
+)
+@pytest.mark.parametrize("name", ["watchlist", "excluded_tickers"])
+def test_ticker_lists_are_upper_case_symbols_without_repeats(
+    name: str, raw: object, tickers: list[str]
+) -> None:
+    assert profile.validate(name, raw) == tickers
+
+
+@pytest.mark.parametrize("raw", [["not a ticker"], [5], "NVDA!", {"NVDA": 1}, ["TOOLONGSYM"]])
+def test_ticker_lists_refuse_what_is_not_a_symbol(raw: object) -> None:
+    with pytest.raises(InvalidProfileValueError, match=r"'watchlist'.*Accepted: a list of ticker"):
+        profile.validate("watchlist", raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "style"),
+    [
+        ("brief", "brief"),
+        ("Short", "brief"),
+        ("concise", "brief"),
+        ("detailed", "detailed"),
+        ("in-depth", "detailed"),
+        ("thorough", "detailed"),
+        ("detailed reports", "detailed"),
+    ],
+)
+def test_report_style(raw: str, style: str) -> None:
+    assert profile.validate("report_style", raw) == style
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("EUR", "EUR"),
+        ("eur", "EUR"),
+        (" usd ", "USD"),
+        ("euros", "EUR"),
+        ("£", "GBP"),
+        ("chf", "CHF"),
+    ],
+)
+def test_base_currency_is_an_upper_case_iso_code(raw: str, code: str) -> None:
+    assert profile.validate("base_currency", raw) == code
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("EURO2", "three-letter"),
+        ("XYZ", "not an ISO 4217"),
+        ("E", "three-letter"),
+        (978, "expected a currency code"),
+    ],
+)
+def test_base_currency_refuses_non_codes(raw: object, problem: str) -> None:
+    with pytest.raises(InvalidProfileValueError, match=problem) as caught:
+        profile.validate("base_currency", raw)
+    assert "base_currency" in str(caught.value) and "ISO 4217" in str(caught.value)
+
+
+def test_an_enumeration_error_names_attribute_value_and_accepted_values() -> None:
+    with pytest.raises(InvalidProfileValueError) as caught:
+        profile.validate("risk_tolerance", "yolo")
+    error = caught.value
+    assert (error.attribute, error.value) == ("risk_tolerance", "yolo")
+    assert str(error).startswith("Invalid value 'yolo' for profile attribute 'risk_tolerance'")
+    assert "conservative, moderate or aggressive" in str(error)
+    assert error.exit_code == 2 and isinstance(error, AnalystError)
+
+
+def test_an_unknown_attribute_is_refused_with_the_known_names() -> None:
+    with pytest.raises(UnknownProfileAttributeError) as caught:
+        profile.validate("favourite_colour", "blue")
+    message = str(caught.value)
+    assert "Unknown profile attribute 'favourite_colour'" in message
+    for name in profile.REGISTRY:
+        assert name in message
+    assert isinstance(caught.value, InvalidProfileValueError)  # one except clause catches both
+
+
+def test_every_attribute_validates_its_own_examples_to_themselves() -> None:
+    for attribute in profile.ATTRIBUTES:
+        assert attribute.description and attribute.accepted and attribute.examples
+        for example in attribute.examples:
+            assert profile.validate(attribute.name, example) == example, attribute.name
+
+
+def test_scalars_replace_and_ticker_lists_merge() -> None:
+    merges = {a.name: a.merge for a in profile.ATTRIBUTES}
+    assert merges == {
+        "risk_tolerance": "replace",
+        "horizon_years": "replace",
+        "watchlist": "union",
+        "excluded_tickers": "union",
+        "report_style": "replace",
+        "base_currency": "replace",
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "text", "supported"),
+    [
+        ("horizon_years", 10, "my horizon is 10 years", True),
+        ("horizon_years", 1.5, "I'm investing for 18 months", True),
+        ("horizon_years", 2, "actually my horizon is 2 years, not 10", True),
+        ("horizon_years", 10, "my horizon: 10", True),
+        ("horizon_years", 30, "my horizon is 10 years", False),
+        ("horizon_years", 18, "my horizon is 18 months", False),
+        ("risk_tolerance", "conservative", "I'm a cautious investor", True),
+        ("risk_tolerance", "conservative", "I'm an aggressive investor", False),
+        ("report_style", "brief", "I prefer short reports", True),
+        ("report_style", "detailed", "I prefer short reports", False),
+        ("base_currency", "EUR", "My base currency is euros", True),
+        ("base_currency", "EUR", "My base currency is EUR", True),
+        ("base_currency", "GBP", "base currency: £", True),
+        ("base_currency", "USD", "My base currency is EUR", False),
+        ("watchlist", ["NVDA", "MSFT"], "add nvda and Microsoft to my watchlist", True),
+        ("watchlist", ["NVDA", "AMD"], "add NVDA to my watchlist", False),
+        ("watchlist", [], "add NVDA to my watchlist", False),
+    ],
+)
+def test_supports_says_whether_a_text_states_the_value(
+    name: str, value: object, text: str, supported: bool
+) -> None:
+    assert profile.attribute(name).supports(value, text) is supported  # type: ignore[arg-type]
+
+
+def test_describe_lists_every_attribute_for_a_prompt() -> None:
+    text = profile.describe()
+    assert text.count("\n") == len(profile.ATTRIBUTES) - 1
+    for attribute in profile.ATTRIBUTES:
+        assert f"- {attribute.name}: " in text
