@@ -36,6 +36,7 @@ from agent.errors import (
     InvalidMemoryError,
     InvalidQueryError,
     NotAwaitingApprovalError,
+    NoTickerError,
     ThreadNotFoundError,
     ThreadUnavailableError,
 )
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.store.base import BaseStore
 
+    from agent.learning import Learner
     from agent.routing import Route
     from agent.services import Services
     from agent.state import ModeChoice
@@ -57,6 +59,9 @@ if TYPE_CHECKING:
     from memory.health import FileCheck
     from memory.recall import Recalled, RecallWeights
     from memory.retention import PruneReport
+
+#: Statuses after which a thread's request is over (``agent.state.FINISHED``, without the import).
+_FINISHED = ("published", "rejected", "noted", "declined")
 
 #: Called with (node name, state update) as each node finishes.
 OnUpdate = Callable[[str, dict[str, Any]], Awaitable[None] | None]
@@ -230,19 +235,127 @@ class AnalystApp:
 
             saver = await self.checkpointer()
             store = await self.store()
-            if self._facts is None:
-                from agent.services import open_ledger
-
-                # The path every graph gets its ledger by (API server runs too); nodes scope
-                # each read by the run's principal, and so does this app's view of it.
-                wired = await self._stack.enter_async_context(
-                    open_ledger(self.services, self.settings)
-                )
-                assert wired.facts is not None
-                self._facts = wired.facts.with_principal(self.principal)
-            self._services = replace(self.services, facts=self._facts)
-            self._graph = compile_graph(saver, store=store, services=self._services)
+            self._graph = compile_graph(saver, store=store, services=await self._wired())
         return self._graph
+
+    async def _wired(self) -> Services:
+        """The services with the fact ledger and the memory journal open.
+
+        The path every graph gets them by (API server runs too); nodes scope each call by the
+        run's principal, and so does this app's view of the ledger.
+        """
+        if self.services.journal is None:
+            from agent.services import open_ledger
+
+            wired = await self._stack.enter_async_context(open_ledger(self.services, self.settings))
+            assert wired.facts is not None
+            if self._facts is None:
+                self._facts = wired.facts.with_principal(self.principal)
+            self._services = replace(wired, facts=self._facts)
+        return self.services
+
+    async def learner(self) -> Learner:
+        """The memory write and read paths (episodes, extraction, candidates, procedures)."""
+        from agent.extraction import OfflineExtractor
+        from agent.learning import Learner
+
+        services = await self._wired()
+        assert services.journal is not None and services.facts is not None
+        return Learner(
+            journal=services.journal,
+            facts=services.facts,
+            store=await self.store(),
+            principal=self.principal,
+            extractor=services.extractor or OfflineExtractor(),
+            clock=services.clock,
+            review_days=self.settings.review_days,
+        )
+
+    async def end_session(self, thread_id: str) -> list[dict[str, Any]]:
+        """End the conversation on ``thread_id``: queue its session-end extraction and, unless
+        extraction runs in a worker (``ANALYST_EXTRACT_INLINE=0``), run the queue now."""
+        self.require_thread(thread_id)
+        learner = await self.learner()
+        await learner.end_session(thread_id)
+        return await self._learn(learner)
+
+    async def drain(self, *, close_idle: bool = True) -> list[dict[str, Any]]:
+        """Run every due extraction job of the principal (``analyst memory worker``), after
+        ending the sessions idle for longer than ``ANALYST_SESSION_IDLE_MINUTES``."""
+        from datetime import timedelta
+
+        learner = await self.learner()
+        if close_idle:
+            await learner.close_idle_sessions(timedelta(minutes=self.settings.session_idle_minutes))
+        return [job.to_json() for job in await learner.drain()]
+
+    async def review(self, *, status: str | None = "pending") -> list[dict[str, Any]]:
+        """The principal's memory candidates (default: those awaiting review), oldest first."""
+        learner = await self.learner()
+        found = await learner.journal.candidates(status=status, limit=1000)  # type: ignore[arg-type]
+        return [c.to_json() for c in found]
+
+    async def confirm(
+        self, candidate_id: str, edited: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Confirm a candidate (a procedure, fact, preference or repeated behaviour)."""
+        return await (await self.learner()).confirm(candidate_id, edited=edited)
+
+    async def reject_candidate(self, candidate_id: str, reason: str) -> dict[str, Any]:
+        return (await (await self.learner()).reject(candidate_id, reason)).to_json()
+
+    async def jobs(self, *, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        learner = await self.learner()
+        found = await learner.journal.jobs(status=status, limit=limit)  # type: ignore[arg-type]
+        return [j.to_json() for j in found]
+
+    async def session_context(self) -> dict[str, Any]:
+        """What a new session of the principal would load now (``context_loaded``)."""
+        learner = await self.learner()
+        return (await learner.load_context(self.settings.context_tokens)).to_json()
+
+    async def procedures(self, *, status: str | None = "active") -> list[dict[str, Any]]:
+        learner = await self.learner()
+        return [p.to_json() for p in await learner.journal.procedures(status=status)]
+
+    async def retire_procedure(self, procedure_id: str) -> dict[str, Any]:
+        learner = await self.learner()
+        return (await learner.journal.retire_procedure(procedure_id)).to_json()
+
+    async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
+        learner = await self.learner()
+        return [s.to_json() for s in await learner.journal.summaries(limit=limit)]
+
+    async def episodes(
+        self, *, thread_id: str | None = None, limit: int = 1000
+    ) -> list[dict[str, Any]]:
+        learner = await self.learner()
+        found = await learner.journal.list_episodes(thread_id=thread_id, limit=limit)
+        return [e.to_json() for e in found]
+
+    async def _learn(self, learner: Learner | None = None) -> list[dict[str, Any]]:
+        if not self.settings.extract_inline:
+            return []
+        learner = learner or await self.learner()
+        return [job.to_json() for job in await learner.drain()]
+
+    async def _after_run(self, thread_id: str, *, session_over: bool) -> ThreadView:
+        """The thread's view after a run, with the extraction the run queued carried out.
+
+        A failing extraction does not undo the run: its job stays queued (retried with
+        backoff; ``analyst memory jobs`` shows it) and the view says why, loudly."""
+        view = await self.view(thread_id)
+        try:
+            learner = await self.learner()
+            if session_over and view.status in _FINISHED:
+                await learner.end_session(thread_id)
+            view.memory_jobs = await self._learn(learner)
+        except AnalystError as error:
+            view.memory_warning = (
+                f"Memory extraction did not complete: {error} The job stays queued; see "
+                "analyst memory jobs, and run analyst memory worker to retry."
+            )
+        return view
 
     # -- storage set-up and long-term memory ----------------------------------------------
 
@@ -434,7 +547,14 @@ class AnalystApp:
         available = request_universe(
             query, market.available_tickers(), open_universe=getattr(market, "open_universe", False)
         )
-        return check_request(query, available, mode, strict=strict)
+        try:
+            return check_request(query, available, mode, strict=strict)
+        except NoTickerError:
+            from agent.extraction import hot_path_facts
+
+            if hot_path_facts(query, "preflight"):
+                return None  # a statement about the user ("my horizon is 2 years"): valid
+            raise
 
     def require_thread(self, thread_id: str) -> ThreadRecord:
         record = self.index.get(self.principal, thread_id)
@@ -451,8 +571,12 @@ class AnalystApp:
         thread_id: str | None = None,
         mode: ModeChoice = "auto",
         on_update: OnUpdate | None = None,
+        keep_session: bool = False,
     ) -> ThreadView:
-        """Start an analysis (a new thread, or a new request on a finished thread)."""
+        """Start an analysis (a new thread, or a new request on a finished thread).
+
+        When the request finishes, the session ends (its extraction is queued) unless
+        ``keep_session`` (the chat keeps one session until /new, /quit or idle time)."""
         from agent.state import FINISHED
         from agent.thread_ids import check_thread_id
 
@@ -464,7 +588,13 @@ class AnalystApp:
             "ANALYST_MAX_QUERY_CHARS",
             InvalidQueryError,
         )
-        self.preflight(query, mode)
+        try:
+            self.preflight(query, mode)
+        except NoTickerError:
+            # In a conversation a message that asks for no research ("my horizon is 2
+            # years", a remark) is still a turn: it is stored and answered.
+            if not keep_session:
+                raise
         if self.index.get(self.principal, thread_id) is None and self.index.exists(thread_id):
             # Someone else's thread: refuse without saying so.
             raise ThreadUnavailableError(
@@ -483,7 +613,7 @@ class AnalystApp:
                         f"first (analyst show {thread_id}) or start a new thread."
                     )
             await self._drive(thread_id, {"query": query}, mode, on_update)
-        return await self.view(thread_id)
+        return await self._after_run(thread_id, session_over=not keep_session)
 
     async def resume(self, thread_id: str, *, on_update: OnUpdate | None = None) -> ThreadView:
         """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
@@ -501,12 +631,18 @@ class AnalystApp:
             # A thread that died before its first checkpoint restarts from its request.
             payload = {"query": record.query} if view.status == "new" else None
             await self._drive(thread_id, payload, "auto", on_update)
-        return await self.view(thread_id)
+        return await self._after_run(thread_id, session_over=False)
 
     async def decide(
-        self, thread_id: str, decision: dict[str, Any], *, on_update: OnUpdate | None = None
+        self,
+        thread_id: str,
+        decision: dict[str, Any],
+        *,
+        on_update: OnUpdate | None = None,
+        keep_session: bool = False,
     ) -> ThreadView:
-        """Send a human decision (approve / reject / edit) for the draft awaiting approval."""
+        """Send a human decision (approve / reject / edit) for the draft awaiting approval;
+        its extraction runs right after (see :meth:`start` for ``keep_session``)."""
         from langgraph.types import Command
 
         from agent.decisions import validate_decision
@@ -536,7 +672,7 @@ class AnalystApp:
                 decision, state["draft"], thread_id=thread_id, now=self.services.clock()
             )
             await self._drive(thread_id, Command(resume=dict(checked)), "auto", on_update)
-        return await self.view(thread_id)
+        return await self._after_run(thread_id, session_over=not keep_session)
 
     async def _drive(
         self, thread_id: str, payload: Any, mode: ModeChoice, on_update: OnUpdate | None
@@ -627,6 +763,9 @@ class AnalystApp:
             ],
             usage=dict(values.get("usage") or {}),
             model=self.services.reasoner.label,
+            context_loaded=dict(values.get("context_loaded") or {}),
+            learned=list(values.get("learned") or []),
+            procedures=list(values.get("procedures") or []),
             created_at=record.created_at,
             updated_at=record.updated_at,
         )

@@ -106,6 +106,10 @@ class InvalidQueryError(AnalystError):
     exit_code = 2
 
 
+class NoTickerError(InvalidQueryError):
+    """The request names no ticker (in a conversation, such a message is kept and answered)."""
+
+
 class UnknownTickerError(InvalidQueryError):
     """A ticker the market-data provider does not have."""
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, interrupt
@@ -23,7 +24,15 @@ from langgraph.types import Command, interrupt
 from agent import constraints as rules
 from agent.conventions import Conventions, load_conventions
 from agent.decisions import validate_decision
-from agent.errors import InvalidDecisionError, StaleDraftError
+from agent.errors import InvalidDecisionError, NoTickerError, StaleDraftError
+from agent.extraction import OfflineExtractor
+from agent.learning import (
+    Learner,
+    describe_learned,
+    procedure_exclusions,
+    procedure_mode,
+    remove_statements,
+)
 from agent.market import MarketDataProvider
 from agent.models import add_usage, no_usage
 from agent.progress import update_progress
@@ -31,7 +40,7 @@ from agent.reasoning import Context as ReasoningContext
 from agent.report import content_hash
 from agent.routing import Route, request_universe
 from agent.services import Services
-from agent.state import MAX_REVISIONS, AnalystState, Context, Draft, Usage
+from agent.state import MAX_REVISIONS, AnalystState, Context, Decision, Draft, Usage
 from agent.thread_ids import thread_folder
 from memory.identity import Principal
 
@@ -48,14 +57,17 @@ class AnalystNodes:
     ) -> Command[Literal["planner", "executor", "__end__"]]:
         """Classify the request from its text alone; start a fresh request on the thread.
 
-        The user's explicit constraints are split off the message first (hot path) and
-        merged into the authoritative list; older conversation turns are summarised when the
-        history grows past its budget. Neither influences how the request text is routed.
+        The message is stored as an episode first; the profile facts and corrections it states
+        go to the ledger at once (hot path), and the user's confirmed procedures are loaded
+        and enforced. The user's explicit constraints are split off the message and merged into
+        the authoritative list; older conversation turns are summarised when the history grows
+        past its budget. None of this influences how the request text is routed.
         """
         query = state["query"]
         new_rules, request = rules.split_constraints(query)
         kept = rules.merge(state.get("constraints", []), new_rules)
         usage = no_usage()
+        memory = await self._remember_turn(state, runtime)
         update: dict[str, Any] = {
             "mode": None,
             "draft": None,
@@ -76,36 +88,57 @@ class AnalystNodes:
             "decision_error": None,
             "stop_reason": "",
             "reply": "",
+            "learned": [],
+            "procedures": [],
             "constraints": kept,
             "status": "running",
         }
+        update.update(memory)
         summary, trimmed, usage = await self._trim_history(state, usage)
         update["summary"] = summary
         update["messages"] = [*trimmed, HumanMessage(query)]
 
+        learned = memory.get("learned", [])
+        if learned:
+            request = remove_statements(request, learned)
         if not request.strip():
-            reply = "Noted. I will follow this from now on: " + " ".join(new_rules)
-            return self._finish(update, usage, "noted", reply)
+            said = [
+                *(["I will follow this from now on: " + " ".join(new_rules)] if new_rules else []),
+                *([describe_learned(learned)] if learned else []),
+            ]
+            return self._finish(update, usage, "noted", "Noted. " + " ".join(said))
 
         market = self.services.market
+        procedures = memory.get("procedures", [])
         mode = runtime.context.mode if runtime.context else "auto"
         if mode == "auto":
-            mode = rules.forced_mode(kept) or "auto"
+            mode = rules.forced_mode(kept) or procedure_mode(procedures) or "auto"
         listed = await asyncio.to_thread(market.available_tickers)
         available = request_universe(
             request, listed, open_universe=getattr(market, "open_universe", False)
         )
-        route, used = await self.reasoner.route(request, available, mode)
+        try:
+            route, used = await self.reasoner.route(request, available, mode)
+        except NoTickerError as error:
+            # A conversational turn that asks for no research: kept (episode above), answered.
+            return self._finish(update, usage, "noted", f"Noted. {error}")
         usage = add_usage(usage, used)
-        excluded = rules.excluded_tickers(kept, available)
+        excluded = {**procedure_exclusions(procedures), **rules.excluded_tickers(kept, available)}
         allowed = tuple(t for t in route.tickers if t not in excluded)
         if not allowed:
             blocked = ", ".join(route.tickers)
-            reply = (
-                f"I won't analyse {blocked}: it is excluded by your constraint "
-                f'"{excluded[route.tickers[0]]}". Constraints hold for this conversation; '
-                "start a new one (/new in chat, or a new thread) to drop them."
-            )
+            why = excluded[route.tickers[0]]
+            if why.startswith("procedure "):
+                reply = (
+                    f"I won't analyse {blocked}: your {why}. Procedures hold in every "
+                    "conversation; retire it with: analyst memory procedures --retire ID"
+                )
+            else:
+                reply = (
+                    f"I won't analyse {blocked}: it is excluded by your constraint "
+                    f'"{why}". Constraints hold for this conversation; '
+                    "start a new one (/new in chat, or a new thread) to drop them."
+                )
             return self._finish(update, usage, "declined", reply)
         left_out = [t for t in route.tickers if t in excluded]
         reason = route.reason
@@ -154,7 +187,7 @@ class AnalystNodes:
         model produced, and reach prompts only as quoted data. The plan cites what it used.
         """
         principal = _principal(runtime)
-        facts = await self._current_facts(principal)
+        facts = await self._current_facts(principal, runtime)
         recalled = await self._recall(runtime.store, principal, state["query"])
         route = Route(
             mode=state["mode"],
@@ -178,9 +211,16 @@ class AnalystNodes:
             "usage": add_usage(state.get("usage"), used),
         }
 
-    async def _current_facts(self, principal: Principal) -> dict[str, dict[str, Any]]:
+    async def _current_facts(
+        self, principal: Principal, runtime: Runtime[Context]
+    ) -> dict[str, dict[str, Any]]:
+        """The profile facts the planner may use (``agent.learning.usable_fact``)."""
+        learner = self._learner(runtime)
+        if learner is not None:
+            return await learner.profile()
         if self.services.facts is None:
             return {}
+        from agent.learning import usable_fact
         from memory.facts import subject_for
 
         ledger = self.services.facts.with_principal(principal)
@@ -191,10 +231,49 @@ class AnalystNodes:
                 "source": fact.source,
                 "since": fact.valid_from.isoformat(),
                 "memory_id": fact.memory_id,
+                "episode_ids": [fact.source_episode_id] if fact.source_episode_id else [],
             }
             for name, fact in sorted(profile.items())
-            if fact.source != "inferred"
+            if usable_fact(fact)
         }
+
+    def _learner(self, runtime: Runtime[Context]) -> Learner | None:
+        """The write and read paths of memory for the run's principal (None without a journal)."""
+        services = self.services
+        if services.journal is None or services.facts is None:
+            return None
+        return Learner(
+            journal=services.journal,
+            facts=services.facts,
+            store=runtime.store,
+            principal=_principal(runtime),
+            extractor=services.extractor or OfflineExtractor(),
+            clock=services.clock,
+            review_days=services.review_days,
+        )
+
+    async def _remember_turn(
+        self, state: AnalystState, runtime: Runtime[Context]
+    ) -> dict[str, Any]:
+        """Store the message as an episode, apply what it states now, load the procedures in
+        force and, on a thread's first request, what the session starts with."""
+        learner = self._learner(runtime)
+        if learner is None:
+            return {}
+        turn = state.get("turns", 0) + 1
+        episode = await learner.record(
+            _thread_id(get_config()), "message", state["query"], turn=f"turn:{turn}"
+        )
+        update: dict[str, Any] = {
+            "turns": turn,
+            "episode_id": episode.episode_id,
+            "learned": await learner.learn_now(episode),
+            "procedures": await learner.active_procedures(),
+        }
+        if not state.get("context_loaded"):
+            loaded = await learner.load_context(self.services.context_tokens)
+            update["context_loaded"] = loaded.to_json()
+        return update
 
     async def _recall(
         self, store: BaseStore | None, principal: Principal, query: str
@@ -210,6 +289,8 @@ class AnalystNodes:
                 "text": item.text,
                 "kind": item.kind,
                 "about": item.about,
+                "at": item.at.isoformat() if item.at else None,
+                "episode_ids": list(item.metadata.get("episode_ids") or []),
                 "score": item.parts.to_json(),
             }
             for item in found
@@ -241,7 +322,7 @@ class AnalystNodes:
             revision=state.get("revisions", 0),
             requested=state["tickers"],
             sections=conventions.required_sections,
-            ctx=self._context(state, conventions),
+            ctx=replace(self._context(state, conventions), personal=personal_lines(state)),
         )
         draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
         note = (
@@ -299,16 +380,23 @@ class AnalystNodes:
                 ],
             )
         )
+        loaded = state.get("context_loaded") or {}
         return ReasoningContext(
             constraints=tuple(state.get("constraints", [])),
             conversation=conversation,
             conventions=conventions.quoted() if conventions is not None else "",
+            procedures=tuple(state.get("procedures") or []),
+            sessions=tuple(loaded.get("sessions") or []),
+            open_items=tuple(loaded.get("open_items") or []),
         )
 
     def _market(self, state: AnalystState) -> MarketDataProvider:
-        excluded = rules.excluded_tickers(
-            state.get("constraints", []), self.services.market.available_tickers()
-        )
+        excluded = {
+            **procedure_exclusions(state.get("procedures") or []),
+            **rules.excluded_tickers(
+                state.get("constraints", []), self.services.market.available_tickers()
+            ),
+        }
         if not excluded:
             return self.services.market
         from agent.market.filtered import FilteredProvider
@@ -317,10 +405,13 @@ class AnalystNodes:
 
     # -- human in the loop ----------------------------------------------------------------
 
-    def approval(
-        self, state: AnalystState, config: RunnableConfig
+    async def approval(
+        self, state: AnalystState, runtime: Runtime[Context]
     ) -> Command[Literal["publish", "reporter", "approval", "__end__"]]:
-        """Pause for a human decision bound to this exact draft; route on the answer."""
+        """Pause for a human decision bound to this exact draft; route on the answer.
+
+        A valid decision is stored as an episode and its extraction queued (a durable job)
+        before the graph moves on: a crash after this point loses nothing."""
         draft, review = state["draft"], state["critique"]
         revisions = state.get("revisions", 0)
         raw = interrupt(
@@ -339,13 +430,14 @@ class AnalystNodes:
                 "actions": ["approve", "reject", "edit"],
             }
         )
-        thread_id = str(config.get("configurable", {}).get("thread_id", ""))
+        thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
         try:
             decision = validate_decision(raw, draft, thread_id=thread_id, now=self.services.clock())
         except (InvalidDecisionError, StaleDraftError) as error:
             # Refused decisions never publish: ask again, with the reason on record.
             return Command(goto="approval", update={"decision_error": str(error)})
         decisions = [*state.get("decisions", []), decision]
+        await self._remember_decision(state, runtime, thread_id, decision, len(decisions))
         base: dict[str, Any] = {"decisions": decisions, "decision_error": None}
         if decision["action"] == "approve":
             return Command(goto="publish", update={**base, "status": "running"})
@@ -380,6 +472,35 @@ class AnalystNodes:
             update={**base, "feedback": feedback, "revisions": revisions + 1, "status": "running"},
         )
 
+    async def _remember_decision(
+        self,
+        state: AnalystState,
+        runtime: Runtime[Context],
+        thread_id: str,
+        decision: Decision,
+        number: int,
+    ) -> None:
+        learner = self._learner(runtime)
+        if learner is None:
+            return
+        draft = state["draft"]
+        episode = await learner.record(
+            thread_id,
+            decision["action"],
+            decision_text(decision, draft),
+            turn=f"decision:{draft['hash']}:{number}",
+            meta={
+                "ticker": draft["ticker"],
+                "title": draft["title"],
+                "rating": draft["recommendation"].get("rating"),
+                "draft_hash": draft["hash"],
+                "feedback": decision.get("feedback"),
+                "request_episode_id": state.get("episode_id"),
+            },
+        )
+        covered = [e for e in (state.get("episode_id"), episode.episode_id) if e]
+        await learner.after_decision(thread_id, covered)
+
     def publish(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
         from agent.publishing import publish_report
 
@@ -402,6 +523,45 @@ class AnalystNodes:
             "status": "published",
             "messages": [AIMessage(f"Published {publication['path']}.")],
         }
+
+
+def _thread_id(config: RunnableConfig) -> str:
+    return str(config.get("configurable", {}).get("thread_id") or "no-thread")
+
+
+def decision_text(decision: Decision, draft: Draft) -> str:
+    """A decision as the episode records it: what the user did, with their own words."""
+    rating = draft["recommendation"].get("rating")
+    if decision["action"] == "approve":
+        return f'approve: {draft["ticker"]} report "{draft["title"]}" (rating {rating})'
+    if decision["action"] == "reject":
+        return f"reject: {draft['ticker']} report (rating {rating}). {decision['feedback']}"
+    return f"edit: {draft['ticker']} report published as edited:\n{decision['text']}"
+
+
+def personal_lines(state: AnalystState) -> list[str]:
+    """What memory says about this user that the report relies on, each with its source."""
+    lines = []
+    for name, fact in sorted((state.get("facts_used") or {}).items()):
+        episodes = ", ".join(fact.get("episode_ids") or []) or "no episode"
+        lines.append(
+            f"Your {name.replace('_', ' ')}: {fact['value']!r} ({fact['source']} since "
+            f"{str(fact['since'])[:10]}; fact {fact['memory_id']}; episodes {episodes})."
+        )
+    for p in state.get("procedures") or []:
+        lines.append(
+            f'Procedure in force: "{p["text"]}" ({p["procedure_id"]}, confirmed '
+            f"{str(p['confirmed_at'])[:10]}; episodes {', '.join(p['episode_ids']) or '-'})."
+        )
+    for m in state.get("recalled") or []:
+        if m.get("kind") in ("decision", "rejection", "milestone"):
+            episodes = ", ".join(m.get("episode_ids") or []) or "no episode"
+            when = str(m.get("at") or "")[:10]
+            lines.append(
+                f'Earlier {m["kind"]} ({when}): "{m["text"]}" (memory {m["key"]}; '
+                f"episodes {episodes})."
+            )
+    return lines
 
 
 def _principal(runtime: Runtime[Context]) -> Principal:

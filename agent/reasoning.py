@@ -44,6 +44,13 @@ class Context:
     memories: Sequence[Mapping[str, Any]] = ()
     facts: Mapping[str, Any] = field(default_factory=dict)
     conventions: str = ""
+    #: The user's confirmed procedures in force ({procedure_id, text, rule, ...}).
+    procedures: Sequence[Mapping[str, Any]] = ()
+    #: What the session loaded from memory: recent sessions and open items.
+    sessions: Sequence[Mapping[str, Any]] = ()
+    open_items: Sequence[Mapping[str, Any]] = ()
+    #: Lines the report's "Memory context" section states, each citing its source.
+    personal: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,18 @@ class OfflineReasoner:
         if ctx.facts:
             facts = ", ".join(f"{k}={v!r}" for k, v in sorted(ctx.facts.items()))
             notes.append(f"Current facts: {facts}.")
+        if ctx.procedures:
+            notes.append(
+                "Procedures in force: "
+                + "; ".join(f"[{p['procedure_id']}] {p['text']}" for p in ctx.procedures)
+                + "."
+            )
+        if ctx.sessions:
+            notes.append(
+                "Recent sessions: "
+                + "; ".join(f"[{s['session_id']}] {s['topic']}" for s in ctx.sessions)
+                + "."
+            )
         used = [str(m["key"]) for m in ctx.memories]
         if used:
             notes.append(
@@ -151,6 +170,7 @@ class OfflineReasoner:
             revision=revision,
             requested=requested,
             sections=sections,
+            personal=ctx.personal,
         )
         return draft, no_usage()
 
@@ -431,6 +451,7 @@ class ModelReasoner:
             requested=requested,
             sections=sections,
             narrative=narrative,
+            personal=ctx.personal,
         )
         return draft, usage
 
@@ -485,6 +506,20 @@ def _planning_request(route: Route, ctx: Context) -> str:
         parts.append(prompts.quote_data("conversation so far", ctx.conversation))
     if ctx.facts:
         parts.append(prompts.quote_data("user's current facts", ctx.facts))
+    if ctx.procedures:
+        parts.append(
+            prompts.quote_data(
+                "user's confirmed procedures",
+                [{"id": p["procedure_id"], "text": p["text"]} for p in ctx.procedures],
+            )
+        )
+    if ctx.sessions or ctx.open_items:
+        parts.append(
+            prompts.quote_data(
+                "earlier sessions and open items",
+                {"sessions": list(ctx.sessions), "open_items": list(ctx.open_items)},
+            )
+        )
     if ctx.memories:
         parts.append(
             prompts.quote_data(

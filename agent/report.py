@@ -172,13 +172,15 @@ def compose_report(
     requested: Sequence[str] = (),
     sections: Sequence[str] = REQUIRED_SECTIONS,
     narrative: ReportNarrative | None = None,
+    personal: Sequence[str] = (),
 ) -> Draft:
     """Render the full report for ``ticker`` from step results.
 
     ``sections`` (from the project conventions) fixes which ``##`` sections appear and in what
     order; a section the analyst has no content for says so instead of inventing any. With a
     model ``narrative`` the prose (summary, analysis, risks, rating) is the model's, while every
-    table is still rendered from the computed metrics.
+    table is still rendered from the computed metrics. ``personal`` lines (what memory says
+    about this user, each citing its source) make a closing "Memory context" section.
     """
     metrics, peers, as_of, sources = collect(ticker, results)
     metrics["ticker"] = ticker
@@ -252,6 +254,8 @@ def compose_report(
                 f'{n}. Reviewer feedback: "{note.strip()}"',
                 f"   - {_address(note, metrics, peers)}",
             ]
+    if personal:
+        lines += ["", "## Memory context", "", *[f"- {line}" for line in personal]]
     markdown = "\n".join(lines).rstrip() + "\n"
     return Draft(
         ticker=ticker,

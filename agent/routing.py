@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent.constraints import split_constraints
-from agent.errors import InvalidQueryError, UnknownTickerError
+from agent.errors import InvalidQueryError, NoTickerError, UnknownTickerError
 from agent.state import Mode, ModeChoice
 from agent.tickers import COMPANY_NAMES
 
@@ -55,7 +55,7 @@ def route_query(query: str, available: Iterable[str], mode: ModeChoice = "auto")
     if unknown:
         raise UnknownTickerError(unknown, known)
     if not tickers:
-        raise InvalidQueryError(
+        raise NoTickerError(
             f"No ticker found in '{text}'. Name one of: {', '.join(sorted(known))} "
             '(for example: analyst run "Analyze NVDA").'
         )

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent.market import MarketDataProvider, provider_from_name
 from agent.reasoning import ModelReasoner, OfflineReasoner, Reasoner
@@ -22,6 +22,7 @@ from memory.documents import FileMemory
 
 if TYPE_CHECKING:
     from memory.facts import FactStore
+    from memory.journal import Journal
 
 
 def utc_now() -> datetime:
@@ -47,21 +48,33 @@ class Services:
     facts: FactStore | None = None
     #: How many long-term memories the planner recalls.
     recall_limit: int = 5
+    #: The memory journal (episodes, extraction jobs, candidates, sessions, procedures), opened
+    #: with the ledger (None: the graph stores no episodes and learns nothing).
+    journal: Journal | None = None
+    #: What turns episodes into memory: the offline rules, or the chat model (model path).
+    extractor: Any = None
+    #: Tokens of remembered context a new session loads (``ANALYST_CONTEXT_TOKENS``).
+    context_tokens: int = 800
+    review_days: int = 180
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:
+        from agent.extraction import ModelExtractor, OfflineExtractor
         from agent.models import build_chat_model, resolve_model
 
         choice = resolve_model(settings)
         reasoner: Reasoner
+        extractor: Any
         if choice.offline:
             reasoner = OfflineReasoner()
+            extractor = OfflineExtractor()
         else:
             reasoner = ModelReasoner(
                 lambda: build_chat_model(settings, choice),
                 label=choice.label,
                 max_tool_iterations=settings.tool_iterations,
             )
+            extractor = ModelExtractor(lambda: build_chat_model(settings, choice), choice.label)
         return cls(
             market=provider_from_name(settings.market_provider),
             documents=FileMemory.from_settings(settings),
@@ -73,6 +86,9 @@ class Services:
             history_max_messages=settings.history_max_messages,
             history_keep=settings.history_keep,
             model_note=choice.note,
+            extractor=extractor,
+            context_tokens=settings.context_tokens,
+            review_days=settings.review_days,
         )
 
 
@@ -80,13 +96,18 @@ class Services:
 async def open_ledger(
     services: Services, settings: Settings, *, server: bool = False
 ) -> AsyncIterator[Services]:
-    """``services`` with the fact ledger at ``settings.facts`` open for the life of the block.
+    """``services`` with the fact ledger and the memory journal at ``settings.facts`` (one
+    database) open for the life of the block.
 
-    The one way a graph gets its ledger, for CLI runs (:class:`agent.app.AnalystApp`) and API
-    server runs (``graphs/studio.py``) alike. It is opened for no principal: nodes scope every
-    read by the run's principal (``ledger.with_principal``), never by what a model produced.
+    The one way a graph gets its ledger and journal, for CLI runs (:class:`agent.app.AnalystApp`)
+    and API server runs (``graphs/studio.py``) alike. Both are opened for no principal: nodes
+    scope every call by the run's principal (``with_principal``), never by what a model produced.
     """
     from memory.facts import open_fact_store
+    from memory.journal import open_journal
 
-    async with open_fact_store(settings.facts, server=server) as facts:
-        yield replace(services, facts=facts)
+    async with (
+        open_fact_store(settings.facts, server=server) as facts,
+        open_journal(settings.facts, server=server, clock=services.clock) as journal,
+    ):
+        yield replace(services, facts=facts, journal=journal)

@@ -78,6 +78,16 @@ class Settings:
     max_query_chars: int = 2000
     max_memory_chars: int = 2000
     max_edit_chars: int = 100_000
+    #: Tokens of remembered context (profile, procedures, recent sessions, open items) a new
+    #: session loads.
+    context_tokens: int = 800
+    #: Minutes without a message after which a conversation counts as ended (its summary is
+    #: written by the next ``analyst memory worker`` run or the next message).
+    session_idle_minutes: int = 30
+    #: Whether the CLI runs extraction jobs itself right after a run (else: ``memory worker``).
+    extract_inline: bool = True
+    #: Days after which a confirmed procedure or fact is due for review.
+    review_days: int = 180
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -115,6 +125,10 @@ class Settings:
             max_query_chars=_limit(env, "ANALYST_MAX_QUERY_CHARS", 2000),
             max_memory_chars=_limit(env, "ANALYST_MAX_MEMORY_CHARS", 2000),
             max_edit_chars=_limit(env, "ANALYST_MAX_EDIT_CHARS", 100_000),
+            context_tokens=_limit(env, "ANALYST_CONTEXT_TOKENS", 800, "tokens"),
+            session_idle_minutes=_limit(env, "ANALYST_SESSION_IDLE_MINUTES", 30, "minutes"),
+            extract_inline=_flag(env, "ANALYST_EXTRACT_INLINE", True),
+            review_days=_limit(env, "ANALYST_REVIEW_DAYS", 180, "days"),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean)
@@ -166,12 +180,23 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
         raise ConfigurationError(f"{name}='{text}' is not a number; use e.g. {default}") from e
 
 
-def _limit(env: Mapping[str, str], name: str, default: int) -> int:
-    """A size limit: a whole number of characters, at least 1."""
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = (env.get(name) or "").strip().lower()
+    if not text:
+        return default
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ConfigurationError(f"{name}='{env.get(name)}' is not a yes/no value; use 1 or 0.")
+
+
+def _limit(env: Mapping[str, str], name: str, default: int, unit: str = "characters") -> int:
+    """A size limit: a whole number of ``unit``, at least 1."""
     value = _number(env, name, default)
     if value < 1 or value != int(value):
         raise ConfigurationError(
-            f"{name}='{env.get(name)}' is not a positive whole number of characters; "
+            f"{name}='{env.get(name)}' is not a positive whole number of {unit}; "
             f"use e.g. {default}."
         )
     return int(value)

@@ -139,8 +139,19 @@ class AnalystState(TypedDict, total=False):
     summary: str
     constraints: list[str]
     publications: Annotated[list[Publication], append_publications]
+    # User turns stored as episodes so far (numbers each turn's episode id).
+    turns: int
+    # What the thread's first request loaded from memory (profile, procedures, recent
+    # sessions, open items), as ``context_loaded`` in ``--json``.
+    context_loaded: dict[str, Any]
     # per request
     query: str
+    # The episode this request's message was stored as.
+    episode_id: str
+    # Profile facts this message stated or corrected, applied to the ledger at once.
+    learned: list[dict[str, Any]]
+    # The user's confirmed procedures in force for this request (enforced in code).
+    procedures: list[dict[str, Any]]
     reply: str
     usage: Usage
     route_reason: str

@@ -44,6 +44,16 @@ class ThreadView:
     model: str = "offline"
     created_at: str | None = None
     updated_at: str | None = None
+    #: What the thread's first request loaded from memory (profile, procedures, sessions).
+    context_loaded: dict[str, Any] = field(default_factory=dict)
+    #: Profile facts the last message stated or corrected, applied at once.
+    learned: list[dict[str, Any]] = field(default_factory=list)
+    #: The user's confirmed procedures the last request enforced.
+    procedures: list[dict[str, Any]] = field(default_factory=list)
+    #: Extraction jobs the command ran after the graph (set by the app, not stored in state).
+    memory_jobs: list[dict[str, Any]] = field(default_factory=list)
+    #: Why extraction did not complete (its job stays queued and is retried).
+    memory_warning: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +83,11 @@ class ThreadView:
             "step_notes": self.step_notes,
             "usage": self.usage,
             "model": self.model,
+            "context_loaded": self.context_loaded,
+            "learned": self.learned,
+            "procedures": self.procedures,
+            "memory_jobs": self.memory_jobs,
+            "memory_warning": self.memory_warning,
             "draft_markdown": self.draft_markdown,
         }
 

@@ -5,7 +5,7 @@ Each command parses its options, calls :class:`~agent.app.AnalystApp` through
 with ``--json`` (its keys are stable for scripts). Failures are raised, never caught here:
 :func:`agent.cli.common.run` turns them into one ``error:`` line and an exit code.
 
-The command groups (``threads``, ``facts``, ``memories``, ``notes``, ``db``) live in their own
+The command groups (``threads``, ``facts``, ``memories``, ``memory``, ``notes``, ``db``) live in their own
 modules, which import only typer at top level; this one registers them. Heavy modules (LangGraph, numpy, matplotlib) are
 imported inside commands so ``--help`` stays fast.
 """
@@ -31,6 +31,7 @@ from agent.cli.common import (
 from agent.cli.db import app as db_app
 from agent.cli.facts import app as facts_app
 from agent.cli.memories import app as memories_app
+from agent.cli.memory import app as memory_app
 from agent.cli.notes import app as notes_app
 from agent.cli.threads import app as threads_app
 
@@ -309,4 +310,5 @@ def chat(
 app.add_typer(db_app, name="db")
 app.add_typer(facts_app, name="facts")
 app.add_typer(memories_app, name="memories")
+app.add_typer(memory_app, name="memory")
 app.add_typer(notes_app, name="notes")

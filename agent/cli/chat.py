@@ -74,6 +74,7 @@ class ChatSession:
                 line = self.read_line("you> ").strip()
             except EOFError:
                 self.console.print()
+                self._end_session()
                 self._bye()
                 return 0
             except KeyboardInterrupt:
@@ -100,11 +101,13 @@ class ChatSession:
         command, _, rest = line.partition(" ")
         rest = rest.strip()
         if command in ("/quit", "/exit", "/q"):
+            self._end_session()
             self._bye()
             return False
         if command == "/help":
             self.console.print(HELP)
         elif command == "/new":
+            self._end_session()
             self.thread_id, self.shown_hash = None, None
             self.console.print("New conversation; your next request starts a new thread.")
         elif command == "/threads":
@@ -144,13 +147,18 @@ class ChatSession:
         thread_id = self.thread_id or new_thread_id()
         try:
             view = self.call(
-                lambda app: app.start(query, thread_id=thread_id, on_update=self._progress)
+                lambda app: app.start(
+                    query, thread_id=thread_id, on_update=self._progress, keep_session=True
+                )
             )
         except (ModelError, KeyboardInterrupt):
             # The thread exists and is saved at its last checkpoint: /resume continues it.
             self.thread_id = thread_id
             raise
+        first = self.thread_id is None
         self.thread_id = thread_id
+        if first and view.context_loaded:
+            render.context_loaded(self.console, view.context_loaded)
         self._show(view)
 
     def _decide(self, decision: dict[str, Any]) -> None:
@@ -158,7 +166,9 @@ class ChatSession:
         if not self.shown_hash:
             raise AnalystError("No draft has been shown in this conversation yet; /show it first.")
         decision = {"approver": self.principal.user_id, **decision, "draft_hash": self.shown_hash}
-        view = self.call(lambda app: app.decide(thread_id, decision, on_update=self._progress))
+        view = self.call(
+            lambda app: app.decide(thread_id, decision, on_update=self._progress, keep_session=True)
+        )
         self._show(view)
 
     def _show(self, view: ThreadView) -> None:
@@ -169,6 +179,25 @@ class ChatSession:
 
     def _progress(self, node: str, update: dict[str, Any]) -> None:
         render.progress(self.console, node, update)
+
+    def _end_session(self) -> None:
+        """The conversation ends: queue and run its session-end extraction (its summary,
+        events, candidates). A failure is shown; the job stays queued for the worker."""
+        if not self.thread_id:
+            return
+        thread_id = self.thread_id
+        try:
+            jobs = self.call(lambda app: app.end_session(thread_id))
+        except AnalystError as error:
+            self.console.print(
+                f"[bold red]memory:[/] the session's extraction did not complete: {error} "
+                "It stays queued: analyst memory worker retries it."
+            )
+            return
+        for job in jobs:
+            result = job.get("result") or {}
+            if job["kind"] == "session_end" and result.get("session_id"):
+                self.console.print(f"Session summarised as {result['session_id']}.", soft_wrap=True)
 
     def _bye(self) -> None:
         if self.thread_id:

@@ -124,6 +124,52 @@ def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> No
             f"continue with: analyst resume {view.thread_id}"
         )
     _earlier_publications(console, view)
+    _memory(console, view)
+
+
+def _memory(console: Console, view: ThreadView) -> None:
+    """What memory did around the run: procedures enforced, extraction, a failed extraction."""
+    for p in view.procedures:
+        console.print(f"[cyan]procedure:[/] {p['text']} ({p['procedure_id']})", soft_wrap=True)
+    for job in view.memory_jobs:
+        result = job.get("result") or {}
+        counts = ", ".join(
+            f"{len(result[k])} {k}"
+            for k in ("facts", "candidates", "events", "ungrounded")
+            if result.get(k)
+        )
+        console.print(
+            f"[cyan]memory:[/] {job['kind'].replace('_', ' ')} extraction {job['status']}"
+            + (f" ({counts})" if counts else ""),
+            soft_wrap=True,
+        )
+    if view.memory_warning:
+        console.print(f"[bold red]memory:[/] {view.memory_warning}", soft_wrap=True)
+
+
+def context_loaded(console: Console, loaded: dict[str, Any]) -> None:
+    """What a session loaded from memory (``analyst memory context``, the chat's first turn)."""
+    if not any(loaded.get(k) for k in ("profile", "procedures", "sessions", "open_items")):
+        console.print("Nothing remembered yet.")
+        return
+    console.print(
+        f"Loaded from memory: {loaded.get('tokens', 0)} of {loaded.get('budget', 0)} tokens"
+        + (f" ({loaded['left_out']} older sessions left out)" if loaded.get("left_out") else "")
+    )
+    for name, fact in sorted((loaded.get("profile") or {}).items()):
+        console.print(
+            f"  {name}: {fact['value']!r} ({fact['source']}, fact {fact['memory_id']})",
+            soft_wrap=True,
+        )
+    for p in loaded.get("procedures") or []:
+        console.print(f"  procedure {p['procedure_id']}: {p['text']}", soft_wrap=True)
+    for session in loaded.get("sessions") or []:
+        console.print(
+            f"  session {session['session_id']} ({session['ended'][:10]}): {session['summary']}",
+            soft_wrap=True,
+        )
+    for item in loaded.get("open_items") or []:
+        console.print(f"  open item: {item['text']}", soft_wrap=True)
 
 
 def _earlier_publications(console: Console, view: ThreadView) -> None:

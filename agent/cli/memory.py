@@ -1,0 +1,294 @@
+"""``analyst memory``: what the agent learned from your conversations, and its write state.
+
+The write path (``agent.learning``) stores every turn as an episode and extracts memory at
+durable points: after a decision, and when a session ends. These commands show and steer it:
+
+- ``review`` lists candidates awaiting your word (standing instructions, repeated behaviour,
+  facts whose authority is unclear, preferences) and the items the grounding check refused;
+  ``confirm`` / ``reject`` decide one (a confirmed standing instruction becomes a procedure).
+- ``context`` shows what a new session loads; ``procedures``, ``sessions`` and ``episodes``
+  list the layers; ``jobs`` shows the extraction queue; ``worker`` drains it (ending sessions
+  idle for ``ANALYST_SESSION_IDLE_MINUTES``); ``end THREAD`` ends one session now.
+
+A thin layer like the other groups: parse, call :class:`~agent.app.AnalystApp`, render.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from agent.cli import common
+from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt, group
+
+app = group("memory", "What the analyst learned from your conversations: review, context, jobs.")
+
+
+def _print(rows: list[dict[str, Any]], json_mode: bool, key: str, empty: str, columns: Any) -> None:
+    if json_mode:
+        common.print_json({key: rows}, ensure_ascii=False)
+        return
+    console = common.console()
+    if not rows:
+        console.print(empty, soft_wrap=True)
+        return
+    from agent.cli import render
+
+    render.listing(console, columns(rows))
+
+
+def _candidate_columns(rows: list[dict[str, Any]]) -> list[Any]:
+    from agent.cli.render import Column
+
+    return [
+        Column("id", [r["candidate_id"] for r in rows]),
+        Column("kind", [r["kind"] for r in rows]),
+        Column("status", [r["status"] for r in rows], drop=2),
+        Column("reason", [r["reason"] for r in rows], drop=1),
+        Column("quote", [r["quote"] for r in rows], elastic=True, min_width=24),
+    ]
+
+
+@app.command()
+def review(
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every candidate, decided and refused ones too.")
+    ] = False,
+    json_mode: JsonOpt = False,
+) -> None:
+    """List the candidates awaiting your review (confirm or reject each by its id)."""
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.review(status=None if all_ else "pending"))
+    _print(
+        rows,
+        json_mode,
+        "candidates",
+        "Nothing to review. The agent proposes candidates as you talk to it.",
+        _candidate_columns,
+    )
+    if rows and not json_mode:
+        common.console().print(
+            "Confirm with: analyst memory confirm ID · reject with: analyst memory reject ID",
+            soft_wrap=True,
+        )
+
+
+@app.command()
+def confirm(
+    candidate_id: Annotated[str, typer.Argument(help="Candidate id (see: analyst memory review).")],
+    value: Annotated[
+        str | None, typer.Option("--value", help="A corrected value for a fact (JSON or text).")
+    ] = None,
+    text: Annotated[
+        str | None, typer.Option("--text", help="Corrected wording of a procedure or preference.")
+    ] = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Confirm a candidate: a standing instruction becomes a procedure for every thread."""
+    edited: dict[str, Any] = {}
+    if value is not None:
+        try:
+            edited["value"] = json.loads(value)
+        except json.JSONDecodeError:
+            edited["value"] = value
+    if text is not None:
+        if not text.strip():
+            raise CommandError("--text is empty; give the corrected wording.")
+        edited["text"] = text.strip()
+    settings = common.settings(user, tenant)
+    result = common.call(settings, lambda a: a.confirm(candidate_id, edited or None))
+    if json_mode:
+        common.print_json(result, ensure_ascii=False)
+        return
+    console = common.console()
+    if "procedure" in result:
+        p = result["procedure"]
+        console.print(
+            f"Procedure {p['procedure_id']} is in force in every thread: {p['text']!r} "
+            f"(review by {p['review_at'][:10]}).",
+            soft_wrap=True,
+        )
+    elif "fact" in result:
+        f = result["fact"]
+        console.print(
+            f"Confirmed {f['attribute']} = {f['value']!r} (fact {f['memory_id']}).", soft_wrap=True
+        )
+    else:
+        console.print(f"Confirmed; remembered as {result.get('memory')}.", soft_wrap=True)
+
+
+@app.command()
+def reject(
+    candidate_id: Annotated[str, typer.Argument(help="Candidate id (see: analyst memory review).")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept with it).")] = (
+        "rejected by the user"
+    ),
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Reject a candidate: it is kept as rejected and never applied."""
+    settings = common.settings(user, tenant)
+    result = common.call(settings, lambda a: a.reject_candidate(candidate_id, reason))
+    if json_mode:
+        common.print_json(result, ensure_ascii=False)
+        return
+    common.console().print(f"Rejected {candidate_id}.", soft_wrap=True)
+
+
+@app.command()
+def context(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
+    """Show what a new session loads: profile, procedures, recent sessions, open items."""
+    settings = common.settings(user, tenant)
+    loaded = common.call(settings, lambda a: a.session_context())
+    if json_mode:
+        common.print_json({"context_loaded": loaded}, ensure_ascii=False)
+        return
+    from agent.cli import render
+
+    render.context_loaded(common.console(), loaded)
+
+
+@app.command()
+def procedures(
+    retire: Annotated[
+        str | None, typer.Option("--retire", help="Stop enforcing this procedure id.")
+    ] = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """List your procedures in force (or retire one)."""
+    from agent.cli.render import Column
+
+    settings = common.settings(user, tenant)
+    if retire:
+        done = common.call(settings, lambda a: a.retire_procedure(retire))
+        if json_mode:
+            common.print_json(done, ensure_ascii=False)
+        else:
+            common.console().print(f"Retired {retire}: {done['text']!r}.", soft_wrap=True)
+        return
+    rows = common.call(settings, lambda a: a.procedures())
+    _print(
+        rows,
+        json_mode,
+        "procedures",
+        'No procedures. Say a standing instruction ("never analyse TSLA") and confirm it.',
+        lambda rs: [
+            Column("id", [r["procedure_id"] for r in rs]),
+            Column("review by", [r["review_at"][:10] for r in rs], drop=1),
+            Column("text", [r["text"] for r in rs], elastic=True, min_width=24),
+        ],
+    )
+
+
+@app.command()
+def sessions(
+    limit: Annotated[int, typer.Option("--limit", help="Most recent N sessions.")] = 20,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """List your session summaries, newest first."""
+    from agent.cli.render import Column
+
+    if limit < 1:
+        raise CommandError(f"--limit {limit}: list at least 1 session.")
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.sessions(limit))
+    _print(
+        rows,
+        json_mode,
+        "sessions",
+        "No sessions summarised yet.",
+        lambda rs: [
+            Column("session", [r["session_id"] for r in rs]),
+            Column("ended", [r["ended"][:16] for r in rs], drop=1),
+            Column("summary", [r["summary"] for r in rs], elastic=True, min_width=24),
+        ],
+    )
+
+
+@app.command()
+def episodes(
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most N episodes.")] = 1000,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """List your stored turns (episodes), oldest first."""
+    from agent.cli.render import Column
+
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.episodes(thread_id=thread, limit=limit))
+    _print(
+        rows,
+        json_mode,
+        "episodes",
+        "No episodes stored yet.",
+        lambda rs: [
+            Column("id", [r["episode_id"] for r in rs]),
+            Column("thread", [r["thread_id"] for r in rs], drop=2),
+            Column("kind", [r["kind"] for r in rs], drop=1),
+            Column("text", [r["text"] for r in rs], elastic=True, min_width=24),
+        ],
+    )
+
+
+def _job_columns(rows: list[dict[str, Any]]) -> list[Any]:
+    from agent.cli.render import Column
+
+    return [
+        Column("job", [r["job_id"] for r in rows]),
+        Column("kind", [r["kind"] for r in rows]),
+        Column("status", [r["status"] for r in rows]),
+        Column("tries", [str(r["attempts"]) for r in rows], right=True, drop=2),
+        Column("thread", [r["thread_id"] for r in rows], drop=1),
+        Column("error", [r["last_error"] or "" for r in rows], elastic=True, min_width=10),
+    ]
+
+
+@app.command()
+def jobs(
+    status: Annotated[
+        str | None, typer.Option("--status", help="pending, running, done or failed.")
+    ] = None,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Show the extraction queue: what is pending, running, done or failed."""
+    if status not in (None, "pending", "running", "done", "failed"):
+        raise CommandError(f"--status '{status}' is not one of pending, running, done, failed.")
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.jobs(status=status))
+    _print(rows, json_mode, "jobs", "No extraction jobs.", _job_columns)
+
+
+@app.command()
+def worker(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
+    """Run every due extraction job (ending idle sessions first), then stop."""
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.drain())
+    _print(rows, json_mode, "jobs", "Nothing to do: the queue is empty.", _job_columns)
+
+
+@app.command()
+def end(
+    thread_id: Annotated[str, typer.Argument(help="The conversation to end now.")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """End a session now: summarise it and extract what it taught (normally automatic)."""
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.end_session(thread_id), thread_id=thread_id)
+    _print(rows, json_mode, "jobs", "Nothing new to learn from this thread.", _job_columns)

@@ -1,0 +1,724 @@
+"""The write path: from what a user said to what the agent knows next session, and back.
+
+Every user turn is first stored as an immutable :class:`~memory.journal.Episode`; everything
+else is derived from episodes and cites them. The path, per seed 003:
+
+1. **Hot path** (:meth:`Learner.learn_now`, in the router): a stated profile fact or an
+   explicit correction ("actually my horizon is 2 years, not 10") goes into the fact ledger at
+   once, superseding the old value with provenance, so the very next answer uses it.
+2. **Durable points**: after a human decision (:meth:`Learner.after_decision`) and at session
+   end (:meth:`Learner.end_session`) an extraction job is queued in the journal, keyed by the
+   episodes it covers. :meth:`Learner.drain` runs due jobs: extract → ground → apply. Every
+   write it makes has a deterministic id (ledger duplicates, memory keys, candidate and
+   procedure ids), so a job replayed after a crash finds its results instead of storing them
+   twice.
+3. **Grounding**: an item whose quote is not in the episodes it cites is refused, kept as an
+   ``ungrounded`` candidate with the reason, and never stored anywhere a prompt reads.
+4. **Confidence** (:data:`PLANNER_MAY_USE`, enforced by :func:`usable_fact` and by what is
+   stored where): inferred → a candidate only; stated → a ledger fact the planner uses (cited
+   as stated), or a candidate when its authority is unclear; standing instructions become
+   procedures only when confirmed (:meth:`Learner.confirm`).
+5. **Read path** (:meth:`Learner.load_context`): a new session starts with the profile,
+   procedures, recent session summaries and open items, within a token budget.
+
+The layers and where they live: session summaries, candidates and procedures in the journal;
+the profile (semantic) in the ledger; notable events (episodic) in the cold store
+(:mod:`memory.recall`, kinds ``decision``/``rejection``/``milestone``); procedures enforced in
+code by the router and executor (:func:`procedure_exclusions`, :func:`procedure_mode`).
+
+Everything is scoped by the principal the caller established; nothing here takes an id a
+model produced.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, cast
+
+from agent.extraction import (
+    ExtractedFact,
+    Extraction,
+    OfflineExtractor,
+    PreferenceSignal,
+    ground,
+    hot_path_facts,
+)
+from agent.profile import attribute
+from memory.facts import MemoryDelta, subject_for
+from memory.identity import Principal
+from memory.journal.records import (
+    Candidate,
+    Episode,
+    EpisodeKind,
+    ExtractionJob,
+    Procedure,
+    SessionSummary,
+    stable_id,
+)
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
+    from agent.state import Mode
+    from memory.facts import FactRecord, FactStore
+    from memory.journal.base import Journal
+
+#: What the planner may use at each confidence level (seed 003); enforced in code below.
+PLANNER_MAY_USE: Mapping[str, str] = {
+    "inferred": "nothing: kept as a candidate with its quote for `analyst memory review`",
+    "stated": "profile facts the user stated about themselves, cited as stated; a standing "
+    "instruction holds in its own thread only",
+    "confirmed": "profile facts and procedures, in every thread, until their review date",
+}
+
+#: Candidate kinds a user is asked to confirm (the others are for review only).
+CONFIRMABLE = ("procedure", "behaviour", "fact", "preference")
+#: Distinct sessions in which the same preference must recur before a confirmation is asked.
+BEHAVIOUR_SESSIONS = 2
+
+
+def usable_fact(record: FactRecord) -> bool:
+    """Whether the planner may act on a ledger fact: stated or confirmed, never inferred."""
+    return record.source in ("stated", "confirmed") and not record.candidate
+
+
+def procedure_exclusions(procedures: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Tickers the user's confirmed procedures exclude, each with the procedure that says so."""
+    out: dict[str, str] = {}
+    for p in procedures:
+        ticker = (p.get("rule") or {}).get("exclude_ticker")
+        if isinstance(ticker, str) and ticker:
+            out[ticker.upper()] = f"procedure {p['procedure_id']}: {p['text']}"
+    return out
+
+
+def procedure_mode(procedures: Sequence[Mapping[str, Any]]) -> Mode | None:
+    """The research mode a confirmed procedure forces, if any (the latest one wins)."""
+    modes = [
+        (p.get("rule") or {}).get("mode")
+        for p in procedures
+        if (p.get("rule") or {}).get("mode") in ("deep", "flash")
+    ]
+    return cast("Mode | None", modes[-1] if modes else None)
+
+
+def describe_learned(learned: Sequence[Mapping[str, Any]]) -> str:
+    """What the hot path did with a message's statements, for the reply."""
+    parts = []
+    for item in learned:
+        name = str(item["attribute"]).replace("_", " ")
+        if item.get("memory_id"):
+            parts.append(f"your {name} is now {item['value']!r} (fact {item['memory_id']})")
+        else:
+            parts.append(
+                f"your {name} needs your confirmation first (analyst memory review; "
+                f"candidate {item['candidate_id']})"
+            )
+    return "I have recorded that " + "; ".join(parts) + "."
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def remove_statements(request: str, learned: Sequence[Mapping[str, Any]]) -> str:
+    """``request`` without the sentences whose statements the hot path applied: what is left
+    is the research request, if any ("Actually my horizon is 2 years. Analyse NVDA.")."""
+    quotes = [_normal(str(q)) for item in learned for q in item.get("quotes", [])]
+    kept = [
+        sentence
+        for sentence in _SENTENCE.split(request)
+        if sentence.strip() and not any(q and q in _normal(sentence) for q in quotes)
+    ]
+    return " ".join(kept).strip()
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-free token estimate (about four characters a token), for budgets."""
+    return max(1, (len(text) + 3) // 4)
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What a new session starts with; ``to_json`` is ``context_loaded`` in ``--json``."""
+
+    profile: dict[str, dict[str, Any]] = field(default_factory=dict)
+    procedures: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    open_items: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int = 0
+    budget: int = 0
+    left_out: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "procedures": self.procedures,
+            "sessions": self.sessions,
+            "open_items": self.open_items,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "left_out": self.left_out,
+        }
+
+    @property
+    def empty(self) -> bool:
+        return not (self.profile or self.procedures or self.sessions or self.open_items)
+
+    def describe(self) -> str:
+        """One line for the chat: what was loaded."""
+        if self.empty:
+            return "Nothing remembered yet."
+        parts = []
+        if self.profile:
+            parts.append(
+                "profile "
+                + ", ".join(f"{k}={v['value']!r}" for k, v in sorted(self.profile.items()))
+            )
+        if self.procedures:
+            parts.append(f"{len(self.procedures)} procedure(s)")
+        if self.sessions:
+            parts.append(f"{len(self.sessions)} recent session(s)")
+        if self.open_items:
+            parts.append(f"{len(self.open_items)} open item(s)")
+        return f"Loaded from memory ({self.tokens}/{self.budget} tokens): " + "; ".join(parts)
+
+
+@dataclass
+class Learner:
+    """The write and read paths of the memory layers for one principal.
+
+    ``journal`` and ``facts`` are scoped to ``principal`` by the constructor; ``store`` (the
+    cold store) may be ``None``, in which case events are not stored (a job needing it fails
+    loudly rather than dropping them).
+    """
+
+    journal: Journal
+    facts: FactStore
+    store: BaseStore | None
+    principal: Principal
+    extractor: Any = field(default_factory=OfflineExtractor)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    review_days: int = 180
+
+    def __post_init__(self) -> None:
+        self.journal = self.journal.with_principal(self.principal)
+        self.facts = self.facts.with_principal(self.principal)
+
+    @property
+    def subject(self) -> str:
+        return subject_for(self.principal)
+
+    # -- episodes -------------------------------------------------------------------------
+
+    async def record(
+        self,
+        thread_id: str,
+        kind: EpisodeKind,
+        text: str,
+        *,
+        turn: str,
+        meta: Mapping[str, Any] | None = None,
+        at: datetime | None = None,
+    ) -> Episode:
+        """Store one user turn (idempotent: the same ``turn`` of the thread is one episode)."""
+        p = self.principal
+        episode = Episode(
+            tenant_id=p.tenant_id,
+            episode_id=stable_id("ep", p.tenant_id, p.user_id, thread_id, turn),
+            user_id=p.user_id,
+            thread_id=thread_id,
+            at=(at or self.clock()).astimezone(UTC),
+            role="user",
+            kind=kind,
+            text=text,
+            meta=dict(meta or {}),
+        )
+        (stored,) = await self.journal.add_episodes([episode])
+        return stored
+
+    # -- the hot path -----------------------------------------------------------------------
+
+    async def learn_now(self, episode: Episode) -> list[dict[str, Any]]:
+        """Apply the facts and corrections a message states, now; return what was applied.
+
+        A fact whose authority is unclear becomes a candidate instead (see :meth:`_apply_fact`).
+        """
+        applied = []
+        for fact in hot_path_facts(episode.text, episode.episode_id):
+            outcome = await self._apply_fact(fact, [episode], job_id=None)
+            applied.append(outcome)
+        return applied
+
+    # -- durable points ---------------------------------------------------------------------
+
+    async def after_decision(self, thread_id: str, episode_ids: Sequence[str]) -> ExtractionJob:
+        """Queue the extraction of a human decision (its episode and the request's)."""
+        return await self.journal.enqueue("decision", thread_id, list(episode_ids))
+
+    async def end_session(self, thread_id: str) -> ExtractionJob | None:
+        """Queue the session-end extraction of the thread's episodes no earlier session end
+        covered; ``None`` when there are none."""
+        covered: set[str] = set()
+        for job in await self.journal.jobs(kind="session_end", thread_id=thread_id, limit=10_000):
+            covered.update(job.episode_ids)
+        fresh = [
+            e.episode_id
+            for e in await self.journal.list_episodes(thread_id=thread_id, limit=100_000)
+            if e.episode_id not in covered
+        ]
+        if not fresh:
+            return None
+        return await self.journal.enqueue("session_end", thread_id, fresh)
+
+    async def close_idle_sessions(self, idle: timedelta) -> list[ExtractionJob]:
+        """End every session of the principal idle for longer than ``idle``."""
+        jobs = []
+        for thread_id in await self.journal.idle_threads(self.clock() - idle):
+            job = await self.end_session(thread_id)
+            if job is not None:
+                jobs.append(job)
+        return jobs
+
+    async def drain(self, *, limit: int | None = None) -> list[ExtractionJob]:
+        """Run due jobs until none is left (or ``limit`` ran); return them as they ended.
+
+        A job that raises is recorded as a failed attempt (retried later with backoff) and the
+        error is raised after the queue is drained, so a failure is never silent.
+        """
+        finished: list[ExtractionJob] = []
+        errors: list[BaseException] = []
+        while limit is None or len(finished) < limit:
+            job = await self.journal.claim()
+            if job is None:
+                break
+            try:
+                result = await self.process(job)
+            except Exception as e:  # recorded on the job, then raised below
+                finished.append(await self.journal.fail(job.job_id, f"{type(e).__name__}: {e}"))
+                errors.append(e)
+                continue
+            finished.append(await self.journal.complete(job.job_id, result))
+        if errors:
+            raise errors[0]
+        return finished
+
+    async def process(self, job: ExtractionJob) -> dict[str, Any]:
+        """Extract, ground and apply one job; idempotent. Returns what it stored."""
+        episodes = await self.journal.episodes(job.episode_ids)
+        if not episodes:
+            return {"episodes": 0}
+        extraction = await _extract(self.extractor, episodes)
+        grounded = ground(extraction, episodes)
+        result: dict[str, Any] = {"episodes": len(episodes), "facts": [], "candidates": []}
+        refused = [
+            self._candidate(
+                "event" if r.kind == "notable_events" else _candidate_kind(r.kind),
+                r.item,
+                str(r.item.get("quote", "")),
+                [i for i in r.item.get("episode_ids", []) if isinstance(i, str)],
+                status="ungrounded",
+                reason=r.reason,
+                job_id=job.job_id,
+            )
+            for r in grounded.rejected
+        ]
+        if refused:
+            await self.journal.add_candidates(refused)
+        result["ungrounded"] = [c.candidate_id for c in refused]
+        accepted = grounded.accepted
+        for fact in accepted.new_facts:
+            outcome = await self._apply_fact(fact, episodes, job_id=job.job_id)
+            key = "facts" if outcome.get("memory_id") else "candidates"
+            result[key].append(outcome.get("memory_id") or outcome.get("candidate_id"))
+        result["candidates"] += await self._apply_preferences(
+            accepted.preference_signals, job.job_id
+        )
+        result["events"] = await self._apply_events(accepted, episodes)
+        if job.kind == "session_end":
+            summary = await self._apply_summary(job, accepted, episodes, result["facts"])
+            result["session_id"] = summary.session_id
+        return result
+
+    # -- applying one grounded extraction ---------------------------------------------------
+
+    async def _apply_fact(
+        self, fact: ExtractedFact, episodes: Sequence[Episode], *, job_id: str | None
+    ) -> dict[str, Any]:
+        """Record a stated fact, or make it a candidate when its authority is unclear.
+
+        Unclear (seed 003: "newest wins" is dangerous for delayed, quoted or hostile input):
+        the user reports someone else's words; the statement is older than the value in
+        force; or it would replace a confirmed value without saying it corrects it.
+        """
+        by_id = {e.episode_id: e for e in episodes}
+        cited = [by_id[i] for i in fact.episode_ids if i in by_id]
+        said = min((e.at for e in cited), default=self.clock())
+        current = await self.facts.current(self.subject, fact.attribute)
+        value: Any = fact.value
+        if attribute(fact.attribute).merge == "union" and current is not None:
+            merged = list(current.value or [])
+            merged += [v for v in (value or []) if v not in merged]
+            value = merged
+        reason = None
+        if fact.quoted_source:
+            reason = "reported from someone else's words; confirm it is yours"
+        elif current is not None and current.valid_from > said and current.value != value:
+            reason = (
+                f"said on {said:%Y-%m-%d}, before the value in force since "
+                f"{current.valid_from:%Y-%m-%d} ({current.value!r})"
+            )
+        elif (
+            current is not None
+            and current.source == "confirmed"
+            and current.value != value
+            and not fact.correction
+        ):
+            reason = f"would replace the confirmed value {current.value!r}"
+        if reason is not None:
+            (candidate,) = await self.journal.add_candidates(
+                [
+                    self._candidate(
+                        "fact",
+                        {"attribute": fact.attribute, "value": value},
+                        fact.quote,
+                        fact.episode_ids,
+                        status="pending",
+                        reason=reason,
+                        job_id=job_id,
+                    )
+                ]
+            )
+            return {
+                "candidate_id": candidate.candidate_id,
+                "attribute": fact.attribute,
+                "quotes": [fact.quote],
+            }
+        record = await self.facts.record(
+            MemoryDelta(
+                subject=self.subject,
+                attribute=fact.attribute,
+                value=value,
+                valid_from=said,
+                memory_type="profile",
+                source="stated",
+                source_episode_id=fact.episode_ids[0],
+            )
+        )
+        return {
+            "memory_id": record.memory_id,
+            "attribute": fact.attribute,
+            "value": record.value,
+            "outcome": record.outcome,
+            "episode_ids": list(fact.episode_ids),
+            "quotes": [fact.quote],
+        }
+
+    async def _apply_preferences(
+        self, signals: Sequence[PreferenceSignal], job_id: str
+    ) -> list[str]:
+        """Standing instructions and preferences become candidates; a preference that recurs
+        across sessions asks for confirmation (a ``behaviour`` candidate), never silently."""
+        new = [
+            self._candidate(
+                "procedure" if s.standing else "preference",
+                {"text": s.text, "rule": s.rule},
+                s.quote,
+                s.episode_ids,
+                status="pending",
+                reason="stated as a standing instruction: confirm to apply it in every thread"
+                if s.standing
+                else "stated preference: confirm to keep it",
+                job_id=job_id,
+            )
+            for s in signals
+        ]
+        stored = await self.journal.add_candidates(new) if new else []
+        ids = [c.candidate_id for c in stored]
+        ids += await self._repeated_behaviour([c for c in stored if c.kind == "preference"])
+        return ids
+
+    async def _repeated_behaviour(self, fresh: Sequence[Candidate]) -> list[str]:
+        if not fresh:
+            return []
+        earlier = await self.journal.candidates(kind="preference", limit=10_000)
+        threads: dict[str, set[str]] = {}
+        episodes = await self.journal.episodes(sorted({i for c in earlier for i in c.episode_ids}))
+        thread_of = {e.episode_id: e.thread_id for e in episodes}
+        for c in earlier:
+            key = _normal(str(c.payload.get("text", "")))
+            threads.setdefault(key, set()).update(
+                thread_of[i] for i in c.episode_ids if i in thread_of
+            )
+        asks = []
+        for c in fresh:
+            seen = threads.get(_normal(str(c.payload.get("text", ""))), set())
+            if len(seen) >= BEHAVIOUR_SESSIONS:
+                asks.append(
+                    self._candidate(
+                        "behaviour",
+                        dict(c.payload),
+                        c.quote,
+                        c.episode_ids,
+                        status="pending",
+                        reason=f"repeated in {len(seen)} sessions: make it a procedure?",
+                        job_id=c.job_id,
+                        key=_normal(str(c.payload.get("text", ""))),
+                    )
+                )
+        stored = await self.journal.add_candidates(asks) if asks else []
+        return [c.candidate_id for c in stored]
+
+    async def _apply_events(self, accepted: Extraction, episodes: Sequence[Episode]) -> list[str]:
+        if not accepted.notable_events:
+            return []
+        if self.store is None:
+            from agent.errors import ConfigurationError
+
+            raise ConfigurationError(
+                "Notable events need the long-term store, and none is open; run the job with "
+                "the store configured (ANALYST_STORE)."
+            )
+        from memory.recall import NewMemory, aremember_many
+
+        by_id = {e.episode_id: e for e in episodes}
+        memories = []
+        for event in accepted.notable_events:
+            at = min((by_id[i].at for i in event.episode_ids if i in by_id), default=None)
+            memories.append(
+                NewMemory(
+                    text=event.text,
+                    importance=event.importance,
+                    kind=event.type,
+                    at=at,
+                    source="extraction",
+                    episode_ids=list(event.episode_ids),
+                    tickers=list(event.tickers) or None,
+                )
+            )
+        return await aremember_many(self.store, self.principal, memories)
+
+    async def _apply_summary(
+        self,
+        job: ExtractionJob,
+        accepted: Extraction,
+        episodes: Sequence[Episode],
+        facts_learned: Sequence[str],
+    ) -> SessionSummary:
+        first = episodes[0]
+        summary = SessionSummary(
+            tenant_id=self.principal.tenant_id,
+            session_id=f"{job.thread_id}/{first.at:%Y%m%dT%H%M%S}",
+            user_id=self.principal.user_id,
+            thread_id=job.thread_id,
+            started=first.at,
+            ended=episodes[-1].at,
+            topic=accepted.topic,
+            summary=accepted.summary,
+            facts_learned=tuple(facts_learned),
+            open_items=tuple(item.text for item in accepted.open_items),
+            episode_ids=tuple(e.episode_id for e in episodes),
+        )
+        return await self.journal.put_summary(summary)
+
+    def _candidate(
+        self,
+        kind: Any,
+        payload: Mapping[str, Any],
+        quote: str,
+        episode_ids: Sequence[str],
+        *,
+        status: Any,
+        reason: str,
+        job_id: str | None,
+        key: str | None = None,
+    ) -> Candidate:
+        p = self.principal
+        return Candidate(
+            tenant_id=p.tenant_id,
+            candidate_id=stable_id(
+                "cand", p.tenant_id, p.user_id, kind, key or dict(payload), quote, status
+            ),
+            user_id=p.user_id,
+            kind=kind,
+            payload=dict(payload),
+            quote=quote,
+            episode_ids=tuple(episode_ids),
+            status=status,
+            reason=reason,
+            created_at=self.clock(),
+            job_id=job_id,
+        )
+
+    # -- confirmation -------------------------------------------------------------------------
+
+    async def confirm(
+        self, candidate_id: str, *, edited: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Confirm a pending candidate (optionally with an edited payload) and apply it:
+        a procedure or repeated behaviour becomes a procedure, a fact a confirmed ledger fact,
+        a preference a long-term memory. Returns what was stored."""
+        candidate = await self._pending(candidate_id)
+        payload = {**candidate.payload, **(edited or {})}
+        now = self.clock()
+        stored: dict[str, Any]
+        if candidate.kind in ("procedure", "behaviour"):
+            procedure = await self.journal.put_procedure(
+                Procedure(
+                    tenant_id=self.principal.tenant_id,
+                    procedure_id=stable_id("proc", candidate.candidate_id),
+                    user_id=self.principal.user_id,
+                    text=str(payload.get("text", "")),
+                    rule=dict(payload.get("rule") or {}),
+                    status="active",
+                    confirmed_at=now,
+                    review_at=now + timedelta(days=self.review_days),
+                    episode_ids=candidate.episode_ids,
+                    candidate_id=candidate.candidate_id,
+                )
+            )
+            stored = {"procedure": procedure.to_json()}
+        elif candidate.kind == "fact":
+            from agent.profile import validate
+
+            attribute = str(payload["attribute"])
+            record = await self.facts.record(
+                MemoryDelta(
+                    subject=self.subject,
+                    attribute=attribute,
+                    value=validate(attribute, payload["value"]),
+                    valid_from=now,
+                    memory_type="profile",
+                    source="confirmed",
+                    source_episode_id=candidate.episode_ids[0] if candidate.episode_ids else None,
+                )
+            )
+            stored = {"fact": record.to_json()}
+        elif candidate.kind == "preference":
+            from memory.recall import aremember
+
+            if self.store is None:
+                from agent.errors import ConfigurationError
+
+                raise ConfigurationError("Confirming a preference needs the long-term store.")
+            key = await aremember(
+                self.store,
+                self.principal,
+                str(payload.get("text", "")),
+                kind="preference",
+                importance=7,
+                source="confirmed",
+                episode_ids=list(candidate.episode_ids),
+            )
+            stored = {"memory": key}
+        else:
+            from memory.errors import JournalError
+
+            raise JournalError(
+                f"A {candidate.kind} candidate is for review only; reject it or leave it."
+            )
+        decided = await self.journal.decide(candidate_id, "confirmed", "confirmed by the user")
+        return {"candidate": decided.to_json(), **stored}
+
+    async def reject(self, candidate_id: str, reason: str = "rejected by the user") -> Candidate:
+        await self._pending(candidate_id)
+        return await self.journal.decide(candidate_id, "rejected", reason)
+
+    async def _pending(self, candidate_id: str) -> Candidate:
+        from memory.errors import CandidateNotFoundError, JournalError
+
+        for candidate in await self.journal.candidates(limit=100_000):
+            if candidate.candidate_id == candidate_id:
+                if candidate.status != "pending":
+                    raise JournalError(
+                        f"Candidate {candidate_id} is {candidate.status}, not pending; only a "
+                        "pending candidate can be confirmed or rejected."
+                    )
+                return candidate
+        raise CandidateNotFoundError("candidate", candidate_id)
+
+    async def to_confirm(self) -> list[Candidate]:
+        """Pending candidates a user is asked about at a natural pause."""
+        return [c for c in await self.journal.candidates(status="pending") if c.kind in CONFIRMABLE]
+
+    # -- the read path ------------------------------------------------------------------------
+
+    async def active_procedures(self) -> list[dict[str, Any]]:
+        now = self.clock()
+        return [
+            p.to_json()
+            for p in await self.journal.procedures(status="active")
+            if p.confirmed_at <= now
+        ]
+
+    async def profile(self) -> dict[str, dict[str, Any]]:
+        """The principal's profile facts the planner may use (:func:`usable_fact`)."""
+        records = await self.facts.profile(self.subject)
+        return {
+            name: {
+                "value": r.value,
+                "source": r.source,
+                "since": r.valid_from.isoformat(),
+                "memory_id": r.memory_id,
+                "episode_ids": [i for i in (r.source_episode_id, *r.restated_in) if i],
+            }
+            for name, r in sorted(records.items())
+            if usable_fact(r)
+        }
+
+    async def load_context(self, budget: int) -> SessionContext:
+        """What a new session starts with: profile and procedures first, then the most recent
+        session summaries and their open items while they fit in ``budget`` tokens."""
+        profile = await self.profile()
+        procedures = await self.active_procedures()
+        used = sum(estimate_tokens(f"{k}: {v['value']}") for k, v in profile.items()) + sum(
+            estimate_tokens(p["text"]) for p in procedures
+        )
+        sessions: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = []
+        left_out = 0
+        for s in await self.journal.summaries(limit=20):
+            cost = estimate_tokens(s.summary) + sum(estimate_tokens(i) for i in s.open_items)
+            if used + cost > budget:
+                left_out += 1
+                continue
+            used += cost
+            sessions.append(
+                {
+                    "session_id": s.session_id,
+                    "ended": s.ended.isoformat(),
+                    "topic": s.topic,
+                    "summary": s.summary,
+                    "episode_ids": list(s.episode_ids),
+                }
+            )
+            items += [{"text": i, "session_id": s.session_id} for i in s.open_items]
+        return SessionContext(profile, procedures, sessions, items, used, budget, left_out)
+
+
+async def _extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
+    """Run an offline (sync) or model (async, with usage) extractor; the result only."""
+    result = extractor.extract(list(episodes))
+    if inspect.isawaitable(result):
+        result = await result
+    if isinstance(result, tuple):
+        result = result[0]
+    if not isinstance(result, Extraction):
+        raise TypeError(f"The extractor returned {type(result).__name__}, not an Extraction.")
+    return result
+
+
+def _candidate_kind(section: str) -> str:
+    return {
+        "new_facts": "fact",
+        "preference_signals": "preference",
+        "open_items": "open_item",
+        "notable_events": "event",
+    }.get(section, section)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
