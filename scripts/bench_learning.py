@@ -30,8 +30,8 @@ offline extractor. Figures, each as median with p95 and IQR:
 3. Tokens at session start (``agent.learning.estimate_tokens``): what ``load_context`` loads
    against the naive prompt (every summary, every open item, the profile and the procedures).
 
-(Over 600 lines on purpose: the three figures share one set of tiers, one scripted user and
-one report format; split apart, their baselines would no longer come from the same run.)
+(Over 600 lines on purpose: the three figures share the tiers' set-up, the scripted user's
+data and one report format, and each is printed next to a baseline from the same run.)
 
 Seeding is not timed. ``--profile`` prints cProfile's top functions of 20 loads. ``--quick``
 runs small sizes (a smoke run; its figures are not the issue's). Not a test: nothing here
