@@ -36,12 +36,13 @@ from agent.errors import (
     InvalidMemoryError,
     InvalidQueryError,
     NotAwaitingApprovalError,
+    NotAwaitingConfirmationError,
     NoTickerError,
     ThreadNotFoundError,
     ThreadUnavailableError,
 )
 from agent.settings import Settings
-from agent.views import CheckpointView, ThreadView, thread_status
+from agent.views import CheckpointView, ThreadView, confirmation_request, thread_status
 from memory.identity import Principal
 from memory.threads import ThreadIndex, ThreadLocks, ThreadRecord
 
@@ -62,6 +63,9 @@ if TYPE_CHECKING:
 
 #: Statuses after which a thread's request is over (``agent.state.FINISHED``, without the import).
 _FINISHED = ("published", "rejected", "noted", "declined")
+
+#: The answer "later" to a memory confirmation: every candidate stays pending.
+LATER: dict[str, list[str]] = {"confirm": [], "reject": []}
 
 #: Called with (node name, state update) as each node finishes.
 OnUpdate = Callable[[str, dict[str, Any]], Awaitable[None] | None]
@@ -540,6 +544,8 @@ class AnalystApp:
 
     def preflight(self, query: str, mode: ModeChoice = "auto") -> Route | None:
         """Validate the request without touching storage; raises on bad input."""
+        from agent.extraction import hot_path_facts
+        from agent.learning import remove_statements
         from agent.routing import check_request, request_universe
 
         strict = self.services.reasoner.label == "offline"
@@ -547,14 +553,14 @@ class AnalystApp:
         available = request_universe(
             query, market.available_tickers(), open_universe=getattr(market, "open_universe", False)
         )
-        try:
-            return check_request(query, available, mode, strict=strict)
-        except NoTickerError:
-            from agent.extraction import hot_path_facts
-
-            if hot_path_facts(query, "preflight"):
-                return None  # a statement about the user ("my horizon is 2 years"): valid
-            raise
+        stated = hot_path_facts(query, "preflight")
+        if stated:
+            # Statements about the user ("my horizon is 2 years", "my base currency is EUR")
+            # are valid on their own and are no request: the rest, if any, is checked.
+            query = remove_statements(query, [{"quotes": [f.quote]} for f in stated])
+            if not query:
+                return None
+        return check_request(query, available, mode, strict=strict)
 
     def require_thread(self, thread_id: str) -> ThreadRecord:
         record = self.index.get(self.principal, thread_id)
@@ -577,6 +583,8 @@ class AnalystApp:
 
         When the request finishes, the session ends (its extraction is queued) unless
         ``keep_session`` (the chat keeps one session until /new, /quit or idle time)."""
+        from langgraph.types import Command
+
         from agent.state import FINISHED
         from agent.thread_ids import check_thread_id
 
@@ -606,13 +614,18 @@ class AnalystApp:
                 self.index.register(self.principal, thread_id, query)
             else:
                 view = await self.view(thread_id)
+                if view.status == "awaiting_confirmation":
+                    # A new message answers the pending question with "later": the
+                    # candidates stay pending for review, and the thread moves on.
+                    await self._drive(thread_id, Command(resume=LATER), "auto", None)
+                    view = await self.view(thread_id)
                 # "new": registered, but the process died before the first checkpoint.
                 if view.status not in (*FINISHED, "new"):
                     raise ThreadUnavailableError(
                         f"Thread '{thread_id}' is {view.status.replace('_', ' ')}; finish it "
                         f"first (analyst show {thread_id}) or start a new thread."
                     )
-            await self._drive(thread_id, {"query": query}, mode, on_update)
+            await self._drive(thread_id, {"query": query}, mode, on_update, confirm=keep_session)
         return await self._after_run(thread_id, session_over=not keep_session)
 
     async def resume(self, thread_id: str, *, on_update: OnUpdate | None = None) -> ThreadView:
@@ -671,18 +684,50 @@ class AnalystApp:
             checked = validate_decision(
                 decision, state["draft"], thread_id=thread_id, now=self.services.clock()
             )
-            await self._drive(thread_id, Command(resume=dict(checked)), "auto", on_update)
+            await self._drive(
+                thread_id, Command(resume=dict(checked)), "auto", on_update, confirm=keep_session
+            )
         return await self._after_run(thread_id, session_over=not keep_session)
 
+    async def answer_confirmation(
+        self, thread_id: str, answer: dict[str, Any], *, on_update: OnUpdate | None = None
+    ) -> ThreadView:
+        """Answer the memory confirmation the thread is paused on: ``{"confirm": [ids],
+        "reject": [ids]}`` (ids not named stay pending for ``analyst memory review``)."""
+        from langgraph.types import Command
+
+        self.require_thread(thread_id)
+        await self.graph()
+        with self.locks.hold(thread_id):
+            view = await self.view(thread_id)
+            if view.status != "awaiting_confirmation":
+                raise NotAwaitingConfirmationError(thread_id, view.status)
+            # Always both keys: an empty mapping would read as "no resume value" to LangGraph.
+            reply = {
+                "confirm": list(answer.get("confirm") or []),
+                "reject": list(answer.get("reject") or []),
+            }
+            await self._drive(thread_id, Command(resume=reply), "auto", on_update, confirm=True)
+        return await self.view(thread_id)
+
     async def _drive(
-        self, thread_id: str, payload: Any, mode: ModeChoice, on_update: OnUpdate | None
+        self,
+        thread_id: str,
+        payload: Any,
+        mode: ModeChoice,
+        on_update: OnUpdate | None,
+        *,
+        confirm: bool = False,
     ) -> None:
         from agent.state import Context
 
         graph = await self.graph()
         config = {"configurable": {"thread_id": thread_id}}
         context = Context(
-            tenant_id=self.principal.tenant_id, user_id=self.principal.user_id, mode=mode
+            tenant_id=self.principal.tenant_id,
+            user_id=self.principal.user_id,
+            mode=mode,
+            confirm_memories=confirm,
         )
         self.index.set_runner(thread_id, os.getpid())
         try:
@@ -734,6 +779,7 @@ class AnalystApp:
         return ThreadView(
             thread_id=thread_id,
             status=thread_status(snap, self.locks.busy(thread_id)),
+            confirmation=confirmation_request(snap),
             query=values.get("query") or record.query,
             ticker=(values.get("tickers") or [None])[0],
             mode=values.get("mode"),

@@ -164,8 +164,23 @@ class NotAwaitingApprovalError(AnalystError):
             "rejected": "it was closed after the revision limit",
             "running": "it is still running",
             "interrupted": f"it stopped mid-run; continue it with: analyst resume {thread_id}",
+            "awaiting_confirmation": "its draft was decided; it asks you to confirm what to "
+            "remember (analyst memory review)",
         }.get(status, f"its status is {status}")
         super().__init__(f"Thread '{thread_id}' is not awaiting approval: {hint}.")
+
+
+class NotAwaitingConfirmationError(AnalystError):
+    """An answer to a memory confirmation sent to a thread that asks none."""
+
+    exit_code = 3
+
+    def __init__(self, thread_id: str, status: str) -> None:
+        self.thread_id, self.status = thread_id, status
+        super().__init__(
+            f"Thread '{thread_id}' asks no memory confirmation (its status is {status}). "
+            "Pending candidates are listed by: analyst memory review"
+        )
 
 
 class StaleDraftError(AnalystError):

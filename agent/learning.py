@@ -75,8 +75,10 @@ PLANNER_MAY_USE: Mapping[str, str] = {
     "confirmed": "profile facts and procedures, in every thread, until their review date",
 }
 
-#: Candidate kinds a user is asked to confirm (the others are for review only).
+#: Candidate kinds a user can confirm (the others, such as refused items, are for review only).
 CONFIRMABLE = ("procedure", "behaviour", "fact", "preference")
+#: Candidate kinds the chat asks about at a natural pause.
+ASK_AT_PAUSE = ("procedure", "behaviour", "fact")
 #: Distinct sessions in which the same preference must recur before a confirmation is asked.
 BEHAVIOUR_SESSIONS = 2
 
@@ -246,11 +248,22 @@ class Learner:
         """Apply the facts and corrections a message states, now; return what was applied.
 
         A fact whose authority is unclear becomes a candidate instead (see :meth:`_apply_fact`).
+        A standing instruction ("never analyse TSLA from now on") becomes a procedure
+        candidate at once too, so the user can be asked to confirm it at the next pause; the
+        session-end extraction finds the same candidate (same id) instead of a second one.
         """
         applied = []
         for fact in hot_path_facts(episode.text, episode.episode_id):
             outcome = await self._apply_fact(fact, [episode], job_id=None)
             applied.append(outcome)
+        standing = [
+            s for s in OfflineExtractor().extract_now([episode]).preference_signals if s.standing
+        ]
+        if standing:
+            grounded = ground(
+                Extraction(topic="", summary="", preference_signals=standing), [episode]
+            )
+            await self._apply_preferences(grounded.accepted.preference_signals, None)
         return applied
 
     # -- durable points ---------------------------------------------------------------------
@@ -418,7 +431,7 @@ class Learner:
         }
 
     async def _apply_preferences(
-        self, signals: Sequence[PreferenceSignal], job_id: str
+        self, signals: Sequence[PreferenceSignal], job_id: str | None
     ) -> list[str]:
         """Standing instructions and preferences become candidates; a preference that recurs
         across sessions asks for confirmation (a ``behaviour`` candidate), never silently."""
@@ -539,8 +552,14 @@ class Learner:
         p = self.principal
         return Candidate(
             tenant_id=p.tenant_id,
+            # The same item from the same episodes is one candidate however often it is
+            # extracted (hot path, session end, a replayed job); ``key`` names it outright.
             candidate_id=stable_id(
-                "cand", p.tenant_id, p.user_id, kind, key or dict(payload), quote, status
+                "cand",
+                p.tenant_id,
+                p.user_id,
+                kind,
+                *((key,) if key else (dict(payload), quote, status, sorted(episode_ids))),
             ),
             user_id=p.user_id,
             kind=kind,
@@ -641,8 +660,26 @@ class Learner:
         raise CandidateNotFoundError("candidate", candidate_id)
 
     async def to_confirm(self) -> list[Candidate]:
-        """Pending candidates a user is asked about at a natural pause."""
-        return [c for c in await self.journal.candidates(status="pending") if c.kind in CONFIRMABLE]
+        """Pending candidates a user is asked about at a natural pause: standing instructions,
+        repeated behaviour and facts whose authority was unclear (plain preferences wait for
+        ``analyst memory review``)."""
+        pending = await self.journal.candidates(status="pending")
+        return [c for c in pending if c.kind in ASK_AT_PAUSE]
+
+    async def answer(self, answer: Mapping[str, Any], asked: Sequence[str]) -> dict[str, Any]:
+        """Apply a user's answer to a confirmation request: ``{"confirm": [ids], "reject":
+        [ids]}`` among the ``asked`` candidates; anything else waits (still pending). A
+        candidate no longer pending (answered elsewhere meanwhile) is skipped, so replaying an
+        answer changes nothing."""
+        done: dict[str, list[Any]] = {"confirmed": [], "rejected": []}
+        pending = {c.candidate_id for c in await self.journal.candidates(status="pending")}
+        for candidate_id in answer.get("confirm") or []:
+            if candidate_id in asked and candidate_id in pending:
+                done["confirmed"].append(await self.confirm(candidate_id))
+        for candidate_id in answer.get("reject") or []:
+            if candidate_id in asked and candidate_id in pending:
+                done["rejected"].append((await self.reject(candidate_id)).to_json())
+        return done
 
     # -- the read path ------------------------------------------------------------------------
 

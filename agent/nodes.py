@@ -54,7 +54,7 @@ class AnalystNodes:
 
     async def router(
         self, state: AnalystState, runtime: Runtime[Context]
-    ) -> Command[Literal["planner", "executor", "__end__"]]:
+    ) -> Command[Literal["planner", "executor", "remember"]]:
         """Classify the request from its text alone; start a fresh request on the thread.
 
         The message is stored as an episode first; the profile facts and corrections it states
@@ -160,10 +160,10 @@ class AnalystNodes:
 
     def _finish(
         self, update: dict[str, Any], usage: Usage, status: str, reply: str
-    ) -> Command[Literal["planner", "executor", "__end__"]]:
+    ) -> Command[Literal["planner", "executor", "remember"]]:
         update.update(status=status, reply=reply, usage=usage, stop_reason=reply)
         update["messages"] = [*update["messages"], AIMessage(reply)]
-        return Command(goto="__end__", update=update)
+        return Command(goto="remember", update=update)
 
     async def _trim_history(
         self, state: AnalystState, usage: Usage
@@ -407,7 +407,7 @@ class AnalystNodes:
 
     async def approval(
         self, state: AnalystState, runtime: Runtime[Context]
-    ) -> Command[Literal["publish", "reporter", "approval", "__end__"]]:
+    ) -> Command[Literal["publish", "reporter", "approval", "remember"]]:
         """Pause for a human decision bound to this exact draft; route on the answer.
 
         A valid decision is stored as an episode and its extraction queued (a durable job)
@@ -458,7 +458,7 @@ class AnalystNodes:
                 key=f"{thread_id}:{draft['hash']}:rejected",
             )
             return Command(
-                goto="__end__",
+                goto="remember",
                 update={
                     **base,
                     "feedback": feedback,
@@ -501,6 +501,35 @@ class AnalystNodes:
         covered = [e for e in (state.get("episode_id"), episode.episode_id) if e]
         await learner.after_decision(thread_id, covered)
 
+    async def remember(self, state: AnalystState, runtime: Runtime[Context]) -> dict[str, Any]:
+        """A natural pause: the request's answer is complete. When the caller asked for it
+        (``Context.confirm_memories``: the chat), pause to ask the user to confirm what the agent
+        proposes to remember; otherwise, or when nothing new awaits, finish at once.
+
+        Each candidate is asked once per thread; an answer of "later" (or none) leaves it
+        pending for ``analyst memory review``. Nothing is confirmed without the user's answer.
+        """
+        ctx = runtime.context
+        learner = self._learner(runtime)
+        if learner is None or ctx is None or not ctx.confirm_memories:
+            return {}
+        asked = list(state.get("memory_asked") or [])
+        fresh = [c for c in await learner.to_confirm() if c.candidate_id not in asked]
+        if not fresh:
+            return {}
+        ids = [c.candidate_id for c in fresh]
+        answer = interrupt(_pending_question(fresh))
+        done = await learner.answer(answer if isinstance(answer, dict) else {}, ids)
+        confirmed = [
+            (d.get("procedure") or {}).get("text") or d["candidate"]["payload"].get("text")
+            for d in done["confirmed"]
+        ]
+        update: dict[str, Any] = {"memory_asked": [*asked, *ids]}
+        if confirmed:
+            note = "I will remember: " + "; ".join(str(c) for c in confirmed if c) + "."
+            update["messages"] = [AIMessage(note)]
+        return update
+
     def publish(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
         from agent.publishing import publish_report
 
@@ -523,6 +552,26 @@ class AnalystNodes:
             "status": "published",
             "messages": [AIMessage(f"Published {publication['path']}.")],
         }
+
+
+def _pending_question(candidates: list[Any]) -> dict[str, Any]:
+    return {
+        "kind": "memory_confirmation",
+        "question": "Shall I remember these from now on, in every conversation?",
+        "candidates": [
+            {
+                "candidate_id": c.candidate_id,
+                "kind": c.kind,
+                "text": c.payload.get("text")
+                or f"{c.payload.get('attribute')} = {c.payload.get('value')!r}",
+                "quote": c.quote,
+                "reason": c.reason,
+                "episode_ids": list(c.episode_ids),
+            }
+            for c in candidates
+        ],
+        "actions": ["confirm", "reject", "later"],
+    }
 
 
 def _thread_id(config: RunnableConfig) -> str:

@@ -129,7 +129,7 @@ class OfflineReasoner:
         if ctx.sessions:
             notes.append(
                 "Recent sessions: "
-                + "; ".join(f"[{s['session_id']}] {s['topic']}" for s in ctx.sessions)
+                + "; ".join(f"[{s['session_id']}] {s['topic']}".rstrip(".") for s in ctx.sessions)
                 + "."
             )
         used = [str(m["key"]) for m in ctx.memories]

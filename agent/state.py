@@ -48,6 +48,14 @@ class Context:
             "description": "Force deep research or a quick snapshot; auto lets the router decide."
         },
     )
+    confirm_memories: bool = field(
+        default=False,
+        metadata={
+            "description": "At the end of a request, pause to ask the user to confirm what the "
+            "agent proposes to remember (standing instructions, repeated behaviour, unclear "
+            "facts). Off: they wait for `analyst memory review`."
+        },
+    )
 
 
 class PlanStep(TypedDict):
@@ -144,6 +152,8 @@ class AnalystState(TypedDict, total=False):
     # What the thread's first request loaded from memory (profile, procedures, recent
     # sessions, open items), as ``context_loaded`` in ``--json``.
     context_loaded: dict[str, Any]
+    # Candidates the user was already asked to confirm in this thread (asked once).
+    memory_asked: list[str]
     # per request
     query: str
     # The episode this request's message was stored as.

@@ -54,6 +54,8 @@ class ThreadView:
     memory_jobs: list[dict[str, Any]] = field(default_factory=list)
     #: Why extraction did not complete (its job stays queued and is retried).
     memory_warning: str | None = None
+    #: What the thread asks the user to confirm (status ``awaiting_confirmation``).
+    confirmation: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -88,6 +90,7 @@ class ThreadView:
             "procedures": self.procedures,
             "memory_jobs": self.memory_jobs,
             "memory_warning": self.memory_warning,
+            "confirmation": self.confirmation,
             "draft_markdown": self.draft_markdown,
         }
 
@@ -106,16 +109,28 @@ class CheckpointView:
 def thread_status(snap: Any, busy: bool) -> str:
     """The thread's status from its latest checkpoint and whether a process holds its lock.
 
-    awaiting_approval, a finished status (published, rejected, noted, declined), running,
-    interrupted (stopped mid-run; resumable), or new (registered, no checkpoint yet).
+    awaiting_approval, awaiting_confirmation (paused after its answer to ask the user to
+    confirm what to remember), a finished status (published, rejected, noted, declined),
+    running, interrupted (stopped mid-run; resumable), or new (registered, no checkpoint yet).
     """
     from agent.state import FINISHED
 
     values = snap.values or {}
     if snap.interrupts:
+        if confirmation_request(snap) is not None:
+            return "awaiting_confirmation"
         return "awaiting_approval"
     if not snap.next and values.get("status") in FINISHED:
         return str(values["status"])
     if busy:
         return "running"
     return "interrupted" if values else "new"
+
+
+def confirmation_request(snap: Any) -> dict[str, Any] | None:
+    """The memory confirmation the thread is paused on (``remember`` node), if any."""
+    for pending in snap.interrupts or ():
+        value = getattr(pending, "value", None)
+        if isinstance(value, dict) and value.get("kind") == "memory_confirmation":
+            return value
+    return None

@@ -5,9 +5,12 @@
     START -> router -+-> planner -> executor --(more steps)--> executor
                      |                      \\--(done)--> reporter -> critic -> approval
                      +-> (flash) executor                                         |
-                                   approval --approve/edit--> publish -> END      |
+                     +-> (noted / declined) remember -> END                       |
+                                   approval --approve/edit--> publish -> remember |
                                    approval --reject--> reporter (at most 3 times) |
-                                   approval --4th reject--> END (status rejected) -+
+                                   approval --4th reject--> remember (rejected) ---+
+                                   remember -> END   (in chat: may pause to ask the user to
+                                                      confirm what it proposes to remember)
 
 ``build_graph`` returns the uncompiled ``StateGraph``; ``compile_graph`` is the one place the
 checkpointer (hot memory) and store (cold memory) are handed to ``compile(...)``. Neither
@@ -65,11 +68,13 @@ def build_graph(
     graph.add_node("critic", nodes.critic, retry_policy=retry)
     graph.add_node("approval", nodes.approval)
     graph.add_node("publish", nodes.publish, retry_policy=retry)
+    graph.add_node("remember", nodes.remember, retry_policy=retry)
     graph.add_edge(START, "router")
     graph.add_edge("planner", "executor")
     graph.add_edge("reporter", "critic")
     graph.add_edge("critic", "approval")
-    graph.add_edge("publish", END)
+    graph.add_edge("publish", "remember")
+    graph.add_edge("remember", END)
     return graph
 
 

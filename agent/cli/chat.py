@@ -176,6 +176,36 @@ class ChatSession:
         self.shown_hash = view.draft_hash if view.status == "awaiting_approval" else None
         if view.status == "awaiting_approval":
             self.console.print("Reply with /approve, /reject <feedback> or /edit <file>.")
+        elif view.status == "awaiting_confirmation" and view.confirmation:
+            self._confirm(view.thread_id, view.confirmation)
+
+    def _confirm(self, thread_id: str, request: dict[str, Any]) -> None:
+        """The agent's question at a natural pause: confirm, reject or leave for later each
+        thing it proposes to remember (the answer resumes the paused thread)."""
+        self.console.print(f"[bold]analyst:[/] {request['question']}")
+        answer: dict[str, list[str]] = {"confirm": [], "reject": []}
+        for candidate in request["candidates"]:
+            self.console.print(
+                f"  [{candidate['kind']}] {candidate['text']!r} — you said: "
+                f'"{candidate["quote"]}" ({candidate["reason"]})',
+                soft_wrap=True,
+                markup=False,  # the user's own words, never markup
+            )
+            try:
+                reply = self.read_line("  remember it? [y]es / [n]o / [l]ater: ").strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                reply = "later"
+            if reply in ("y", "yes"):
+                answer["confirm"].append(candidate["candidate_id"])
+            elif reply in ("n", "no"):
+                answer["reject"].append(candidate["candidate_id"])
+        view = self.call(lambda app: app.answer_confirmation(thread_id, answer))
+        for message in ("confirm", "reject"):
+            if answer[message]:
+                verb = "Confirmed" if message == "confirm" else "Rejected"
+                self.console.print(f"{verb} {len(answer[message])}.")
+        if view.status == "awaiting_confirmation" and view.confirmation:
+            self._confirm(thread_id, view.confirmation)
 
     def _progress(self, node: str, update: dict[str, Any]) -> None:
         render.progress(self.console, node, update)

@@ -148,3 +148,29 @@ def test_sigterm_ends_a_chat_with_143_and_the_thread_to_resume(analyst: Any) -> 
         child.close(force=True)
     assert child.exitstatus == 143, child.before
     assert analyst.json("show", thread_id)["status"] == "awaiting_approval"
+
+
+def test_a_standing_instruction_is_confirmed_at_the_pause_and_holds_in_a_new_thread(
+    analyst: Any,
+) -> None:
+    child = spawn_chat(analyst)
+    try:
+        child.sendline("Never analyse TSLA from now on.")
+        child.expect_exact("Shall I remember these from now on, in every conversation?")
+        child.expect_exact("[procedure] 'Never analyse TSLA from now on.'")
+        child.expect_exact("remember it? [y]es / [n]o / [l]ater: ")
+        child.sendline("y")
+        child.expect_exact("Confirmed 1.")
+        child.expect_exact(PROMPT)
+        say(child, "/new", "New conversation")
+        child.sendline("Analyze TSLA")
+        child.expect(r"I won't analyse TSLA: your procedure (proc-[0-9a-f]+)")
+        child.expect_exact(PROMPT)
+        child.sendline("/quit")
+        child.expect_exact("Bye.")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    procedures = analyst("memory", "procedures", "--json").json()["procedures"]
+    assert [p["rule"] for p in procedures] == [{"exclude_ticker": "TSLA"}]
+    assert analyst("memory", "review", "--json").json()["candidates"] == []

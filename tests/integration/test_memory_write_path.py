@@ -10,7 +10,7 @@ apart per session.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -113,7 +113,12 @@ async def test_four_sessions_replayed_into_the_writer() -> None:
         remark = await say(app, "s2", "Maybe I'll try options some day.")
         assert remark.status == "noted" and remark.learned == []
         rule = await say(app, "s2", "Never analyse TSLA from now on.")
-        assert rule.status == "noted"
+        # The answer is complete; at this pause the agent asks whether to keep the rule.
+        assert rule.status == "awaiting_confirmation"
+        (asked,) = rule.confirmation["candidates"]
+        assert asked["kind"] == "procedure" and asked["quote"] == rule.query
+        later = await app.answer_confirmation("s2", {})  # "later": it stays a candidate
+        assert later.status == "noted"
         await app.end_session("s2")
         two = await layers(app)
     s2 = [e for e in two["episodes"] if e.thread_id == "s2"]
