@@ -337,6 +337,15 @@ class AnalystApp:
         found = await learner.journal.list_episodes(thread_id=thread_id, limit=limit)
         return [e.to_json() for e in found]
 
+    async def consolidate(self, *, older_than_days: int = 30, min_group: int = 3) -> dict[str, Any]:
+        """Merge the principal's older events into themes and decay them (nothing deleted)."""
+        from datetime import timedelta
+
+        learner = await self.learner()
+        return await learner.consolidate(
+            older_than=timedelta(days=older_than_days), min_group=min_group
+        )
+
     async def _learn(self, learner: Learner | None = None) -> list[dict[str, Any]]:
         if not self.settings.extract_inline:
             return []

@@ -8,7 +8,8 @@ durable points: after a decision, and when a session ends. These commands show a
   ``confirm`` / ``reject`` decide one (a confirmed standing instruction becomes a procedure).
 - ``context`` shows what a new session loads; ``procedures``, ``sessions`` and ``episodes``
   list the layers; ``jobs`` shows the extraction queue; ``worker`` drains it (ending sessions
-  idle for ``ANALYST_SESSION_IDLE_MINUTES``); ``end THREAD`` ends one session now.
+  idle for ``ANALYST_SESSION_IDLE_MINUTES``); ``end THREAD`` ends one session now;
+  ``consolidate`` merges older events into themes per ticker and decays them (facts untouched).
 
 A thin layer like the other groups: parse, call :class:`~agent.app.AnalystApp`, render.
 """
@@ -292,3 +293,34 @@ def end(
     settings = common.settings(user, tenant)
     rows = common.call(settings, lambda a: a.end_session(thread_id), thread_id=thread_id)
     _print(rows, json_mode, "jobs", "Nothing new to learn from this thread.", _job_columns)
+
+
+@app.command()
+def consolidate(
+    older_than_days: Annotated[
+        int, typer.Option("--older-than-days", min=0, help="Only events older than this.")
+    ] = 30,
+    min_group: Annotated[
+        int, typer.Option("--min-group", min=2, help="Events of a ticker needed for a theme.")
+    ] = 3,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Merge older events into one theme per ticker and decay them; facts are never touched."""
+    settings = common.settings(user, tenant)
+    report = common.call(
+        settings, lambda a: a.consolidate(older_than_days=older_than_days, min_group=min_group)
+    )
+    if json_mode:
+        common.print_json(report, ensure_ascii=False)
+        return
+    console = common.console()
+    if not report["themes"]:
+        console.print("Nothing to consolidate.")
+    for theme in report["themes"]:
+        console.print(
+            f"Theme {theme['key']}: {theme['ticker']}, {theme['events']} events.", soft_wrap=True
+        )
+    if report["decayed"]:
+        console.print(f"Decayed {len(report['decayed'])} merged events (importance -1).")

@@ -1,0 +1,87 @@
+"""Consolidation merges related events into themes and decays them, and every fact survives
+(seed 003, failure 6: "consolidation must explicitly preserve facts"). Checked against the
+ledger, on a transcript the write path itself produced (real journal, ledger and Qdrant Edge).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from agent.app import AnalystApp
+from agent.services import Services
+from agent.settings import Settings
+from memory.facts import subject_for
+from memory.identity import Principal
+from memory.recall import alist_memories
+
+pytestmark = pytest.mark.integration
+
+START = datetime(2026, 6, 1, 9, tzinfo=UTC)
+
+
+def app_at(when: datetime, user: str = "noor") -> Any:
+    settings = Settings.from_env()
+    services = replace(Services.from_settings(settings), clock=lambda: when)
+    return AnalystApp.open(settings, Principal("default", user), services)
+
+
+async def ledger(app: AnalystApp) -> list[dict[str, Any]]:
+    learner = await app.learner()
+    subject = subject_for(app.principal)
+    rows = []
+    for attribute in ("horizon_years", "risk_tolerance", "base_currency"):
+        rows += [r.to_json() for r in await learner.facts.history(subject, attribute)]
+    return rows
+
+
+async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
+    statements = [
+        "My investment horizon is 10 years.",
+        "I'm a conservative investor.",
+        "Actually my horizon is 5 years, not 10.",
+        "My base currency is EUR.",
+    ]
+    for day in range(6):
+        async with app_at(START + timedelta(days=day)) as app:
+            learner = await app.learner()
+            thread = f"c{day}"
+            said = await learner.record(thread, "message", statements[day % 4], turn="1")
+            await learner.learn_now(said)
+            ticker, rating = ("NVDA", "Buy") if day % 3 else ("AAPL", "Hold")
+            decided = await learner.record(
+                thread,
+                "approve",
+                f'approve: {ticker} report "{ticker} research" (rating {rating})',
+                turn="2",
+                meta={"ticker": ticker, "rating": rating},
+            )
+            await learner.after_decision(thread, [said.episode_id, decided.episode_id])
+            await learner.drain()
+    async with app_at(START + timedelta(days=90)) as app:
+        before_facts = await ledger(app)
+        events = [
+            m
+            for m in await alist_memories(await app.store(), app.principal)
+            if m.kind == "decision"
+        ]
+        report = await app.consolidate(older_than_days=30, min_group=3)
+        again = await app.consolidate(older_than_days=30, min_group=3)
+        after_facts = await ledger(app)
+        memories = await alist_memories(await app.store(), app.principal)
+    assert len(events) == 6
+    nvda = [e for e in events if e.metadata["tickers"] == ["NVDA"]]
+    # Four NVDA decisions make a theme; two AAPL ones are too few (min_group 3).
+    assert [(t["ticker"], t["events"]) for t in report["themes"]] == [("NVDA", 4)]
+    (theme,) = [m for m in memories if m.kind == "theme" and m.about == "NVDA history"]
+    for event in nvda:  # every merged event is carried by its theme, with its episodes
+        assert event.text in theme.text
+        assert set(event.metadata["episode_ids"]) <= set(theme.metadata["episode_ids"])
+    decayed = {m.key: m for m in memories if m.kind == "decision"}
+    for event in nvda:
+        assert decayed[event.key].importance == event.importance - 1  # decayed once, kept
+    assert again["decayed"] == []  # a second run refreshes themes, decays nothing twice
+    assert before_facts == after_facts and len(after_facts) >= 4  # the ledger is untouched
