@@ -303,7 +303,12 @@ def chat(
     )
     # One app for the whole conversation: every turn and slash command uses it.
     with common.AppSession(settings) as session:
-        code = ChatSession(session, settings.principal, thread_id=thread).run()
+        code = ChatSession(
+            session,
+            settings.principal,
+            thread_id=thread,
+            idle_minutes=settings.session_idle_minutes,
+        ).run()
     sys.exit(code)
 
 

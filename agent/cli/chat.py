@@ -10,6 +10,7 @@ last displayed, so an approval can never land on a draft the user has not seen.
 from __future__ import annotations
 
 import shlex
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,8 +48,13 @@ class ChatSession:
         thread_id: str | None = None,
         console: Console | None = None,
         read_line: Callable[[str], str] = input,
+        idle_minutes: float = 30,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.call = call
+        self.idle_seconds = idle_minutes * 60
+        self.clock = clock
+        self.last_turn: float | None = None
         self.principal = principal
         self.console = console or common.console()
         self.read_line = read_line
@@ -144,6 +150,17 @@ class ChatSession:
     # -- turns --------------------------------------------------------------------------
 
     def _ask(self, query: str) -> None:
+        now = self.clock()
+        if (
+            self.thread_id
+            and self.last_turn is not None
+            and now - self.last_turn > self.idle_seconds
+        ):
+            # A long silence ends the session (its summary is written) and starts a new one.
+            self._end_session()
+            self.thread_id, self.shown_hash = None, None
+            self.console.print("It has been a while: this is a new conversation.")
+        self.last_turn = now
         thread_id = self.thread_id or new_thread_id()
         try:
             view = self.call(

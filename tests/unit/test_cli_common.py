@@ -117,16 +117,29 @@ class FakeApp:
     def __init__(self) -> None:
         self.decisions: list[dict[str, Any]] = []
         self.started: list[str] = []
+        self.ended: list[str] = []
 
-    async def start(self, query: str, *, thread_id: str, on_update: Any = None) -> ThreadView:
+    async def start(
+        self, query: str, *, thread_id: str, on_update: Any = None, keep_session: bool = False
+    ) -> ThreadView:
+        assert keep_session, "the chat keeps one session until /new, /quit or idle time"
         self.started.append(thread_id)
         return ThreadView(thread_id, "awaiting_approval", query, draft_hash="d" * 64)
 
     async def decide(
-        self, thread_id: str, decision: dict[str, Any], *, on_update: Any = None
+        self,
+        thread_id: str,
+        decision: dict[str, Any],
+        *,
+        on_update: Any = None,
+        keep_session: bool = False,
     ) -> ThreadView:
         self.decisions.append(decision)
         return ThreadView(thread_id, "published", publication={"path": "x.md"})
+
+    async def end_session(self, thread_id: str) -> list[dict[str, Any]]:
+        self.ended.append(thread_id)
+        return []
 
     async def threads(self) -> list[ThreadView]:
         return []
@@ -153,11 +166,37 @@ def test_the_chat_loop_reaches_the_app_only_through_its_callback() -> None:
         read_line=lambda _prompt: next(lines),
     )
     assert session.run() == 0
-    assert len(calls) == 4  # two requests, one decision, one listing
+    assert len(calls) == 6  # two requests, one decision, one listing, two session ends
     assert fake.decisions == [{"approver": "tester", "action": "approve", "draft_hash": "d" * 64}]
     first, second = fake.started
     assert first != second, "/new starts a new thread"
+    assert fake.ended == [first, second], "/new and /quit end the session"
     assert f"Bye. This conversation is thread {second}." in out.getvalue()
+
+
+def test_a_long_silence_ends_the_session_and_starts_a_new_one() -> None:
+    fake = FakeApp()
+    now = [0.0]
+    lines: Iterator[str] = iter(["Analyze NVDA", "Analyze AAPL", "Analyze TSLA", "/quit"])
+
+    def read(_prompt: str) -> str:
+        line = next(lines)
+        if line == "Analyze TSLA":
+            now[0] += 31 * 60  # more than the 30 idle minutes
+        return line
+
+    session = ChatSession(
+        lambda body: __import__("asyncio").run(body(fake)),
+        Principal("default", "tester"),
+        console=Console(file=io.StringIO(), width=200),
+        read_line=read,
+        idle_minutes=30,
+        clock=lambda: now[0],
+    )
+    assert session.run() == 0
+    first, same, fresh = fake.started
+    assert first == same and fresh != first
+    assert fake.ended == [first, fresh]
 
 
 def test_an_analyst_error_in_a_turn_keeps_the_session_going() -> None:
