@@ -337,6 +337,30 @@ class AnalystApp:
         found = await learner.journal.list_episodes(thread_id=thread_id, limit=limit)
         return [e.to_json() for e in found]
 
+    async def events(
+        self, query: str | None = None, *, ticker: str | None = None, limit: int = 10
+    ) -> list[Recalled]:
+        """The principal's notable events (decisions, rejections, milestones, themes) found by
+        meaning and time ("what did we decide about NVDA last month?"), or newest first without
+        a query; ``ticker`` keeps those about it."""
+        from agent.learning import EVENT_KINDS
+        from memory.recall import alist_memories, arecall
+
+        if self._store is None and self._missing_store():
+            return []
+        store = await self.store()
+        if query:
+            found = await arecall(store, self.principal, query, limit=max(50, limit * 5))
+        else:
+            found = await alist_memories(store, self.principal, limit=10_000)
+        wanted = (ticker or "").upper()
+        return [
+            m
+            for m in found
+            if m.kind in (*EVENT_KINDS, "theme")
+            and (not wanted or wanted in (m.metadata.get("tickers") or []))
+        ][:limit]
+
     async def consolidate(self, *, older_than_days: int = 30, min_group: int = 3) -> dict[str, Any]:
         """Merge the principal's older events into themes and decay them (nothing deleted)."""
         from datetime import timedelta

@@ -6,8 +6,8 @@ durable points: after a decision, and when a session ends. These commands show a
 - ``review`` lists candidates awaiting your word (standing instructions, repeated behaviour,
   facts whose authority is unclear, preferences) and the items the grounding check refused;
   ``confirm`` / ``reject`` decide one (a confirmed standing instruction becomes a procedure).
-- ``context`` shows what a new session loads; ``procedures``, ``sessions`` and ``episodes``
-  list the layers; ``jobs`` shows the extraction queue; ``worker`` drains it (ending sessions
+- ``context`` shows what a new session loads; ``procedures``, ``sessions``, ``episodes`` and
+  ``events`` (by meaning, time and ticker) show the layers; ``jobs`` shows the extraction queue; ``worker`` drains it (ending sessions
   idle for ``ANALYST_SESSION_IDLE_MINUTES``); ``end THREAD`` ends one session now;
   ``consolidate`` merges older events into themes per ticker and decays them (facts untouched).
 
@@ -293,6 +293,38 @@ def end(
     settings = common.settings(user, tenant)
     rows = common.call(settings, lambda a: a.end_session(thread_id), thread_id=thread_id)
     _print(rows, json_mode, "jobs", "Nothing new to learn from this thread.", _job_columns)
+
+
+@app.command()
+def events(
+    query: Annotated[
+        str | None,
+        typer.Argument(help='What to look for, e.g. "what did we decide about NVDA last month".'),
+    ] = None,
+    ticker: Annotated[str | None, typer.Option("--ticker", help="Only events about it.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N events.")] = 10,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Find decisions, rejections and milestones by meaning, time and ticker."""
+    from agent.cli.render import Column, when
+
+    settings = common.settings(user, tenant)
+    found = common.call(settings, lambda a: a.events(query, ticker=ticker, limit=limit))
+    rows = [m.to_json() for m in found]
+    _print(
+        rows,
+        json_mode,
+        "events",
+        "No events yet: decisions and rejections are remembered as you make them.",
+        lambda rs: [
+            Column("key", [r["key"] for r in rs]),
+            Column("when", [when(r["at"] or r["updated_at"]) for r in rs], drop=2),
+            Column("kind", [r["kind"] for r in rs], drop=1),
+            Column("text", [r["text"] for r in rs], elastic=True, min_width=24),
+        ],
+    )
 
 
 @app.command()

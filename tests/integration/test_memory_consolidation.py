@@ -38,7 +38,8 @@ async def ledger(app: AnalystApp) -> list[dict[str, Any]]:
     return rows
 
 
-async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
+async def seed_six_sessions() -> None:
+    """Six daily sessions: a statement and an approved report each (4 NVDA, 2 AAPL)."""
     statements = [
         "My investment horizon is 10 years.",
         "I'm a conservative investor.",
@@ -61,6 +62,10 @@ async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
             )
             await learner.after_decision(thread, [said.episode_id, decided.episode_id])
             await learner.drain()
+
+
+async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
+    await seed_six_sessions()
     async with app_at(START + timedelta(days=90)) as app:
         before_facts = await ledger(app)
         events = [
@@ -85,3 +90,16 @@ async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
         assert decayed[event.key].importance == event.importance - 1  # decayed once, kept
     assert again["decayed"] == []  # a second run refreshes themes, decays nothing twice
     assert before_facts == after_facts and len(after_facts) >= 4  # the ledger is untouched
+
+
+async def test_events_are_found_by_ticker_and_by_meaning() -> None:
+    await seed_six_sessions()
+    async with app_at(START + timedelta(days=7)) as app:
+        nvda = await app.events(ticker="NVDA")
+        asked = await app.events("what did we decide about AAPL", limit=1)
+    async with app_at(START + timedelta(days=7), user="someone-else") as app:
+        theirs = await app.events(ticker="NVDA")
+    assert len(nvda) == 4 and all(e.metadata["tickers"] == ["NVDA"] for e in nvda)
+    assert all(e.kind == "decision" and e.metadata["episode_ids"] for e in nvda)
+    assert asked[0].metadata["tickers"] == ["AAPL"]
+    assert theirs == []
