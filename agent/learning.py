@@ -808,6 +808,103 @@ class Learner:
             items += [{"text": i, "session_id": s.session_id} for i in s.open_items]
         return SessionContext(profile, procedures, sessions, items, used, budget, left_out)
 
+    # -- read helpers for the model path's memory tools ---------------------------------------
+
+    async def has_memory(self) -> bool:
+        """Whether the principal has anything a memory tool could return beyond the current
+        conversation: profile facts, procedures, session summaries or long-term memories
+        (episodes alone do not count: the conversation holds the current ones)."""
+        if await self.profile() or await self.active_procedures():
+            return True
+        if await self.journal.summaries(limit=1):
+            return True
+        if self.store is None:
+            return False
+        from memory.recall import alist_memories
+
+        return bool(await alist_memories(self.store, self.principal, limit=1))
+
+    async def search_episodes(
+        self,
+        query: str,
+        *,
+        limit: int = 8,
+        events: int = 5,
+        days: int = 365,
+        scan: int = 5000,
+    ) -> dict[str, Any]:
+        """The principal's episodes and notable events about ``query``, each citing its id.
+
+        Episodes are not indexed by meaning (the journal keeps their text; only the notable
+        events extracted from them are in the cold store), so they are found by keywords: the
+        query's words of two characters or more, common words left out, matched whole and
+        case-insensitively in the episodes of the last ``days`` (at most ``scan`` of them,
+        oldest first past that cap), ranked by how many of the words they hold, newest first
+        on a tie. Notable events (kinds ``decision``/``rejection``/``milestone``) are recalled
+        by meaning (:func:`memory.recall.arecall`, among its ``3 * events`` best memories).
+        Texts are cut to :data:`READ_TEXT_CHARS` characters.
+        """
+        words = _query_words(query)
+        found: list[tuple[int, Episode]] = []
+        if words:
+            since = self.clock() - timedelta(days=days)
+            for e in await self.journal.list_episodes(since=since, limit=scan):
+                text = e.text.lower()
+                hits = sum(1 for w in words if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text))
+                if hits:
+                    found.append((hits, e))
+        found.sort(key=lambda pair: (-pair[0], -pair[1].at.timestamp(), pair[1].episode_id))
+        recalled: list[dict[str, Any]] = []
+        if self.store is not None and query.strip() and events > 0:
+            from memory.recall import arecall
+
+            for m in await arecall(self.store, self.principal, query, limit=3 * events):
+                if m.kind in ("decision", "rejection", "milestone") and len(recalled) < events:
+                    recalled.append(
+                        {
+                            "memory_id": m.key,
+                            "kind": m.kind,
+                            "text": _cut(m.text),
+                            "at": m.when.isoformat(),
+                            "episode_ids": list(m.metadata.get("episode_ids") or []),
+                        }
+                    )
+        return {
+            "query": query,
+            "episodes": [
+                {
+                    "episode_id": e.episode_id,
+                    "thread_id": e.thread_id,
+                    "at": e.at.isoformat(),
+                    "kind": e.kind,
+                    "text": _cut(e.text),
+                    "matched": hits,
+                }
+                for hits, e in found[:limit]
+            ],
+            "episodes_found": len(found),
+            "events": recalled,
+            "method": "episodes: keyword match on the query's words; events: recalled by meaning",
+        }
+
+    async def open_items(self, *, sessions: int = 10, limit: int = 10) -> list[dict[str, Any]]:
+        """Open items of the principal's most recent ``sessions`` session summaries, newest
+        session first, each citing its session (at most ``limit``)."""
+        items: list[dict[str, Any]] = []
+        for s in await self.journal.summaries(limit=sessions):
+            for text in s.open_items:
+                if len(items) < limit:
+                    items.append(
+                        {
+                            "text": _cut(text),
+                            "session_id": s.session_id,
+                            "thread_id": s.thread_id,
+                            "ended": s.ended.isoformat(),
+                            "episode_ids": list(s.episode_ids),
+                        }
+                    )
+        return items
+
 
 async def _extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
     """Run an offline (sync) or model (async, with usage) extractor; the result only."""
@@ -846,3 +943,22 @@ def _candidate_kind(section: str) -> str:
 
 def _normal(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+#: How much of a stored text a memory read returns (the rest is cut with an ellipsis).
+READ_TEXT_CHARS = 300
+#: Words a keyword search ignores.
+_COMMON_WORDS = frozenset(
+    "a an and are as at be by did do for from had has have i in is it me my of on or our "
+    "so that the their them they this to was we were what when where which who why with you "
+    "your".split()
+)
+
+
+def _query_words(query: str) -> list[str]:
+    words = re.findall(r"\w+", query.lower())[:20]
+    return list(dict.fromkeys(w for w in words if len(w) >= 2 and w not in _COMMON_WORDS))
+
+
+def _cut(text: str, limit: int = READ_TEXT_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -42,6 +42,7 @@ from agent.routing import Route, request_universe
 from agent.services import Services
 from agent.state import MAX_REVISIONS, AnalystState, Context, Decision, Draft, Usage
 from agent.thread_ids import thread_folder
+from agent.tools import MemoryTools
 from memory.identity import Principal
 
 
@@ -199,6 +200,7 @@ class AnalystNodes:
             self._context(state, conventions),
             facts={name: fact["value"] for name, fact in facts.items()},
             memories=recalled,
+            memory=self._memory_tools(runtime),
         )
         planned, used = await self.reasoner.plan(route, ctx)
         return {
@@ -236,6 +238,11 @@ class AnalystNodes:
             for name, fact in sorted(profile.items())
             if usable_fact(fact)
         }
+
+    def _memory_tools(self, runtime: Runtime[Context]) -> MemoryTools | None:
+        """The run's memory read tools (bound on the model path), for the run's principal."""
+        learner = self._learner(runtime)
+        return None if learner is None else MemoryTools(learner)
 
     def _learner(self, runtime: Runtime[Context]) -> Learner | None:
         """The write and read paths of memory for the run's principal (None without a journal)."""
@@ -296,14 +303,17 @@ class AnalystNodes:
             for item in found
         ]
 
-    async def executor(self, state: AnalystState) -> Command[Literal["executor", "reporter"]]:
+    async def executor(
+        self, state: AnalystState, runtime: Runtime[Context]
+    ) -> Command[Literal["executor", "reporter"]]:
         """Run exactly one plan step; each step therefore ends in its own checkpoint."""
         index = state.get("step_index", 0)
         plan = state["plan"]
         if self.services.step_delay:
             await asyncio.sleep(self.services.step_delay)
         market = await asyncio.to_thread(self._market, state)
-        result, used = await self.reasoner.execute(plan[index], market, self._context(state))
+        ctx = replace(self._context(state), memory=self._memory_tools(runtime))
+        result, used = await self.reasoner.execute(plan[index], market, ctx)
         update = {
             "results": {**state.get("results", {}), result["step_id"]: dict(result)},
             "step_index": index + 1,

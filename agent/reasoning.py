@@ -5,6 +5,11 @@ same on both paths. :class:`OfflineReasoner` is deterministic (rules and computa
 network). :class:`ModelReasoner` uses structured output for routing, planning, report prose,
 criticism and summaries, and a bounded tool-calling loop for each executor step. On both
 paths every figure in a report comes from tool results, never from the model's memory.
+
+The model path's planner and executor may also read the user's memory through the run's
+memory tools (:class:`agent.tools.MemoryTools`, in :attr:`Context.memory`): the planner gets
+a bounded look-up turn before it decides, the executor has them beside the market tools. The
+offline reasoner ignores them.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ from agent.planning import STEP_DESCRIPTIONS, deep_plan, snapshot_plan, step
 from agent.report import collect, compose_report
 from agent.routing import Route, route_query
 from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
-from agent.tools import StepResult, run_step
+from agent.tools import MEMORY_TOOLS, StepResult, run_step
 
 if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
+    from langchain_core.messages import BaseMessage, ToolMessage
 
     from agent.conventions import Conventions
     from agent.market import MarketDataProvider
+    from agent.tools import MemoryTools
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,9 @@ class Context:
     open_items: Sequence[Mapping[str, Any]] = ()
     #: Lines the report's "Memory context" section states, each citing its source.
     personal: Sequence[str] = ()
+    #: The run's memory read tools, built by the node for the run's principal (never from an
+    #: id a model produced); the model path binds them, the offline reasoner ignores them.
+    memory: MemoryTools | None = None
 
 
 @dataclass(frozen=True)
@@ -301,7 +310,17 @@ class ModelReasoner:
         from agent.schemas import PlanDecision
 
         allowed = set(route.tickers)
-        known_keys = {str(m["key"]) for m in ctx.memories}
+        tools = await ctx.memory.available() if ctx.memory is not None else []
+        system = prompts.PLANNER + (f"\n\n{prompts.MEMORY_READ}" if tools else "")
+        messages: list[Any] = [
+            SystemMessage(system + "\n\n" + prompts.constraints_block(ctx.constraints)),
+            HumanMessage(_planning_request(route, ctx)),
+        ]
+        usage = no_usage()
+        cited: set[str] = set()
+        if tools:
+            messages, cited, usage = await self._look_up(messages, tools, where="planning")
+        known_keys = {str(m["key"]) for m in ctx.memories} | cited
 
         def validate(plan: PlanDecision) -> None:
             stray = [s.ticker for s in plan.steps if s.ticker.upper() not in allowed]
@@ -313,13 +332,10 @@ class ModelReasoner:
             if invented:
                 raise ValueError(f"memories_used cites keys that were not recalled: {invented}")
 
-        messages = [
-            SystemMessage(prompts.PLANNER + "\n\n" + prompts.constraints_block(ctx.constraints)),
-            HumanMessage(_planning_request(route, ctx)),
-        ]
-        decision, usage = await structured(
+        decision, used = await structured(
             self.model, PlanDecision, messages, where="planning", validate=validate
         )
+        usage = add_usage(usage, used)
         steps: list[PlanStep] = []
         seen: set[str] = set()
         for s in decision.steps:
@@ -338,11 +354,13 @@ class ModelReasoner:
 
         from agent import prompts
 
-        tools = market_tools(market)
+        memory = await ctx.memory.available() if ctx.memory is not None else []
+        tools = [*market_tools(market), *memory]
         by_name = {t.name: t for t in tools}
         bound = self.model.bind_tools(tools)
+        system = prompts.EXECUTOR + (f"\n\n{prompts.MEMORY_READ}" if memory else "")
         messages: list[Any] = [
-            SystemMessage(prompts.EXECUTOR + "\n\n" + prompts.constraints_block(ctx.constraints)),
+            SystemMessage(system + "\n\n" + prompts.constraints_block(ctx.constraints)),
             HumanMessage(
                 f"Step {step['id']}: {step['description']}. Ticker: {step['ticker']}. "
                 f"The tool for this step is {STEP_TOOLS[step['kind']]}."
@@ -361,6 +379,9 @@ class ModelReasoner:
             if not reply.tool_calls:
                 break
             for call in reply.tool_calls:
+                if call["name"] in MEMORY_TOOLS:
+                    messages.append(await _read_memory(by_name, call))
+                    continue
                 tool = by_name.get(call["name"])
                 try:
                     if tool is None:
@@ -408,6 +429,33 @@ class ModelReasoner:
         )
         result["notes"] = notes
         return result, usage
+
+    async def _look_up(
+        self, messages: list[Any], tools: Sequence[Any], *, where: str
+    ) -> tuple[list[Any], set[str], Usage]:
+        """A bounded turn for the model to read the user's memory before it decides.
+
+        Returns the conversation to decide on (``messages`` unchanged when the model looked
+        nothing up; else with its calls and their quoted results), the memory ids the results
+        cited (the decision may cite them), and the usage.
+        """
+        bound = self.model.bind_tools(list(tools))
+        by_name = {t.name: t for t in tools}
+        conversation = list(messages)
+        usage = no_usage()
+        cited: set[str] = set()
+        for _ in range(self.max_tool_iterations):
+            reply = await invoke(bound, conversation, where=f"{where} (memory look-up)")
+            usage = add_usage(usage, usage_of(reply))
+            if not reply.tool_calls:
+                break
+            conversation.append(reply)
+            for call in reply.tool_calls:
+                result = await _read_memory(by_name, call)
+                conversation.append(result)
+                cited.update((result.artifact or {}).get("memory_ids", []))
+        looked_up = len(conversation) > len(messages)
+        return (conversation if looked_up else list(messages)), cited, usage
 
     async def report(
         self,
@@ -493,6 +541,27 @@ class ModelReasoner:
             where="conversation summary",
         )
         return out.summary, usage
+
+
+async def _read_memory(by_name: Mapping[str, Any], call: Mapping[str, Any]) -> ToolMessage:
+    """Run one memory tool call. Bad arguments go back to the model as an error it can react
+    to; a storage failure is raised (memory is never silently read as empty)."""
+    from langchain_core.messages import ToolMessage
+    from pydantic import ValidationError
+
+    tool = by_name.get(call["name"])
+    problem = f"unknown tool {call['name']!r}; available: {', '.join(by_name)}"
+    if tool is not None:
+        try:
+            message = await tool.ainvoke({**call, "type": "tool_call"})
+        except ValidationError as error:  # the arguments, not the storage
+            problem = f"invalid arguments for {call['name']}: {error}"
+        else:
+            assert isinstance(message, ToolMessage)
+            return message
+    return ToolMessage(
+        f"error: {problem}", tool_call_id=call["id"], name=call["name"], status="error"
+    )
 
 
 def _planning_request(route: Route, ctx: Context) -> str:

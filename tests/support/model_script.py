@@ -4,7 +4,10 @@
 request the way a competent model would, judged only from the request itself (which schema
 ``tool_choice`` forces, which tool the executor's step names, what the last message is). Tests
 override one kind of request with ``overrides[kind]``: a function that returns a reply, or
-None to fall back to the default answer. Every successful reply carries a distinct usage
+None to fall back to the default answer. Besides the schemas and ``executor``, two kinds exist
+only when memory is involved: ``Extraction`` (the memory extractor; by default a cautious
+answer with nothing to remember) and ``memory_lookup`` (the planner's turn to read the user's
+memory with the memory tools; by default it looks nothing up). Every successful reply carries a distinct usage
 block, recorded in ``served`` so a test can add up what the client was told.
 
 The request readers (:func:`kind_of`, :func:`quoted`, :func:`system_prompt`, ...) work on the
@@ -30,6 +33,8 @@ TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 COMPANIES = {"tesla": "TSLA", "nvidia": "NVDA", "apple": "AAPL", "microsoft": "MSFT"}
 DEEP_KINDS = ("returns", "risk", "trend", "beta", "peers")
 TOOLS = ("get_snapshot", "get_returns", "get_risk", "get_trend", "get_beta", "get_peers")
+#: The memory read tools the model path binds when the user has memory (agent.tools).
+MEMORY_TOOLS = ("get_user_profile", "search_episodes", "list_open_items")
 #: The schemas the structured-output nodes force through ``tool_choice``.
 SCHEMAS = (
     "RouteDecision",
@@ -110,10 +115,15 @@ def once(reply: Callable[[dict[str, Any]], Reply]) -> Override:
 
 
 def kind_of(request: Mapping[str, Any]) -> str:
-    """The schema a request forces via ``tool_choice``, or ``executor`` for a free tool loop."""
+    """The schema a request forces via ``tool_choice``, ``memory_lookup`` for a free tool loop
+    over the memory tools alone (the planner's look-up), or ``executor`` for the other free
+    tool loops."""
     choice = request.get("tool_choice")
     if isinstance(choice, dict):
         return str(choice.get("function", {}).get("name"))
+    names = tool_names(request)
+    if names and set(names) <= set(MEMORY_TOOLS):
+        return "memory_lookup"
     return "executor"
 
 
@@ -155,6 +165,37 @@ def quoted(text_: str, label: str) -> str:
 
 def tool_names(request: Mapping[str, Any]) -> list[str]:
     return [t["function"]["name"] for t in request.get("tools") or []]
+
+
+def tool_results(request: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    """(tool name, arguments, result content) of every tool result in a request, in order."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    out = []
+    for m in request["messages"]:
+        for call in m.get("tool_calls") or []:
+            args = json.loads(call["function"]["arguments"] or "{}")
+            calls[call["id"]] = (call["function"]["name"], args)
+        if m["role"] == "tool":
+            name, args = calls[m["tool_call_id"]]
+            out.append((name, args, content(m)))
+    return out
+
+
+_REFERENCE = re.compile(
+    r'<reference id="(\w+)" source="[^"]*" trust="untrusted">\n.*?</reference id="\1">', re.DOTALL
+)
+
+
+def outside_quotes(text_: str) -> str:
+    """``text_`` with every quoted ``<reference>`` block taken out: what is not data."""
+    return _REFERENCE.sub("", text_)
+
+
+def episodes_in(request: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """{episode id: (kind, text)} of the episodes an ``Extraction`` request quotes."""
+    user = first_user(request)
+    found = re.findall(r"^Episode (\S+): \w+ (\w+) at ", user, re.MULTILINE)
+    return {eid: (kind, quoted(user, f"episode {eid}")) for eid, kind in found}
 
 
 def wire(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -242,6 +283,15 @@ class ScriptedAnalyst:
 
     def _conversationsummary(self, request: dict[str, Any]) -> Reply:
         return structured("ConversationSummary", {"summary": SUMMARY})
+
+    def _extraction(self, request: dict[str, Any]) -> Reply:
+        """Cautious: a topic and a summary, nothing to remember (omitting beats inventing)."""
+        return structured(
+            "Extraction", {"topic": "research request", "summary": "The user asked for research."}
+        )
+
+    def _memory_lookup(self, request: dict[str, Any]) -> Reply:
+        return text("Nothing to look up.")
 
     def _executor(self, request: dict[str, Any]) -> Reply:
         if request["messages"][-1]["role"] == "tool":
