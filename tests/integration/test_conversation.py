@@ -68,18 +68,24 @@ async def test_a_constraint_survives_summarisation_on_the_model_path(
 ) -> None:
     script = ScriptedAnalyst()
     fake.respond_with(script)
+    # One conversation, as the chat holds it: the session (and its extraction) does not end
+    # with each request.
     async with open_app() as app:
-        noted = await app.start(RULE, thread_id="C")
+        asked = await app.start(RULE, thread_id="C", keep_session=True)
+        # At the pause after its answer the analyst asks whether to keep the rule in every
+        # conversation; "later" leaves it a candidate, and it holds in this one regardless.
+        assert asked.status == "awaiting_confirmation"
+        noted = await app.answer_confirmation("C", {})
         assert noted.status == "noted"
         assert noted.constraints == [RULE]
         assert RULE in noted.reply
         assert fake.requests == []  # a constraint alone needs no model
 
         for query in ("Quick snapshot of AAPL", "Quick snapshot of MSFT"):
-            drafted = await app.start(query, thread_id="C")
+            drafted = await app.start(query, thread_id="C", keep_session=True)
             assert drafted.status == "awaiting_approval", drafted
             decision = {"action": "approve", "draft_hash": drafted.draft_hash, "approver": "me"}
-            assert (await app.decide("C", decision)).status == "published"
+            assert (await app.decide("C", decision, keep_session=True)).status == "published"
 
         requests = fake.chat_requests()
         summarised = [i for i, r in enumerate(requests) if kind_of(r) == "ConversationSummary"]
@@ -88,7 +94,9 @@ async def test_a_constraint_survives_summarisation_on_the_model_path(
         assert RULE in quoted(first_user(requests[summarised[0]]), "conversation so far")
 
         before = len(requests)
-        declined = await app.start("Now give me a deep dive on Tesla", thread_id="C")
+        declined = await app.start(
+            "Now give me a deep dive on Tesla", thread_id="C", keep_session=True
+        )
         assert declined.status == "declined"
         assert declined.reply.startswith("I won't analyse TSLA")
         assert f'"{RULE}"' in declined.reply
@@ -105,7 +113,7 @@ async def test_a_constraint_survives_summarisation_on_the_model_path(
         assert len(messages) <= KEEP + 2  # kept turns + this request and its reply
         assert RULE not in [m.content for m in messages if m.type == "human"]  # summarised away
 
-        compared = await app.start("Compare NVDA and TSLA", thread_id="C")
+        compared = await app.start("Compare NVDA and TSLA", thread_id="C", keep_session=True)
         assert compared.status == "awaiting_approval", compared
         assert compared.ticker == "NVDA"
         assert compared.constraints == [RULE]
@@ -137,6 +145,7 @@ def test_a_constraint_survives_summarisation_offline_in_analyst_chat(analyst: An
     offline = replace(analyst, env=env)
     lines = [
         RULE,
+        "later",  # the answer to "remember it in every conversation?"
         "Quick snapshot of AAPL",
         "/approve",
         "Quick snapshot of MSFT",

@@ -186,11 +186,13 @@ def test_full_run_routes_plans_calls_tools_drafts_critiques_and_publishes_from_a
     assert "The tool results are in." not in body
     assert not critic.get("tools", [])[1:]  # only the forced CriticVerdict schema
 
-    # -- approval from another process publishes once, with no model call -------------------
+    # -- approval from another process publishes once; the only model calls after it are the
+    # memory extraction of the decision and of the session's end (structured output) ---------
     before = len(fake.requests)
     published = cli.json("approve", "T", "--as", "alice")
     assert published["status"] == "published", published
-    assert len(fake.requests) == before
+    assert [kind_of(r) for r in fake.requests[before:]] == ["Extraction", "Extraction"]
+    assert [j["kind"] for j in published["memory_jobs"]] == ["decision", "session_end"]
     [note] = cli.research_notes()
     assert published["publication"]["path"] == str(note)
     assert note.read_text(encoding="utf-8").endswith(markdown)
