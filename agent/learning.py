@@ -296,16 +296,20 @@ class Learner:
                 jobs.append(job)
         return jobs
 
-    async def drain(self, *, limit: int | None = None) -> list[ExtractionJob]:
+    async def drain(
+        self, *, limit: int | None = None, lease: timedelta = timedelta(minutes=5)
+    ) -> list[ExtractionJob]:
         """Run due jobs until none is left (or ``limit`` ran); return them as they ended.
 
-        A job that raises is recorded as a failed attempt (retried later with backoff) and the
-        error is raised after the queue is drained, so a failure is never silent.
+        Each job is claimed for ``lease``: if this worker dies holding it, another takes it
+        once the lease expires. A job that raises is recorded as a failed attempt (retried
+        later with backoff) and the error is raised after the queue is drained, so a failure
+        is never silent.
         """
         finished: list[ExtractionJob] = []
         errors: list[BaseException] = []
         while limit is None or len(finished) < limit:
-            job = await self.journal.claim()
+            job = await self.journal.claim(lease=lease)
             if job is None:
                 break
             try:
@@ -370,6 +374,19 @@ class Learner:
         by_id = {e.episode_id: e for e in episodes}
         cited = [by_id[i] for i in fact.episode_ids if i in by_id]
         said = min((e.at for e in cited), default=self.clock())
+        held = await self.facts.as_of(self.subject, fact.attribute, said)
+        if held is not None and _records(held, fact, said):
+            # Recorded from this very statement already (by the hot path, or by an earlier
+            # attempt of this job): found, not recorded again nor doubted because a later
+            # statement has replaced it since.
+            return {
+                "memory_id": held.memory_id,
+                "attribute": fact.attribute,
+                "value": held.value,
+                "outcome": "duplicate",
+                "episode_ids": list(fact.episode_ids),
+                "quotes": [fact.quote],
+            }
         current = await self.facts.current(self.subject, fact.attribute)
         value: Any = fact.value
         if attribute(fact.attribute).merge == "union" and current is not None:
@@ -916,6 +933,18 @@ async def _extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
     if not isinstance(result, Extraction):
         raise TypeError(f"The extractor returned {type(result).__name__}, not an Extraction.")
     return result
+
+
+def _records(record: FactRecord, fact: ExtractedFact, said: datetime) -> bool:
+    """Whether the ledger's ``record`` is ``fact`` as applied when it was ``said``: recorded
+    from the same episode at that time, with its value (a list: with every item of it)."""
+    if record.valid_from != said or not fact.episode_ids:
+        return False
+    if fact.episode_ids[0] not in (record.source_episode_id, *record.restated_in):
+        return False
+    if attribute(fact.attribute).merge == "union":
+        return isinstance(fact.value, list) and all(i in (record.value or []) for i in fact.value)
+    return bool(record.value == fact.value)
 
 
 #: Kinds of the cold-store memories the write path stores as notable events.
