@@ -1,10 +1,11 @@
 """The write path, replayed (seed 002's method): a fixed four-session conversation goes into the
 real graph, and after each session the journal, the ledger and the cold store are inspected.
 
-Real parts throughout: the compiled graph, SQLite checkpoints, the SQLite ledger and journal,
-Qdrant Edge with MiniLM. Each session is a conversation as the chat holds it (one thread,
-``keep_session=True``) ended the way /new ends it; the clock is the services' clock, a week
-apart per session.
+Real parts throughout: the compiled graph, SQLite checkpoints, Qdrant Edge with MiniLM, and
+the ledger and journal on each backend: the embedded SQLite file, and a fresh Postgres
+database used through a non-superuser application role (``ANALYST_FACTS``). Each session is
+a conversation as the chat holds it (one thread, ``keep_session=True``) ended the way /new
+ends it; the clock is the services' clock, a week apart per session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from agent.settings import Settings
 from memory.facts import subject_for
 from memory.identity import Principal
 from memory.recall import alist_memories
+from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
 
@@ -34,6 +37,19 @@ def ticking(start: datetime) -> Callable[[], datetime]:
     """A clock that starts at ``start`` and moves a second on every reading."""
     seconds = itertools.count()
     return lambda: start + timedelta(seconds=next(seconds))
+
+
+@pytest.fixture(autouse=True, params=["embedded", "postgres"])
+def backend(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> Iterator[str]:
+    """Where every ``session`` keeps the ledger and the journal (``ANALYST_FACTS``)."""
+    if request.param == "embedded":
+        yield request.param
+        return
+    with postgres_ledger() as ledger:  # set up by its owner for the application role
+        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
+        yield request.param
 
 
 @asynccontextmanager
