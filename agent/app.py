@@ -343,7 +343,7 @@ class AnalystApp:
         """The principal's notable events (decisions, rejections, milestones, themes) found by
         meaning and time ("what did we decide about NVDA last month?"), or newest first without
         a query; ``ticker`` keeps those about it."""
-        from agent.learning import EVENT_KINDS
+        from agent.recollection import EVENT_KINDS
         from memory.recall import alist_memories, arecall
 
         if self._store is None and self._missing_store():
@@ -365,9 +365,14 @@ class AnalystApp:
         """Merge the principal's older events into themes and decay them (nothing deleted)."""
         from datetime import timedelta
 
-        learner = await self.learner()
-        return await learner.consolidate(
-            older_than=timedelta(days=older_than_days), min_group=min_group
+        from agent.consolidation import consolidate
+
+        return await consolidate(
+            await self.store(),
+            self.principal,
+            now=self.services.clock(),
+            older_than=timedelta(days=older_than_days),
+            min_group=min_group,
         )
 
     async def _learn(self, learner: Learner | None = None) -> list[dict[str, Any]]:

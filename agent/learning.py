@@ -1,4 +1,4 @@
-"""The write path: from what a user said to what the agent knows next session, and back.
+"""The write path: from what a user said to what the agent knows next session.
 
 Every user turn is first stored as an immutable :class:`~memory.journal.Episode`; everything
 else is derived from episodes and cites them. The path, per seed 003:
@@ -14,17 +14,18 @@ else is derived from episodes and cites them. The path, per seed 003:
    twice.
 3. **Grounding**: an item whose quote is not in the episodes it cites is refused, kept as an
    ``ungrounded`` candidate with the reason, and never stored anywhere a prompt reads.
-4. **Confidence** (:data:`PLANNER_MAY_USE`, enforced by :func:`usable_fact` and by what is
-   stored where): inferred → a candidate only; stated → a ledger fact the planner uses (cited
-   as stated), or a candidate when its authority is unclear; standing instructions become
-   procedures only when confirmed (:meth:`Learner.confirm`).
-5. **Read path** (:meth:`Learner.load_context`): a new session starts with the profile,
-   procedures, recent session summaries and open items, within a token budget.
+4. **Confidence** (:data:`~agent.recollection.PLANNER_MAY_USE`, enforced by
+   :func:`~agent.recollection.usable_fact` and by what is stored where): inferred → a
+   candidate only; stated → a ledger fact the planner uses (cited as stated), or a candidate
+   when its authority is unclear; standing instructions become procedures only when
+   confirmed (:meth:`Learner.confirm`, or the user's answer at a natural pause).
 
 The layers and where they live: session summaries, candidates and procedures in the journal;
 the profile (semantic) in the ledger; notable events (episodic) in the cold store
-(:mod:`memory.recall`, kinds ``decision``/``rejection``/``milestone``); procedures enforced in
-code by the router and executor (:func:`procedure_exclusions`, :func:`procedure_mode`).
+(:mod:`memory.recall`, kinds ``decision``/``rejection``/``milestone``). Reading them back —
+the session context, the planner's profile, the procedures enforced in code — is
+:mod:`agent.recollection`, which :class:`Learner` extends; merging old events into themes is
+:mod:`agent.consolidation`.
 
 Everything is scoped by the principal the caller established; nothing here takes an id a
 model produced.
@@ -34,10 +35,10 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from agent.extraction import (
     ExtractedFact,
@@ -48,8 +49,8 @@ from agent.extraction import (
     hot_path_facts,
 )
 from agent.profile import attribute
-from memory.facts import MemoryDelta, subject_for
-from memory.identity import Principal
+from agent.recollection import Recollection
+from memory.facts import MemoryDelta
 from memory.journal.records import (
     Candidate,
     Episode,
@@ -61,19 +62,7 @@ from memory.journal.records import (
 )
 
 if TYPE_CHECKING:
-    from langgraph.store.base import BaseStore
-
-    from agent.state import Mode
-    from memory.facts import FactRecord, FactStore
-    from memory.journal.base import Journal
-
-#: What the planner may use at each confidence level (seed 003); enforced in code below.
-PLANNER_MAY_USE: Mapping[str, str] = {
-    "inferred": "nothing: kept as a candidate with its quote for `analyst memory review`",
-    "stated": "profile facts the user stated about themselves, cited as stated; a standing "
-    "instruction holds in its own thread only",
-    "confirmed": "profile facts and procedures, in every thread, until their review date",
-}
+    from memory.facts import FactRecord
 
 #: Candidate kinds a user can confirm (the others, such as refused items, are for review only).
 CONFIRMABLE = ("procedure", "behaviour", "fact", "preference")
@@ -81,31 +70,6 @@ CONFIRMABLE = ("procedure", "behaviour", "fact", "preference")
 ASK_AT_PAUSE = ("procedure", "behaviour", "fact")
 #: Distinct sessions in which the same preference must recur before a confirmation is asked.
 BEHAVIOUR_SESSIONS = 2
-
-
-def usable_fact(record: FactRecord) -> bool:
-    """Whether the planner may act on a ledger fact: stated or confirmed, never inferred."""
-    return record.source in ("stated", "confirmed") and not record.candidate
-
-
-def procedure_exclusions(procedures: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Tickers the user's confirmed procedures exclude, each with the procedure that says so."""
-    out: dict[str, str] = {}
-    for p in procedures:
-        ticker = (p.get("rule") or {}).get("exclude_ticker")
-        if isinstance(ticker, str) and ticker:
-            out[ticker.upper()] = f"procedure {p['procedure_id']}: {p['text']}"
-    return out
-
-
-def procedure_mode(procedures: Sequence[Mapping[str, Any]]) -> Mode | None:
-    """The research mode a confirmed procedure forces, if any (the latest one wins)."""
-    modes = [
-        (p.get("rule") or {}).get("mode")
-        for p in procedures
-        if (p.get("rule") or {}).get("mode") in ("deep", "flash")
-    ]
-    return cast("Mode | None", modes[-1] if modes else None)
 
 
 def describe_learned(learned: Sequence[Mapping[str, Any]]) -> str:
@@ -138,81 +102,19 @@ def remove_statements(request: str, learned: Sequence[Mapping[str, Any]]) -> str
     return " ".join(kept).strip()
 
 
-def estimate_tokens(text: str) -> int:
-    """A model-free token estimate (about four characters a token), for budgets."""
-    return max(1, (len(text) + 3) // 4)
-
-
-@dataclass(frozen=True)
-class SessionContext:
-    """What a new session starts with; ``to_json`` is ``context_loaded`` in ``--json``."""
-
-    profile: dict[str, dict[str, Any]] = field(default_factory=dict)
-    procedures: list[dict[str, Any]] = field(default_factory=list)
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    open_items: list[dict[str, Any]] = field(default_factory=list)
-    tokens: int = 0
-    budget: int = 0
-    left_out: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "procedures": self.procedures,
-            "sessions": self.sessions,
-            "open_items": self.open_items,
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "left_out": self.left_out,
-        }
-
-    @property
-    def empty(self) -> bool:
-        return not (self.profile or self.procedures or self.sessions or self.open_items)
-
-    def describe(self) -> str:
-        """One line for the chat: what was loaded."""
-        if self.empty:
-            return "Nothing remembered yet."
-        parts = []
-        if self.profile:
-            parts.append(
-                "profile "
-                + ", ".join(f"{k}={v['value']!r}" for k, v in sorted(self.profile.items()))
-            )
-        if self.procedures:
-            parts.append(f"{len(self.procedures)} procedure(s)")
-        if self.sessions:
-            parts.append(f"{len(self.sessions)} recent session(s)")
-        if self.open_items:
-            parts.append(f"{len(self.open_items)} open item(s)")
-        return f"Loaded from memory ({self.tokens}/{self.budget} tokens): " + "; ".join(parts)
-
-
 @dataclass
-class Learner:
-    """The write and read paths of the memory layers for one principal.
+class Learner(Recollection):
+    """The write path of the memory layers for one principal (and, inherited, the read path).
 
     ``journal`` and ``facts`` are scoped to ``principal`` by the constructor; ``store`` (the
     cold store) may be ``None``, in which case events are not stored (a job needing it fails
-    loudly rather than dropping them).
+    loudly rather than dropping them). ``extractor`` turns episodes into an
+    :class:`~agent.extraction.Extraction` (offline rules or a chat model); a confirmed
+    procedure or fact is due for review ``review_days`` after it is confirmed.
     """
 
-    journal: Journal
-    facts: FactStore
-    store: BaseStore | None
-    principal: Principal
     extractor: Any = field(default_factory=OfflineExtractor)
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     review_days: int = 180
-
-    def __post_init__(self) -> None:
-        self.journal = self.journal.with_principal(self.principal)
-        self.facts = self.facts.with_principal(self.principal)
-
-    @property
-    def subject(self) -> str:
-        return subject_for(self.principal)
 
     # -- episodes -------------------------------------------------------------------------
 
@@ -698,230 +600,6 @@ class Learner:
                 done["rejected"].append((await self.reject(candidate_id)).to_json())
         return done
 
-    # -- maintenance ----------------------------------------------------------------------------
-
-    async def consolidate(
-        self, *, older_than: timedelta = timedelta(days=30), min_group: int = 3
-    ) -> dict[str, Any]:
-        """Merge related events into themes and decay the merged ones (seed 003, pattern 4).
-
-        Events (decisions, rejections, milestones) older than ``older_than`` are grouped by
-        ticker; a group of at least ``min_group`` gets one ``theme`` memory (kind ``theme``,
-        keyed by ticker, so consolidating again refreshes it) whose text carries every merged
-        event's date and text and which cites all their episodes. Each merged event is then
-        decayed once: its importance drops by one (lower retrieval priority), and it is marked
-        with its theme. Nothing is deleted, and the ledger is not touched: every fact survives
-        (failure 6 of seed 003). A theme that would lose an event's text is refused.
-        """
-        from memory.recall import NAMESPACE, NewMemory, aremember_many
-        from memory.store.scoped import scoped
-
-        if self.store is None:
-            from agent.errors import ConfigurationError
-
-            raise ConfigurationError("Consolidation needs the long-term store (ANALYST_STORE).")
-        view = scoped(self.store, self.principal)
-        items = await view.asearch(NAMESPACE, limit=10_000, refresh_ttl=False)
-        cutoff = self.clock() - older_than
-        groups: dict[str, list[Any]] = {}
-        for item in items:
-            value = item.value
-            at = _parse_time(value.get("at"))
-            if value.get("kind") not in EVENT_KINDS or at is None or at > cutoff:
-                continue
-            for ticker in (value.get("tickers") or ["(no ticker)"])[:1]:
-                groups.setdefault(str(ticker), []).append(item)
-        report: dict[str, Any] = {"themes": [], "decayed": []}
-        for ticker, members in sorted(groups.items()):
-            if len(members) < min_group:
-                continue
-            members.sort(key=lambda i: (str(i.value.get("at")), i.key))
-            lines = [
-                f"{str(i.value['at'])[:10]} {i.value['kind']}: {i.value['text']}" for i in members
-            ]
-            text = f"{ticker}, {len(members)} events: " + " | ".join(lines)
-            if any(str(i.value["text"]) not in text for i in members):
-                raise RuntimeError(f"The {ticker} theme would lose an event's text; not stored.")
-            theme_key = stable_id("theme", self.principal.tenant_id, self.principal.user_id, ticker)
-            episodes = sorted({e for i in members for e in i.value.get("episode_ids") or []})
-            (key,) = await aremember_many(
-                self.store,
-                self.principal,
-                [
-                    NewMemory(
-                        text=text,
-                        importance=max(int(i.value.get("importance", 5)) for i in members),
-                        kind="theme",
-                        about=f"{ticker} history",
-                        source="consolidation",
-                        episode_ids=episodes,
-                        tickers=None if ticker.startswith("(") else [ticker],
-                        key=theme_key,
-                    )
-                ],
-            )
-            report["themes"].append({"key": key, "ticker": ticker, "events": len(members)})
-            for item in members:
-                if item.value.get("theme") == theme_key:
-                    continue  # decayed by an earlier consolidation already
-                importance = max(1, int(item.value.get("importance", 5)) - 1)
-                await view.aput(
-                    NAMESPACE, item.key, {**item.value, "importance": importance, "theme": key}
-                )
-                report["decayed"].append(item.key)
-        return report
-
-    # -- the read path ------------------------------------------------------------------------
-
-    async def active_procedures(self) -> list[dict[str, Any]]:
-        now = self.clock()
-        return [
-            p.to_json()
-            for p in await self.journal.procedures(status="active")
-            if p.confirmed_at <= now
-        ]
-
-    async def profile(self) -> dict[str, dict[str, Any]]:
-        """The principal's profile facts the planner may use (:func:`usable_fact`)."""
-        records = await self.facts.profile(self.subject)
-        return {
-            name: {
-                "value": r.value,
-                "source": r.source,
-                "since": r.valid_from.isoformat(),
-                "memory_id": r.memory_id,
-                "episode_ids": [i for i in (r.source_episode_id, *r.restated_in) if i],
-            }
-            for name, r in sorted(records.items())
-            if usable_fact(r)
-        }
-
-    async def load_context(self, budget: int) -> SessionContext:
-        """What a new session starts with: profile and procedures first, then the most recent
-        session summaries and their open items while they fit in ``budget`` tokens."""
-        profile = await self.profile()
-        procedures = await self.active_procedures()
-        used = sum(estimate_tokens(f"{k}: {v['value']}") for k, v in profile.items()) + sum(
-            estimate_tokens(p["text"]) for p in procedures
-        )
-        sessions: list[dict[str, Any]] = []
-        items: list[dict[str, Any]] = []
-        left_out = 0
-        for s in await self.journal.summaries(limit=20):
-            cost = estimate_tokens(s.summary) + sum(estimate_tokens(i) for i in s.open_items)
-            if used + cost > budget:
-                left_out += 1
-                continue
-            used += cost
-            sessions.append(
-                {
-                    "session_id": s.session_id,
-                    "ended": s.ended.isoformat(),
-                    "topic": s.topic,
-                    "summary": s.summary,
-                    "episode_ids": list(s.episode_ids),
-                }
-            )
-            items += [{"text": i, "session_id": s.session_id} for i in s.open_items]
-        return SessionContext(profile, procedures, sessions, items, used, budget, left_out)
-
-    # -- read helpers for the model path's memory tools ---------------------------------------
-
-    async def has_memory(self) -> bool:
-        """Whether the principal has anything a memory tool could return beyond the current
-        conversation: profile facts, procedures, session summaries or long-term memories
-        (episodes alone do not count: the conversation holds the current ones)."""
-        if await self.profile() or await self.active_procedures():
-            return True
-        if await self.journal.summaries(limit=1):
-            return True
-        if self.store is None:
-            return False
-        from memory.recall import alist_memories
-
-        return bool(await alist_memories(self.store, self.principal, limit=1))
-
-    async def search_episodes(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        events: int = 5,
-        days: int = 365,
-        scan: int = 5000,
-    ) -> dict[str, Any]:
-        """The principal's episodes and notable events about ``query``, each citing its id.
-
-        Episodes are not indexed by meaning (the journal keeps their text; only the notable
-        events extracted from them are in the cold store), so they are found by keywords: the
-        query's words of two characters or more, common words left out, matched whole and
-        case-insensitively in the episodes of the last ``days`` (at most ``scan`` of them,
-        oldest first past that cap), ranked by how many of the words they hold, newest first
-        on a tie. Notable events (kinds ``decision``/``rejection``/``milestone``) are recalled
-        by meaning (:func:`memory.recall.arecall`, among its ``3 * events`` best memories).
-        Texts are cut to :data:`READ_TEXT_CHARS` characters.
-        """
-        words = _query_words(query)
-        found: list[tuple[int, Episode]] = []
-        if words:
-            since = self.clock() - timedelta(days=days)
-            for e in await self.journal.list_episodes(since=since, limit=scan):
-                text = e.text.lower()
-                hits = sum(1 for w in words if re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text))
-                if hits:
-                    found.append((hits, e))
-        found.sort(key=lambda pair: (-pair[0], -pair[1].at.timestamp(), pair[1].episode_id))
-        recalled: list[dict[str, Any]] = []
-        if self.store is not None and query.strip() and events > 0:
-            from memory.recall import arecall
-
-            for m in await arecall(self.store, self.principal, query, limit=3 * events):
-                if m.kind in ("decision", "rejection", "milestone") and len(recalled) < events:
-                    recalled.append(
-                        {
-                            "memory_id": m.key,
-                            "kind": m.kind,
-                            "text": _cut(m.text),
-                            "at": m.when.isoformat(),
-                            "episode_ids": list(m.metadata.get("episode_ids") or []),
-                        }
-                    )
-        return {
-            "query": query,
-            "episodes": [
-                {
-                    "episode_id": e.episode_id,
-                    "thread_id": e.thread_id,
-                    "at": e.at.isoformat(),
-                    "kind": e.kind,
-                    "text": _cut(e.text),
-                    "matched": hits,
-                }
-                for hits, e in found[:limit]
-            ],
-            "episodes_found": len(found),
-            "events": recalled,
-            "method": "episodes: keyword match on the query's words; events: recalled by meaning",
-        }
-
-    async def open_items(self, *, sessions: int = 10, limit: int = 10) -> list[dict[str, Any]]:
-        """Open items of the principal's most recent ``sessions`` session summaries, newest
-        session first, each citing its session (at most ``limit``)."""
-        items: list[dict[str, Any]] = []
-        for s in await self.journal.summaries(limit=sessions):
-            for text in s.open_items:
-                if len(items) < limit:
-                    items.append(
-                        {
-                            "text": _cut(text),
-                            "session_id": s.session_id,
-                            "thread_id": s.thread_id,
-                            "ended": s.ended.isoformat(),
-                            "episode_ids": list(s.episode_ids),
-                        }
-                    )
-        return items
-
 
 async def _extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
     """Run an offline (sync) or model (async, with usage) extractor; the result only."""
@@ -947,20 +625,6 @@ def _records(record: FactRecord, fact: ExtractedFact, said: datetime) -> bool:
     return bool(record.value == fact.value)
 
 
-#: Kinds of the cold-store memories the write path stores as notable events.
-EVENT_KINDS = ("decision", "rejection", "milestone")
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _candidate_kind(section: str) -> str:
     return {
         "new_facts": "fact",
@@ -972,22 +636,3 @@ def _candidate_kind(section: str) -> str:
 
 def _normal(text: str) -> str:
     return " ".join(text.lower().split())
-
-
-#: How much of a stored text a memory read returns (the rest is cut with an ellipsis).
-READ_TEXT_CHARS = 300
-#: Words a keyword search ignores.
-_COMMON_WORDS = frozenset(
-    "a an and are as at be by did do for from had has have i in is it me my of on or our "
-    "so that the their them they this to was we were what when where which who why with you "
-    "your".split()
-)
-
-
-def _query_words(query: str) -> list[str]:
-    words = re.findall(r"\w+", query.lower())[:20]
-    return list(dict.fromkeys(w for w in words if len(w) >= 2 and w not in _COMMON_WORDS))
-
-
-def _cut(text: str, limit: int = READ_TEXT_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -26,17 +26,12 @@ from agent.conventions import Conventions, load_conventions
 from agent.decisions import validate_decision
 from agent.errors import InvalidDecisionError, NoTickerError, StaleDraftError
 from agent.extraction import OfflineExtractor
-from agent.learning import (
-    Learner,
-    describe_learned,
-    procedure_exclusions,
-    procedure_mode,
-    remove_statements,
-)
+from agent.learning import Learner, describe_learned, remove_statements
 from agent.market import MarketDataProvider
 from agent.models import add_usage, no_usage
 from agent.progress import update_progress
 from agent.reasoning import Context as ReasoningContext
+from agent.recollection import procedure_exclusions, procedure_mode
 from agent.report import content_hash
 from agent.routing import Route, request_universe
 from agent.services import Services
@@ -216,13 +211,13 @@ class AnalystNodes:
     async def _current_facts(
         self, principal: Principal, runtime: Runtime[Context]
     ) -> dict[str, dict[str, Any]]:
-        """The profile facts the planner may use (``agent.learning.usable_fact``)."""
+        """The profile facts the planner may use (``agent.recollection.usable_fact``)."""
         learner = self._learner(runtime)
         if learner is not None:
             return await learner.profile()
         if self.services.facts is None:
             return {}
-        from agent.learning import usable_fact
+        from agent.recollection import usable_fact
         from memory.facts import subject_for
 
         ledger = self.services.facts.with_principal(principal)

@@ -7,7 +7,7 @@ enter graph state. The same functions back the model path's market tools.
 Memory (seed 003, pattern 3): :class:`MemoryTools` gives the model path's planner and
 executor three read tools over the run's principal's memory -- ``get_user_profile``,
 ``search_episodes(query)`` and ``list_open_items``. They are built per run by the nodes from
-the principal in ``runtime.context`` (through a :class:`~agent.learning.Learner`, whose
+the principal in ``runtime.context`` (through a :class:`~agent.recollection.Recollection`, whose
 journal, ledger and cold-store reads are scoped in storage); none takes a user or tenant
 argument, so nothing a model produces can widen what they read. Every result is one quoted,
 untrusted reference block (:func:`agent.prompts.quote_data`), cites the ids it comes from
@@ -28,7 +28,7 @@ from agent.state import PlanStep
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from agent.learning import Learner
+    from agent.recollection import Recollection
 
 
 class StepResult(TypedDict, total=False):
@@ -117,11 +117,11 @@ class MemoryTools:
     """The memory read tools of one run, for its principal (the learner's).
 
     :meth:`available` returns them only when the principal has something stored beyond the
-    current conversation (:meth:`~agent.learning.Learner.has_memory`): a tool that can only
+    current conversation (:meth:`~agent.recollection.Recollection.has_memory`): a tool that can only
     answer "nothing" costs a model turn and its schema on every request.
     """
 
-    learner: Learner
+    learner: Recollection
 
     async def available(self) -> list[BaseTool]:
         if not await self.learner.has_memory():
@@ -129,7 +129,7 @@ class MemoryTools:
         return memory_tools(self.learner)
 
 
-def memory_tools(learner: Learner) -> list[BaseTool]:
+def memory_tools(learner: Recollection) -> list[BaseTool]:
     """``get_user_profile``, ``search_episodes`` and ``list_open_items`` over ``learner``.
 
     Each returns ``(content, artifact)``: the content is the quoted reference block the model

@@ -27,7 +27,7 @@ offline extractor. Figures, each as median with p95 and IQR:
    6 profile facts and 3 procedures. Baselines in the same run: the same load with 20 sessions
    and no events, and a naive "load everything" read (every summary, profile, procedures).
    Target: 50 ms median, no model call involved; printed as PASS or MISS.
-3. Tokens at session start (``agent.learning.estimate_tokens``): what ``load_context`` loads
+3. Tokens at session start (``agent.recollection.estimate_tokens``): what ``load_context`` loads
    against the naive prompt (every summary, every open item, the profile and the procedures).
 
 (Over 600 lines on purpose: the three figures share the tiers' set-up, the scripted user's
@@ -60,8 +60,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import agent.learning as learning  # noqa: E402
-from agent.learning import Learner, estimate_tokens  # noqa: E402
+from agent.learning import Learner  # noqa: E402
 from agent.nodes import decision_text  # noqa: E402
+from agent.recollection import estimate_tokens  # noqa: E402
 from memory.embeddings import CachedEmbedder, MiniLMEmbedder, SqliteEmbeddingCache  # noqa: E402
 from memory.facts import MemoryDelta, open_fact_store, subject_for  # noqa: E402
 from memory.identity import Principal  # noqa: E402
