@@ -234,7 +234,7 @@ class ChatSession:
             return
         thread_id = self.thread_id
         try:
-            jobs = self.call(lambda app: app.end_session(thread_id))
+            jobs = self.call(lambda app: app.memory.end_session(thread_id))
         except AnalystError as error:
             self.console.print(
                 f"[bold red]memory:[/] the session's extraction did not complete: {error} "

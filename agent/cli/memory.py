@@ -63,7 +63,7 @@ def review(
 ) -> None:
     """List the candidates awaiting your review (confirm or reject each by its id)."""
     settings = common.settings(user, tenant)
-    rows = common.call(settings, lambda a: a.review(status=None if all_ else "pending"))
+    rows = common.call(settings, lambda a: a.memory.review(status=None if all_ else "pending"))
     _print(
         rows,
         json_mode,
@@ -103,7 +103,7 @@ def confirm(
             raise CommandError("--text is empty; give the corrected wording.")
         edited["text"] = text.strip()
     settings = common.settings(user, tenant)
-    result = common.call(settings, lambda a: a.confirm(candidate_id, edited or None))
+    result = common.call(settings, lambda a: a.memory.confirm(candidate_id, edited or None))
     if json_mode:
         common.print_json(result, ensure_ascii=False)
         return
@@ -136,7 +136,7 @@ def reject(
 ) -> None:
     """Reject a candidate: it is kept as rejected and never applied."""
     settings = common.settings(user, tenant)
-    result = common.call(settings, lambda a: a.reject_candidate(candidate_id, reason))
+    result = common.call(settings, lambda a: a.memory.reject(candidate_id, reason))
     if json_mode:
         common.print_json(result, ensure_ascii=False)
         return
@@ -147,7 +147,7 @@ def reject(
 def context(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
     """Show what a new session loads: profile, procedures, recent sessions, open items."""
     settings = common.settings(user, tenant)
-    loaded = common.call(settings, lambda a: a.session_context())
+    loaded = common.call(settings, lambda a: a.memory.context())
     if json_mode:
         common.print_json({"context_loaded": loaded}, ensure_ascii=False)
         return
@@ -170,13 +170,13 @@ def procedures(
 
     settings = common.settings(user, tenant)
     if retire:
-        done = common.call(settings, lambda a: a.retire_procedure(retire))
+        done = common.call(settings, lambda a: a.memory.retire_procedure(retire))
         if json_mode:
             common.print_json(done, ensure_ascii=False)
         else:
             common.console().print(f"Retired {retire}: {done['text']!r}.", soft_wrap=True)
         return
-    rows = common.call(settings, lambda a: a.procedures())
+    rows = common.call(settings, lambda a: a.memory.procedures())
     _print(
         rows,
         json_mode,
@@ -203,7 +203,7 @@ def sessions(
     if limit < 1:
         raise CommandError(f"--limit {limit}: list at least 1 session.")
     settings = common.settings(user, tenant)
-    rows = common.call(settings, lambda a: a.sessions(limit))
+    rows = common.call(settings, lambda a: a.memory.sessions(limit))
     _print(
         rows,
         json_mode,
@@ -229,7 +229,7 @@ def episodes(
     from agent.cli.render import Column
 
     settings = common.settings(user, tenant)
-    rows = common.call(settings, lambda a: a.episodes(thread_id=thread, limit=limit))
+    rows = common.call(settings, lambda a: a.memory.episodes(thread_id=thread, limit=limit))
     _print(
         rows,
         json_mode,
@@ -270,7 +270,7 @@ def jobs(
     if status not in (None, "pending", "running", "done", "failed"):
         raise CommandError(f"--status '{status}' is not one of pending, running, done, failed.")
     settings = common.settings(user, tenant)
-    rows = common.call(settings, lambda a: a.jobs(status=status))
+    rows = common.call(settings, lambda a: a.memory.jobs(status=status))
     _print(rows, json_mode, "jobs", "No extraction jobs.", _job_columns)
 
 
@@ -278,7 +278,7 @@ def jobs(
 def worker(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
     """Run every due extraction job (ending idle sessions first), then stop."""
     settings = common.settings(user, tenant)
-    rows = common.call(settings, lambda a: a.drain())
+    rows = common.call(settings, lambda a: a.memory.drain())
     _print(rows, json_mode, "jobs", "Nothing to do: the queue is empty.", _job_columns)
 
 
@@ -291,7 +291,7 @@ def end(
 ) -> None:
     """End a session now: summarise it and extract what it taught (normally automatic)."""
     settings = common.settings(user, tenant)
-    rows = common.call(settings, lambda a: a.end_session(thread_id), thread_id=thread_id)
+    rows = common.call(settings, lambda a: a.memory.end_session(thread_id), thread_id=thread_id)
     _print(rows, json_mode, "jobs", "Nothing new to learn from this thread.", _job_columns)
 
 
@@ -311,7 +311,7 @@ def events(
     from agent.cli.render import Column, when
 
     settings = common.settings(user, tenant)
-    found = common.call(settings, lambda a: a.events(query, ticker=ticker, limit=limit))
+    found = common.call(settings, lambda a: a.memory.events(query, ticker=ticker, limit=limit))
     rows = [m.to_json() for m in found]
     _print(
         rows,
@@ -342,7 +342,8 @@ def consolidate(
     """Merge older events into one theme per ticker and decay them; facts are never touched."""
     settings = common.settings(user, tenant)
     report = common.call(
-        settings, lambda a: a.consolidate(older_than_days=older_than_days, min_group=min_group)
+        settings,
+        lambda a: a.memory.consolidate(older_than_days=older_than_days, min_group=min_group),
     )
     if json_mode:
         common.print_json(report, ensure_ascii=False)

@@ -43,15 +43,15 @@ async def test_repeated_behaviour_asks_and_changes_no_plan_until_confirmed() -> 
         async with session(day) as app:
             said = await app.start("I prefer dividend payers.", thread_id=thread, keep_session=True)
             assert said.status == "noted"  # a plain preference is not asked about mid-session
-            await app.end_session(thread)
-            pending = await app.review()
+            await app.memory.end_session(thread)
+            pending = await app.memory.review()
     kinds = sorted(c["kind"] for c in pending)
     assert kinds == ["behaviour", "preference", "preference"]
     (behaviour,) = [c for c in pending if c["kind"] == "behaviour"]
     assert "repeated in 2 sessions" in behaviour["reason"]
 
     async with session(15) as app:
-        assert await app.procedures(status=None) == []  # a question, not a procedure
+        assert await app.memory.procedures(status=None) == []  # a question, not a procedure
         mine = await app.start("Analyze NVDA", thread_id="b3")
         # At the next natural pause the agent asks about the repeated behaviour.
         noted = await app.start("My base currency is EUR.", thread_id="b4", keep_session=True)
@@ -60,7 +60,7 @@ async def test_repeated_behaviour_asks_and_changes_no_plan_until_confirmed() -> 
         assert asked == [behaviour["candidate_id"]]
         later = await app.answer_confirmation("b4", {"reject": [behaviour["candidate_id"]]})
         assert later.status == "noted"
-        assert await app.procedures(status=None) == []
+        assert await app.memory.procedures(status=None) == []
     async with session(15, user="someone-else") as app:
         theirs = await app.start("Analyze NVDA", thread_id="b5")
     # The unconfirmed candidates changed nothing: the same plan as a user with no memory.

@@ -30,7 +30,7 @@ def app_at(when: datetime, user: str = "noor") -> Any:
 
 
 async def ledger(app: AnalystApp) -> list[dict[str, Any]]:
-    learner = await app.learner()
+    learner = await app.memory.learner()
     subject = subject_for(app.principal)
     rows = []
     for attribute in ("horizon_years", "risk_tolerance", "base_currency"):
@@ -48,7 +48,7 @@ async def seed_six_sessions() -> None:
     ]
     for day in range(6):
         async with app_at(START + timedelta(days=day)) as app:
-            learner = await app.learner()
+            learner = await app.memory.learner()
             thread = f"c{day}"
             said = await learner.record(thread, "message", statements[day % 4], turn="1")
             await learner.learn_now(said)
@@ -73,8 +73,8 @@ async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
             for m in await alist_memories(await app.store(), app.principal)
             if m.kind == "decision"
         ]
-        report = await app.consolidate(older_than_days=30, min_group=3)
-        again = await app.consolidate(older_than_days=30, min_group=3)
+        report = await app.memory.consolidate(older_than_days=30, min_group=3)
+        again = await app.memory.consolidate(older_than_days=30, min_group=3)
         after_facts = await ledger(app)
         memories = await alist_memories(await app.store(), app.principal)
     assert len(events) == 6
@@ -95,10 +95,10 @@ async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
 async def test_events_are_found_by_ticker_and_by_meaning() -> None:
     await seed_six_sessions()
     async with app_at(START + timedelta(days=7)) as app:
-        nvda = await app.events(ticker="NVDA")
-        asked = await app.events("what did we decide about AAPL", limit=1)
+        nvda = await app.memory.events(ticker="NVDA")
+        asked = await app.memory.events("what did we decide about AAPL", limit=1)
     async with app_at(START + timedelta(days=7), user="someone-else") as app:
-        theirs = await app.events(ticker="NVDA")
+        theirs = await app.memory.events(ticker="NVDA")
     assert len(nvda) == 4 and all(e.metadata["tickers"] == ["NVDA"] for e in nvda)
     assert all(e.kind == "decision" and e.metadata["episode_ids"] for e in nvda)
     assert asked[0].metadata["tickers"] == ["AAPL"]

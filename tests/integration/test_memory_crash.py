@@ -66,7 +66,7 @@ def drained(env: dict[str, str]) -> list[dict[str, Any]]:
     async def drain() -> list[dict[str, Any]]:
         settings = Settings.from_env(env)
         async with AnalystApp.open(settings, settings.principal) as app:
-            return await app.drain()
+            return await app.memory.drain()
 
     return asyncio.run(drain())
 
@@ -78,7 +78,7 @@ def stored(env: dict[str, str]) -> dict[str, Any]:
     async def read() -> dict[str, Any]:
         settings = Settings.from_env(env)
         async with AnalystApp.open(settings, settings.principal) as app:
-            learner = await app.learner()
+            learner = await app.memory.learner()
             journal = learner.journal
             subject = subject_for(app.principal)
             facts = {
@@ -222,7 +222,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_results_exist_once(
             draft = await app.start("Analyze NVDA", thread_id="conv", keep_session=True)
             decision = {"action": "approve", "approver": "tester", "draft_hash": draft.draft_hash}
             await app.decide("conv", decision, keep_session=True)
-            await app.end_session("conv")
+            await app.memory.end_session("conv")
 
     asyncio.run(converse())
     queued = stored(analyst.env)["state"]

@@ -107,7 +107,7 @@ async def session(app: AnalystApp, wrote: Wrote, thread: str, rng: random.Random
         await app.start(text, thread_id=thread, keep_session=True)
         wrote.said(thread, "message", text)
     if rng.random() < 0.3:
-        await app.end_session(thread)
+        await app.memory.end_session(thread)
         return
     request = f"Analyze {rng.choice(TICKERS)}"
     view = await app.start(request, thread_id=thread, keep_session=True)
@@ -119,7 +119,7 @@ async def session(app: AnalystApp, wrote: Wrote, thread: str, rng: random.Random
         decision |= {"draft_hash": view.draft_hash, "feedback": f"More on {rng.random():.3f}."}
         view = await app.decide(thread, decision, keep_session=True)
         wrote.said(thread, action)
-    await app.end_session(thread)
+    await app.memory.end_session(thread)
 
 
 async def converse(rng: random.Random) -> dict[Principal, Wrote]:
@@ -133,11 +133,11 @@ async def converse(rng: random.Random) -> dict[Principal, Wrote]:
                 await session(app, wrote[principal], f"p{number}-{round_}", rng)
                 confirmable = [
                     c
-                    for c in await app.review()
+                    for c in await app.memory.review()
                     if c["kind"] in ("procedure", "fact", "preference", "behaviour")
                 ]
                 if confirmable:
-                    await app.confirm(rng.choice(confirmable)["candidate_id"])
+                    await app.memory.confirm(rng.choice(confirmable)["candidate_id"])
     return wrote
 
 
@@ -168,7 +168,7 @@ class Own:
 
 async def own_ids(app: AnalystApp, wrote: Wrote) -> Own:
     """The principal's episodes (they must be exactly what it said) and ledger facts."""
-    episodes = await app.episodes()
+    episodes = await app.memory.episodes()
     got: dict[str, list[tuple[str, str]]] = {}
     for e in episodes:
         got.setdefault(e["thread_id"], []).append(
@@ -178,7 +178,7 @@ async def own_ids(app: AnalystApp, wrote: Wrote) -> Own:
     own = Own(app.principal, set(got), {e["episode_id"] for e in episodes})
     for e in episodes:
         own.owns(e, "episode")
-    learner = await app.learner()
+    learner = await app.memory.learner()
     for name in REGISTRY:
         for record in await learner.facts.history(subject_for(app.principal), name):
             own.facts.add(record.memory_id)
@@ -204,23 +204,23 @@ def check_context(own: Own, loaded: dict[str, Any], what: str) -> None:
 
 async def read_paths(app: AnalystApp, own: Own) -> dict[str, Any]:
     """Every read path of the write path, checked against ``own``; returns what it read."""
-    candidates = await app.review(status=None)
+    candidates = await app.memory.review(status=None)
     for c in candidates:
         own.owns(c, "candidate")
         own.cites(c["episode_ids"], "candidate", c)
     own.candidates = {c["candidate_id"] for c in candidates}
-    procedures = await app.procedures(status=None)
+    procedures = await app.memory.procedures(status=None)
     for p in procedures:
         own.owns(p, "procedure")
         own.cites(p["episode_ids"], "procedure", p)
         assert p["candidate_id"] in own.candidates, (own.principal, p)
     own.procedures = {p["procedure_id"] for p in procedures}
-    jobs = await app.jobs()
+    jobs = await app.memory.jobs()
     for j in jobs:
         own.owns(j, "job")
         own.cites(j["episode_ids"], "job", j)
         assert j["thread_id"] in own.threads, (own.principal, j)
-    sessions = await app.sessions()
+    sessions = await app.memory.sessions()
     for s in sessions:
         own.owns(s, "session")
         own.cites(s["episode_ids"], "session", s)
@@ -228,7 +228,7 @@ async def read_paths(app: AnalystApp, own: Own) -> dict[str, Any]:
     memories = await app.memories(limit=1000)
     for m in memories:
         own.cites(m.metadata.get("episode_ids") or [], "memory", m)
-    context = await app.session_context()
+    context = await app.memory.context()
     check_context(own, context, "session_context")
     return {
         "candidates": candidates,

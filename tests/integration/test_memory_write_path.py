@@ -71,7 +71,7 @@ async def decide(app: AnalystApp, thread: str, view: Any, **decision: Any) -> An
 
 async def layers(app: AnalystApp) -> dict[str, Any]:
     """Everything the write path keeps for the app's principal, read back from storage."""
-    learner = await app.learner()
+    learner = await app.memory.learner()
     horizon = await learner.facts.history(subject_for(app.principal), "horizon_years")
     events = [
         m
@@ -101,7 +101,7 @@ async def test_four_sessions_replayed_into_the_writer() -> None:
         published = await decide(app, "s1", draft, action="approve")
         assert published.status == "published"
         assert [j["kind"] for j in published.memory_jobs] == ["decision"]
-        await app.end_session("s1")
+        await app.memory.end_session("s1")
         one = await layers(app)
     episodes = one["episodes"]
     assert [(e.kind, e.thread_id) for e in episodes] == [
@@ -135,7 +135,7 @@ async def test_four_sessions_replayed_into_the_writer() -> None:
         assert asked["kind"] == "procedure" and asked["quote"] == rule.query
         later = await app.answer_confirmation("s2", {})  # "later": it stays a candidate
         assert later.status == "noted"
-        await app.end_session("s2")
+        await app.memory.end_session("s2")
         two = await layers(app)
     s2 = [e for e in two["episodes"] if e.thread_id == "s2"]
     assert [e.text for e in s2] == [
@@ -166,10 +166,10 @@ async def test_four_sessions_replayed_into_the_writer() -> None:
         feedback = "Too little on valuation; compare it with its peers."
         revised = await decide(app, "s3", tsla, action="reject", feedback=feedback)
         assert revised.status == "awaiting_approval" and revised.revision == 1
-        await app.end_session("s3")
+        await app.memory.end_session("s3")
         three = await layers(app)
         # Between sessions the user reviews the candidate and confirms it.
-        confirmed = await app.confirm(pending.candidate_id)
+        confirmed = await app.memory.confirm(pending.candidate_id)
     (rejection,) = [e for e in three["events"] if e.kind == "rejection"]
     assert "valuation" in rejection.text and rejection.metadata["tickers"] == ["TSLA"]
     procedure = confirmed["procedure"]
@@ -208,7 +208,7 @@ async def test_another_user_or_tenant_sees_none_of_it() -> None:
         await say(app, "m1", "My investment horizon is 10 years.")
         draft = await say(app, "m1", "Analyze NVDA")
         await decide(app, "m1", draft, action="approve")
-        await app.end_session("m1")
+        await app.memory.end_session("m1")
     for user, tenant in (("other", "default"), ("mira", "acme")):
         async with session(2, user, tenant) as app:
             seen = await layers(app)

@@ -117,7 +117,7 @@ async def approved_session(app: Any, thread: str) -> None:
     decision = {"action": "approve", "draft_hash": drafted.draft_hash, "approver": "me"}
     published = await app.decide(thread, decision, keep_session=True)
     assert published.status == "published", published
-    await app.end_session(thread)
+    await app.memory.end_session(thread)
 
 
 def body(request: dict[str, Any]) -> str:
@@ -133,10 +133,10 @@ async def test_an_invented_event_is_refused_and_never_reaches_a_later_prompt(
         await approved_session(app, "A1")
         extractions = of_kind(fake.chat_requests(), "Extraction")
         assert len(extractions) == 2  # the decision's job and the session end's
-        episodes = {e["kind"]: e for e in await app.episodes(thread_id="A1")}
-        candidates = await app.review(status=None)
+        episodes = {e["kind"]: e for e in await app.memory.episodes(thread_id="A1")}
+        candidates = await app.memory.review(status=None)
         memories = await app.memories()
-        sessions = await app.sessions()
+        sessions = await app.memory.sessions()
 
     # Recorded as an ungrounded candidate, with its reason, once.
     [refused] = [c for c in candidates if c["status"] == "ungrounded"]
@@ -230,8 +230,8 @@ async def test_the_memory_tools_read_the_principals_memory_only_as_quoted_data(
     fake.respond_with(script)
     async with open_app("alice") as app:
         await approved_session(app, "A1")
-        alice_episodes = {e["kind"] + ":" + e["text"][:12]: e for e in await app.episodes()}
-        [alice_session] = await app.sessions()
+        alice_episodes = {e["kind"] + ":" + e["text"][:12]: e for e in await app.memory.episodes()}
+        [alice_session] = await app.memory.sessions()
         [alice_event] = [m for m in await app.memories() if m.kind == "decision"]
     request_episode = next(e for e in alice_episodes.values() if e["text"] == REQUEST)
     horizon_episode = next(e for e in alice_episodes.values() if "horizon" in e["text"])
@@ -245,7 +245,7 @@ async def test_the_memory_tools_read_the_principals_memory_only_as_quoted_data(
         view = await app.start("Analyze NVDA", thread_id="A2")
         assert view.status == "awaiting_approval", view
         state = (await (await app.graph()).aget_state({"configurable": {"thread_id": "A2"}})).values
-        alice_now = {e["episode_id"] for e in await app.episodes()}
+        alice_now = {e["episode_id"] for e in await app.memory.episodes()}
     run = fake.chat_requests()[mark:]
 
     # The planner read the memory first, then planned with the results in its conversation.
@@ -303,7 +303,7 @@ async def test_the_memory_tools_read_the_principals_memory_only_as_quoted_data(
         assert noted.status == "noted"
         view = await app.start("Analyze NVDA", thread_id="B1", keep_session=True)
         assert view.status == "awaiting_approval", view
-        bob_episodes = {e["episode_id"] for e in await app.episodes()}
+        bob_episodes = {e["episode_id"] for e in await app.memory.episodes()}
     bob_run = fake.chat_requests()[mark:]
     [planner] = of_kind(bob_run, "PlanDecision")
     found = results_of(planner)

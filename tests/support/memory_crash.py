@@ -57,7 +57,7 @@ async def decide(thread_id: str) -> None:
 async def drain(lease_seconds: float) -> None:
     settings = Settings.from_env()
     async with AnalystApp.open(settings, settings.principal) as app:
-        learner = await app.learner()
+        learner = await app.memory.learner()
 
         async def summary_never_written(*args: Any, **kwargs: Any) -> Any:
             print(json.dumps({"died_in": "session_end", "before": "_apply_summary"}))

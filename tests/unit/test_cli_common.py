@@ -137,6 +137,10 @@ class FakeApp:
         self.decisions.append(decision)
         return ThreadView(thread_id, "published", publication={"path": "x.md"})
 
+    @property
+    def memory(self) -> FakeApp:
+        return self  # the memory controls: only end_session is reached
+
     async def end_session(self, thread_id: str) -> list[dict[str, Any]]:
         self.ended.append(thread_id)
         return []

@@ -16,7 +16,10 @@ Heavy modules (LangGraph, the reasoners, the storage backends) are imported wher
 first needed, so importing this module, and the commands that never run a graph, stay fast.
 What callers get back (:class:`ThreadView`, :class:`CheckpointView`) is :mod:`agent.views`.
 
-(About 670 lines on purpose: this is the one application service; every command, the chat
+What the analyst learned from the principal's turns (candidates, procedures, sessions, the
+extraction queue) is reached through :attr:`AnalystApp.memory` (:mod:`agent.app.memory`).
+
+(About 790 lines on purpose: this is the one application service; every command, the chat
 and scripts reach storage only through its methods, so they are kept in one place.)
 """
 
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.store.base import BaseStore
 
-    from agent.learning import Learner
+    from agent.app.memory import MemoryControls
     from agent.routing import Route
     from agent.services import Services
     from agent.state import ModeChoice
@@ -76,8 +79,9 @@ class AnalystApp:
 
     Threads: :meth:`start`, :meth:`resume`, :meth:`decide`, :meth:`view`, :meth:`threads`,
     :meth:`history`, :meth:`delete_thread`, :meth:`prune`. Long-term memory: :meth:`remember`,
-    :meth:`recall`, :meth:`memories`, :meth:`forget`. The fact ledger: :meth:`facts`.
-    Documents: :attr:`documents`. Schemas: :meth:`setup_checkpointer`, :meth:`setup_facts`.
+    :meth:`recall`, :meth:`memories`, :meth:`forget`. The fact ledger: :meth:`facts`. What
+    it learned from the principal's turns: :attr:`memory`, and :meth:`answer_confirmation` for
+    the question a conversation paused on. Documents: :attr:`documents`. Schemas: :meth:`setup_checkpointer`, :meth:`setup_facts`.
     Use it inside :meth:`open`, which closes whatever tier was opened.
     """
 
@@ -94,6 +98,7 @@ class AnalystApp:
         self._store: BaseStore | None = None
         self._facts: FactStore | None = None
         self._documents: FileMemory | None = None
+        self._memory: MemoryControls | None = None
 
     @classmethod
     @asynccontextmanager
@@ -258,128 +263,15 @@ class AnalystApp:
             self._services = replace(wired, facts=self._facts)
         return self.services
 
-    async def learner(self) -> Learner:
-        """The memory write and read paths (episodes, extraction, candidates, procedures)."""
-        from agent.extraction import OfflineExtractor
-        from agent.learning import Learner
+    @property
+    def memory(self) -> MemoryControls:
+        """What the analyst learned from this principal's turns, and its write state: review,
+        confirm, context, procedures, sessions, episodes, events, jobs (``analyst memory``)."""
+        if self._memory is None:
+            from agent.app.memory import MemoryControls
 
-        services = await self._wired()
-        assert services.journal is not None and services.facts is not None
-        return Learner(
-            journal=services.journal,
-            facts=services.facts,
-            store=await self.store(),
-            principal=self.principal,
-            extractor=services.extractor or OfflineExtractor(),
-            clock=services.clock,
-            review_days=self.settings.review_days,
-        )
-
-    async def end_session(self, thread_id: str) -> list[dict[str, Any]]:
-        """End the conversation on ``thread_id``: queue its session-end extraction and, unless
-        extraction runs in a worker (``ANALYST_EXTRACT_INLINE=0``), run the queue now."""
-        self.require_thread(thread_id)
-        learner = await self.learner()
-        await learner.end_session(thread_id)
-        return await self._learn(learner)
-
-    async def drain(self, *, close_idle: bool = True) -> list[dict[str, Any]]:
-        """Run every due extraction job of the principal (``analyst memory worker``), after
-        ending the sessions idle for longer than ``ANALYST_SESSION_IDLE_MINUTES``."""
-        from datetime import timedelta
-
-        learner = await self.learner()
-        if close_idle:
-            await learner.close_idle_sessions(timedelta(minutes=self.settings.session_idle_minutes))
-        return [job.to_json() for job in await learner.drain()]
-
-    async def review(self, *, status: str | None = "pending") -> list[dict[str, Any]]:
-        """The principal's memory candidates (default: those awaiting review), oldest first."""
-        learner = await self.learner()
-        found = await learner.journal.candidates(status=status, limit=1000)  # type: ignore[arg-type]
-        return [c.to_json() for c in found]
-
-    async def confirm(
-        self, candidate_id: str, edited: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Confirm a candidate (a procedure, fact, preference or repeated behaviour)."""
-        return await (await self.learner()).confirm(candidate_id, edited=edited)
-
-    async def reject_candidate(self, candidate_id: str, reason: str) -> dict[str, Any]:
-        return (await (await self.learner()).reject(candidate_id, reason)).to_json()
-
-    async def jobs(self, *, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        learner = await self.learner()
-        found = await learner.journal.jobs(status=status, limit=limit)  # type: ignore[arg-type]
-        return [j.to_json() for j in found]
-
-    async def session_context(self) -> dict[str, Any]:
-        """What a new session of the principal would load now (``context_loaded``)."""
-        learner = await self.learner()
-        return (await learner.load_context(self.settings.context_tokens)).to_json()
-
-    async def procedures(self, *, status: str | None = "active") -> list[dict[str, Any]]:
-        learner = await self.learner()
-        return [p.to_json() for p in await learner.journal.procedures(status=status)]
-
-    async def retire_procedure(self, procedure_id: str) -> dict[str, Any]:
-        learner = await self.learner()
-        return (await learner.journal.retire_procedure(procedure_id)).to_json()
-
-    async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        learner = await self.learner()
-        return [s.to_json() for s in await learner.journal.summaries(limit=limit)]
-
-    async def episodes(
-        self, *, thread_id: str | None = None, limit: int = 1000
-    ) -> list[dict[str, Any]]:
-        learner = await self.learner()
-        found = await learner.journal.list_episodes(thread_id=thread_id, limit=limit)
-        return [e.to_json() for e in found]
-
-    async def events(
-        self, query: str | None = None, *, ticker: str | None = None, limit: int = 10
-    ) -> list[Recalled]:
-        """The principal's notable events (decisions, rejections, milestones, themes) found by
-        meaning and time ("what did we decide about NVDA last month?"), or newest first without
-        a query; ``ticker`` keeps those about it."""
-        from agent.recollection import EVENT_KINDS
-        from memory.recall import alist_memories, arecall
-
-        if self._store is None and self._missing_store():
-            return []
-        store = await self.store()
-        if query:
-            found = await arecall(store, self.principal, query, limit=max(50, limit * 5))
-        else:
-            found = await alist_memories(store, self.principal, limit=10_000)
-        wanted = (ticker or "").upper()
-        return [
-            m
-            for m in found
-            if m.kind in (*EVENT_KINDS, "theme")
-            and (not wanted or wanted in (m.metadata.get("tickers") or []))
-        ][:limit]
-
-    async def consolidate(self, *, older_than_days: int = 30, min_group: int = 3) -> dict[str, Any]:
-        """Merge the principal's older events into themes and decay them (nothing deleted)."""
-        from datetime import timedelta
-
-        from agent.consolidation import consolidate
-
-        return await consolidate(
-            await self.store(),
-            self.principal,
-            now=self.services.clock(),
-            older_than=timedelta(days=older_than_days),
-            min_group=min_group,
-        )
-
-    async def _learn(self, learner: Learner | None = None) -> list[dict[str, Any]]:
-        if not self.settings.extract_inline:
-            return []
-        learner = learner or await self.learner()
-        return [job.to_json() for job in await learner.drain()]
+            self._memory = MemoryControls(self)
+        return self._memory
 
     async def _after_run(self, thread_id: str, *, session_over: bool) -> ThreadView:
         """The thread's view after a run, with the extraction the run queued carried out.
@@ -388,10 +280,10 @@ class AnalystApp:
         backoff; ``analyst memory jobs`` shows it) and the view says why, loudly."""
         view = await self.view(thread_id)
         try:
-            learner = await self.learner()
+            learner = await self.memory.learner()
             if session_over and view.status in _FINISHED:
                 await learner.end_session(thread_id)
-            view.memory_jobs = await self._learn(learner)
+            view.memory_jobs = await self.memory.extract_due(learner)
         except AnalystError as error:
             view.memory_warning = (
                 f"Memory extraction did not complete: {error} The job stays queued; see "
