@@ -16,7 +16,9 @@ the contract every backend keeps. Public API::
 The journal lives in the fact ledger's database (same URL, same migrations). Backends: SQLite
 (:mod:`memory.journal.sqlite`, the default) and Postgres with row-level security on tenant
 and user (:mod:`memory.journal.postgres`, imported only when a ``postgresql://`` URL is
-opened). The state changes both keep are written once, in :mod:`memory.journal.rules`.
+opened). Both share everything but connections and transactions: the state changes are written
+once in :mod:`memory.journal.rules`, the SQL in :mod:`memory.journal.queries`, and each call
+as a program of those statements in :mod:`memory.journal.sql`.
 """
 
 from memory.journal.base import JOB_BACKOFF_BASE, JOB_BACKOFF_CAP, MAX_JOB_ATTEMPTS, Journal

@@ -43,7 +43,8 @@ def _system_clock() -> datetime:
 class Journal(ABC):
     """The memory journal of one database, seen by one principal (or by none, until
     :meth:`with_principal`). Backends: :mod:`memory.journal.sqlite`,
-    :mod:`memory.journal.postgres`; open one with :func:`memory.journal.open_journal`.
+    :mod:`memory.journal.postgres` (both :class:`memory.journal.sql.SqlJournal` s); open one
+    with :func:`memory.journal.open_journal`.
 
     Job, candidate and procedure state changes are the rules of :mod:`memory.journal.rules`,
     shared by every backend, so both behave identically.

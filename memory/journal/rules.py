@@ -1,9 +1,9 @@
 """The journal's rules, written once: validation and every state change of a record.
 
-A backend locks a row, reads it as a record, asks a function here for the record's next
-state, and writes that state back (or, for a new record, validates it here and inserts it).
-So SQLite and Postgres cannot drift apart on what a transition means: these functions are the
-semantics, the backends only store.
+A call (:mod:`memory.journal.sql`, shared by both backends) locks a row, reads it as a
+record, asks a function here for the record's next state, and writes that state back (or, for
+a new record, validates it here and inserts it). So SQLite and Postgres cannot drift apart on
+what a transition means: these functions are the semantics, the backends only store.
 
 Jobs
     ``pending`` --claim--> ``running`` (attempt counted, leased until ``now + lease``)
