@@ -9,12 +9,13 @@ it never replaces deletion.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from agent.recollection import EVENT_KINDS
 from memory.identity import Principal
 from memory.journal.records import stable_id
+from memory.recall import parse_at
 
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
@@ -47,7 +48,7 @@ async def consolidate(
     groups: dict[str, list[Any]] = {}
     for item in items:
         value = item.value
-        at = _happened(value.get("at"))
+        at = parse_at(value.get("at"))
         if value.get("kind") not in EVENT_KINDS or at is None or at > cutoff:
             continue
         for ticker in (value.get("tickers") or ["(no ticker)"])[:1]:
@@ -89,14 +90,3 @@ async def consolidate(
             )
             report["decayed"].append(item.key)
     return report
-
-
-def _happened(value: Any) -> datetime | None:
-    """An event's ``at`` (ISO 8601) as an aware datetime; ``None`` when it has none."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -223,10 +223,11 @@ def relevance_score(similarity: float | None) -> float:
 
 def happened_at(item: Item) -> datetime:
     """When the memory happened (its ``at``), else when it was last stored."""
-    return _parse_at(item.value.get("at")) or item.updated_at
+    return parse_at(item.value.get("at")) or item.updated_at
 
 
-def _parse_at(value: Any) -> datetime | None:
+def parse_at(value: Any) -> datetime | None:
+    """A stored ``at`` (ISO 8601 text) as an aware datetime (naive is UTC); ``None`` if absent."""
     if not isinstance(value, str):
         return None
     try:
@@ -285,7 +286,7 @@ def _recalled(item: Item, parts: ScoreParts) -> Recalled:
         created_at=item.created_at,
         updated_at=item.updated_at,
         parts=parts,
-        at=_parse_at(value.get("at")),
+        at=parse_at(value.get("at")),
         metadata=metadata,
     )
 

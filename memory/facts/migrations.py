@@ -951,3 +951,23 @@ async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) ->
         f"SELECT version, checksum FROM {PG_SCHEMA}.migrations ORDER BY version"
     )
     return check_applied(await cursor.fetchall(), "postgres", where)
+
+
+async def refuse_unsafe_role(conn: psycopg.AsyncConnection[Any], *, what: str, where: str) -> str:
+    """The connected role's name; :class:`UnsafeDatabaseRoleError` if it is a superuser or
+    bypasses row-level security (then nothing would separate tenants and users)."""
+    cursor = await conn.execute(
+        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
+    )
+    row = await cursor.fetchone()
+    assert row is not None
+    user, superuser, bypass = row
+    if superuser or bypass:
+        raise UnsafeDatabaseRoleError(
+            f"The {what} at {where} connects as '{user}', which is "
+            f"{'a superuser' if superuser else 'BYPASSRLS'}: row-level security would not "
+            "separate tenants and users. Create an application role (CREATE ROLE analyst_app "
+            "LOGIN NOSUPERUSER NOBYPASSRLS), run `analyst facts setup --app-role analyst_app` "
+            "with ANALYST_FACTS pointing at the owner, then point ANALYST_FACTS at analyst_app."
+        )
+    return str(user)

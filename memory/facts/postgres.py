@@ -54,7 +54,6 @@ from memory.errors import (
     FactLedgerError,
     FactLedgerSchemaError,
     FactLedgerUnavailableError,
-    UnsafeDatabaseRoleError,
 )
 from memory.facts.base import (
     FactRecord,
@@ -70,6 +69,7 @@ from memory.facts.migrations import (
     PG_SCHEMA,
     migrate_postgres,
     postgres_version,
+    refuse_unsafe_role,
 )
 from memory.identity import Principal
 from memory.urls import redact
@@ -628,20 +628,7 @@ class _Reconnect(Exception):
 
 async def _check_ready(conn: psycopg.AsyncConnection[Any], where: str) -> None:
     """Refuse roles that bypass row security, stale schemas and tables with RLS turned off."""
-    cursor = await conn.execute(
-        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
-    )
-    row = await cursor.fetchone()
-    assert row is not None
-    user, superuser, bypass = row
-    if superuser or bypass:
-        raise UnsafeDatabaseRoleError(
-            f"The fact ledger at {where} connects as '{user}', which is "
-            f"{'a superuser' if superuser else 'BYPASSRLS'}: row-level security would not "
-            "separate tenants. Create an application role (CREATE ROLE analyst_app LOGIN "
-            "NOSUPERUSER NOBYPASSRLS), run `analyst facts setup --app-role analyst_app` with "
-            "ANALYST_FACTS pointing at the owner, then point ANALYST_FACTS at analyst_app."
-        )
+    user = await refuse_unsafe_role(conn, what="fact ledger", where=where)
     version = await postgres_version(conn, where=where)
     if version < LATEST_VERSION:
         raise FactLedgerSchemaError(

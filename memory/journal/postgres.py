@@ -36,13 +36,14 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from memory.errors import FactLedgerSchemaError, JournalUnavailableError, UnsafeDatabaseRoleError
+from memory.errors import FactLedgerSchemaError, JournalUnavailableError
 from memory.facts.migrations import (
     JOURNAL_IMMUTABLE,
     JOURNAL_TABLES,
     LATEST_VERSION,
     PG_SCHEMA,
     postgres_version,
+    refuse_unsafe_role,
 )
 from memory.identity import Principal
 from memory.journal import rules
@@ -179,20 +180,7 @@ async def _execute(conn: psycopg.AsyncConnection[Any], statement: Statement) -> 
 async def _check_ready(conn: psycopg.AsyncConnection[Any], where: str) -> None:
     """Refuse roles that bypass row security, a schema without the journal, tables with row
     security off, and missing privileges -- each with the command that fixes it."""
-    cursor = await conn.execute(
-        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
-    )
-    row = await cursor.fetchone()
-    assert row is not None
-    user, superuser, bypass = row
-    if superuser or bypass:
-        raise UnsafeDatabaseRoleError(
-            f"The memory journal at {where} connects as '{user}', which is "
-            f"{'a superuser' if superuser else 'BYPASSRLS'}: row-level security would not "
-            "separate tenants and users. Create an application role (CREATE ROLE analyst_app "
-            "LOGIN NOSUPERUSER NOBYPASSRLS), run `analyst facts setup --app-role analyst_app` "
-            "with ANALYST_FACTS pointing at the owner, then point ANALYST_FACTS at analyst_app."
-        )
+    user = await refuse_unsafe_role(conn, what="memory journal", where=where)
     setup = (
         f"As the database owner run: ANALYST_FACTS=<owner URL> analyst facts setup "
         f"--app-role {user}"
