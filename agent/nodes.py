@@ -119,21 +119,21 @@ class AnalystNodes:
             # A conversational turn that asks for no research: kept (episode above), answered.
             return self._finish(update, usage, "noted", f"Noted. {error}")
         usage = add_usage(usage, used)
-        excluded = {**procedure_exclusions(procedures), **rules.excluded_tickers(kept, available)}
+        by_constraint = rules.excluded_tickers(kept, available)
+        excluded = {**procedure_exclusions(procedures), **by_constraint}
         allowed = tuple(t for t in route.tickers if t not in excluded)
         if not allowed:
-            blocked = ", ".join(route.tickers)
-            why = excluded[route.tickers[0]]
-            if why.startswith("procedure "):
+            blocked, first = ", ".join(route.tickers), route.tickers[0]
+            if first in by_constraint:
                 reply = (
-                    f"I won't analyse {blocked}: your {why}. Procedures hold in every "
-                    "conversation; retire it with: analyst memory procedures --retire ID"
+                    f"I won't analyse {blocked}: it is excluded by your constraint "
+                    f'"{excluded[first]}". Constraints hold for this conversation; '
+                    "start a new one (/new in chat, or a new thread) to drop them."
                 )
             else:
                 reply = (
-                    f"I won't analyse {blocked}: it is excluded by your constraint "
-                    f'"{why}". Constraints hold for this conversation; '
-                    "start a new one (/new in chat, or a new thread) to drop them."
+                    f"I won't analyse {blocked}: your {excluded[first]}. Procedures hold in "
+                    "every conversation; retire it with: analyst memory procedures --retire ID"
                 )
             return self._finish(update, usage, "declined", reply)
         left_out = [t for t in route.tickers if t in excluded]
