@@ -6,16 +6,22 @@ context a new conversation loads; procedures, session summaries, episodes and ev
 extraction queue (jobs, the worker, ending a session) and consolidation. Each call goes through
 a :class:`~agent.learning.Learner` for the app's principal, over the ledger and journal the
 app's graph uses (opened once, with the app) — never a second connection of its own.
+
+Seed 003's user-initiated controls are here too: :meth:`MemoryControls.show` (what the agent
+remembers about you, each item with the command that edits or deletes it), :meth:`~MemoryControls.why`
+(what a thread's last request used, from its state), :meth:`~MemoryControls.remember` (as a
+fact, preference or procedure), :meth:`~MemoryControls.listing` and :meth:`~MemoryControls.export`.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from agent.app.service import AnalystApp
     from agent.learning import Learner
+    from memory.journal.records import Episode
     from memory.recall import Recalled
 
 
@@ -153,3 +159,369 @@ class MemoryControls:
             return []
         learner = learner or await self.learner()
         return [job.to_json() for job in await learner.drain()]
+
+    # -- inspecting and instructing memory (seed 003: user-initiated updates) ---------------
+
+    async def show(self, *, sessions: int = 5) -> dict[str, Any]:
+        """What the agent remembers about the principal (seed 003's "what the agent remembers
+        about you"), each item with the command that edits or deletes it: the profile facts
+        the planner uses, procedures in force, the most recent ``sessions`` session summaries
+        with their open items, preferences, events and other long-term memories, and the
+        candidates awaiting the principal's word."""
+        from agent.learning import CONFIRMABLE
+        from agent.recollection import EVENT_KINDS
+
+        learner = await self.learner()
+        memories = await self.app.memories(limit=_ALL)
+        shown: dict[str, list[dict[str, Any]]] = {"preferences": [], "events": [], "memories": []}
+        for m in memories:
+            layer = (
+                "preferences"
+                if m.kind == "preference"
+                else "events"
+                if m.kind in (*EVENT_KINDS, "theme")
+                else "memories"
+            )
+            shown[layer].append({**_memory_json(m), "delete": f"analyst memories forget {m.key}"})
+        candidates = []
+        for c in await learner.journal.candidates(status="pending", limit=_ALL):
+            row = c.to_json()
+            if c.kind in CONFIRMABLE:
+                row["confirm"] = f"analyst memory confirm {c.candidate_id}"
+            row["reject"] = f"analyst memory reject {c.candidate_id}"
+            candidates.append(row)
+        return {
+            "tenant_id": self.app.principal.tenant_id,
+            "user_id": self.app.principal.user_id,
+            "profile": [
+                {
+                    "attribute": name,
+                    **fact,
+                    "edit": fact_command("record", name, fact["value"]),
+                    "delete": fact_command("retract", name),
+                }
+                for name, fact in (await learner.profile()).items()
+            ],
+            "procedures": [
+                {**p.to_json(), "delete": f"analyst memory procedures --retire {p.procedure_id}"}
+                for p in await learner.journal.procedures(status="active")
+            ],
+            "sessions": [s.to_json() for s in await learner.journal.summaries(limit=sessions)],
+            **shown,
+            "candidates": candidates,
+        }
+
+    async def why(self, thread_id: str) -> dict[str, Any]:
+        """What the thread's last request used from memory, read from the thread's own state
+        (never a new search): the profile facts the planner read, the procedures enforced,
+        the long-term memories recalled for the plan (with their score parts; ``cited`` when
+        the plan names them), and what the session loaded at its start, each with its ids."""
+        view = await self.app.view(thread_id)
+        cited = set(view.memories_used)
+        return {
+            "thread_id": view.thread_id,
+            "status": view.status,
+            "query": view.query,
+            "mode": view.mode,
+            "planned": bool(view.plan),
+            "plan": [step["id"] for step in view.plan],
+            "plan_rationale": view.plan_rationale,
+            "route_reason": view.route_reason,
+            "facts": [{"attribute": k, **v} for k, v in sorted(view.facts_used.items())],
+            "procedures": list(view.procedures),
+            "recalled": [{**m, "cited": m.get("key") in cited} for m in view.recalled],
+            "memories_used": list(view.memories_used),
+            "constraints": list(view.constraints),
+            "learned": list(view.learned),
+            "context_loaded": dict(view.context_loaded),
+        }
+
+    async def remember(
+        self, text: str, *, as_: RememberAs = "preference", thread_id: str | None = None
+    ) -> dict[str, Any]:
+        """Remember ``text`` because the principal said so, in every conversation.
+
+        ``fact``: the profile attributes the hot-path rules find, recorded ``confirmed``;
+        ``procedure``: the standing rules code can enforce (a ticker excluded, a research
+        mode), in force at once; ``preference``: a long-term memory of kind ``preference``
+        (importance 7). A text with no attribute (fact) or no enforceable rule (procedure)
+        is refused and nothing is stored. Otherwise the user's words are stored first as an
+        episode (on ``thread_id``, the conversation they were said in; ``memory:remember``
+        from the command line) that everything stored cites, and that episode is marked as
+        extracted (a done session-end job whose result is what was stored), so no later
+        extraction learns the same words a second time, differently.
+        """
+        from agent.app.service import within_limit
+        from agent.extraction import hot_path_facts
+        from memory.errors import InvalidMemoryError
+
+        if as_ not in REMEMBER_AS:
+            raise InvalidMemoryError(f"--as {as_!r} is not one of: {', '.join(REMEMBER_AS)}.")
+        words = text.strip()
+        if not words:
+            raise InvalidMemoryError("Say what to remember; nothing was stored.")
+        within_limit(
+            words,
+            self.app.settings.max_memory_chars,
+            "memory",
+            "ANALYST_MAX_MEMORY_CHARS",
+            InvalidMemoryError,
+        )
+        learner = await self.learner()
+        # Checked before anything is written: a refused instruction stores nothing.
+        if as_ == "fact" and not hot_path_facts(words, "-"):
+            raise InvalidMemoryError(_NO_FACT.format(text=words))
+        if as_ == "procedure" and not _rules(words, "-"):
+            raise InvalidMemoryError(_NO_RULE.format(text=words))
+        now = learner.clock()
+        episode = await learner.record(
+            thread_id or REMEMBER_THREAD,
+            "message",
+            words,
+            turn=f"remember:{now.isoformat()}",
+            meta={"remember": as_},
+            at=now,
+        )
+        if as_ == "fact":
+            stored = await _remember_facts(learner, episode)
+        elif as_ == "procedure":
+            stored = await _remember_procedures(learner, episode)
+        else:
+            stored = [await _remember_preference(learner, episode)]
+        job = await learner.journal.enqueue("session_end", episode.thread_id, [episode.episode_id])
+        await learner.journal.complete(job.job_id, {"remembered": stored})
+        p = self.app.principal
+        return {
+            "as": as_,
+            "scope": f"{learner.subject} (tenant {p.tenant_id}), in every conversation",
+            "state": _STATE[as_],
+            "episode_id": episode.episode_id,
+            "thread_id": episode.thread_id,
+            "stored": stored,
+        }
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """Everything remembered about the principal, one short row per item across the
+        layers (facts, procedures, preferences, events, other memories, sessions), with its
+        id: ``analyst memory list``."""
+        seen = await self.show(sessions=_ALL)
+        rows = [
+            _row("fact", f["memory_id"], f"{f['attribute']} = {f['value']!r}", f["since"])
+            for f in seen["profile"]
+        ]
+        rows += [
+            _row("procedure", p["procedure_id"], p["text"], p["confirmed_at"])
+            for p in seen["procedures"]
+        ]
+        for layer, name in (
+            ("preferences", "preference"),
+            ("events", "event"),
+            ("memories", "memory"),
+        ):
+            rows += [
+                _row(
+                    name if name != "event" else m["kind"],
+                    m["key"],
+                    m["text"],
+                    m["at"] or m["updated_at"],
+                )
+                for m in seen[layer]
+            ]
+        rows += [
+            _row("session", s["session_id"], s["summary"], s["ended"]) for s in seen["sessions"]
+        ]
+        return rows
+
+    async def export(self) -> dict[str, Any]:
+        """Everything kept of the principal, as one JSON document with stable keys (data
+        portability): episodes, the history of every attribute of the principal's subject,
+        candidates, procedures, session summaries and extraction jobs of every status, and
+        the long-term memories. Storage is scoped to the principal, so nothing of another
+        user is in it."""
+        from agent.profile import REGISTRY
+
+        learner = await self.learner()
+        journal, subject = learner.journal, learner.subject
+        names = set(REGISTRY) | set(await learner.facts.profile(subject))
+        facts = {}
+        for name in sorted(names):
+            history = await learner.facts.history(subject, name)
+            if history:
+                facts[name] = [r.to_json() for r in history]
+        return {
+            "format": "analyst-memory-export",
+            "version": 1,
+            "exported_at": learner.clock().isoformat(),
+            "tenant_id": self.app.principal.tenant_id,
+            "user_id": self.app.principal.user_id,
+            "subject": subject,
+            "episodes": [e.to_json() for e in await journal.list_episodes(limit=_ALL)],
+            "facts": facts,
+            "candidates": [c.to_json() for c in await journal.candidates(limit=_ALL)],
+            "procedures": [p.to_json() for p in await journal.procedures(status=None)],
+            "sessions": [s.to_json() for s in await journal.summaries(limit=_ALL)],
+            "jobs": [j.to_json() for j in await journal.jobs(limit=_ALL)],
+            "memories": [_memory_json(m) for m in await self.app.memories(limit=_ALL)],
+        }
+
+
+#: What ``remember`` may store a text as.
+RememberAs = Literal["fact", "preference", "procedure"]
+REMEMBER_AS: tuple[RememberAs, ...] = ("fact", "preference", "procedure")
+#: The journal thread of what is remembered from the command line (not a valid thread id,
+#: so it is never one of the principal's conversations).
+REMEMBER_THREAD = "memory:remember"
+#: As many rows as a listing or an export may hold.
+_ALL = 1_000_000
+_STATE = {
+    "fact": "confirmed: used by the planner from the next request",
+    "procedure": "active: enforced in every conversation from the next request",
+    "preference": "stored: recalled by meaning from the next request",
+}
+_NO_FACT = (
+    "No profile attribute recognised in {text!r}, so nothing was stored. A fact states your "
+    "risk tolerance, horizon, watchlist, excluded tickers, report style or base currency, "
+    'e.g. "my horizon is 10 years", "I\'m a conservative investor", "my base currency '
+    'is EUR". To keep the text as it is: --as preference.'
+)
+_NO_RULE = (
+    "No rule code can enforce in {text!r}, so nothing was stored. A procedure excludes a "
+    'ticker ("never analyse TSLA") or fixes the research mode ("always quick snapshots"). '
+    "To keep the text as it is: --as preference."
+)
+
+
+def fact_command(verb: Literal["record", "retract"], attribute: str, value: Any = None) -> str:
+    """The ``analyst facts`` command that records ``value`` for, or retracts, the principal's
+    ``attribute`` (``me`` is the principal's own subject)."""
+    import json
+    import shlex
+
+    if verb == "retract":
+        return f"analyst facts retract me {attribute}"
+    return (
+        f"analyst facts record me {attribute} {shlex.quote(json.dumps(value, ensure_ascii=False))}"
+    )
+
+
+def _memory_json(m: Recalled) -> dict[str, Any]:
+    """A long-term memory without its listing score (not stable: recency moves with time)."""
+    row = m.to_json()
+    row.pop("score", None)
+    return row
+
+
+def _row(layer: str, item_id: str, text: str, when: str | None) -> dict[str, Any]:
+    return {"layer": layer, "id": item_id, "text": text, "when": when}
+
+
+def _rules(text: str, episode_id: str) -> list[Any]:
+    """The enforceable standing rules the offline extractor reads in ``text`` (grounded)."""
+    from agent.extraction import Extraction, OfflineExtractor, ground
+    from memory.journal.records import Episode
+
+    episode = Episode("-", episode_id, "-", "-", datetime.now(UTC), "user", "message", text)
+    signals = [
+        s.model_copy(update={"standing": True})
+        for s in OfflineExtractor().extract_now([episode]).preference_signals
+        if s.rule
+    ]
+    grounded = ground(Extraction(topic="", summary="", preference_signals=signals), [episode])
+    return list(grounded.accepted.preference_signals)
+
+
+async def _remember_facts(learner: Learner, episode: Episode) -> list[dict[str, Any]]:
+    from agent.extraction import hot_path_facts
+    from agent.profile import attribute
+    from memory.facts import MemoryDelta
+
+    stored = []
+    for fact in hot_path_facts(episode.text, episode.episode_id):
+        value: Any = fact.value
+        current = await learner.facts.current(learner.subject, fact.attribute)
+        if attribute(fact.attribute).merge == "union" and current is not None:
+            value = list(current.value or []) + [
+                v for v in value or [] if v not in (current.value or [])
+            ]
+        record = await learner.facts.record(
+            MemoryDelta(
+                subject=learner.subject,
+                attribute=fact.attribute,
+                value=value,
+                valid_from=episode.at,
+                memory_type="profile",
+                source="confirmed",
+                source_episode_id=episode.episode_id,
+            )
+        )
+        stored.append(
+            {
+                "kind": "fact",
+                "id": record.memory_id,
+                "attribute": fact.attribute,
+                "value": record.value,
+                "source": record.source,
+                "episode_ids": [episode.episode_id],
+                "edit": fact_command("record", fact.attribute, record.value),
+                "remove": fact_command("retract", fact.attribute),
+            }
+        )
+    return stored
+
+
+async def _remember_procedures(learner: Learner, episode: Episode) -> list[dict[str, Any]]:
+    from memory.journal.records import Procedure, stable_id
+
+    p, now = learner.principal, learner.clock()
+    stored = []
+    for signal in _rules(episode.text, episode.episode_id):
+        procedure = await learner.journal.put_procedure(
+            Procedure(
+                tenant_id=p.tenant_id,
+                procedure_id=stable_id(
+                    "proc", p.tenant_id, p.user_id, episode.episode_id, signal.rule
+                ),
+                user_id=p.user_id,
+                text=signal.text,
+                rule=dict(signal.rule or {}),
+                status="active",
+                confirmed_at=now,
+                review_at=now + timedelta(days=learner.review_days),
+                episode_ids=(episode.episode_id,),
+            )
+        )
+        stored.append(
+            {
+                "kind": "procedure",
+                "id": procedure.procedure_id,
+                "text": procedure.text,
+                "rule": dict(procedure.rule),
+                "review_at": procedure.review_at.isoformat(),
+                "episode_ids": [episode.episode_id],
+                "remove": f"analyst memory procedures --retire {procedure.procedure_id}",
+            }
+        )
+    return stored
+
+
+async def _remember_preference(learner: Learner, episode: Episode) -> dict[str, Any]:
+    from memory.recall import aremember
+
+    assert learner.store is not None
+    key = await aremember(
+        learner.store,
+        learner.principal,
+        episode.text,
+        kind="preference",
+        importance=7,
+        source="confirmed",
+        episode_ids=[episode.episode_id],
+    )
+    return {
+        "kind": "preference",
+        "id": key,
+        "text": episode.text,
+        "importance": 7,
+        "episode_ids": [episode.episode_id],
+        "remove": f"analyst memories forget {key}",
+    }

@@ -9,11 +9,12 @@ last displayed, so an approval can never land on a draft the user has not seen.
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agent.app import ThreadView, new_thread_id
 from agent.cli import common, render
@@ -23,6 +24,7 @@ from agent.errors import AnalystError, ModelError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from agent.app.memory import RememberAs
     from agent.cli.common import AppCall
     from memory.identity import Principal
 
@@ -34,6 +36,10 @@ Type a request such as "Analyze NVDA" or "quick snapshot of TSLA". Commands:
   /show                  show this conversation's thread again
   /resume                continue this thread if it stopped mid-run
   /threads               list your threads
+  /memories              what I remember about you, and how to remove each item
+  /why                   what the last plan or answer used from memory
+  /remember TEXT [as fact|preference|procedure]
+                         remember TEXT in every conversation (default: a preference)
   /new                   start a new conversation thread
   /help                  this help
   /quit                  leave (threads are saved; approve later with `analyst approve`)"""
@@ -125,6 +131,13 @@ class ChatSession:
         elif command == "/resume":
             thread_id = self._need_thread()
             self._show(self.call(lambda app: app.resume(thread_id, on_update=self._progress)))
+        elif command == "/memories":
+            render.memory_show(self.console, self.call(lambda app: app.memory.show()), compact=True)
+        elif command == "/why":
+            thread_id = self._need_thread()
+            render.memory_why(self.console, self.call(lambda app: app.memory.why(thread_id)))
+        elif command == "/remember":
+            self._remember(rest)
         elif command == "/approve":
             self._decide({"action": "approve", "approver": rest or self.principal.user_id})
         elif command == "/reject":
@@ -177,6 +190,17 @@ class ChatSession:
         if first and view.context_loaded:
             render.context_loaded(self.console, view.context_loaded)
         self._show(view)
+
+    def _remember(self, rest: str) -> None:
+        """``/remember TEXT [as fact|preference|procedure]``: stored at once, citing the
+        user's words as an episode of this conversation."""
+        text, as_ = remember_args(rest)
+        if not text:
+            self.console.print("Usage: /remember TEXT [as fact|preference|procedure]")
+            return
+        thread_id = self.thread_id
+        done = self.call(lambda app: app.memory.remember(text, as_=as_, thread_id=thread_id))
+        render.remembered(self.console, done)
 
     def _decide(self, decision: dict[str, Any]) -> None:
         thread_id = self._need_thread()
@@ -256,3 +280,14 @@ class ChatSession:
                 'No thread in this conversation yet; ask for an analysis first, e.g. "Analyze NVDA".'
             )
         return self.thread_id
+
+
+_REMEMBER_AS = re.compile(r"\s+as\s+(fact|preference|procedure)\s*$", re.IGNORECASE)
+
+
+def remember_args(rest: str) -> tuple[str, RememberAs]:
+    """``TEXT [as fact|preference|procedure]`` → (text, kind); a preference by default."""
+    found = _REMEMBER_AS.search(rest)
+    if found is None:
+        return rest.strip(), "preference"
+    return rest[: found.start()].strip(), cast("RememberAs", found.group(1).lower())

@@ -10,6 +10,10 @@ durable points: after a decision, and when a session ends. These commands show a
   ``events`` (by meaning, time and ticker) show the layers; ``jobs`` shows the extraction queue; ``worker`` drains it (ending sessions
   idle for ``ANALYST_SESSION_IDLE_MINUTES``); ``end THREAD`` ends one session now;
   ``consolidate`` merges older events into themes per ticker and decays them (facts untouched).
+- ``show`` is seed 003's "what the agent remembers about you" (each item with the command that
+  edits or deletes it); ``why THREAD`` what a thread's last request used, from its state;
+  ``remember TEXT --as fact|preference|procedure`` stores what you ask, citing an episode;
+  ``list`` is one line per remembered item; ``export`` everything of yours as one JSON document.
 
 A thin layer like the other groups: parse, call :class:`~agent.app.AnalystApp`, render.
 """
@@ -357,3 +361,91 @@ def consolidate(
         )
     if report["decayed"]:
         console.print(f"Decayed {len(report['decayed'])} merged events (importance -1).")
+
+
+# -- what the agent remembers about you (seed 003: user-initiated controls) -------------------
+
+
+@app.command()
+def show(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
+    """What the agent remembers about you, each item with the command that edits or deletes it."""
+    settings = common.settings(user, tenant)
+    seen = common.call(settings, lambda a: a.memory.show())
+    if json_mode:
+        common.print_json(seen, ensure_ascii=False)
+        return
+    from agent.cli import render
+
+    render.memory_show(common.console(), seen)
+
+
+@app.command()
+def why(
+    thread_id: Annotated[str, typer.Argument(help="The thread whose last request to explain.")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """What the thread's last plan or answer used from memory, with provenance and scores."""
+    settings = common.settings(user, tenant)
+    used = common.call(settings, lambda a: a.memory.why(thread_id), thread_id=thread_id)
+    if json_mode:
+        common.print_json(used, ensure_ascii=False)
+        return
+    from agent.cli import render
+
+    render.memory_why(common.console(), used)
+
+
+@app.command()
+def remember(
+    text: Annotated[str, typer.Argument(help='What to remember, e.g. "my horizon is 5 years".')],
+    as_: Annotated[
+        str,
+        typer.Option(
+            "--as", help="fact (a profile attribute), preference (default) or procedure (a rule)."
+        ),
+    ] = "preference",
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Remember TEXT as you say: a fact, a preference or a procedure, in every conversation."""
+    if as_ not in ("fact", "preference", "procedure"):
+        raise CommandError(f"--as '{as_}' is not one of fact, preference, procedure.")
+    settings = common.settings(user, tenant)
+    done = common.call(settings, lambda a: a.memory.remember(text, as_=as_))  # type: ignore[arg-type]
+    if json_mode:
+        common.print_json(done, ensure_ascii=False)
+        return
+    from agent.cli import render
+
+    render.remembered(common.console(), done)
+
+
+@app.command(name="list")
+def list_(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
+    """Everything remembered about you across layers, one line each, with its id."""
+    from agent.cli.render import Column, when
+
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.memory.listing())
+    _print(
+        rows,
+        json_mode,
+        "items",
+        "Nothing remembered about you yet.",
+        lambda rs: [
+            Column("layer", [r["layer"] for r in rs]),
+            Column("id", [r["id"] for r in rs]),
+            Column("when", [when(r["when"]) for r in rs], drop=1),
+            Column("text", [r["text"] for r in rs], elastic=True, min_width=24),
+        ],
+    )
+
+
+@app.command()
+def export(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
+    """Everything kept of you as one JSON document (always JSON; --json is accepted)."""
+    settings = common.settings(user, tenant)
+    common.print_json(common.call(settings, lambda a: a.memory.export()), ensure_ascii=False)

@@ -333,3 +333,129 @@ def history_table(console: Console, thread_id: str, items: Sequence[CheckpointVi
             Column("created (UTC)", [when(c.created_at) for c in items], drop=1),
         ],
     )
+
+
+# -- what the agent remembers about you (analyst memory show / why / remember) -------------
+
+
+def _episodes(item: dict[str, Any]) -> str:
+    return ", ".join(item.get("episode_ids") or []) or "no episode"
+
+
+def memory_show(console: Console, seen: dict[str, Any], *, compact: bool = False) -> None:
+    """Seed 003's "what the agent remembers about you": each layer, each item with its
+    provenance and the command that edits or deletes it (``compact``: the chat's /memories,
+    one line per item with its id and the command that removes it)."""
+
+    def out(text: str) -> None:
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+    out(f"What the analyst remembers about you ({seen['user_id']}, tenant {seen['tenant_id']}):")
+    out("Profile:" if seen["profile"] else "Profile: nothing yet.")
+    for f in seen["profile"]:
+        out(
+            f"  {f['attribute']}: {f['value']!r} ({f['source']} since {f['since'][:10]}; "
+            f"fact {f['memory_id']}" + ("" if compact else f"; episodes {_episodes(f)}") + ")"
+        )
+        if not compact:
+            out(f"    edit: {f['edit']}")
+        out(f"    delete: {f['delete']}")
+    out("Procedures:" if seen["procedures"] else "Procedures: none.")
+    for p in seen["procedures"]:
+        out(
+            f"  {p['text']} ({p['procedure_id']}; review by {p['review_at'][:10]}"
+            + ("" if compact else f"; episodes {_episodes(p)}")
+            + ")"
+        )
+        out(f"    retire: {p['delete']}")
+    out("Recent sessions:" if seen["sessions"] else "Recent sessions: none yet.")
+    for s in seen["sessions"]:
+        out(f"  {s['ended'][:10]}: {s['summary']} ({s['session_id']})")
+        for item in s.get("open_items") or []:
+            out(f"    open item: {item}")
+    for layer, title in (
+        ("preferences", "Preferences"),
+        ("memories", "Other memories"),
+        ("events", "Events"),
+    ):
+        rows = seen[layer]
+        if not rows and layer != "preferences":
+            continue
+        out(f"{title}:" if rows else f"{title}: none.")
+        for m in rows:
+            when_ = (m.get("at") or m.get("updated_at") or "")[:10]
+            out(
+                f"  {m['text']} ({m['kind']}, {when_}, importance {m['importance']}; {m['key']}"
+                + ("" if compact else f"; episodes {_episodes(m)}")
+                + ")"
+            )
+            out(f"    delete: {m['delete']}")
+    if seen["candidates"]:
+        out("Awaiting your word:")
+        for c in seen["candidates"]:
+            out(f"  [{c['kind']}] {c['quote']!r} ({c['reason']}; {c['candidate_id']})")
+            out("    " + " · ".join(c[k] for k in ("confirm", "reject") if k in c))
+
+
+def memory_why(console: Console, used: dict[str, Any]) -> None:
+    """What a thread's last request used from memory (``analyst memory why``, chat /why)."""
+
+    def out(text: str) -> None:
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+    out(f"Thread {used['thread_id']} · {used['status'].replace('_', ' ')} · {used['query']!r}")
+    if used["planned"]:
+        out(f"Plan: {', '.join(used['plan'])}. {used['plan_rationale']}")
+    else:
+        out("The last request was not planned (a quick snapshot or an answer without research).")
+    out("Facts used:" if used["facts"] else "Facts used: none.")
+    for f in used["facts"]:
+        out(
+            f"  {f['attribute']}: {f['value']!r} ({f['source']} since {str(f['since'])[:10]}; "
+            f"fact {f['memory_id']}; episodes {_episodes(f)})"
+        )
+    out("Procedures enforced:" if used["procedures"] else "Procedures enforced: none.")
+    for p in used["procedures"]:
+        out(f"  {p['text']} ({p['procedure_id']}; episodes {_episodes(p)})")
+    out("Recalled memories:" if used["recalled"] else "Recalled memories: none.")
+    for m in used["recalled"]:
+        s = m.get("score") or {}
+        out(
+            f"  {m['key']} [{m['kind']}] {m['text']!r} score {s.get('total', 0):.3f} "
+            f"(relevance {s.get('relevance', 0):.3f}, recency {s.get('recency', 0):.3f}, "
+            f"importance {s.get('importance', 0):.3f})"
+            + ("; cited by the plan" if m.get("cited") else "")
+            + f"; episodes {_episodes(m)}"
+        )
+    for f in used["learned"]:
+        out(f"Learned from the message: {f['attribute']} = {f.get('value')!r}")
+    for rule in used["constraints"]:
+        out(f"Constraint of this conversation: {rule}")
+    loaded = used["context_loaded"]
+    if any(loaded.get(k) for k in ("profile", "procedures", "sessions", "open_items")):
+        out("Loaded when the conversation started:")
+        for s in loaded.get("sessions") or []:
+            out(f"  session {s['session_id']}: {s['summary']}")
+        for item in loaded.get("open_items") or []:
+            out(f"  open item: {item['text']} ({item['session_id']})")
+        if loaded.get("profile") or loaded.get("procedures"):
+            out(
+                f"  {len(loaded.get('profile') or {})} profile fact(s), "
+                f"{len(loaded.get('procedures') or [])} procedure(s)"
+            )
+
+
+def remembered(console: Console, done: dict[str, Any]) -> None:
+    """What ``remember`` stored: scope, state, each item with its id and how to remove it."""
+
+    def out(text: str) -> None:
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+    out(f"Remembered as {done['as']} for {done['scope']}; {done['state']}.")
+    for item in done["stored"]:
+        if item["kind"] == "fact":
+            what = f"{item['attribute']} = {item['value']!r}"
+        else:
+            what = repr(item["text"])
+        out(f"  {item['kind']} {item['id']}: {what} (episode {done['episode_id']})")
+        out(f"    remove: {item['remove']}")
