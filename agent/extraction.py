@@ -458,6 +458,17 @@ FACT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(?:add|put)\s+(?P<v>[$\w.,\s-]+?)\s+(?:to|on|onto|in|into)\s+(?:my\s+)?"
             r"watch[\s-]?list\b",
         ),
+        # Personal data (agent.profile: never shown in logs, errors or the audit): a name
+        # is capitalised words, an address runs to the end of the clause.
+        (
+            "full_name",
+            r"\bmy\s+(?:full\s+)?name\s+is\s+"
+            r"(?P<v>(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,5}))",
+        ),
+        (
+            "address",
+            r"\bmy\s+(?:home\s+|postal\s+|mailing\s+)?address\s+is\s+(?P<v>[^.;!?\n]{5,200})",
+        ),
     )
 )
 _STANDING = re.compile(

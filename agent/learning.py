@@ -29,6 +29,11 @@ the session context, the planner's profile, the procedures enforced in code — 
 
 Everything is scoped by the principal the caller established; nothing here takes an id a
 model produced.
+
+Every write is audited (:meth:`memory.journal.base.Journal.audit`: ids and a keyed hash, never
+content): the journal audits its own writes (episodes, candidates, decisions, summaries,
+procedures) in their transaction; the ledger facts and cold-store memories written here are
+audited right after they are stored, one entry per operation.
 """
 
 from __future__ import annotations
@@ -340,6 +345,7 @@ class Learner(Recollection):
                 source_episode_id=fact.episode_ids[0],
             )
         )
+        await self.audit_fact(record, "stated on the hot path" if job_id is None else "extracted")
         return {
             "memory_id": record.memory_id,
             "attribute": fact.attribute,
@@ -431,7 +437,15 @@ class Learner(Recollection):
                     tickers=list(event.tickers) or None,
                 )
             )
-        return await aremember_many(self.store, self.principal, memories)
+        keys = await aremember_many(self.store, self.principal, memories)
+        await self.journal.audit(
+            "write",
+            "events",
+            keys,
+            reason="notable events extracted",
+            content=[m.text for m in memories],
+        )
+        return keys
 
     async def _apply_summary(
         self,
@@ -534,6 +548,7 @@ class Learner(Recollection):
                     source_episode_id=candidate.episode_ids[0] if candidate.episode_ids else None,
                 )
             )
+            await self.audit_fact(record, "confirmed by the user")
             stored = {"fact": record.to_json()}
         elif candidate.kind == "preference":
             from memory.recall import aremember
@@ -551,6 +566,13 @@ class Learner(Recollection):
                 source="confirmed",
                 episode_ids=list(candidate.episode_ids),
             )
+            await self.journal.audit(
+                "write",
+                "store",
+                [key],
+                reason="preference confirmed by the user",
+                content=str(payload.get("text", "")),
+            )
             stored = {"memory": key}
         else:
             from memory.errors import JournalError
@@ -560,6 +582,16 @@ class Learner(Recollection):
             )
         decided = await self.journal.decide(candidate_id, "confirmed", "confirmed by the user")
         return {"candidate": decided.to_json(), **stored}
+
+    async def audit_fact(self, record: FactRecord, how: str) -> None:
+        """Audit a ledger write: its fact id and the keyed hash of attribute and value."""
+        await self.journal.audit(
+            "write",
+            "facts",
+            [record.memory_id],
+            reason=f"profile fact {how} ({record.outcome or 'recorded'})",
+            content=[record.attribute, record.value],
+        )
 
     async def reject(self, candidate_id: str, reason: str = "rejected by the user") -> Candidate:
         await self._pending(candidate_id)

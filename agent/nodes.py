@@ -185,6 +185,20 @@ class AnalystNodes:
         principal = _principal(runtime)
         facts = await self._current_facts(principal, runtime)
         recalled = await self._recall(runtime.store, principal, state["query"])
+        learner = self._learner(runtime)
+        if learner is not None:
+            await learner.audit_read(
+                "facts",
+                [f["memory_id"] for f in facts.values()],
+                reason="profile read by the planner",
+                content={name: f["value"] for name, f in facts.items()},
+            )
+            await learner.audit_read(
+                "store",
+                [m["key"] for m in recalled],
+                reason="memories recalled by the planner",
+                content=[m["text"] for m in recalled],
+            )
         route = Route(
             mode=state["mode"],
             tickers=tuple(state["tickers"]),
@@ -275,6 +289,16 @@ class AnalystNodes:
         if not state.get("context_loaded"):
             loaded = await learner.load_context(self.services.context_tokens)
             update["context_loaded"] = loaded.to_json()
+            await learner.audit_read(
+                "context",
+                [
+                    *(f["memory_id"] for f in loaded.profile.values()),
+                    *(p["procedure_id"] for p in loaded.procedures),
+                    *(s["session_id"] for s in loaded.sessions),
+                ],
+                reason="session context loaded",
+                content=loaded.to_json(),
+            )
         return update
 
     async def _recall(
@@ -594,12 +618,15 @@ def decision_text(decision: Decision, draft: Draft) -> str:
 
 
 def personal_lines(state: AnalystState) -> list[str]:
-    """What memory says about this user that the report relies on, each with its source."""
+    """What memory says about this user that the report relies on, each with its source
+    (a personal attribute's value is not written: reports are published business records)."""
+    from agent.profile import shown
+
     lines = []
     for name, fact in sorted((state.get("facts_used") or {}).items()):
         episodes = ", ".join(fact.get("episode_ids") or []) or "no episode"
         lines.append(
-            f"Your {name.replace('_', ' ')}: {fact['value']!r} ({fact['source']} since "
+            f"Your {name.replace('_', ' ')}: {shown(name, fact['value'])} ({fact['source']} since "
             f"{str(fact['since'])[:10]}; fact {fact['memory_id']}; episodes {episodes})."
         )
     for p in state.get("procedures") or []:

@@ -13,6 +13,11 @@ current list.
 
 :func:`ProfileAttribute.supports` answers the grounding question for a value: does this quote
 actually state it? A real quote paired with an invented value is as wrong as an invented quote.
+
+Attributes that identify a person (``full_name``, ``address``) are tagged ``personal``
+(seed 003: names, addresses and financial details are labelled and handled with care): their
+values never appear in the memory audit (it holds keyed hashes only, for every attribute), in
+error messages, or in the "Memory context" of a published report (:func:`shown`).
 """
 
 from __future__ import annotations
@@ -52,12 +57,24 @@ class ProfileAttribute:
     mentions: Callable[[JsonValue, str], bool]
     #: Words that name a value, for an enumerated attribute ("cautious", "balanced", ...).
     vocabulary: tuple[str, ...] = ()
+    #: Personal data (identifies a person): the value is never shown outside the profile views
+    #: of its own user -- not in errors, logs, the audit or a published report.
+    personal: bool = False
 
     def validate(self, value: object) -> JsonValue:
-        """The canonical form of ``value``; :class:`InvalidProfileValueError` if it has none."""
+        """The canonical form of ``value``; :class:`InvalidProfileValueError` if it has none
+        (naming the value, unless the attribute is personal)."""
         try:
             return self.normalise(value)
         except ValueError as e:
+            if self.personal:
+                raise InvalidProfileValueError(
+                    self.name,
+                    REDACTED,
+                    self.accepted,
+                    message=f"Invalid value for the personal profile attribute '{self.name}' "
+                    f"(not shown: personal data): {e}. Accepted: {self.accepted}.",
+                ) from None
             raise InvalidProfileValueError(self.name, value, self.accepted, str(e)) from e
 
     def supports(self, value: JsonValue, text: str) -> bool:
@@ -323,6 +340,46 @@ def _currency_mentions(value: JsonValue, text: str) -> bool:
     )
 
 
+# -- personal data --------------------------------------------------------------------------------
+
+#: What stands for a personal value wherever it must not be shown.
+REDACTED = "[personal data]"
+
+_NAME = re.compile(r"[^\W\d_]+(?:['.-][^\W\d_]*)*\.?")
+
+
+def _text(value: object, what: str, shortest: int, longest: int) -> str:
+    if not isinstance(value, str):
+        raise _Invalid(f"expected text, got {type(value).__name__}")
+    text = " ".join(value.split()).strip(" ,;")
+    if not shortest <= len(text) <= longest:
+        raise _Invalid(f"{what} has {shortest} to {longest} characters")
+    return text
+
+
+def _name_normalise(value: object) -> JsonValue:
+    text = _text(value, "a name", 2, 100)
+    if not re.search(r"\b[^\W\d_]\.$", text):  # a sentence's full stop, not an initial's
+        text = text.rstrip(".")
+    words = text.split(" ")
+    if len(words) > 6 or not all(_NAME.fullmatch(w) for w in words):
+        raise _Invalid("a name is one to six words of letters (with ' . or -)")
+    return text
+
+
+def _address_normalise(value: object) -> JsonValue:
+    text = _text(value, "an address", 5, 200)
+    if not re.search(r"[^\W\d_]", text):
+        raise _Invalid("an address has letters (a street, a town)")
+    return text
+
+
+def _text_mentions(value: JsonValue, text: str) -> bool:
+    return isinstance(value, str) and " ".join(value.lower().split()) in " ".join(
+        text.lower().split()
+    )
+
+
 # -- the registry ---------------------------------------------------------------------------------
 
 ATTRIBUTES: tuple[ProfileAttribute, ...] = (
@@ -386,6 +443,26 @@ ATTRIBUTES: tuple[ProfileAttribute, ...] = (
         normalise=_currency_normalise,
         mentions=_currency_mentions,
     ),
+    ProfileAttribute(
+        name="full_name",
+        description="The user's name, as they gave it (personal data).",
+        accepted="one to six words of letters, 2 to 100 characters, e.g. 'Alice Tamm'",
+        examples=("Alice Tamm", "Jean-Luc O'Neil"),
+        merge="replace",
+        normalise=_name_normalise,
+        mentions=_text_mentions,
+        personal=True,
+    ),
+    ProfileAttribute(
+        name="address",
+        description="The user's postal address, as they gave it (personal data).",
+        accepted="5 to 200 characters with letters, e.g. '12 Rue de la Paix, Paris'",
+        examples=("12 Rue de la Paix, Paris", "Narva mnt 5, Tallinn"),
+        merge="replace",
+        normalise=_address_normalise,
+        mentions=_text_mentions,
+        personal=True,
+    ),
 )
 
 REGISTRY: Mapping[str, ProfileAttribute] = {a.name: a for a in ATTRIBUTES}
@@ -397,6 +474,18 @@ def attribute(name: str) -> ProfileAttribute:
         return REGISTRY[name]
     except (KeyError, TypeError):
         raise UnknownProfileAttributeError(name, REGISTRY) from None
+
+
+def is_personal(name: str) -> bool:
+    """Whether ``name`` is a registered attribute tagged personal data."""
+    found = REGISTRY.get(name)
+    return found is not None and found.personal
+
+
+def shown(name: str, value: object) -> str:
+    """``value`` as text fit for a log, an error or a published report: ``repr`` of it, or
+    :data:`REDACTED` for a personal attribute."""
+    return REDACTED if is_personal(name) else repr(value)
 
 
 def validate(name: str, value: object) -> JsonValue:

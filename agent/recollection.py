@@ -15,7 +15,8 @@ views are the principal's, the cold store is reached through :func:`memory.store
   (:mod:`agent.tools`) return, cut to size and citing ids.
 
 The write path (:class:`agent.learning.Learner`) extends it. Nothing here takes an id a model
-produced, and what it returns reaches a prompt only quoted as data.
+produced, and what it returns reaches a prompt only quoted as data. What a caller puts into a
+prompt it audits with :meth:`Recollection.audit_read` (one entry per read, the ids read).
 """
 
 from __future__ import annotations
@@ -146,6 +147,15 @@ class Recollection:
     @property
     def subject(self) -> str:
         return subject_for(self.principal)
+
+    async def audit_read(
+        self, tier: str, item_ids: Sequence[str], *, reason: str, content: Any = None
+    ) -> None:
+        """Audit one read of memory into a prompt (or a model's tool result): the ids read and
+        a keyed hash of what was read. A read of nothing is not audited."""
+        ids = [i for i in item_ids if i]
+        if ids:
+            await self.journal.audit("read", tier, ids, reason=reason, content=content)
 
     async def active_procedures(self) -> list[dict[str, Any]]:
         now = self.clock()

@@ -108,6 +108,8 @@ async def open_ledger(
 
     async with (
         open_fact_store(settings.facts, server=server) as facts,
-        open_journal(settings.facts, server=server, clock=services.clock) as journal,
+        open_journal(
+            settings.facts, server=server, clock=services.clock, audit_key=settings.audit_key
+        ) as journal,
     ):
         yield replace(services, facts=facts, journal=journal)

@@ -15,6 +15,7 @@ variable and the fix.
 | ANALYST_STORE | qdrant://local | long-term store URL (cold memory) |
 | QDRANT_URL / QDRANT_API_KEY | (none) | a Qdrant server instead of local mode |
 | ANALYST_FACTS | sqlite:///<data dir>/facts.sqlite | fact ledger URL |
+| ANALYST_AUDIT_KEY | (the database's own) | key (16+ characters) of the memory audit's content hashes |
 | ANALYST_EMBEDDINGS | minilm | embedder: minilm (local, offline) or openai:<model> |
 | ANALYST_MODEL | auto | offline, openai:<model>, or auto (a model when OPENAI_API_KEY or OPENAI_BASE_URL is set) |
 | OPENAI_API_KEY / OPENAI_BASE_URL | (none) | credentials / any OpenAI-compatible endpoint |
@@ -88,6 +89,8 @@ class Settings:
     extract_inline: bool = True
     #: Days after which a confirmed procedure or fact is due for review.
     review_days: int = 180
+    #: The memory audit's hash key (else the database's own; see memory.journal.audit).
+    audit_key: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -129,6 +132,7 @@ class Settings:
             session_idle_minutes=_limit(env, "ANALYST_SESSION_IDLE_MINUTES", 30, "minutes"),
             extract_inline=_flag(env, "ANALYST_EXTRACT_INLINE", True),
             review_days=_limit(env, "ANALYST_REVIEW_DAYS", 180, "days"),
+            audit_key=env.get("ANALYST_AUDIT_KEY") or None,
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean)

@@ -139,9 +139,19 @@ def memory_tools(learner: Recollection) -> list[BaseTool]:
 
     from agent.prompts import quote_data
 
-    def result(label: str, payload: Any, **ids: list[str]) -> tuple[str, dict[str, list[str]]]:
+    async def result(
+        label: str, payload: Any, **ids: list[str]
+    ) -> tuple[str, dict[str, list[str]]]:
+        """The quoted block and the ids it cites, after auditing the read (one entry)."""
         content = quote_data(f"memory: {label} (this user only)", payload)
-        return content, {k: sorted(set(v)) for k, v in ids.items()}
+        cited = {k: sorted(set(v)) for k, v in ids.items()}
+        await learner.audit_read(
+            "tools",
+            [i for v in cited.values() for i in v],
+            reason=f"memory tool read: {label}",
+            content=payload,
+        )
+        return content, cited
 
     async def get_user_profile() -> tuple[str, dict[str, list[str]]]:
         profile = await learner.profile()
@@ -154,7 +164,7 @@ def memory_tools(learner: Recollection) -> list[BaseTool]:
             }
             for p in (await learner.active_procedures())[:20]
         ]
-        return result(
+        return await result(
             "user profile",
             {"profile": profile, "procedures": procedures},
             memory_ids=[f["memory_id"] for f in profile.values()],
@@ -163,7 +173,7 @@ def memory_tools(learner: Recollection) -> list[BaseTool]:
 
     async def search_episodes(query: str) -> tuple[str, dict[str, list[str]]]:
         found = await learner.search_episodes(query)
-        return result(
+        return await result(
             "episodes and events",
             found,
             memory_ids=[e["memory_id"] for e in found["events"]],
@@ -172,7 +182,7 @@ def memory_tools(learner: Recollection) -> list[BaseTool]:
 
     async def list_open_items() -> tuple[str, dict[str, list[str]]]:
         items = await learner.open_items()
-        return result(
+        return await result(
             "open items",
             {"open_items": items},
             session_ids=[i["session_id"] for i in items],

@@ -326,6 +326,13 @@ class CandidateNotFoundError(JournalError):
         )
 
 
+class AuditAccessError(JournalError):
+    """A principal asked for (or wrote) audit entries about another user's memory without
+    being an admin of its tenant. Nothing was read or written."""
+
+    exit_code = 3
+
+
 class JournalUnavailableError(JournalError):
     """The journal's database cannot be reached or written."""
 

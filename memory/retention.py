@@ -43,6 +43,21 @@ def parse_age(text: str, *, what: str = "--older-than") -> timedelta:
     return timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
 
 
+def parse_since(text: str, now: datetime, *, what: str = "--since") -> datetime:
+    """A start time from a date or time (``2026-11-01``, ``2026-11-01T09:00``; UTC unless it
+    says otherwise) or an age before ``now`` (``7d``, ``12h``)."""
+    try:
+        value = datetime.fromisoformat((text or "").strip())
+    except ValueError:
+        if _AGE.match(text or ""):
+            return now - parse_age(text, what=what)
+        raise ConfigurationError(
+            f"{what} '{text}' is neither a date (2026-11-01, or 2026-11-01T09:00) nor an age "
+            "(a number and a unit: 7d, 12h, 2w)."
+        ) from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
 @dataclass(frozen=True)
 class PruneCandidate:
     thread_id: str

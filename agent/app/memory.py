@@ -103,6 +103,19 @@ class MemoryControls:
         learner = await self.learner()
         return (await learner.journal.retire_procedure(procedure_id)).to_json()
 
+    async def audit(
+        self, *, since: str | None = None, user: str | None = None, limit: int = 1000
+    ) -> list[dict[str, Any]]:
+        """The memory audit of the principal (or, for a tenant admin, of ``user``), oldest
+        first: writes, confirmations, reads into a prompt, retirements and deletions, with ids
+        and keyed hashes only. ``since`` is a date or time (``2026-11-01``) or an age (``7d``)."""
+        from memory.retention import parse_since
+
+        learner = await self.learner()
+        start = None if since is None else parse_since(since, self.app.services.clock())
+        found = await learner.journal.audit_log(since=start, user=user, limit=limit)
+        return [entry.to_json() for entry in found]
+
     async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """The principal's session summaries, newest first."""
         learner = await self.learner()
@@ -454,6 +467,7 @@ async def _remember_facts(learner: Learner, episode: Episode) -> list[dict[str, 
                 source_episode_id=episode.episode_id,
             )
         )
+        await learner.audit_fact(record, "remembered at the user's request")
         stored.append(
             {
                 "kind": "fact",
@@ -516,6 +530,13 @@ async def _remember_preference(learner: Learner, episode: Episode) -> dict[str, 
         importance=7,
         source="confirmed",
         episode_ids=[episode.episode_id],
+    )
+    await learner.journal.audit(
+        "write",
+        "store",
+        [key],
+        reason="preference remembered at the user's request",
+        content=episode.text,
     )
     return {
         "kind": "preference",

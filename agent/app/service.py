@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from memory.documents import FileMemory
     from memory.facts import FactStore
     from memory.health import FileCheck
+    from memory.journal.records import AuditAction
     from memory.recall import Recalled, RecallWeights
     from memory.retention import PruneReport
 
@@ -358,6 +359,15 @@ class AnalystApp:
         from memory.recall import aforget
 
         await aforget(await self.store(), self.principal, key)
+        await self._audit("delete", "store", [key], "memory forgotten by the user")
+
+    async def _audit(
+        self, action: AuditAction, tier: str, item_ids: list[str], reason: str
+    ) -> None:
+        """Append one entry to the principal's memory audit (ids only; see memory.journal)."""
+        journal = (await self._wired()).journal
+        assert journal is not None
+        await journal.with_principal(self.principal).audit(action, tier, item_ids, reason=reason)
 
     # -- the embedded files: integrity check, backup, restore ----------------------------
 
@@ -428,6 +438,7 @@ class AnalystApp:
             charts = await self._chart_files(thread_id)
             await delete_thread(saver, self.index, self.principal, thread_id)
             self._remove_charts(thread_id, charts)
+        await self._audit("delete", "threads", [thread_id], "thread deleted with its checkpoints")
 
     async def _chart_files(self, thread_id: str) -> set[Path]:
         """Draft charts the thread's checkpoints point at inside the artifacts folder (older
@@ -468,6 +479,13 @@ class AnalystApp:
         )
         for item in [] if dry_run else report.deleted:
             self._remove_charts(item.thread_id, set())
+        if report.deleted and not dry_run:
+            await self._audit(
+                "delete",
+                "threads",
+                [item.thread_id for item in report.deleted],
+                f"threads idle for longer than {older_than} pruned",
+            )
         return report
 
     # -- validation that writes nothing -------------------------------------------------

@@ -287,6 +287,43 @@ def worker(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = 
 
 
 @app.command()
+def audit(
+    since: Annotated[
+        str | None, typer.Option("--since", help="From a date (2026-11-01) or an age (7d).")
+    ] = None,
+    of: Annotated[
+        str | None,
+        typer.Option("--of", help="Another user's audit (needs the tenant's admin grant)."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="The most recent N entries.")] = 1000,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Show the memory audit: writes, confirmations, reads into a prompt and deletions of your
+    memory (ids and keyed hashes only, never content), oldest first."""
+    from agent.cli.render import Column
+
+    if limit < 1:
+        raise CommandError(f"--limit {limit}: show at least 1 entry.")
+    settings = common.settings(user, tenant)
+    rows = common.call(settings, lambda a: a.memory.audit(since=since, user=of, limit=limit))
+    _print(
+        rows,
+        json_mode,
+        "audit",
+        "Nothing audited yet.",
+        lambda rs: [
+            Column("time", [r["at"][:19] for r in rs]),
+            Column("action", [r["action"] for r in rs]),
+            Column("tier", [r["tier"] for r in rs]),
+            Column("ids", [", ".join(r["item_ids"]) for r in rs], elastic=True, min_width=20),
+            Column("reason", [r["reason"] for r in rs], drop=1),
+        ],
+    )
+
+
+@app.command()
 def end(
     thread_id: Annotated[str, typer.Argument(help="The conversation to end now.")],
     user: UserOpt = None,

@@ -44,6 +44,16 @@ History:
    table has forced row-level security on both (``app.tenant_id`` and ``app.user_id``).
    Facts are unchanged (their records stay at ``schema_version`` 4).
 
+6. The memory audit (:mod:`memory.journal.audit`): ``memory_audit``, an append-only log of
+   memory writes, confirmations, rejections, reads into a prompt, retirements and deletions
+   (acting user, whose memory, time, action, tier, item ids, a keyed content hash, a fixed
+   reason), and ``memory_secrets``, which holds the database's random audit key (created here;
+   ``ANALYST_AUDIT_KEY`` replaces it). Triggers refuse every UPDATE and DELETE of audit rows
+   (and any change of the key), for everyone; on Postgres the application role gets only
+   SELECT and INSERT on the audit (SELECT on the key), and forced row security shows a user
+   the entries about its memory or written by it (a tenant admin: the tenant's), and lets it
+   insert only entries it acted in.
+
 SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
 The Postgres runner must connect as the tables' owner (or a superuser); the application role
 only reads the migrations table to check the version.
@@ -155,6 +165,10 @@ JOURNAL_TABLES = (
 )
 #: The journal's table that the application may insert into and delete from, never update.
 JOURNAL_IMMUTABLE = "episodes"
+#: The append-only memory audit (migration 6): the application may read and insert, only.
+AUDIT_TABLE = "memory_audit"
+#: The database's secrets (migration 6): the audit key; the application may only read it.
+SECRETS_TABLE = "memory_secrets"
 
 
 def _sqlite_time(column: str, *, null: bool = False) -> str:
@@ -438,6 +452,123 @@ def _journal_postgres() -> tuple[str, ...]:
         ON {s}.procedures (tenant_id, user_id, status, confirmed_at)
         """,
         *(statement for table in JOURNAL_TABLES for statement in _pg_principal_rls(table)),
+    )
+
+
+def _audit_sqlite() -> tuple[str, ...]:
+    refuse = "SELECT RAISE(ABORT, 'memory audit: the log is append-only; add an entry instead')"
+    return (
+        """
+        CREATE TABLE memory_secrets (
+            name       TEXT PRIMARY KEY CHECK (name <> ''),
+            secret     TEXT NOT NULL CHECK (length(secret) >= 64),
+            created_at TEXT NOT NULL
+        )
+        """,
+        """
+        INSERT INTO memory_secrets (name, secret, created_at)
+        VALUES ('audit', lower(hex(randomblob(32))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        """,
+        *(
+            f"""
+            CREATE TRIGGER memory_secrets_no_{event.lower()} BEFORE {event} ON memory_secrets
+            BEGIN
+                SELECT RAISE(ABORT, 'memory secrets: a key never changes (audit hashes use it)');
+            END
+            """
+            for event in ("UPDATE", "DELETE")
+        ),
+        f"""
+        CREATE TABLE memory_audit (
+            tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
+            audit_id     TEXT NOT NULL CHECK (audit_id <> ''),
+            user_id      TEXT NOT NULL CHECK (user_id <> ''),
+            subject_user TEXT NOT NULL CHECK (subject_user <> ''),
+            {_sqlite_time("at")},
+            action       TEXT NOT NULL CHECK (action <> ''),
+            tier         TEXT NOT NULL CHECK (tier <> ''),
+            {_sqlite_json("item_ids", "array")},
+            content_hash TEXT CHECK (content_hash IS NULL OR length(content_hash) = 64),
+            reason       TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (tenant_id, audit_id)
+        )
+        """,
+        "CREATE INDEX memory_audit_subject ON memory_audit (tenant_id, subject_user, at)",
+        "CREATE INDEX memory_audit_actor ON memory_audit (tenant_id, user_id, at)",
+        f"CREATE TRIGGER memory_audit_no_update BEFORE UPDATE ON memory_audit BEGIN {refuse}; END",
+        f"CREATE TRIGGER memory_audit_no_delete BEFORE DELETE ON memory_audit BEGIN {refuse}; END",
+    )
+
+
+def _audit_postgres() -> tuple[str, ...]:
+    s = PG_SCHEMA
+    tenant = "tenant_id = current_setting('app.tenant_id', true)"
+    return (
+        f"""
+        CREATE TABLE {s}.memory_secrets (
+            name       text PRIMARY KEY CHECK (name <> ''),
+            secret     text NOT NULL CHECK (length(secret) >= 64),
+            created_at timestamptz NOT NULL DEFAULT now()
+        )
+        """,
+        # 2 x 122 random bits (gen_random_uuid reads the strong random source), hashed.
+        f"""
+        INSERT INTO {s}.memory_secrets (name, secret) VALUES ('audit', encode(sha256(
+            convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex'))
+        """,
+        f"""
+        CREATE TABLE {s}.memory_audit (
+            tenant_id    text NOT NULL CHECK (tenant_id <> ''),
+            audit_id     text NOT NULL CHECK (audit_id <> ''),
+            user_id      text NOT NULL CHECK (user_id <> ''),
+            subject_user text NOT NULL CHECK (subject_user <> ''),
+            at           timestamptz NOT NULL,
+            action       text NOT NULL CHECK (action <> ''),
+            tier         text NOT NULL CHECK (tier <> ''),
+            {_pg_json("item_ids", "array")},
+            content_hash text CHECK (content_hash IS NULL OR length(content_hash) = 64),
+            reason       text NOT NULL DEFAULT '',
+            PRIMARY KEY (tenant_id, audit_id)
+        )
+        """,
+        f"CREATE INDEX memory_audit_subject ON {s}.memory_audit (tenant_id, subject_user, at)",
+        f"CREATE INDEX memory_audit_actor ON {s}.memory_audit (tenant_id, user_id, at)",
+        # The application role has no UPDATE or DELETE on either table (grant_app_role); the
+        # triggers hold for everyone else, the owner included.
+        f"""
+        CREATE FUNCTION {s}.append_only() RETURNS trigger
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            RAISE EXCEPTION 'memory audit: % is append-only; add an entry instead',
+                TG_TABLE_NAME USING ERRCODE = 'integrity_constraint_violation';
+        END
+        $$
+        """,
+        f"""
+        CREATE TRIGGER memory_audit_append_only BEFORE UPDATE OR DELETE ON {s}.memory_audit
+        FOR EACH ROW EXECUTE FUNCTION {s}.append_only()
+        """,
+        f"""
+        CREATE TRIGGER memory_audit_no_truncate BEFORE TRUNCATE ON {s}.memory_audit
+        FOR EACH STATEMENT EXECUTE FUNCTION {s}.append_only()
+        """,
+        f"""
+        CREATE TRIGGER memory_secrets_fixed BEFORE UPDATE OR DELETE ON {s}.memory_secrets
+        FOR EACH ROW EXECUTE FUNCTION {s}.append_only()
+        """,
+        f"ALTER TABLE {s}.memory_audit ENABLE ROW LEVEL SECURITY",
+        f"ALTER TABLE {s}.memory_audit FORCE ROW LEVEL SECURITY",
+        f"""
+        CREATE POLICY memory_audit_read ON {s}.memory_audit FOR SELECT
+        USING ({tenant} AND (
+            subject_user = {_PG_USER} OR user_id = {_PG_USER} OR {s}.is_admin(tenant_id)
+        ))
+        """,
+        f"""
+        CREATE POLICY memory_audit_insert ON {s}.memory_audit FOR INSERT
+        WITH CHECK ({tenant} AND user_id = {_PG_USER}
+            AND (subject_user = {_PG_USER} OR {s}.is_admin(tenant_id)))
+        """,
     )
 
 
@@ -739,6 +870,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_journal_sqlite(),
         postgres=_journal_postgres(),
     ),
+    Migration(
+        version=6,
+        description="memory audit: an append-only log of memory operations, and its key",
+        sqlite=_audit_sqlite(),
+        postgres=_audit_postgres(),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -865,7 +1002,8 @@ async def migrate_postgres(
     Run as the owner of the ledger (or a superuser). Each application role must exist, log
     in, and be neither superuser nor BYPASSRLS; it gets USAGE on the schema, SELECT, INSERT,
     UPDATE and DELETE on the facts and the journal's tables (no UPDATE on ``episodes``, which
-    are immutable; row-level security still applies) and SELECT on the migrations table.
+    are immutable; row-level security still applies), SELECT and INSERT only on the memory
+    audit, SELECT on its key and on the migrations table.
     Returns the versions applied now.
     """
     goal = _target(target)
@@ -939,6 +1077,17 @@ async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
                     sql.SQL(privileges), schema, sql.Identifier(table), ident
                 )
             )
+    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.{AUDIT_TABLE}",))
+    found = await cursor.fetchone()
+    if found is not None and found[0] is not None:  # from migration 6 on: the audit
+        audit, secrets = sql.Identifier(AUDIT_TABLE), sql.Identifier(SECRETS_TABLE)
+        await conn.execute(
+            sql.SQL("GRANT SELECT, INSERT ON {}.{} TO {}").format(schema, audit, ident)
+        )
+        await conn.execute(
+            sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {}.{} FROM {}").format(schema, audit, ident)
+        )
+        await conn.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(schema, secrets, ident))
 
 
 async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) -> int:

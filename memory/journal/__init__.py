@@ -1,4 +1,5 @@
-"""The memory journal: episodes, extraction jobs, candidates, session summaries, procedures.
+"""The memory journal: episodes, extraction jobs, candidates, session summaries, procedures,
+and the append-only memory audit.
 
 See :mod:`memory.journal.records` for what each record is and :mod:`memory.journal.base` for
 the contract every backend keeps. Public API::
@@ -12,6 +13,8 @@ the contract every backend keeps. Public API::
         await journal.put_summary(summary); await journal.summaries()
         await journal.put_procedure(procedure); await journal.procedures()
         await journal.idle_threads(now - timedelta(minutes=30))   # sessions to close
+        await journal.audit("read", "facts", ids, reason="...", content=values)  # ids + a hash
+        await journal.audit_log(since=..., user=None)       # the principal's audit, oldest first
 
 The journal lives in the fact ledger's database (same URL, same migrations). Backends: SQLite
 (:mod:`memory.journal.sqlite`, the default) and Postgres with row-level security on tenant
@@ -24,11 +27,14 @@ as a program of those statements in :mod:`memory.journal.sql`.
 from memory.journal.base import JOB_BACKOFF_BASE, JOB_BACKOFF_CAP, MAX_JOB_ATTEMPTS, Journal
 from memory.journal.factory import open_journal
 from memory.journal.records import (
+    AUDIT_ACTIONS,
     CANDIDATE_KINDS,
     CANDIDATE_STATUSES,
     EPISODE_KINDS,
     JOB_KINDS,
     JOB_STATUSES,
+    AuditAction,
+    AuditEntry,
     Candidate,
     CandidateKind,
     CandidateStatus,
@@ -46,6 +52,7 @@ from memory.journal.records import (
 )
 
 __all__ = [
+    "AUDIT_ACTIONS",
     "CANDIDATE_KINDS",
     "CANDIDATE_STATUSES",
     "EPISODE_KINDS",
@@ -54,6 +61,8 @@ __all__ = [
     "JOB_KINDS",
     "JOB_STATUSES",
     "MAX_JOB_ATTEMPTS",
+    "AuditAction",
+    "AuditEntry",
     "Candidate",
     "CandidateKind",
     "CandidateStatus",

@@ -7,6 +7,12 @@ immutable: adding one again with the same id and text is a no-op, with another t
 :class:`~memory.errors.EpisodeConflictError`. All writes are idempotent by id.
 
 Times are timezone-aware and stored in UTC; ``now`` defaults to the journal's clock.
+
+The journal keeps the memory audit (:meth:`Journal.audit`, :meth:`Journal.audit_log`): its own
+writes (episodes, candidates, decisions, summaries, procedures, retirements) add their audit
+entry in the same transaction; callers audit what they do in other tiers (facts, the cold
+store, checkpoints) and what they read into a prompt. An entry holds ids and a keyed hash
+(:mod:`memory.journal.audit`), never content.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from typing import Any, Self
 
 from memory.identity import Principal
 from memory.journal.records import (
+    AuditAction,
+    AuditEntry,
     Candidate,
     CandidateKind,
     CandidateStatus,
@@ -174,6 +182,34 @@ class Journal(ABC):
     @abstractmethod
     async def retire_procedure(self, procedure_id: str) -> Procedure:
         """Stop enforcing a procedure (kept, ``retired``)."""
+
+    # -- the audit ------------------------------------------------------------------------
+
+    @abstractmethod
+    async def audit(
+        self,
+        action: AuditAction,
+        tier: str,
+        item_ids: Sequence[str],
+        *,
+        reason: str = "",
+        content: Any = None,
+        subject_user: str | None = None,
+    ) -> AuditEntry:
+        """Append one audit entry: the principal did ``action`` on ``item_ids`` of ``tier``
+        (one entry per operation, however many ids). ``content`` is kept only as its keyed
+        hash; ``reason`` is a short fixed text (never user content). ``subject_user`` (whose
+        memory; default the principal's own) other than the principal needs the tenant's admin
+        grant (:class:`~memory.errors.AuditAccessError`). A failure raises: nothing is
+        silently left unaudited."""
+
+    @abstractmethod
+    async def audit_log(
+        self, *, since: datetime | None = None, user: str | None = None, limit: int = 1000
+    ) -> list[AuditEntry]:
+        """The most recent ``limit`` audit entries about ``user``'s memory (default: the
+        principal's own) since ``since``, oldest first. Another user's needs the tenant's
+        admin grant (:class:`~memory.errors.AuditAccessError`)."""
 
     @abstractmethod
     async def idle_threads(self, idle_since: datetime) -> list[str]:

@@ -4,7 +4,10 @@ The journal's tables live in the fact ledger's ``analyst_facts`` schema and are 
 its migration 5 (``analyst facts setup``, run by the owner; see
 :mod:`memory.facts.migrations`). Each has forced row-level security whose policy admits only
 rows of ``current_setting('app.tenant_id')`` *and* ``current_setting('app.user_id')``, and the
-application role has no UPDATE on ``episodes`` (a trigger refuses it for everyone else).
+application role has no UPDATE on ``episodes`` (a trigger refuses it for everyone else). The
+memory audit (migration 6) is append-only: the role has only SELECT and INSERT on it, its row
+security admits a user's own entries (a tenant admin's: the tenant's), and triggers refuse
+UPDATE, DELETE and TRUNCATE for everyone.
 
 :meth:`PostgresJournal.open` connects as the application role -- refusing a superuser or
 BYPASSRLS role, a schema without migration 5, tables without forced row security, and missing
@@ -38,10 +41,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from memory.errors import FactLedgerSchemaError, JournalUnavailableError
 from memory.facts.migrations import (
+    AUDIT_TABLE,
     JOURNAL_IMMUTABLE,
     JOURNAL_TABLES,
     LATEST_VERSION,
     PG_SCHEMA,
+    SECRETS_TABLE,
     postgres_version,
     refuse_unsafe_role,
 )
@@ -71,6 +76,7 @@ QUERIES = Queries(
         in_list="{column} = ANY({mark})",
         id_list=lambda ids: ids,
         locks_rows=True,
+        grants="grants",
     )
 )
 
@@ -79,11 +85,17 @@ _SET_PRINCIPAL = "SELECT set_config('app.tenant_id', %s, true), set_config('app.
 
 #: What the application role needs on each journal table.
 _PRIVILEGES = {
-    table: ("SELECT", "INSERT", "DELETE")
-    if table == JOURNAL_IMMUTABLE
-    else ("SELECT", "INSERT", "UPDATE", "DELETE")
-    for table in JOURNAL_TABLES
+    **{
+        table: ("SELECT", "INSERT", "DELETE")
+        if table == JOURNAL_IMMUTABLE
+        else ("SELECT", "INSERT", "UPDATE", "DELETE")
+        for table in JOURNAL_TABLES
+    },
+    AUDIT_TABLE: ("SELECT", "INSERT"),
+    SECRETS_TABLE: ("SELECT",),
 }
+#: Tables whose rows the application role sees only through forced row security.
+_SECURED = (*JOURNAL_TABLES, AUDIT_TABLE)
 
 
 class PostgresJournal(SqlJournal):
@@ -96,8 +108,9 @@ class PostgresJournal(SqlJournal):
         *,
         where: str,
         clock: Callable[[], datetime] = _system_clock,
+        audit_key: str | bytes | None = None,
     ) -> None:
-        super().__init__(QUERIES, principal, clock=clock)
+        super().__init__(QUERIES, principal, clock=clock, audit_key=audit_key)
         self._pool = pool
         self._where = where
 
@@ -112,6 +125,7 @@ class PostgresJournal(SqlJournal):
         min_size: int = 1,
         max_size: int = 10,
         connect_timeout: float = 10.0,
+        audit_key: str | bytes | None = None,
     ) -> AsyncIterator[PostgresJournal]:
         """Check the role, schema and row security on one connection, then open a pool."""
         if principal is not None:
@@ -139,7 +153,7 @@ class PostgresJournal(SqlJournal):
                 raise JournalUnavailableError(
                     f"Cannot open a connection pool to the memory journal at {where}: {e}."
                 ) from e
-            yield cls(pool, principal, where=where, clock=clock)
+            yield cls(pool, principal, where=where, clock=clock, audit_key=audit_key)
         finally:
             await pool.close()
 
@@ -197,7 +211,7 @@ async def _check_ready(conn: psycopg.AsyncConnection[Any], where: str) -> None:
             f"journal arrives with migration {JOURNAL_MIGRATION}; this analyst needs "
             f"{LATEST_VERSION}). {setup}"
         )
-    tables = [f"{PG_SCHEMA}.{table}" for table in JOURNAL_TABLES]
+    tables = [f"{PG_SCHEMA}.{table}" for table in _SECURED]
     cursor = await conn.execute(
         "SELECT t, c.relrowsecurity AND c.relforcerowsecurity FROM unnest(%s::text[]) AS t"
         " JOIN pg_class c ON c.oid = t::regclass",

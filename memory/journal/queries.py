@@ -20,8 +20,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from memory.journal.records import Candidate, Episode, ExtractionJob, Procedure, SessionSummary
+from memory.journal.records import (
+    AuditEntry,
+    Candidate,
+    Episode,
+    ExtractionJob,
+    Procedure,
+    SessionSummary,
+)
 from memory.journal.rows import (
+    AUDIT_COLUMNS,
     CANDIDATE_COLUMNS,
     CANDIDATE_STATE_COLUMNS,
     EPISODE_COLUMNS,
@@ -65,6 +73,8 @@ class Dialect:
     id_list: Callable[[list[str]], Any]
     #: Lock a row read in order to change it (Postgres); SQLite's write lock covers the file.
     locks_rows: bool
+    #: The fact ledger's grants table (SQLite ``fact_grants``, Postgres ``grants``).
+    grants: str
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ _JOBS = _Table("extraction_jobs", "job_id", JOB_COLUMNS)
 _CANDIDATES = _Table("memory_candidates", "candidate_id", CANDIDATE_COLUMNS)
 _SUMMARIES = _Table("session_summaries", "session_id", SUMMARY_COLUMNS)
 _PROCEDURES = _Table("procedures", "procedure_id", PROCEDURE_COLUMNS)
+_AUDIT = _Table("memory_audit", "audit_id", AUDIT_COLUMNS)
+_SECRETS = _Table("memory_secrets", "name", ("name", "secret"))
 
 
 class Queries:
@@ -305,3 +317,35 @@ class Queries:
         """Oldest first (by ``confirmed_at``)."""
         filters = [("status", "=", status)]
         return self._list(_PROCEDURES, mine, filters, "confirmed_at, procedure_id")
+
+    # -- the audit ------------------------------------------------------------------------
+
+    def add_audit(self, entry: AuditEntry) -> Statement:
+        return self._insert(_AUDIT, self.codec.audit_row(entry))
+
+    def secret(self, name: str) -> Statement:
+        """The database's secret ``name`` (``audit``: the audit key of migration 6)."""
+        sql = f"SELECT secret FROM {self._name(_SECRETS)} WHERE name = {self.dialect.mark}"
+        return Statement(sql, (name,), "one")
+
+    def is_admin(self, mine: Mine) -> Statement:
+        """A row if the principal is an admin of its tenant in the ledger's grants."""
+        grants = _Table(self.dialect.grants, "", ())
+        sql = f"SELECT 1 FROM {self._name(grants)} WHERE {self._mine} AND role = 'admin' LIMIT 1"
+        return Statement(sql, mine, "one")
+
+    def audit_log(
+        self, tenant_id: str, subject_user: str, since: datetime | None, limit: int
+    ) -> Statement:
+        """The newest ``limit`` entries about ``subject_user``'s memory (newest first)."""
+        m = self.dialect.mark
+        where = f"tenant_id = {m} AND subject_user = {m}"
+        params: list[Any] = [tenant_id, subject_user]
+        if since is not None:
+            where += f" AND at >= {m}"
+            params.append(self.codec.time_in(since))
+        sql = (
+            f"SELECT {columns(AUDIT_COLUMNS)} FROM {self._name(_AUDIT)} WHERE {where}"
+            f" ORDER BY at DESC, audit_id DESC LIMIT {m}"
+        )
+        return Statement(sql, (*params, limit), "all")

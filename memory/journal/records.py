@@ -13,6 +13,9 @@ write path's own records, each scoped to one principal (tenant and user):
   refused by the grounding check (``ungrounded``, with the reason), kept so a user can see them.
 - :class:`SessionSummary` -- one per conversation (session id = thread id).
 - :class:`Procedure` -- a confirmed standing instruction that holds in every thread of its user.
+- :class:`AuditEntry` -- one line of the append-only memory audit: who wrote, confirmed,
+  rejected, read into a prompt, retired or deleted which memory items, when and why. It holds
+  ids and a keyed hash of the content (HMAC-SHA256), never the content itself.
 
 Notable events (decisions, rejections, milestones) are not here: they live in the cold store
 (:mod:`memory.recall`), where they are found by meaning, ticker and time.
@@ -48,6 +51,12 @@ CandidateStatus = Literal["pending", "confirmed", "rejected", "ungrounded"]
 CANDIDATE_STATUSES: tuple[CandidateStatus, ...] = get_args(CandidateStatus)
 
 ProcedureStatus = Literal["active", "retired"]
+
+#: What an audit entry records. ``write``: items stored; ``confirm`` / ``reject``: a user's
+#: decision on a candidate; ``read``: items read into a prompt (or returned to the model by a
+#: memory tool); ``retire``: a procedure no longer enforced (kept); ``delete``: items removed.
+AuditAction = Literal["write", "confirm", "reject", "read", "retire", "delete"]
+AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 
 
 def stable_id(prefix: str, *parts: Any) -> str:
@@ -225,4 +234,37 @@ class Procedure:
             "episode_ids": list(self.episode_ids),
             "candidate_id": self.candidate_id,
             "retired_at": _iso(self.retired_at),
+        }
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One append-only audit line. ``user_id`` is the principal that acted; ``subject_user``
+    the user whose memory it was (usually the same). ``content_hash`` is HMAC-SHA256 of the
+    content under the database's audit key (see :mod:`memory.journal.audit`), or ``None``;
+    ``reason`` is a short fixed text from the code, never user content."""
+
+    tenant_id: str
+    audit_id: str
+    user_id: str
+    subject_user: str
+    at: datetime
+    action: AuditAction
+    tier: str
+    item_ids: tuple[str, ...]
+    content_hash: str | None = None
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "audit_id": self.audit_id,
+            "tenant_id": self.tenant_id,
+            "user_id": self.user_id,
+            "subject_user": self.subject_user,
+            "at": self.at.isoformat(),
+            "action": self.action,
+            "tier": self.tier,
+            "item_ids": list(self.item_ids),
+            "content_hash": self.content_hash,
+            "reason": self.reason,
         }

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.journal.records import Candidate, Episode, ExtractionJob, Procedure, SessionSummary
+from memory.journal.records import (
+    AuditEntry,
+    Candidate,
+    Episode,
+    ExtractionJob,
+    Procedure,
+    SessionSummary,
+)
 
 EPISODE_COLUMNS = (
     "tenant_id",
@@ -97,6 +104,18 @@ PROCEDURE_COLUMNS = (
 )
 #: What retiring changes.
 PROCEDURE_STATE_COLUMNS = ("status", "retired_at")
+AUDIT_COLUMNS = (
+    "tenant_id",
+    "audit_id",
+    "user_id",
+    "subject_user",
+    "at",
+    "action",
+    "tier",
+    "item_ids",
+    "content_hash",
+    "reason",
+)
 
 
 def columns(names: Sequence[str], prefix: str = "") -> str:
@@ -301,4 +320,34 @@ class Codec:
             episode_ids=tuple(self.json_out(row[8])),
             candidate_id=row[9],
             retired_at=self._time_out(row[10]),
+        )
+
+    # -- the audit --------------------------------------------------------------------------
+
+    def audit_row(self, a: AuditEntry) -> tuple[Any, ...]:
+        return (
+            a.tenant_id,
+            a.audit_id,
+            a.user_id,
+            a.subject_user,
+            self.time_in(a.at),
+            a.action,
+            a.tier,
+            self.json_in(list(a.item_ids)),
+            a.content_hash,
+            a.reason,
+        )
+
+    def audit(self, row: Sequence[Any]) -> AuditEntry:
+        return AuditEntry(
+            tenant_id=row[0],
+            audit_id=row[1],
+            user_id=row[2],
+            subject_user=row[3],
+            at=self.time_out(row[4]),
+            action=row[5],
+            tier=row[6],
+            item_ids=tuple(self.json_out(row[7])),
+            content_hash=row[8],
+            reason=row[9],
         )

@@ -20,6 +20,11 @@ Candidates
 
 Procedures
     ``active`` until retired; retiring twice is a no-op.
+
+Audit
+    Append-only: an entry is validated here and inserted, never changed or deleted. A
+    principal audits operations on its own memory; naming another user's needs the tenant's
+    admin grant (checked in :mod:`memory.journal.sql`, and by row security on Postgres).
 """
 
 from __future__ import annotations
@@ -30,15 +35,23 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from memory.errors import EpisodeConflictError, InvalidPrincipalError, JournalError
+from memory.errors import (
+    AuditAccessError,
+    EpisodeConflictError,
+    InvalidPrincipalError,
+    JournalError,
+)
 from memory.identity import Principal
 from memory.journal.base import JOB_BACKOFF_BASE, JOB_BACKOFF_CAP, MAX_JOB_ATTEMPTS
 from memory.journal.records import (
+    AUDIT_ACTIONS,
     CANDIDATE_KINDS,
     CANDIDATE_STATUSES,
     EPISODE_KINDS,
     JOB_KINDS,
     JOB_STATUSES,
+    AuditAction,
+    AuditEntry,
     Candidate,
     CandidateStatus,
     Episode,
@@ -396,3 +409,55 @@ def uncovered_threads(
     seen = {episode_id for ids in covered for episode_id in ids}
     waiting = {thread for thread, eid in episodes if thread in last_at and eid not in seen}
     return sorted(waiting, key=lambda thread: (last_at[thread], thread))
+
+
+# -- the audit ------------------------------------------------------------------------------
+
+#: The longest audit reason: a short fixed text from the code, never user content.
+MAX_AUDIT_REASON = 200
+
+
+def new_audit(
+    principal: Principal,
+    audit_id: str,
+    action: AuditAction,
+    tier: str,
+    item_ids: Iterable[Any],
+    *,
+    reason: str,
+    subject_user: str,
+    content_hash: str | None,
+    now: datetime,
+) -> AuditEntry:
+    """A validated audit entry of ``principal`` about ``subject_user``'s memory."""
+    one_of(action, AUDIT_ACTIONS, "audit action")
+    if not isinstance(reason, str) or len(reason) > MAX_AUDIT_REASON:
+        raise JournalError(
+            f"An audit reason is a string of at most {MAX_AUDIT_REASON} characters (a fixed "
+            f"text from the code, never user content), got {reason!r:.80}."
+        )
+    return AuditEntry(
+        tenant_id=principal.tenant_id,
+        audit_id=_nonempty(audit_id, "audit_id"),
+        user_id=principal.user_id,
+        subject_user=_nonempty(subject_user, "subject_user"),
+        at=utc(now, "The audit time"),
+        action=action,
+        tier=_nonempty(tier, "audit tier"),
+        item_ids=id_list(item_ids, "item_ids"),
+        content_hash=content_hash,
+        reason=reason,
+    )
+
+
+def audit_refused(principal: Principal, subject_user: str, what: str) -> AuditAccessError:
+    return AuditAccessError(
+        f"User '{principal.user_id}' may not {what} the audit of user '{subject_user}': only "
+        f"that user and an admin of tenant '{principal.tenant_id}' may (the tenant's admin "
+        f"grants one with: analyst facts grant {principal.user_id} --admin)."
+    )
+
+
+def audit_action(status: CandidateStatus) -> AuditAction:
+    """The audit action of a decision on a candidate."""
+    return "confirm" if status == "confirmed" else "reject"

@@ -12,17 +12,22 @@ calls on a worker thread (:func:`run_sync`), Postgres with ``await`` (:func:`run
 from __future__ import annotations
 
 import copy
+import uuid
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal, Self, TypeVar, cast
 
-from memory.errors import CandidateNotFoundError
+from memory.errors import CandidateNotFoundError, JournalError
 from memory.identity import Principal
 from memory.journal import rules
+from memory.journal.audit import AUDIT_SECRET, keyed_hash
+from memory.journal.audit import audit_key as parse_audit_key
 from memory.journal.base import Journal, _system_clock
 from memory.journal.queries import Mine, Queries, Statement
 from memory.journal.records import (
+    AuditAction,
+    AuditEntry,
     Candidate,
     CandidateKind,
     CandidateStatus,
@@ -71,12 +76,13 @@ def _rows(statement: Statement, decode: Callable[[Any], T]) -> Program[list[T]]:
 
 def _put(insert: Statement, read: Statement, what: str, item_id: str) -> Program[Any]:
     """Insert a record (a no-op if its id is stored) and read the principal's row back; an id
-    another user of the tenant holds is refused (ids are unique per tenant)."""
-    yield insert
+    another user of the tenant holds is refused (ids are unique per tenant). Returns the row
+    and whether this call inserted it."""
+    inserted = yield insert
     row = yield read
     if row is None:
         raise rules.id_taken(what, item_id)
-    return row
+    return row, inserted == 1
 
 
 class SqlJournal(Journal):
@@ -88,10 +94,16 @@ class SqlJournal(Journal):
         principal: Principal | None,
         *,
         clock: Callable[[], datetime] = _system_clock,
+        audit_key: str | bytes | None = None,
     ) -> None:
         super().__init__(principal, clock=clock)
         self._queries = queries
         self._codec = queries.codec
+        #: The audit key (``ANALYST_AUDIT_KEY``, or the database's, read once); shared by
+        #: every principal view (``copy.copy`` keeps the same dict).
+        self._keys: dict[str, bytes] = {}
+        if audit_key is not None:
+            self._keys[AUDIT_SECRET] = parse_audit_key(audit_key)
 
     @abstractmethod
     async def _run(self, program: Program[T], transaction: Transaction) -> T:
@@ -119,10 +131,23 @@ class SqlJournal(Journal):
 
         def program() -> Program[list[Episode]]:
             stored: list[Episode] = []
+            new: list[Episode] = []
             for episode in batch:
                 eid = episode.episode_id
-                row = yield from _put(q.add_episode(episode), q.episode(mine, eid), "episode", eid)
+                row, inserted = yield from _put(
+                    q.add_episode(episode), q.episode(mine, eid), "episode", eid
+                )
                 stored.append(rules.same_episode(self._codec.episode(row), episode))
+                if inserted:
+                    new.append(episode)
+            if new:
+                yield from self._audited(
+                    "write",
+                    "episodes",
+                    [e.episode_id for e in new],
+                    reason="user turn stored",
+                    content=[e.text for e in new],
+                )
             return stored
 
         return await self._run(program(), "write") if batch else []
@@ -158,7 +183,7 @@ class SqlJournal(Journal):
         q = self._queries
 
         def program() -> Program[ExtractionJob]:
-            row = yield from _put(q.add_job(job), q.job(mine, job.job_id), "job", job.job_id)
+            row, _ = yield from _put(q.add_job(job), q.job(mine, job.job_id), "job", job.job_id)
             return self._codec.job(row)
 
         return await self._run(program(), "write")
@@ -231,11 +256,22 @@ class SqlJournal(Journal):
 
         def program() -> Program[list[Candidate]]:
             stored: list[Candidate] = []
+            new: list[Candidate] = []
             for candidate in batch:
                 cid = candidate.candidate_id
                 read = q.candidate(mine, cid)
-                row = yield from _put(q.add_candidate(candidate), read, "candidate", cid)
+                row, inserted = yield from _put(q.add_candidate(candidate), read, "candidate", cid)
                 stored.append(self._codec.candidate(row))
+                if inserted:
+                    new.append(candidate)
+            if new:
+                yield from self._audited(
+                    "write",
+                    "candidates",
+                    [c.candidate_id for c in new],
+                    reason="candidates proposed",
+                    content=[[dict(c.payload), c.quote] for c in new],
+                )
             return stored
 
         return await self._run(program(), "write") if batch else []
@@ -265,6 +301,13 @@ class SqlJournal(Journal):
                 raise CandidateNotFoundError("candidate", candidate_id)
             candidate = rules.decided(self._codec.candidate(row), status, reason, now)
             yield q.set_candidate_state(mine, candidate)
+            yield from self._audited(
+                rules.audit_action(status),
+                "candidates",
+                [candidate_id],
+                reason=f"candidate {status}",
+                content=[dict(candidate.payload), candidate.quote],
+            )
             return candidate
 
         return await self._run(program(), "write")
@@ -282,6 +325,13 @@ class SqlJournal(Journal):
                 replaced = yield q.replace_summary(mine, stored)
                 if replaced == 0:
                     raise rules.id_taken("session", stored.session_id)
+            yield from self._audited(
+                "write",
+                "summaries",
+                [stored.session_id],
+                reason="session summarised" if inserted else "session summary replaced",
+                content=[stored.topic, stored.summary, list(stored.open_items)],
+            )
             return stored
 
         return await self._run(program(), "write")
@@ -297,7 +347,17 @@ class SqlJournal(Journal):
 
         def program() -> Program[Procedure]:
             pid = new.procedure_id
-            row = yield from _put(q.add_procedure(new), q.procedure(mine, pid), "procedure", pid)
+            row, inserted = yield from _put(
+                q.add_procedure(new), q.procedure(mine, pid), "procedure", pid
+            )
+            if inserted:
+                yield from self._audited(
+                    "write",
+                    "procedures",
+                    [pid],
+                    reason="standing instruction confirmed",
+                    content=[new.text, dict(new.rule)],
+                )
             return self._codec.procedure(row)
 
         return await self._run(program(), "write")
@@ -320,6 +380,13 @@ class SqlJournal(Journal):
             retired = rules.retired(procedure, now)
             if retired is not procedure:
                 yield q.set_procedure_state(mine, retired)
+                yield from self._audited(
+                    "retire",
+                    "procedures",
+                    [procedure_id],
+                    reason="procedure retired",
+                    content=[procedure.text, dict(procedure.rule)],
+                )
             return retired
 
         return await self._run(program(), "write")
@@ -338,5 +405,93 @@ class SqlJournal(Journal):
             covers = yield q.session_end_covers(mine)
             covered = [self._codec.json_out(ids) for (ids,) in covers]
             return rules.uncovered_threads(last_at, episodes, covered)
+
+        return await self._run(program(), "snapshot")
+
+    # -- the audit ------------------------------------------------------------------------
+
+    def _audit_key(self) -> Program[bytes]:
+        """The audit key: ``ANALYST_AUDIT_KEY`` if given, else the database's (read once)."""
+        key = self._keys.get(AUDIT_SECRET)
+        if key is None:
+            row = yield self._queries.secret(AUDIT_SECRET)
+            if row is None:
+                raise JournalError(
+                    "The fact ledger's database has no audit key (memory_secrets, migration "
+                    "6): it was removed by hand. Set ANALYST_AUDIT_KEY, or restore the row."
+                )
+            key = bytes.fromhex(str(row[0]))
+            self._keys[AUDIT_SECRET] = key
+        return key
+
+    def _audited(
+        self,
+        action: AuditAction,
+        tier: str,
+        item_ids: Sequence[str],
+        *,
+        reason: str,
+        content: Any = None,
+        subject_user: str | None = None,
+    ) -> Program[AuditEntry]:
+        """Append one audit entry inside the calling program's transaction."""
+        principal = self.principal
+        subject = principal.user_id if subject_user is None else subject_user
+        if subject != principal.user_id:
+            admin = yield self._queries.is_admin(self._mine())
+            if admin is None:
+                raise rules.audit_refused(principal, subject, "write to")
+        content_hash = None
+        if content is not None:
+            content_hash = keyed_hash((yield from self._audit_key()), content)
+        entry = rules.new_audit(
+            principal,
+            f"audit-{uuid.uuid4().hex}",
+            action,
+            tier,
+            item_ids,
+            reason=reason,
+            subject_user=subject,
+            content_hash=content_hash,
+            now=self._now(),
+        )
+        inserted = yield self._queries.add_audit(entry)
+        if inserted != 1:
+            raise JournalError(f"The audit entry {entry.audit_id} was not stored.")
+        return entry
+
+    async def audit(
+        self,
+        action: AuditAction,
+        tier: str,
+        item_ids: Sequence[str],
+        *,
+        reason: str = "",
+        content: Any = None,
+        subject_user: str | None = None,
+    ) -> AuditEntry:
+        program = self._audited(
+            action, tier, item_ids, reason=reason, content=content, subject_user=subject_user
+        )
+        return await self._run(program, "write")
+
+    async def audit_log(
+        self, *, since: datetime | None = None, user: str | None = None, limit: int = 1000
+    ) -> list[AuditEntry]:
+        principal = self.principal
+        subject = principal.user_id if user is None else user
+        since = None if since is None else rules.utc(since, "since")
+        statement = self._queries.audit_log(
+            principal.tenant_id, subject, since, rules.check_limit(limit)
+        )
+        q = self._queries
+
+        def program() -> Program[list[AuditEntry]]:
+            if subject != principal.user_id:
+                admin = yield q.is_admin(self._mine())
+                if admin is None:
+                    raise rules.audit_refused(principal, subject, "read")
+            rows = yield statement
+            return [self._codec.audit(row) for row in reversed(rows)]
 
         return await self._run(program(), "snapshot")

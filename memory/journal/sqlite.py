@@ -17,7 +17,8 @@ transactions, and SQLite's :data:`QUERIES` dialect: ``?`` placeholders, unqualif
 names, times as fixed-width ISO-8601 UTC text (as in ``facts``), JSON as text, a list of ids
 as one JSON parameter (``json_each``), and no row locks (``BEGIN IMMEDIATE`` covers the file).
 Tenancy is a ``tenant_id = ? AND user_id = ?`` in every statement (SQLite has no row
-security). Episodes are immutable in the file itself: a trigger aborts any ``UPDATE`` of them.
+security). Episodes are immutable in the file itself: a trigger aborts any ``UPDATE`` of them; the memory
+audit is append-only there too (triggers abort any ``UPDATE`` or ``DELETE`` of its rows).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ QUERIES = Queries(
         in_list="{column} IN (SELECT value FROM json_each({mark}))",
         id_list=json.dumps,
         locks_rows=False,
+        grants="fact_grants",
     )
 )
 
@@ -150,8 +152,9 @@ class SqliteJournal(SqlJournal):
         principal: Principal | None,
         *,
         clock: Callable[[], datetime] = _system_clock,
+        audit_key: str | bytes | None = None,
     ) -> None:
-        super().__init__(QUERIES, principal, clock=clock)
+        super().__init__(QUERIES, principal, clock=clock, audit_key=audit_key)
         self._file = file
 
     @classmethod
@@ -162,16 +165,18 @@ class SqliteJournal(SqlJournal):
         principal: Principal | None = None,
         *,
         clock: Callable[[], datetime] = _system_clock,
+        audit_key: str | bytes | None = None,
     ) -> AsyncIterator[SqliteJournal]:
         """Open (creating and migrating if needed) the ledger file at ``path``; ``:memory:``
-        opens a private in-memory database."""
+        opens a private in-memory database. ``audit_key`` replaces the database's audit key
+        (:mod:`memory.journal.audit`)."""
         if principal is not None:
             rules.check_principal(principal)
         where = str(path)
         conn, applied = await asyncio.to_thread(_open_file, where)
         file = _File(where, conn, applied)
         try:
-            yield cls(file, principal, clock=clock)
+            yield cls(file, principal, clock=clock, audit_key=audit_key)
         finally:
             await asyncio.to_thread(file.close)
 

@@ -118,7 +118,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=2) == [2]
     assert await _migrate(path, target=3) == [3]
     assert await _migrate(path, target=4) == [4]
-    assert await _migrate(path) == [5]
+    assert await _migrate(path, target=5) == [5]
+    assert await _migrate(path) == [6]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
@@ -186,7 +187,7 @@ async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
             return facts.applied_migrations  # type: ignore[attr-defined, no-any-return]
 
     applied = await asyncio.gather(*(open_and_read() for _ in range(6)))
-    assert sorted(applied) == [[]] * 5 + [[1, 2, 3, 4, 5]]
+    assert sorted(applied) == [[]] * 5 + [list(range(1, LATEST_VERSION + 1))]
 
 
 # -- guards in the database itself ---------------------------------------------------------------
@@ -258,7 +259,7 @@ async def test_unknown_schemes_and_empty_paths_are_configuration_errors(tmp_path
         await setup_fact_store(_url(tmp_path / "f.sqlite"), app_roles=["analyst_app"])
     with pytest.raises(UnsupportedBackendError):
         await setup_fact_store("redis://localhost")
-    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == [1, 2, 3, 4, 5]
+    assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == list(range(1, LATEST_VERSION + 1))
     assert await setup_fact_store(_url(tmp_path / "f.sqlite")) == []
 
 

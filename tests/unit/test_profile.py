@@ -174,7 +174,21 @@ def test_scalars_replace_and_ticker_lists_merge() -> None:
         "excluded_tickers": "union",
         "report_style": "replace",
         "base_currency": "replace",
+        "full_name": "replace",
+        "address": "replace",
     }
+
+
+def test_personal_attributes_are_tagged_and_never_shown() -> None:
+    assert {a.name for a in profile.ATTRIBUTES if a.personal} == {"full_name", "address"}
+    assert profile.validate("full_name", "  Alice   Tamm. ") == "Alice Tamm"
+    assert profile.validate("address", "12 Rue de la Paix,  Paris") == "12 Rue de la Paix, Paris"
+    with pytest.raises(InvalidProfileValueError) as caught:
+        profile.validate("full_name", "R2-D2 Secret99")
+    assert "Secret99" not in str(caught.value) and "personal data" in str(caught.value)
+    assert caught.value.value == profile.REDACTED
+    assert profile.shown("address", "12 Rue de la Paix") == profile.REDACTED
+    assert profile.shown("horizon_years", 10) == "10"
 
 
 @pytest.mark.parametrize(
