@@ -413,6 +413,25 @@ class SqliteEmbeddingCache:
                 ],
             )
 
+    def delete(self, hashes: Sequence[str]) -> int:
+        """Delete the rows of ``hashes`` under every model (account deletion); then rewrite
+        the file (``wal_checkpoint(TRUNCATE)`` and ``VACUUM``) so no freed page keeps the
+        vectors. Returns how many rows were deleted."""
+        if not hashes or not self.path.exists():
+            return 0
+        deleted = 0
+        with self._connect() as conn:
+            for start in range(0, len(hashes), 500):
+                chunk = list(hashes[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                cursor = conn.execute(f"DELETE FROM embeddings WHERE hash IN ({marks})", chunk)
+                deleted += cursor.rowcount
+        with self._connect() as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return deleted
+
     def count(self, model: str | None = None) -> int:
         with self._connect() as conn:
             if model is None:
@@ -527,6 +546,18 @@ class CachedEmbedder(Embeddings):
 
     async def aembed_query(self, text: str) -> list[float]:
         return (await self.aembed_documents([text]))[0]
+
+    def forget(self, texts: Sequence[str]) -> list[str]:
+        """Drop the cached vectors of ``texts`` (this process's LRU and the SQLite file);
+        return the content hashes whose rows were looked for. The cache holds hashes and
+        vectors, never the text itself."""
+        hashes = sorted({text_hash(t) for t in texts})
+        with self._lock:
+            for digest in hashes:
+                self._lru.pop(digest, None)
+        if self.store is not None:
+            self.store.delete(hashes)
+        return hashes
 
     def cached(self, text: str) -> bool:
         """Whether ``text`` would be served without calling the embedder."""

@@ -116,6 +116,14 @@ class MemoryControls:
         found = await learner.journal.audit_log(since=start, user=user, limit=limit)
         return [entry.to_json() for entry in found]
 
+    async def forget_account(self, *, confirm: bool = False) -> dict[str, Any]:
+        """Account deletion (:mod:`agent.app.forgetting`): with ``confirm``, delete everything of
+        the principal in every tier and return the receipt; without, only the plan (what
+        would be deleted, what is kept and why), deleting nothing."""
+        from agent.app.forgetting import forget_account
+
+        return (await forget_account(self.app, confirm=confirm)).to_json()
+
     async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """The principal's session summaries, newest first."""
         learner = await self.learner()

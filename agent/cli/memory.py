@@ -486,3 +486,43 @@ def export(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = 
     """Everything kept of you as one JSON document (always JSON; --json is accepted)."""
     settings = common.settings(user, tenant)
     common.print_json(common.call(settings, lambda a: a.memory.export()), ensure_ascii=False)
+
+
+@app.command()
+def forget(
+    everything: Annotated[
+        bool,
+        typer.Option("--everything", help="Account deletion: everything of yours, every tier."),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Delete (without it: only show).")] = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Forget everything of yours (--everything): threads, episodes, facts, memories, caches.
+
+    Without --yes it shows what would be deleted and what is kept, deletes nothing and exits
+    with 2. The receipt lists, per tier, what was deleted (counts and ids), what was kept and
+    why (published research notes, the audit), and the backups that still hold the data."""
+    if not everything:
+        raise CommandError(
+            "Say what to forget: --everything (account deletion). To forget one memory: "
+            "analyst memories forget KEY."
+        )
+    settings = common.settings(user, tenant)
+    receipt = common.call(settings, lambda a: a.memory.forget_account(confirm=yes))
+    if json_mode:
+        common.print_json(receipt, ensure_ascii=False)
+    else:
+        console = common.console()
+        head = "Deleted" if yes else "Would delete"
+        for tier, found in receipt["deleted"].items():
+            console.print(f"{head} {found['count']} {tier}", soft_wrap=True)
+        for kept in receipt["kept"]:
+            paths = ", ".join(kept.get("paths", [])) or "-"
+            console.print(f"Kept {kept['what']} ({paths}): {kept['why']}", soft_wrap=True)
+        for note in receipt["notes"]:
+            console.print(note, soft_wrap=True)
+        console.print(receipt["backups"], soft_wrap=True)
+    if not yes:
+        raise CommandError("Nothing was deleted: run again with --yes to delete all of the above.")

@@ -304,6 +304,12 @@ class FactStore(ABC):
         """Every grant of the tenant."""
 
     @abstractmethod
+    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+        """Physically delete, in one transaction, every fact row (current, superseded,
+        retracted, withdrawn) of subject ``user:<user_id>`` and every grant held by
+        ``user_id`` in the tenant; return (memory ids, grants as ``role:subject``)."""
+
+    @abstractmethod
     def _is_transient(self, error: BaseException) -> bool:
         """Whether ``error`` is a lock, serialization or uniqueness collision worth retrying."""
 
@@ -459,6 +465,14 @@ class FactStore(ABC):
         if pending.error is not None:
             raise pending.error
         return cast(FactRecord, pending.result)
+
+    async def erase_own(self) -> tuple[list[str], list[str]]:
+        """Account deletion: physically delete every fact about the principal's own user
+        (subject ``user:<id>``, with its whole history) and every grant the user holds in the
+        tenant. Facts are otherwise never deleted (retract closes them); this is the one path
+        that does. Returns (memory ids deleted, grants deleted as ``role:subject``)."""
+        principal = self.principal
+        return await self._erase_user(principal.tenant_id, principal.user_id)
 
     # -- grants -------------------------------------------------------------------------------
 

@@ -54,6 +54,14 @@ History:
    the entries about its memory or written by it (a tenant admin: the tenant's), and lets it
    insert only entries it acted in.
 
+7. Account deletion: facts are otherwise never deleted, but a user's account deletion removes
+   every fact about it. On Postgres a restrictive DELETE policy lets the application role
+   delete only facts of subject ``user:<app.user_id>`` (a tenant admin: any of the tenant's),
+   and a second DELETE policy on ``grants`` lets a user drop the grants it holds itself
+   (only an admin could before). The guard triggers (SQLite) and the exclusion constraint
+   fire on INSERT and UPDATE only, so a DELETE passes them; SQLite needs no change (its
+   single file has no roles), and records a no-op statement.
+
 SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
 The Postgres runner must connect as the tables' owner (or a superuser); the application role
 only reads the migrations table to check the version.
@@ -875,6 +883,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         description="memory audit: an append-only log of memory operations, and its key",
         sqlite=_audit_sqlite(),
         postgres=_audit_postgres(),
+    ),
+    Migration(
+        version=7,
+        description="account deletion: a user deletes the facts about itself and its grants",
+        sqlite=("SELECT 1",),
+        postgres=(
+            f"""
+            CREATE POLICY facts_delete_authority ON {_PG_FACTS} AS RESTRICTIVE FOR DELETE
+            USING (subject = 'user:' || {_PG_USER} OR {PG_SCHEMA}.is_admin(tenant_id))
+            """,
+            f"""
+            CREATE POLICY grants_delete_own ON {_PG_GRANTS} FOR DELETE
+            USING (
+                tenant_id = current_setting('app.tenant_id', true)
+                AND user_id = {_PG_USER}
+            )
+            """,
+        ),
     ),
 )
 

@@ -541,6 +541,29 @@ class PostgresFactStore(FactStore):
         except psycopg.OperationalError as e:
             raise self._unavailable(e) from e
 
+    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+        """Row security decides (migration 7): a user deletes the facts about itself and the
+        grants it holds; the tenant's admin (or the owner) anyone's."""
+        subject = f"user:{user_id}"
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_SET_TENANT, (tenant_id, self.principal.user_id))
+                cursor = await conn.execute(
+                    f"DELETE FROM {FACTS} WHERE tenant_id = %s AND subject = %s"
+                    " RETURNING memory_id",
+                    (tenant_id, subject),
+                )
+                facts = sorted(str(r[0]) for r in await cursor.fetchall())
+                cursor = await conn.execute(
+                    f"DELETE FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
+                    " RETURNING role, subject",
+                    (tenant_id, user_id),
+                )
+                grants = sorted(f"{r[0]}:{r[1]}" for r in await cursor.fetchall())
+        except psycopg.OperationalError as e:
+            raise self._unavailable(e) from e
+        return facts, grants
+
     async def _list_grants(self, tenant_id: str) -> list[Grant]:
         rows = await self._async_reads._rows(
             tenant_id, f"SELECT {_GRANT_COLUMNS} FROM {GRANTS} WHERE tenant_id = %s", (tenant_id,)

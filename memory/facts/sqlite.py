@@ -520,6 +520,49 @@ class SqliteFactStore(FactStore):
                 raise
         return changed
 
+    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+        loop = asyncio.get_running_loop()
+        erased: tuple[list[str], list[str]] = await loop.run_in_executor(
+            self._connection.worker, self._erase_user_sync, tenant_id, user_id
+        )
+        return erased
+
+    def _erase_user_sync(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+        subject = f"user:{user_id}"
+        conn = self._connection.writer
+        with self._connection.write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                facts = [
+                    str(r[0])
+                    for r in conn.execute(
+                        "SELECT memory_id FROM facts WHERE tenant_id = ? AND subject = ?"
+                        " ORDER BY memory_id",
+                        (tenant_id, subject),
+                    )
+                ]
+                conn.execute(
+                    "DELETE FROM facts WHERE tenant_id = ? AND subject = ?", (tenant_id, subject)
+                )
+                grants = [
+                    f"{r[0]}:{r[1]}"
+                    for r in conn.execute(
+                        "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
+                        " ORDER BY role, subject",
+                        (tenant_id, user_id),
+                    )
+                ]
+                conn.execute(
+                    "DELETE FROM fact_grants WHERE tenant_id = ? AND user_id = ?",
+                    (tenant_id, user_id),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return facts, grants
+
     async def _list_grants(self, tenant_id: str) -> list[Grant]:
         def read() -> list[Grant]:
             with self._connection.read_lock:

@@ -183,6 +183,17 @@ class Journal(ABC):
     async def retire_procedure(self, procedure_id: str) -> Procedure:
         """Stop enforcing a procedure (kept, ``retired``)."""
 
+    # -- account deletion -----------------------------------------------------------------
+
+    @abstractmethod
+    async def erase_principal(self, *, reason: str = "account deleted") -> dict[str, list[str]]:
+        """Physically delete every journal row of the principal -- episodes, extraction jobs
+        (pending ones too), candidates, session summaries, procedures -- in one transaction,
+        with one ``delete`` audit entry per tier (ids only). Returns the ids deleted, by tier.
+        Episodes stay immutable (no UPDATE); deleting them is what retention and account
+        deletion do. The audit itself is append-only and keeps its entries (ids and keyed
+        hashes, never content)."""
+
     # -- the audit ------------------------------------------------------------------------
 
     @abstractmethod

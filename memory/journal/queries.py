@@ -93,6 +93,16 @@ _PROCEDURES = _Table("procedures", "procedure_id", PROCEDURE_COLUMNS)
 _AUDIT = _Table("memory_audit", "audit_id", AUDIT_COLUMNS)
 _SECRETS = _Table("memory_secrets", "name", ("name", "secret"))
 
+#: The journal's tables that hold a principal's memory, by tier name, in the order account
+#: deletion removes them (the audit is append-only and never among them).
+OWNED_TABLES: dict[str, _Table] = {
+    "episodes": _EPISODES,
+    "extraction_jobs": _JOBS,
+    "candidates": _CANDIDATES,
+    "summaries": _SUMMARIES,
+    "procedures": _PROCEDURES,
+}
+
 
 class Queries:
     """Every statement of the journal, spelled in one :class:`Dialect`."""
@@ -317,6 +327,22 @@ class Queries:
         """Oldest first (by ``confirmed_at``)."""
         filters = [("status", "=", status)]
         return self._list(_PROCEDURES, mine, filters, "confirmed_at, procedure_id")
+
+    # -- account deletion -----------------------------------------------------------------
+
+    def owned_ids(self, mine: Mine, tier: str) -> Statement:
+        """The ids of every row of the principal in the journal table of ``tier``."""
+        table = OWNED_TABLES[tier]
+        sql = (
+            f"SELECT {table.key} FROM {self._name(table)} WHERE {self._mine}"
+            f" ORDER BY {table.key}{self._for_update}"
+        )
+        return Statement(sql, mine, "all")
+
+    def delete_owned(self, mine: Mine, tier: str) -> Statement:
+        """Delete every row of the principal in the journal table of ``tier``."""
+        table = OWNED_TABLES[tier]
+        return Statement(f"DELETE FROM {self._name(table)} WHERE {self._mine}", mine, "count")
 
     # -- the audit ------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from memory.journal import rules
 from memory.journal.audit import AUDIT_SECRET, keyed_hash
 from memory.journal.audit import audit_key as parse_audit_key
 from memory.journal.base import Journal, _system_clock
-from memory.journal.queries import Mine, Queries, Statement
+from memory.journal.queries import OWNED_TABLES, Mine, Queries, Statement
 from memory.journal.records import (
     AuditAction,
     AuditEntry,
@@ -407,6 +407,25 @@ class SqlJournal(Journal):
             return rules.uncovered_threads(last_at, episodes, covered)
 
         return await self._run(program(), "snapshot")
+
+    # -- account deletion -----------------------------------------------------------------
+
+    async def erase_principal(self, *, reason: str = "account deleted") -> dict[str, list[str]]:
+        mine = self._mine()
+        q = self._queries
+
+        def program() -> Program[dict[str, list[str]]]:
+            erased: dict[str, list[str]] = {}
+            for tier in OWNED_TABLES:
+                rows = yield q.owned_ids(mine, tier)
+                ids = [str(row[0]) for row in rows]
+                erased[tier] = ids
+                if ids:
+                    yield q.delete_owned(mine, tier)
+                    yield from self._audited("delete", tier, ids, reason=reason)
+            return erased
+
+        return await self._run(program(), "write")
 
     # -- the audit ------------------------------------------------------------------------
 

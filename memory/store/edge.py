@@ -314,21 +314,7 @@ class EdgeStore(PlannedStore):
             self._held = lock
         with self._connected() as shard:
             self._check_meta()
-            # No extra HNSW links per indexed value (Qdrant's default would build one more
-            # graph for every namespace prefix that holds many points: minutes at 100k items).
-            # A selective principal filter is answered from the payload index instead.
-            keyword = qe.KeywordIndexParams(enable_hnsw=False)
-            integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False)
-            schemas: tuple[tuple[str, Any], ...] = (
-                ("ns_key", keyword),
-                ("ns_prefixes", keyword),
-                ("updated_us", integer),
-                ("expires_us", integer),
-            )
-            existing = shard.info().payload_schema
-            for name, schema in schemas:
-                if name not in existing:
-                    shard.update(qe.UpdateOperation.create_field_index(name, schema))
+            _create_indexes(shard)
             if fresh and import_from is not None:
                 copied = self._import_local_mode(shard, import_from)
                 if copied:
@@ -653,10 +639,74 @@ class EdgeStore(PlannedStore):
             flt = qe.Filter(must=_ns_condition(namespace_prefix)) if namespace_prefix else None
             return int(shard.count(qe.CountRequest(filter=flt, exact=True)))
 
+    def rebuild(self) -> int:
+        """Rewrite the shard with its live items only; return how many were kept.
+
+        Deleting a point in Qdrant Edge only marks it deleted: its payload stays in the
+        segment's pages and the upsert stays in the write-ahead log, and ``optimize`` does not
+        rewrite a small segment. After an erasure (account deletion) the deleted text must
+        leave the disk, so the live points (payload and vectors as stored) are read, the
+        shard folder is replaced by a new shard holding only them, and the old folder is
+        removed. Runs under the folder lock; other processes wait, as for any operation."""
+        import shutil
+
+        with self._lock, self._connected() as shard:
+            points: list[qe.Point] = []
+            offset: Any = None
+            while True:
+                records, offset = shard.scroll(
+                    qe.ScrollRequest(
+                        offset=offset,
+                        limit=_SCAN_PAGE,
+                        with_payload=True,
+                        with_vector=True,
+                    )
+                )
+                points.extend(qe.Point(r.id, r.vector or {}, r.payload or {}) for r in records)
+                if offset is None:
+                    break
+            shard.close()
+            self._shard = None
+            aside = self.path.with_name(f"{self.path.name}.rebuilding")
+            shutil.rmtree(aside, ignore_errors=True)
+            self.path.rename(aside)
+            self.path.mkdir()
+            meta = aside / META_FILE
+            if meta.exists():
+                shutil.copy2(meta, self.path / META_FILE)
+            fresh = qe.EdgeShard.create(str(self.path), self._config())
+            self._shard = fresh
+            _create_indexes(fresh)
+            for start in range(0, len(points), _SCAN_PAGE):
+                fresh.update(qe.UpdateOperation.upsert_points(points[start : start + _SCAN_PAGE]))
+            fresh.flush()
+            shutil.rmtree(aside)
+            return len(points)
+
     def optimize(self) -> bool:
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
         with self._connected() as shard:
             return bool(shard.optimize())
+
+
+def _create_indexes(shard: qe.EdgeShard) -> None:
+    """The payload indexes every shard has (idempotent).
+
+    No extra HNSW links per indexed value (Qdrant's default would build one more graph for
+    every namespace prefix that holds many points: minutes at 100k items). A selective
+    principal filter is answered from the payload index instead."""
+    keyword = qe.KeywordIndexParams(enable_hnsw=False)
+    integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False)
+    schemas: tuple[tuple[str, Any], ...] = (
+        ("ns_key", keyword),
+        ("ns_prefixes", keyword),
+        ("updated_us", integer),
+        ("expires_us", integer),
+    )
+    existing = shard.info().payload_schema
+    for name, schema in schemas:
+        if name not in existing:
+            shard.update(qe.UpdateOperation.create_field_index(name, schema))
 
 
 __all__ = ["EdgeStore", "folder_lock"]

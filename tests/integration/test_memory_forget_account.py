@@ -1,0 +1,191 @@
+"""Account deletion (issue 15, item 2, "everything of a user") on the embedded defaults.
+
+Real parts throughout: the compiled graph, SQLite checkpoints and thread index, the ledger and
+journal in the SQLite file, Qdrant Edge with MiniLM and the embedding cache file. A canary
+(the user's name, said in a chat; repeated in a rejection's feedback and in a remembered
+preference) reaches every tier: an episode, a fact (``full_name``), a session summary's
+source, an event, a store memory and its vectors, the embedding cache and the thread's
+checkpoints. After ``forget_account(confirm=True)`` the raw bytes of every file in the data
+folder (SQLite files with their WAL, the Qdrant Edge folder) hold the canary nowhere, no row,
+vector, key or file of the user is left, another user with the same kind of data is untouched,
+and the receipt lists the published research note as a kept business record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.app import AnalystApp
+from agent.services import Services
+from agent.settings import Settings
+from memory.facts import subject_for
+from memory.identity import Principal
+from memory.recall import alist_memories
+
+pytestmark = pytest.mark.integration
+
+START = datetime(2026, 11, 2, 9, tzinfo=UTC)
+CANARIES = {"mira": ("Zorvendix", "Qualtrobe"), "noor": ("Yblimora", "Kestraveld")}
+
+
+def ticking(start: datetime) -> Callable[[], datetime]:
+    seconds = itertools.count()
+    return lambda: start + timedelta(seconds=next(seconds))
+
+
+@asynccontextmanager
+async def session(user: str, *, day: int = 0) -> AsyncIterator[AnalystApp]:
+    settings = Settings.from_env()
+    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
+    async with AnalystApp.open(settings, Principal("default", user), services) as app:
+        yield app
+
+
+async def fill(user: str) -> None:
+    """A conversation whose canary reaches every tier, and a published research note."""
+    first, last = CANARIES[user]
+    async with session(user) as app:
+        noted = await app.start(
+            f"My name is {first} {last}.", thread_id=f"{user}-1", keep_session=True
+        )
+        assert [f["attribute"] for f in noted.learned] == ["full_name"]
+        draft = await app.start("Analyze NVDA", thread_id=f"{user}-1", keep_session=True)
+        feedback = f"Too little on valuation; {first} wants peers compared."
+        payload = {"approver": user, "draft_hash": draft.draft_hash, "action": "reject"}
+        await app.decide(f"{user}-1", {**payload, "feedback": feedback}, keep_session=True)
+        await app.memory.end_session(f"{user}-1")
+        await app.memory.remember(f"I prefer companies {first} can explain.", as_="preference")
+        published = await app.start("Analyze MSFT", thread_id=f"{user}-2", keep_session=True)
+        approve = {"approver": user, "draft_hash": published.draft_hash, "action": "approve"}
+        assert (await app.decide(f"{user}-2", approve)).status == "published"
+        await app.memory.end_session(f"{user}-2")
+        # Every tier holds the canary (or, for the cache, the vectors of texts that hold it).
+        learner = await app.memory.learner()
+        assert any(first in e.text for e in await learner.journal.list_episodes())
+        assert (await learner.facts.current(subject_for(app.principal), "full_name")) is not None
+        assert await learner.journal.summaries()
+        texts = [m.text for m in await alist_memories(await app.store(), app.principal)]
+        assert any(first in t for t in texts) and len(texts) >= 2
+        state = await app.view(f"{user}-1")
+        assert state.thread_id == f"{user}-1"
+
+
+def raw_hits(folder: Path, needle: str) -> list[str]:
+    """Files under ``folder`` whose bytes contain ``needle`` (any case; UTF-8 or UTF-16)."""
+    forms = {needle.encode(), needle.lower().encode(), needle.encode("utf-16-le")}
+    hits = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            if any(form in data or form in data.lower() for form in forms):
+                hits.append(str(path.relative_to(folder)))
+    return hits
+
+
+def user_rows(data: Path, user: str) -> dict[str, int]:
+    """Rows of ``user`` left in the SQLite files, by table (the audit excepted)."""
+    left: dict[str, int] = {}
+    with sqlite3.connect(data / "facts.sqlite") as conn:
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+            if "user_id" in columns and table != "memory_audit":
+                sql = f"SELECT count(*) FROM {table} WHERE user_id = ?"
+                left[table] = conn.execute(sql, (user,)).fetchone()[0]
+        sql = "SELECT count(*) FROM facts WHERE subject = ?"
+        left["facts"] = conn.execute(sql, (f"user:{user}",)).fetchone()[0]
+    with sqlite3.connect(data / "threads.sqlite") as conn:
+        sql = "SELECT count(*) FROM threads WHERE user_id = ?"
+        left["threads"] = conn.execute(sql, (user,)).fetchone()[0]
+    with sqlite3.connect(data / "checkpoints.sqlite") as conn:
+        for table in ("checkpoints", "writes"):
+            sql = f"SELECT count(*) FROM {table} WHERE thread_id LIKE ?"
+            left[f"checkpoints.{table}"] = conn.execute(sql, (f"{user}-%",)).fetchone()[0]
+    return left
+
+
+async def test_account_deletion_erases_every_tier_and_keeps_other_users(
+    isolated_env: Path,
+) -> None:
+    data = isolated_env / "data"
+    await fill("mira")
+    await fill("noor")
+    mira, noor = CANARIES["mira"][0], CANARIES["noor"][0]
+    assert raw_hits(data, mira) and raw_hits(data, noor)
+
+    async with session("mira", day=1) as app:
+        plan = await app.memory.forget_account(confirm=False)
+        assert plan["confirmed"] is False
+        assert plan["deleted"]["threads"]["ids"] == ["mira-1", "mira-2"]
+        assert raw_hits(data, mira), "an unconfirmed forget deletes nothing"
+        receipt = await app.memory.forget_account(confirm=True)
+        entries = await app.memory.audit()
+
+    deleted = receipt["deleted"]
+    assert receipt["confirmed"] is True
+    for tier in ("threads", "episodes", "extraction_jobs", "summaries", "facts", "store"):
+        assert deleted[tier]["count"] == len(deleted[tier]["ids"]) > 0, tier
+    assert deleted["embedding_cache"]["count"] > 0
+    (notes,) = [k for k in receipt["kept"] if k["tier"] == "documents"]
+    assert len(notes["paths"]) == 1 and notes["paths"][0].startswith("research/MSFT-")
+    assert "business records" in notes["why"]
+    assert any(k["tier"] == "audit" for k in receipt["kept"])
+    assert "backup" in receipt["backups"] and str(data / "backups") in receipt["backups"]
+    # The deletion is audited by ids only.
+    erased = {e["tier"] for e in entries if e["action"] == "delete"}
+    assert {"threads", "episodes", "facts", "store", "embedding_cache"} <= erased
+    assert mira.lower() not in repr(entries).lower()
+
+    # The canary is in no byte of any database file, WAL or Qdrant Edge segment.
+    assert raw_hits(data, mira) == []
+    assert raw_hits(data, CANARIES["mira"][1]) == []
+    # No row, vector, key or file of the user is left.
+    assert all(count == 0 for count in user_rows(data, "mira").values()), user_rows(data, "mira")
+    with sqlite3.connect(data / "embeddings.sqlite") as conn:
+        hashes = deleted["embedding_cache"]["ids"]
+        marks = ",".join("?" * len(hashes))
+        sql = f"SELECT count(*) FROM embeddings WHERE hash IN ({marks})"
+        assert conn.execute(sql, hashes).fetchone()[0] == 0
+    assert not list((data / "artifacts").glob("mira-*")) if (data / "artifacts").exists() else True
+    async with session("mira", day=2) as app:
+        assert await app.threads() == []
+        assert await app.memories() == []
+        assert await app.memory.episodes() == []
+        again = await app.memory.forget_account(confirm=False)
+        assert all(t["count"] == 0 for t in again["deleted"].values()), again["deleted"]
+
+    # The other user is untouched and still readable.
+    assert raw_hits(data, noor)
+    async with session("noor", day=2) as app:
+        learner = await app.memory.learner()
+        name = await learner.facts.current(subject_for(app.principal), "full_name")
+        assert name is not None and noor in str(name.value)
+        assert any(noor in e.text for e in await learner.journal.list_episodes())
+        assert [t.thread_id for t in await app.threads()] == ["noor-2", "noor-1"] or sorted(
+            t.thread_id for t in await app.threads()
+        ) == ["noor-1", "noor-2"]
+        assert any(noor in m.text for m in await app.memories())
+        assert (await app.view("noor-1")).thread_id == "noor-1"
+        hits = await app.recall(f"companies {noor} can explain")
+        assert hits and noor in hits[0].text
+
+
+def test_cli_forget_everything_asks_for_yes_then_deletes(isolated_env: Path, analyst: Any) -> None:
+    first, last = CANARIES["mira"]
+    said = analyst("run", f"My name is {first} {last}.", "--user", "mira", "--json")
+    assert said.code == 0, str(said)
+    asked = analyst("memory", "forget", "--everything", "--user", "mira", "--json")
+    assert asked.code == 2, str(asked)
+    assert '"confirmed": false' in asked.out
+    done = analyst("memory", "forget", "--everything", "--yes", "--user", "mira", "--json")
+    receipt = done.json()
+    assert receipt["confirmed"] is True and receipt["deleted"]["facts"]["count"] == 1
+    assert raw_hits(isolated_env / "data", first) == []
