@@ -417,11 +417,10 @@ class SqlJournal(Journal):
         def program() -> Program[dict[str, list[str]]]:
             erased: dict[str, list[str]] = {}
             for tier in OWNED_TABLES:
-                rows = yield q.owned_ids(mine, tier)
-                ids = [str(row[0]) for row in rows]
+                rows = yield q.delete_owned(mine, tier)
+                ids = sorted(str(row[0]) for row in rows)
                 erased[tier] = ids
                 if ids:
-                    yield q.delete_owned(mine, tier)
                     yield from self._audited("delete", tier, ids, reason=reason)
             return erased
 

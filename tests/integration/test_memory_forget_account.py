@@ -1,12 +1,15 @@
-"""Account deletion (issue 15, item 2, "everything of a user") on the embedded defaults.
+"""Account deletion (issue 15, item 2, "everything of a user"), on the embedded defaults and
+with the ledger and journal on Postgres (a fresh database used through its non-superuser
+application role).
 
 Real parts throughout: the compiled graph, SQLite checkpoints and thread index, the ledger and
-journal in the SQLite file, Qdrant Edge with MiniLM and the embedding cache file. A canary
+journal (the SQLite file, or Postgres), Qdrant Edge with MiniLM and the embedding cache file. A canary
 (the user's name, said in a chat; repeated in a rejection's feedback and in a remembered
 preference) reaches every tier: an episode, a fact (``full_name``), a session summary's
 source, an event, a store memory and its vectors, the embedding cache and the thread's
 checkpoints. After ``forget_account(confirm=True)`` the raw bytes of every file in the data
-folder (SQLite files with their WAL, the Qdrant Edge folder) hold the canary nowhere, no row,
+folder (SQLite files with their WAL, the Qdrant Edge folder) and the text of every row of
+every table of the ledger's Postgres schema (read by a superuser) hold the canary nowhere, no row,
 vector, key or file of the user is left, another user with the same kind of data is untouched,
 and the receipt lists the published research note as a kept business record.
 """
@@ -15,13 +18,14 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from agent.app import AnalystApp
@@ -30,11 +34,40 @@ from agent.settings import Settings
 from memory.facts import subject_for
 from memory.identity import Principal
 from memory.recall import alist_memories
+from tests.support.servers import PgLedger, postgres_ledger
 
 pytestmark = pytest.mark.integration
 
 START = datetime(2026, 11, 2, 9, tzinfo=UTC)
 CANARIES = {"mira": ("Zorvendix", "Qualtrobe"), "noor": ("Yblimora", "Kestraveld")}
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def backend(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> Iterator[PgLedger | None]:
+    if request.param == "embedded":
+        yield None
+        return
+    with postgres_ledger() as ledger:
+        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
+        yield ledger
+
+
+def pg_rows(ledger: PgLedger | None) -> dict[str, list[str]]:
+    """Every row of every table of the ledger's schema as text, read by a superuser (row
+    security does not apply), by table. Dead tuples are not rows: VACUUM reclaims them."""
+    if ledger is None:
+        return {}
+    found: dict[str, list[str]] = {}
+    with psycopg.connect(ledger.admin_url) as admin:
+        tables = admin.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts'"
+        ).fetchall()
+        for (table,) in tables:
+            rows = admin.execute(f"SELECT t::text FROM analyst_facts.{table} t").fetchall()
+            found[table] = [row[0] for row in rows]
+    return found
 
 
 def ticking(start: datetime) -> Callable[[], datetime]:
@@ -91,17 +124,30 @@ def raw_hits(folder: Path, needle: str) -> list[str]:
     return hits
 
 
-def user_rows(data: Path, user: str) -> dict[str, int]:
-    """Rows of ``user`` left in the SQLite files, by table (the audit excepted)."""
+def user_rows(data: Path, user: str, ledger: PgLedger | None) -> dict[str, int]:
+    """Rows of ``user`` left in the SQLite files and the ledger, by table (audit excepted)."""
     left: dict[str, int] = {}
-    with sqlite3.connect(data / "facts.sqlite") as conn:
-        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
-            columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
-            if "user_id" in columns and table != "memory_audit":
-                sql = f"SELECT count(*) FROM {table} WHERE user_id = ?"
-                left[table] = conn.execute(sql, (user,)).fetchone()[0]
-        sql = "SELECT count(*) FROM facts WHERE subject = ?"
-        left["facts"] = conn.execute(sql, (f"user:{user}",)).fetchone()[0]
+    if ledger is not None:
+        with psycopg.connect(ledger.admin_url) as admin:
+            tables = admin.execute(
+                "SELECT table_name FROM information_schema.columns"
+                " WHERE table_schema = 'analyst_facts' AND column_name = 'user_id'"
+            ).fetchall()
+            for (table,) in tables:
+                if table != "memory_audit":
+                    sql = f"SELECT count(*) FROM analyst_facts.{table} WHERE user_id = %s"
+                    left[table] = admin.execute(sql, (user,)).fetchone()[0]  # type: ignore[index]
+            sql = "SELECT count(*) FROM analyst_facts.facts WHERE subject = %s"
+            left["facts"] = admin.execute(sql, (f"user:{user}",)).fetchone()[0]  # type: ignore[index]
+    else:
+        with sqlite3.connect(data / "facts.sqlite") as conn:
+            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+                columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+                if "user_id" in columns and table != "memory_audit":
+                    sql = f"SELECT count(*) FROM {table} WHERE user_id = ?"
+                    left[table] = conn.execute(sql, (user,)).fetchone()[0]
+            sql = "SELECT count(*) FROM facts WHERE subject = ?"
+            left["facts"] = conn.execute(sql, (f"user:{user}",)).fetchone()[0]
     with sqlite3.connect(data / "threads.sqlite") as conn:
         sql = "SELECT count(*) FROM threads WHERE user_id = ?"
         left["threads"] = conn.execute(sql, (user,)).fetchone()[0]
@@ -113,13 +159,15 @@ def user_rows(data: Path, user: str) -> dict[str, int]:
 
 
 async def test_account_deletion_erases_every_tier_and_keeps_other_users(
-    isolated_env: Path,
+    backend: PgLedger | None, isolated_env: Path
 ) -> None:
     data = isolated_env / "data"
     await fill("mira")
     await fill("noor")
     mira, noor = CANARIES["mira"][0], CANARIES["noor"][0]
     assert raw_hits(data, mira) and raw_hits(data, noor)
+    if backend is not None:
+        assert mira in repr(pg_rows(backend)) and noor in repr(pg_rows(backend))
 
     async with session("mira", day=1) as app:
         plan = await app.memory.forget_account(confirm=False)
@@ -147,8 +195,12 @@ async def test_account_deletion_erases_every_tier_and_keeps_other_users(
     # The canary is in no byte of any database file, WAL or Qdrant Edge segment.
     assert raw_hits(data, mira) == []
     assert raw_hits(data, CANARIES["mira"][1]) == []
+    # ... nor in any row of any table of the Postgres ledger.
+    rows = repr(pg_rows(backend)).lower()
+    assert mira.lower() not in rows and CANARIES["mira"][1].lower() not in rows
     # No row, vector, key or file of the user is left.
-    assert all(count == 0 for count in user_rows(data, "mira").values()), user_rows(data, "mira")
+    left = user_rows(data, "mira", backend)
+    assert all(count == 0 for count in left.values()), left
     with sqlite3.connect(data / "embeddings.sqlite") as conn:
         hashes = deleted["embedding_cache"]["ids"]
         marks = ",".join("?" * len(hashes))
@@ -164,6 +216,8 @@ async def test_account_deletion_erases_every_tier_and_keeps_other_users(
 
     # The other user is untouched and still readable.
     assert raw_hits(data, noor)
+    if backend is not None:
+        assert noor in repr(pg_rows(backend))
     async with session("noor", day=2) as app:
         learner = await app.memory.learner()
         name = await learner.facts.current(subject_for(app.principal), "full_name")
