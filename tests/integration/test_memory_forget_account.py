@@ -243,3 +243,48 @@ def test_cli_forget_everything_asks_for_yes_then_deletes(isolated_env: Path, ana
     receipt = done.json()
     assert receipt["confirmed"] is True and receipt["deleted"]["facts"]["count"] == 1
     assert raw_hits(isolated_env / "data", first) == []
+
+
+@pytest.fixture
+def pg_ledger(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[PgLedger]:
+    with postgres_ledger() as ledger:
+        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
+        yield ledger
+
+
+async def test_postgres_lets_a_user_delete_only_its_own_facts_and_grants(
+    pg_ledger: PgLedger,
+) -> None:
+    """Migration 7's row security: the app role deletes the facts about its own user and the
+    grants that user holds, never another user's facts."""
+    ledger = pg_ledger
+    for user, (first, last) in CANARIES.items():
+        async with session(user) as app:
+            said = await app.start(
+                f"My name is {first} {last}.", thread_id=f"{user}-1", keep_session=True
+            )
+            assert said.status == "noted"
+    with psycopg.connect(ledger.admin_url) as admin:  # the owner bootstraps a grant
+        admin.execute(
+            "INSERT INTO analyst_facts.grants (tenant_id, user_id, role, subject)"
+            " VALUES ('default', 'mira', 'writer', 'team:research')"
+        )
+    with psycopg.connect(ledger.app_url) as conn:
+        conn.execute(
+            "SELECT set_config('app.tenant_id', 'default', true),"
+            " set_config('app.user_id', 'mira', true)"
+        )
+        theirs = conn.execute(
+            "DELETE FROM analyst_facts.facts WHERE subject = 'user:noor'"
+        ).rowcount
+        conn.rollback()
+    assert theirs == 0
+    async with session("mira", day=1) as app:
+        receipt = await app.memory.forget_account(confirm=True)
+    assert receipt["deleted"]["grants"]["ids"] == ["writer:team:research"]
+    assert receipt["deleted"]["facts"]["count"] == 1
+    assert any("dead tuples" in note for note in receipt["notes"])
+    async with session("noor", day=1) as app:
+        learner = await app.memory.learner()
+        name = await learner.facts.current(subject_for(app.principal), "full_name")
+        assert name is not None and CANARIES["noor"][0] in str(name.value)
