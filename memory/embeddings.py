@@ -549,15 +549,18 @@ class CachedEmbedder(Embeddings):
 
     def forget(self, texts: Sequence[str]) -> list[str]:
         """Drop the cached vectors of ``texts`` (this process's LRU and the SQLite file);
-        return the content hashes whose rows were looked for. The cache holds hashes and
-        vectors, never the text itself."""
+        return their content hashes. The cache holds hashes and vectors, never the text."""
         hashes = sorted({text_hash(t) for t in texts})
+        self.forget_hashes(hashes)
+        return hashes
+
+    def forget_hashes(self, hashes: Sequence[str]) -> None:
+        """Drop the cached vectors of these content hashes (LRU and file)."""
         with self._lock:
             for digest in hashes:
                 self._lru.pop(digest, None)
         if self.store is not None:
             self.store.delete(hashes)
-        return hashes
 
     def cached(self, text: str) -> bool:
         """Whether ``text`` would be served without calling the embedder."""

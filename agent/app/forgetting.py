@@ -208,9 +208,7 @@ def _forget_vectors(app: AnalystApp, hashes: list[str]) -> None:
 
     embedder = getattr(app._store, "embeddings", None)
     if isinstance(embedder, CachedEmbedder):
-        with embedder._lock:
-            for digest in hashes:
-                embedder._lru.pop(digest, None)
+        embedder.forget_hashes(hashes)  # this process's LRU (and its file, if it has one)
     SqliteEmbeddingCache(embedding_cache_path(app.settings)).delete(hashes)
 
 
