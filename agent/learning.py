@@ -12,9 +12,14 @@ else is derived from episodes and cites them. The path, per seed 003:
    write it makes has a deterministic id (ledger duplicates, memory keys, candidate and
    procedure ids), so a job replayed after a crash finds its results instead of storing them
    twice.
-3. **Grounding**: an item whose quote is not in the episodes it cites is refused, kept as an
+3. **Tombstones** (:mod:`agent.app.forgetting`): an episode whose words, or an extracted item
+   whose quote, value or text, hash to one of the principal's tombstones (what the user
+   forgot) is skipped before grounding: nothing is recorded, not even an ``ungrounded``
+   candidate, so a forgotten thing is not learned again from a replayed job or the same
+   words said again.
+4. **Grounding**: an item whose quote is not in the episodes it cites is refused, kept as an
    ``ungrounded`` candidate with the reason, and never stored anywhere a prompt reads.
-4. **Confidence** (:data:`~agent.recollection.PLANNER_MAY_USE`, enforced by
+5. **Confidence** (:data:`~agent.recollection.PLANNER_MAY_USE`, enforced by
    :func:`~agent.recollection.usable_fact` and by what is stored where): inferred → a
    candidate only; stated → a ledger fact the planner uses (cited as stated), or a candidate
    when its authority is unclear; standing instructions become procedures only when
@@ -159,13 +164,19 @@ class Learner(Recollection):
         candidate at once too, so the user can be asked to confirm it at the next pause; the
         session-end extraction finds the same candidate (same id) instead of a second one.
         """
+        if await self.journal.tombstoned([episode.text]):
+            return []
         applied = []
-        for fact in hot_path_facts(episode.text, episode.episode_id):
+        found = hot_path_facts(episode.text, episode.episode_id)
+        dead = await self.journal.tombstoned([u for f in found for u in _units(f)])
+        for fact in found:
+            if dead.intersection(_units(fact)):
+                continue
             outcome = await self._apply_fact(fact, [episode], job_id=None)
             applied.append(outcome)
-        standing = [
-            s for s in OfflineExtractor().extract_now([episode]).preference_signals if s.standing
-        ]
+        signals = OfflineExtractor().extract_now([episode]).preference_signals
+        dead = await self.journal.tombstoned([u for s in signals for u in _units(s)])
+        standing = [s for s in signals if s.standing and not dead.intersection(_units(s))]
         if standing:
             grounded = ground(
                 Extraction(topic="", summary="", preference_signals=standing), [episode]
@@ -233,9 +244,11 @@ class Learner(Recollection):
     async def process(self, job: ExtractionJob) -> dict[str, Any]:
         """Extract, ground and apply one job; idempotent. Returns what it stored."""
         episodes = await self.journal.episodes(job.episode_ids)
+        forgotten = await self.journal.tombstoned([e.text for e in episodes])
+        episodes = [e for e in episodes if e.text not in forgotten]
         if not episodes:
             return {"episodes": 0}
-        extraction = await _extract(self.extractor, episodes)
+        extraction = await self._unforgotten(await _extract(self.extractor, episodes))
         grounded = ground(extraction, episodes)
         result: dict[str, Any] = {"episodes": len(episodes), "facts": [], "candidates": []}
         refused = [
@@ -266,6 +279,19 @@ class Learner(Recollection):
             summary = await self._apply_summary(job, accepted, episodes, result["facts"])
             result["session_id"] = summary.session_id
         return result
+
+    async def _unforgotten(self, extraction: Extraction) -> Extraction:
+        """``extraction`` without the items whose quote, value or text is tombstoned."""
+        sections = ("notable_events", "new_facts", "preference_signals", "open_items")
+        units = [u for name in sections for item in getattr(extraction, name) for u in _units(item)]
+        dead = await self.journal.tombstoned(units)
+        if not dead:
+            return extraction
+        kept = {
+            name: [i for i in getattr(extraction, name) if not dead.intersection(_units(i))]
+            for name in sections
+        }
+        return extraction.model_copy(update=kept)
 
     # -- applying one grounded extraction ---------------------------------------------------
 
@@ -664,6 +690,19 @@ def _candidate_kind(section: str) -> str:
         "open_items": "open_item",
         "notable_events": "event",
     }.get(section, section)
+
+
+def _units(item: Any) -> set[str]:
+    """The text units of an extracted item a tombstone may match: its quote, its text and its
+    value (a list: each string in it, too)."""
+    found: set[str] = set()
+    for name in ("quote", "text", "value"):
+        value = getattr(item, name, None)
+        if isinstance(value, str):
+            found.add(value)
+        elif isinstance(value, list):
+            found.update(v for v in value if isinstance(v, str))
+    return {u for u in found if u.strip()}
 
 
 def _normal(text: str) -> str:

@@ -1,4 +1,39 @@
-"""Account deletion: forget everything of one principal, in every tier, and say so in a receipt.
+"""Forgetting: one thing, a topic, a time range, or everything of a principal -- in every
+tier -- and a receipt that says so.
+
+**Forget one thing, a topic or a time range** (:func:`forget`; ``app.memory.forget``,
+``analyst memory forget ID | --topic T | --from D --to D``). What is named is resolved first:
+an id is an episode, a fact's memory id, a candidate, a procedure, a session summary's id or
+a cold-store memory key; a topic finds, by keyword, episodes, summaries, facts, candidates and
+store memories, and by meaning store memories (hybrid search, score at least
+:data:`MEANING_SCORE`; such a memory is listed as found ``by: meaning`` and deleted only when
+``only`` names it, since a hybrid score is relative to what else the store holds); a range finds what was said (episodes) or derived (summaries, facts,
+candidates, procedures, memories) in it. A topic or range is only *listed* until confirmed
+(``confirm``: every keyword match; or ``only``: the listed ids to delete). Each forgotten episode
+cascades to what was derived from it: facts whose every source (``source_episode_id`` and
+``restated_in``) is forgotten (those rows, physically; a row also stated elsewhere is kept and
+the receipt says why), summaries, candidates and procedures citing it (a summary citing other
+episodes too is deleted all the same, and the receipt says so), cold-store memories citing it
+(with their vectors), extraction jobs covering it (pending or done), the embedding-cache rows
+of every deleted text, and **the threads** whose episodes are forgotten. The thread is
+*deleted* (every checkpoint, write and blob, its index row and draft charts), not rewritten:
+every checkpoint of the thread holds the words in its messages, and rewriting each stored
+checkpoint (and the pending writes) safely is far more code than the value of resuming a
+thread whose content the user asked to erase. The receipt lists the threads deleted.
+Forgetting a derived item (a fact, candidate, memory) by id deletes that item only; the
+episode it came from is kept (the receipt says so), and its tombstone stops it being learned
+again from that episode.
+
+**Tombstones.** Every forget stores the keyed hash (:mod:`memory.journal.audit`) of each text
+unit it forgot -- each episode's text and each of its sentences, each candidate's quote and
+text, each fact's value, each memory's text -- never the text
+(:meth:`~memory.journal.base.Journal.add_tombstones`). Extraction
+(:class:`~agent.learning.Learner`) skips an episode or item that hashes to one, recording
+nothing; ``remember`` refuses it. A tombstone is per user and outlives the forget; a fact
+value used as a tombstone ("2 years") also stops the same value being learned from other
+words, which is the conservative reading of "forget this".
+
+**Account deletion** (:func:`forget_account`).
 
 :func:`forget_account` is what ``app.memory.forget_account`` and ``analyst memory forget
 --everything`` run. Without ``confirm`` it only reads and returns the plan (what would be
@@ -38,8 +73,11 @@ holds the data until it is deleted.
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import ThreadNotFoundError
@@ -52,9 +90,15 @@ if TYPE_CHECKING:
     from langgraph.store.base import Item
 
     from agent.app.service import AnalystApp
+    from memory.facts import FactRecord
+    from memory.journal.records import Candidate, Episode, Procedure, SessionSummary
 
 #: The fixed reason every audit entry of an account deletion carries.
 REASON = "account deleted by the user"
+#: The fixed reason every audit entry of a forget carries.
+FORGET_REASON = "forgotten at the user's request"
+#: A store memory found by meaning is a topic candidate from this hybrid-search score on.
+MEANING_SCORE = 0.5
 #: Research notes live here in document memory (see agent.publishing).
 _NOTES = "research/**/*.md"
 _PAGE = 1000
@@ -82,12 +126,21 @@ class Receipt:
     compacted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     backups: str = ""
+    #: What was asked to be forgotten (a forget; empty for account deletion).
+    scope: dict[str, Any] = field(default_factory=dict)
+    #: The items a topic or range found, listed for confirmation: ``{tier, id, text}``.
+    found: list[dict[str, Any]] = field(default_factory=list)
+    #: How many tombstones the forget stored (keyed hashes, never text).
+    tombstones: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "tenant_id": self.tenant_id,
             "user_id": self.user_id,
             "confirmed": self.confirmed,
+            "scope": self.scope,
+            "found": self.found,
+            "tombstones": self.tombstones,
             "deleted": {tier: found.to_json() for tier, found in self.deleted.items()},
             "kept": self.kept,
             "compacted": self.compacted,
@@ -174,6 +227,352 @@ async def forget_account(app: AnalystApp, *, confirm: bool) -> Receipt:
     receipt.compacted = await _compact(app)
     receipt.notes = _notes(app)
     return receipt
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+@dataclass
+class _Memory:
+    """Everything of the principal a forget chooses from, read once."""
+
+    episodes: list[Episode]
+    summaries: list[SessionSummary]
+    candidates: list[Candidate]
+    procedures: list[Procedure]
+    facts: list[FactRecord]
+    items: list[Item]
+
+
+async def forget(
+    app: AnalystApp,
+    *,
+    ids: Sequence[str] = (),
+    topic: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    only: Sequence[str] | None = None,
+    confirm: bool = False,
+) -> Receipt:
+    """Forget the items ``ids``, or what ``topic`` or the range [``since``, ``until``) finds,
+    with everything derived from them (see the module docstring). Ids are deleted when
+    ``confirm``; a topic or range deletes its found items when ``confirm`` (all of them) or
+    ``only`` names some of them (those). Otherwise nothing changes and the receipt is the plan.
+    """
+    from memory.errors import InvalidMemoryError
+
+    principal = app.principal
+    asked = sum([bool(ids), topic is not None, since is not None or until is not None])
+    if asked != 1:
+        raise InvalidMemoryError(
+            "Say what to forget: one or more ids, or --topic TEXT, or --from DATE --to DATE "
+            "(one of them)."
+        )
+    mem = await _read(app)
+    scope: dict[str, Any] = {}
+    if ids:
+        scope["ids"] = list(ids)
+        chosen = _by_ids(mem, ids)
+        listed: list[dict[str, Any]] = []
+    else:
+        if topic is not None:
+            if not topic.strip():
+                raise InvalidMemoryError("Say which topic to forget (--topic TEXT).")
+            scope["topic"] = topic
+            listed = await _by_topic(app, mem, topic.strip())
+        else:
+            scope["from"] = None if since is None else since.isoformat()
+            scope["to"] = None if until is None else until.isoformat()
+            listed = _by_range(mem, since, until)
+        wanted = None if only is None else set(only)
+        if wanted is not None:
+            unknown = sorted(wanted - {row["id"] for row in listed})
+            if unknown:
+                raise InvalidMemoryError(
+                    f"--only names ids the search did not list: {', '.join(unknown)}; "
+                    "choose among the listed ones."
+                )
+            scope["only"] = sorted(wanted)
+        # ``confirm`` takes what the keywords found; a memory found only by meaning (whose
+        # score is relative to the rest of the store, so a lone unrelated memory can rank
+        # high) goes only when ``only`` names it.
+        chosen = [
+            (r["tier"], r["id"])
+            for r in listed
+            if (r["id"] in wanted if wanted is not None else r.get("by") != "meaning")
+        ]
+        confirm = confirm or wanted is not None
+    receipt = Receipt(principal.tenant_id, principal.user_id, confirm, scope=scope, found=listed)
+    plan = _cascade(app, mem, chosen)
+    receipt.deleted = {tier: Tier(sorted(found)) for tier, found in plan.deleted.items()}
+    receipt.kept = [*plan.kept, *_kept(app, plan.deleted["threads"])]
+    receipt.backups = _backups(app)
+    if not confirm or not chosen:
+        return receipt
+    await _apply(app, plan, receipt)
+    return receipt
+
+
+@dataclass
+class _Plan:
+    deleted: dict[str, set[str]]
+    kept: list[dict[str, Any]]
+    texts: list[str]
+    tombstone: list[str]
+    items: list[Item]
+
+
+async def _read(app: AnalystApp) -> _Memory:
+    learner = await app.memory.learner()
+    journal, facts = learner.journal, learner.facts
+    subject = subject_for(app.principal)
+    rows = [r for a in await facts.profile(subject) for r in await facts.history(subject, a)]
+    return _Memory(
+        episodes=await journal.list_episodes(limit=1_000_000),
+        summaries=await journal.summaries(limit=1_000_000),
+        candidates=await journal.candidates(limit=1_000_000),
+        procedures=await journal.procedures(status=None),
+        facts=rows,
+        items=await _items(app),
+    )
+
+
+def _key(item: Item) -> str:
+    return "/".join((*item.namespace, item.key))
+
+
+def _by_ids(mem: _Memory, ids: Sequence[str]) -> list[tuple[str, str]]:
+    from memory.errors import InvalidMemoryError
+
+    known: dict[str, str] = {}
+    known.update({e.episode_id: "episodes" for e in mem.episodes})
+    known.update({r.memory_id: "facts" for r in mem.facts})
+    known.update({c.candidate_id: "candidates" for c in mem.candidates})
+    known.update({p.procedure_id: "procedures" for p in mem.procedures})
+    known.update({s.session_id: "summaries" for s in mem.summaries})
+    known.update({i.key: "store" for i in mem.items})
+    known.update({_key(i): "store" for i in mem.items})
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise InvalidMemoryError(
+            f"Nothing of yours has the id {', '.join(unknown)}; see `analyst memory list` "
+            "(facts, memories, sessions) or `analyst memory episodes` for ids."
+        )
+    return [(known[i], i) for i in ids]
+
+
+def _row(tier: str, item_id: str, text: str) -> dict[str, Any]:
+    return {"tier": tier, "id": item_id, "text": text[:200]}
+
+
+def _listing(
+    mem: _Memory,
+    episode: Any,
+    summary: Any,
+    fact: Any,
+    candidate: Any,
+    item: Any,
+) -> list[dict[str, Any]]:
+    """The items each predicate accepts, one row each."""
+    rows = [_row("episodes", e.episode_id, e.text) for e in mem.episodes if episode(e)]
+    rows += [
+        _row("summaries", s.session_id, f"{s.topic}: {s.summary}")
+        for s in mem.summaries
+        if summary(s)
+    ]
+    rows += [
+        _row("facts", r.memory_id, f"{r.attribute} = {r.value!r}") for r in mem.facts if fact(r)
+    ]
+    rows += [_row("candidates", c.candidate_id, c.quote) for c in mem.candidates if candidate(c)]
+    rows += [_row("store", _key(i), str(i.value.get("text", ""))) for i in mem.items if item(i)]
+    return rows
+
+
+async def _by_topic(app: AnalystApp, mem: _Memory, topic: str) -> list[dict[str, Any]]:
+    """Items that mention ``topic`` (any case), and store memories about it by meaning."""
+    needle = topic.lower()
+
+    def has(*texts: Any) -> bool:
+        return any(needle in str(t).lower() for t in texts if t)
+
+    rows = _listing(
+        mem,
+        lambda e: has(e.text),
+        lambda s: has(s.topic, s.summary, *s.open_items),
+        lambda r: has(r.value),
+        lambda c: has(c.quote, *c.payload.values()),
+        lambda i: has(*i.value.values()),
+    )
+    if mem.items:
+        view = scoped(await app.store(), app.principal)
+        listed = {r["id"] for r in rows}
+        for hit in await view.asearch((), query=topic, limit=20, refresh_ttl=False):
+            key = _key(hit)
+            if key not in listed and (hit.score or 0.0) >= MEANING_SCORE:
+                rows.append({**_row("store", key, str(hit.value.get("text", ""))), "by": "meaning"})
+                listed.add(key)
+    return rows
+
+
+def _by_range(mem: _Memory, since: datetime | None, until: datetime | None) -> list[dict[str, Any]]:
+    """What was said (episodes) or derived in [since, until)."""
+
+    def within(when: datetime | str | None) -> bool:
+        if when is None:
+            return False
+        at = datetime.fromisoformat(when) if isinstance(when, str) else when
+        return (since is None or at >= since) and (until is None or at < until)
+
+    said = {e.episode_id for e in mem.episodes if within(e.at)}
+    return _listing(
+        mem,
+        lambda e: within(e.at),
+        lambda s: within(s.started) or within(s.ended),
+        lambda r: within(r.recorded_at),
+        lambda c: within(c.created_at),
+        # A memory is stamped with the wall clock; one learned from an episode of the range
+        # was derived in it whenever it was stored.
+        lambda i: (
+            within(i.value.get("at") or i.created_at)
+            or bool(said.intersection(i.value.get("episode_ids") or ()))
+        ),
+    )
+
+
+def _cascade(app: AnalystApp, mem: _Memory, chosen: Iterable[tuple[str, str]]) -> _Plan:
+    """What forgetting ``chosen`` deletes in each tier, and what it keeps and why."""
+    picked: dict[str, set[str]] = {}
+    for tier, item_id in chosen:
+        picked.setdefault(tier, set()).add(item_id)
+    by_key = {i.key: i for i in mem.items} | {_key(i): i for i in mem.items}
+    gone_episodes = picked.get("episodes", set())
+    kept: list[dict[str, Any]] = []
+
+    def cites(ids: Iterable[str]) -> bool:
+        return bool(gone_episodes.intersection(ids))
+
+    summaries = [
+        s
+        for s in mem.summaries
+        if s.session_id in picked.get("summaries", ()) or cites(s.episode_ids)
+    ]
+    for s in summaries:
+        others = sorted(set(s.episode_ids) - gone_episodes)
+        if cites(s.episode_ids) and others:
+            kept.append(
+                {
+                    "tier": "summaries",
+                    "what": f"session summary {s.session_id}",
+                    "why": "deleted too, although it also summarised episodes that are kept "
+                    f"({', '.join(others)}): a summary cannot be split",
+                }
+            )
+    candidates = [
+        c
+        for c in mem.candidates
+        if c.candidate_id in picked.get("candidates", ()) or cites(c.episode_ids)
+    ]
+    procedures = [
+        p
+        for p in mem.procedures
+        if p.procedure_id in picked.get("procedures", ()) or cites(p.episode_ids)
+    ]
+    facts = []
+    for r in mem.facts:
+        sources = {s for s in (r.source_episode_id, *r.restated_in) if s}
+        if r.memory_id in picked.get("facts", ()) or (sources and sources <= gone_episodes):
+            facts.append(r)
+        elif cites(sources):
+            kept.append(
+                {
+                    "tier": "facts",
+                    "what": f"fact {r.memory_id} ({r.attribute})",
+                    "why": "also stated in episodes that are kept: "
+                    + ", ".join(sorted(sources - gone_episodes)),
+                }
+            )
+    items = {by_key[k].key: by_key[k] for k in picked.get("store", ()) if k in by_key}
+    for i in mem.items:
+        if cites(i.value.get("episode_ids") or ()):
+            items[i.key] = i
+    episodes = [e for e in mem.episodes if e.episode_id in gone_episodes]
+    threads = {e.thread_id for e in episodes}
+    known_threads = {t.thread_id: t for t in app.index.list(app.principal, limit=1_000_000)}
+    derived_only = not episodes and (facts or candidates or items or procedures or summaries)
+    if derived_only:
+        kept.append(
+            {
+                "tier": "episodes",
+                "what": "the episodes these items were learned from",
+                "why": "forgetting a derived item keeps the words it came from; its tombstone "
+                "stops them teaching it again. Forget the episode (its id) to remove the words",
+            }
+        )
+    tombstone = [t for e in episodes for t in (e.text, *_SENTENCE.split(e.text))]
+    tombstone += [t for c in candidates for t in (c.quote, *_strings(c.payload.values()))]
+    tombstone += [t for r in facts for t in _strings([r.value])]
+    tombstone += [str(i.value.get("text", "")) for i in items.values()]
+    texts = [e.text for e in episodes]
+    texts += [part for s in summaries for part in (s.topic, s.summary, *s.open_items)]
+    texts += [c.quote for c in candidates] + [p.text for p in procedures]
+    texts += [t for r in facts for t in _strings([r.value])] + [str(r.value) for r in facts]
+    texts += [v for i in items.values() for v in i.value.values() if isinstance(v, str)]
+    texts += [known_threads[t].query for t in threads if t in known_threads]
+    deleted = {
+        "threads": {t for t in threads if t in known_threads},
+        "episodes": {e.episode_id for e in episodes},
+        "extraction_jobs": set(),  # read when applied: jobs are listed then
+        "candidates": {c.candidate_id for c in candidates},
+        "summaries": {s.session_id for s in summaries},
+        "procedures": {p.procedure_id for p in procedures},
+        "facts": {r.memory_id for r in facts},
+        "store": {_key(i) for i in items.values()},
+    }
+    return _Plan(deleted, kept, texts, [t for t in tombstone if t.strip()], list(items.values()))
+
+
+def _strings(values: Iterable[Any]) -> list[str]:
+    found: list[str] = []
+    for v in values:
+        if isinstance(v, str):
+            found.append(v)
+        elif isinstance(v, list):
+            found += [x for x in v if isinstance(x, str)]
+    return found
+
+
+async def _apply(app: AnalystApp, plan: _Plan, receipt: Receipt) -> None:
+    from memory.embeddings import text_hash
+
+    learner = await app.memory.learner()
+    journal, facts = learner.journal, learner.facts
+    gone = plan.deleted["episodes"]
+    jobs = [j for j in await journal.jobs(limit=1_000_000) if gone.intersection(j.episode_ids)]
+    receipt.tombstones = len(await journal.add_tombstones(plan.tombstone, reason=FORGET_REASON))
+    for thread_id in sorted(plan.deleted["threads"]):
+        try:
+            await app.delete_thread(thread_id)
+        except ThreadNotFoundError:  # deleted meanwhile by another process
+            continue
+    ids = {tier: sorted(plan.deleted.get(tier, ())) for tier in OWNED_TABLES}
+    ids["extraction_jobs"] = [j.job_id for j in jobs]
+    erased = await journal.erase(ids, reason=FORGET_REASON)
+    for tier, found in erased.items():
+        receipt.deleted[tier] = Tier(found)
+    fact_ids = await facts.erase_facts(sorted(plan.deleted["facts"]))
+    receipt.deleted["facts"] = Tier(fact_ids)
+    if fact_ids:
+        await app._audit("delete", "facts", fact_ids, FORGET_REASON)
+    await _delete_items(app, plan.items)
+    if plan.items:
+        await app._audit("delete", "store", sorted(plan.deleted["store"]), FORGET_REASON)
+    hashes = sorted({text_hash(t) for t in plan.texts if t})
+    _forget_vectors(app, hashes)
+    receipt.deleted["embedding_cache"] = Tier(hashes)
+    if hashes:
+        await app._audit("delete", "embedding_cache", hashes, FORGET_REASON)
+    receipt.compacted = await _compact(app)
+    receipt.notes = _notes(app)
 
 
 async def _items(app: AnalystApp) -> list[Item]:

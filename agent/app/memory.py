@@ -19,6 +19,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from agent.app.service import AnalystApp
     from agent.learning import Learner
     from memory.journal.records import Episode
@@ -123,6 +125,27 @@ class MemoryControls:
         from agent.app.forgetting import forget_account
 
         return (await forget_account(self.app, confirm=confirm)).to_json()
+
+    async def forget(
+        self,
+        ids: Sequence[str] = (),
+        *,
+        topic: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        only: Sequence[str] | None = None,
+        confirm: bool = False,
+    ) -> dict[str, Any]:
+        """Forget items by id, or what a topic or time range finds (:func:`agent.app.forgetting
+        .forget`): the receipt, per tier, of what was (or, unconfirmed, would be) deleted,
+        what is kept and why, and the backups that still hold it. A topic or range deletes
+        only with ``confirm`` (everything listed) or ``only`` (those listed ids)."""
+        from agent.app.forgetting import forget
+
+        receipt = await forget(
+            self.app, ids=ids, topic=topic, since=since, until=until, only=only, confirm=confirm
+        )
+        return receipt.to_json()
 
     async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """The principal's session summaries, newest first."""
@@ -294,6 +317,12 @@ class MemoryControls:
             raise InvalidMemoryError(_NO_FACT.format(text=words))
         if as_ == "procedure" and not _rules(words, "-"):
             raise InvalidMemoryError(_NO_RULE.format(text=words))
+        if await learner.journal.tombstoned([words]):
+            # The text itself is not repeated: it is what the user asked to forget.
+            raise InvalidMemoryError(
+                "You asked earlier to forget exactly this, so it is not remembered again "
+                "(a tombstone stops it being learned); nothing was stored."
+            )
         now = learner.clock()
         episode = await learner.record(
             thread_id or REMEMBER_THREAD,

@@ -490,6 +490,26 @@ def export(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = 
 
 @app.command()
 def forget(
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Ids to forget: an episode, fact, candidate, procedure, session or memory key."
+        ),
+    ] = None,
+    topic: Annotated[
+        str | None,
+        typer.Option("--topic", help="Find what is about TEXT (by keyword and by meaning)."),
+    ] = None,
+    from_: Annotated[
+        str | None, typer.Option("--from", help="First day (YYYY-MM-DD, UTC) of a range.")
+    ] = None,
+    to: Annotated[
+        str | None, typer.Option("--to", help="Last day (YYYY-MM-DD, UTC) of a range, included.")
+    ] = None,
+    only: Annotated[
+        str | None,
+        typer.Option("--only", help="Delete only these listed ids (ID,ID) of a topic or range."),
+    ] = None,
     everything: Annotated[
         bool,
         typer.Option("--everything", help="Account deletion: everything of yours, every tier."),
@@ -499,30 +519,70 @@ def forget(
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Forget everything of yours (--everything): threads, episodes, facts, memories, caches.
+    """Forget items by ID, what --topic or --from/--to finds, or --everything of yours.
 
-    Without --yes it shows what would be deleted and what is kept, deletes nothing and exits
-    with 2. The receipt lists, per tier, what was deleted (counts and ids), what was kept and
-    why (published research notes, the audit), and the backups that still hold the data."""
-    if not everything:
-        raise CommandError(
-            "Say what to forget: --everything (account deletion). To forget one memory: "
-            "analyst memories forget KEY."
+    Each forget cascades to what was derived (facts, summaries, candidates, memories, their
+    vectors and cache rows, extraction jobs, the threads that hold the words) and stores a
+    tombstone (a keyed hash) so extraction does not learn it again. A topic or range is
+    listed first: --yes deletes all of it, --only ID,ID the listed ids you name. Without
+    --yes (or --only) nothing is deleted and the exit status is 2. The receipt lists, per
+    tier, what was deleted (counts and ids), what was kept and why, and the backups that
+    still hold the data."""
+    chosen = [i.strip() for i in (only or "").split(",") if i.strip()] if only else None
+    ranged = from_ is not None or to is not None
+    if everything:
+        if ids or topic is not None or ranged:
+            raise CommandError("--everything forgets everything; give no ids, topic or range.")
+        settings = common.settings(user, tenant)
+        receipt = common.call(settings, lambda a: a.memory.forget_account(confirm=yes))
+        done = yes
+    else:
+        if not ids and topic is None and not ranged:
+            raise CommandError(
+                "Say what to forget: ID..., --topic TEXT, --from DATE --to DATE, or --everything "
+                "(account deletion)."
+            )
+        since, until = _day(from_, "--from"), _day(to, "--to", end=True)
+        settings = common.settings(user, tenant)
+        receipt = common.call(
+            settings,
+            lambda a: a.memory.forget(
+                ids or (), topic=topic, since=since, until=until, only=chosen, confirm=yes
+            ),
         )
-    settings = common.settings(user, tenant)
-    receipt = common.call(settings, lambda a: a.memory.forget_account(confirm=yes))
+        done = bool(receipt["confirmed"])
     if json_mode:
         common.print_json(receipt, ensure_ascii=False)
     else:
         console = common.console()
-        head = "Deleted" if yes else "Would delete"
+        for row in receipt.get("found", []):
+            console.print(f"Found {row['tier']} {row['id']}: {row['text']}", soft_wrap=True)
+        head = "Deleted" if done else "Would delete"
         for tier, found in receipt["deleted"].items():
-            console.print(f"{head} {found['count']} {tier}", soft_wrap=True)
+            shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
+            console.print(f"{head} {found['count']} {tier}: {shown or '-'}", soft_wrap=True)
         for kept in receipt["kept"]:
             paths = ", ".join(kept.get("paths", [])) or "-"
             console.print(f"Kept {kept['what']} ({paths}): {kept['why']}", soft_wrap=True)
         for note in receipt["notes"]:
             console.print(note, soft_wrap=True)
         console.print(receipt["backups"], soft_wrap=True)
-    if not yes:
-        raise CommandError("Nothing was deleted: run again with --yes to delete all of the above.")
+    if not done:
+        raise CommandError(
+            "Nothing was deleted: run again with --yes to delete all of the above"
+            + ("" if everything or ids else ", or with --only ID,ID to delete some of it")
+            + "."
+        )
+
+
+def _day(value: str | None, flag: str, *, end: bool = False) -> Any:
+    """``YYYY-MM-DD`` as the start of that day in UTC (``end``: of the next day)."""
+    from datetime import UTC, datetime, timedelta
+
+    if value is None:
+        return None
+    try:
+        day = datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError as e:
+        raise CommandError(f"{flag} {value!r} is not a date like 2026-09-30.") from e
+    return day + timedelta(days=1) if end else day

@@ -94,7 +94,7 @@ import random
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Self, TypeVar, cast
@@ -304,6 +304,11 @@ class FactStore(ABC):
         """Every grant of the tenant."""
 
     @abstractmethod
+    async def _erase_facts(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
+        """Physically delete, in one transaction, the rows ``memory_ids`` of subject
+        ``user:<user_id>``; return the memory ids deleted."""
+
+    @abstractmethod
     async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
         """Physically delete, in one transaction, every fact row (current, superseded,
         retracted, withdrawn) of subject ``user:<user_id>`` and every grant held by
@@ -473,6 +478,15 @@ class FactStore(ABC):
         that does. Returns (memory ids deleted, grants deleted as ``role:subject``)."""
         principal = self.principal
         return await self._erase_user(principal.tenant_id, principal.user_id)
+
+    async def erase_facts(self, memory_ids: Sequence[str]) -> list[str]:
+        """Forget: physically delete the rows ``memory_ids`` of facts about the principal's
+        own user (subject ``user:<id>``); rows of other subjects are never touched. Returns
+        the memory ids deleted (an unknown id is skipped)."""
+        principal = self.principal
+        if not memory_ids:
+            return []
+        return await self._erase_facts(principal.tenant_id, principal.user_id, list(memory_ids))
 
     # -- grants -------------------------------------------------------------------------------
 

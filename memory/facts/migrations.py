@@ -62,6 +62,12 @@ History:
    fire on INSERT and UPDATE only, so a DELETE passes them; SQLite needs no change (its
    single file has no roles), and records a no-op statement.
 
+8. Tombstones (:mod:`agent.app.forgetting`): ``memory_tombstones`` holds, per tenant and
+   user, the keyed hash (the audit key of migration 6) of every text unit a user forgot --
+   never the text -- so extraction does not learn it again. Forced row security on Postgres
+   as on the journal tables; the application role may read, insert and (account deletion)
+   delete them.
+
 SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
 The Postgres runner must connect as the tables' owner (or a superuser); the application role
 only reads the migrations table to check the version.
@@ -177,6 +183,8 @@ JOURNAL_IMMUTABLE = "episodes"
 AUDIT_TABLE = "memory_audit"
 #: The database's secrets (migration 6): the audit key; the application may only read it.
 SECRETS_TABLE = "memory_secrets"
+#: Keyed hashes of forgotten text (migration 8): read, inserted and deleted, never updated.
+TOMBSTONES_TABLE = "memory_tombstones"
 
 
 def _sqlite_time(column: str, *, null: bool = False) -> str:
@@ -580,6 +588,36 @@ def _audit_postgres() -> tuple[str, ...]:
     )
 
 
+def _tombstones_sqlite() -> tuple[str, ...]:
+    return (
+        f"""
+        CREATE TABLE memory_tombstones (
+            tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
+            user_id    TEXT NOT NULL CHECK (user_id <> ''),
+            hash       TEXT NOT NULL CHECK (length(hash) = 64),
+            {_sqlite_time("created_at")},
+            PRIMARY KEY (tenant_id, user_id, hash)
+        )
+        """,
+    )
+
+
+def _tombstones_postgres() -> tuple[str, ...]:
+    s = PG_SCHEMA
+    return (
+        f"""
+        CREATE TABLE {s}.memory_tombstones (
+            tenant_id  text NOT NULL CHECK (tenant_id <> ''),
+            user_id    text NOT NULL CHECK (user_id <> ''),
+            hash       text NOT NULL CHECK (length(hash) = 64),
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant_id, user_id, hash)
+        )
+        """,
+        *_pg_principal_rls(TOMBSTONES_TABLE),
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1,
@@ -902,6 +940,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        version=8,
+        description="tombstones: keyed hashes of forgotten text, so it is not learned again",
+        sqlite=_tombstones_sqlite(),
+        postgres=_tombstones_postgres(),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -1114,6 +1158,14 @@ async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
             sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {}.{} FROM {}").format(schema, audit, ident)
         )
         await conn.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(schema, secrets, ident))
+    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.{TOMBSTONES_TABLE}",))
+    found = await cursor.fetchone()
+    if found is not None and found[0] is not None:  # from migration 8 on: tombstones
+        await conn.execute(
+            sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.{} TO {}").format(
+                schema, sql.Identifier(TOMBSTONES_TABLE), ident
+            )
+        )
 
 
 async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) -> int:

@@ -541,6 +541,20 @@ class PostgresFactStore(FactStore):
         except psycopg.OperationalError as e:
             raise self._unavailable(e) from e
 
+    async def _erase_facts(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                await conn.execute(_SET_TENANT, (tenant_id, self.principal.user_id))
+                cursor = await conn.execute(
+                    f"DELETE FROM {FACTS} WHERE tenant_id = %s AND subject = %s"
+                    " AND memory_id = ANY(%s) RETURNING memory_id",
+                    (tenant_id, f"user:{user_id}", memory_ids),
+                )
+                erased = sorted(str(r[0]) for r in await cursor.fetchall())
+        except psycopg.OperationalError as e:
+            raise self._unavailable(e) from e
+        return erased
+
     async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
         """Row security decides (migration 7): a user deletes the facts about itself and the
         grants it holds; the tenant's admin (or the owner) anyone's."""

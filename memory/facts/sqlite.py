@@ -520,6 +520,32 @@ class SqliteFactStore(FactStore):
                 raise
         return changed
 
+    async def _erase_facts(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
+        loop = asyncio.get_running_loop()
+        erased: list[str] = await loop.run_in_executor(
+            self._connection.worker, self._erase_facts_sync, tenant_id, user_id, memory_ids
+        )
+        return erased
+
+    def _erase_facts_sync(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
+        where = "tenant_id = ? AND subject = ? AND memory_id IN (SELECT value FROM json_each(?))"
+        params = (tenant_id, f"user:{user_id}", json.dumps(memory_ids))
+        conn = self._connection.writer
+        with self._connection.write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                found = [
+                    str(r[0])
+                    for r in conn.execute(f"SELECT memory_id FROM facts WHERE {where}", params)
+                ]
+                conn.execute(f"DELETE FROM facts WHERE {where}", params)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return sorted(found)
+
     async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
         loop = asyncio.get_running_loop()
         erased: tuple[list[str], list[str]] = await loop.run_in_executor(

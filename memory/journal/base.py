@@ -44,6 +44,12 @@ JOB_BACKOFF_BASE = timedelta(seconds=5)
 JOB_BACKOFF_CAP = timedelta(minutes=30)
 
 
+def tombstone_text(text: str) -> str:
+    """A text as a tombstone hashes it: lower case, whitespace collapsed, trailing
+    punctuation dropped (so "My name is X." and "my name is x" are one tombstone)."""
+    return " ".join(text.lower().split()).strip(" .!?;:,")
+
+
 def _system_clock() -> datetime:
     return datetime.now(UTC)
 
@@ -193,6 +199,23 @@ class Journal(ABC):
         Episodes stay immutable (no UPDATE); deleting them is what retention and account
         deletion do. The audit itself is append-only and keeps its entries (ids and keyed
         hashes, never content)."""
+
+    # -- forgetting -----------------------------------------------------------------------
+
+    @abstractmethod
+    async def erase(self, ids: Mapping[str, Sequence[str]], *, reason: str) -> dict[str, list[str]]:
+        """Physically delete the principal's rows named in ``ids`` (by tier, as in
+        :meth:`erase_principal`) in one transaction, one ``delete`` audit entry per tier.
+        Returns the ids deleted, by tier (an unknown id is skipped)."""
+
+    @abstractmethod
+    async def add_tombstones(self, texts: Sequence[str], *, reason: str) -> list[str]:
+        """Store a tombstone for each text: its keyed hash (:func:`tombstone_text` first),
+        never the text. Returns the hashes (idempotent)."""
+
+    @abstractmethod
+    async def tombstoned(self, texts: Sequence[str]) -> set[str]:
+        """The texts among ``texts`` whose keyed hash is one of the principal's tombstones."""
 
     # -- the audit ------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ from memory.facts.migrations import (
     LATEST_VERSION,
     PG_SCHEMA,
     SECRETS_TABLE,
+    TOMBSTONES_TABLE,
     postgres_version,
     refuse_unsafe_role,
 )
@@ -93,9 +94,10 @@ _PRIVILEGES = {
     },
     AUDIT_TABLE: ("SELECT", "INSERT"),
     SECRETS_TABLE: ("SELECT",),
+    TOMBSTONES_TABLE: ("SELECT", "INSERT", "DELETE"),
 }
 #: Tables whose rows the application role sees only through forced row security.
-_SECURED = (*JOURNAL_TABLES, AUDIT_TABLE)
+_SECURED = (*JOURNAL_TABLES, AUDIT_TABLE, TOMBSTONES_TABLE)
 
 
 class PostgresJournal(SqlJournal):

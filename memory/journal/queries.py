@@ -92,6 +92,7 @@ _SUMMARIES = _Table("session_summaries", "session_id", SUMMARY_COLUMNS)
 _PROCEDURES = _Table("procedures", "procedure_id", PROCEDURE_COLUMNS)
 _AUDIT = _Table("memory_audit", "audit_id", AUDIT_COLUMNS)
 _SECRETS = _Table("memory_secrets", "name", ("name", "secret"))
+_TOMBSTONES = _Table("memory_tombstones", "hash", ("tenant_id", "user_id", "hash", "created_at"))
 
 #: The journal's tables that hold a principal's memory, by tier name, in the order account
 #: deletion removes them (the audit is append-only and never among them).
@@ -337,6 +338,27 @@ class Queries:
         table = OWNED_TABLES[tier]
         sql = f"DELETE FROM {self._name(table)} WHERE {self._mine} RETURNING {table.key}"
         return Statement(sql, mine, "all")
+
+    def delete_ids(self, mine: Mine, tier: str, ids: Sequence[str]) -> Statement:
+        """Delete the principal's rows of ``tier`` among ``ids``; answer the ids deleted."""
+        table = OWNED_TABLES[tier]
+        sql = (
+            f"DELETE FROM {self._name(table)} WHERE {self._mine} AND {self._in(table.key)}"
+            f" RETURNING {table.key}"
+        )
+        return Statement(sql, (*mine, self._ids(ids)), "all")
+
+    # -- tombstones -----------------------------------------------------------------------
+
+    def add_tombstone(self, mine: Mine, hash_: str, now: datetime) -> Statement:
+        return self._insert(_TOMBSTONES, (*mine, hash_, self.codec.time_in(now)))
+
+    def tombstones_among(self, mine: Mine, hashes: Sequence[str]) -> Statement:
+        """The principal's tombstones among ``hashes``."""
+        sql = (
+            f"SELECT hash FROM {self._name(_TOMBSTONES)} WHERE {self._mine} AND {self._in('hash')}"
+        )
+        return Statement(sql, (*mine, self._ids(hashes)), "all")
 
     # -- the audit ------------------------------------------------------------------------
 

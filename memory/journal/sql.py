@@ -23,7 +23,7 @@ from memory.identity import Principal
 from memory.journal import rules
 from memory.journal.audit import AUDIT_SECRET, keyed_hash
 from memory.journal.audit import audit_key as parse_audit_key
-from memory.journal.base import Journal, _system_clock
+from memory.journal.base import Journal, _system_clock, tombstone_text
 from memory.journal.queries import OWNED_TABLES, Mine, Queries, Statement
 from memory.journal.records import (
     AuditAction,
@@ -425,6 +425,60 @@ class SqlJournal(Journal):
             return erased
 
         return await self._run(program(), "write")
+
+    # -- forgetting -----------------------------------------------------------------------
+
+    async def erase(self, ids: Mapping[str, Sequence[str]], *, reason: str) -> dict[str, list[str]]:
+        mine = self._mine()
+        q = self._queries
+        wanted = {tier: sorted(set(ids.get(tier, ()))) for tier in OWNED_TABLES}
+
+        def program() -> Program[dict[str, list[str]]]:
+            erased: dict[str, list[str]] = {}
+            for tier, tier_ids in wanted.items():
+                if not tier_ids:
+                    erased[tier] = []
+                    continue
+                rows = yield q.delete_ids(mine, tier, tier_ids)
+                erased[tier] = sorted(str(row[0]) for row in rows)
+                if erased[tier]:
+                    yield from self._audited("delete", tier, erased[tier], reason=reason)
+            return erased
+
+        return await self._run(program(), "write")
+
+    async def add_tombstones(self, texts: Sequence[str], *, reason: str) -> list[str]:
+        mine = self._mine()
+        q = self._queries
+        units = sorted({tombstone_text(t) for t in texts} - {""})
+
+        def program() -> Program[list[str]]:
+            key = yield from self._audit_key()
+            hashes = sorted({keyed_hash(key, unit) for unit in units})
+            now = self._now()
+            for hash_ in hashes:
+                yield q.add_tombstone(mine, hash_, now)
+            if hashes:
+                yield from self._audited("write", "tombstones", hashes, reason=reason)
+            return hashes
+
+        return await self._run(program(), "write")
+
+    async def tombstoned(self, texts: Sequence[str]) -> set[str]:
+        mine = self._mine()
+        q = self._queries
+        units = {t: tombstone_text(t) for t in texts if tombstone_text(t)}
+        if not units:
+            return set()
+
+        def program() -> Program[set[str]]:
+            key = yield from self._audit_key()
+            hashed = {t: keyed_hash(key, unit) for t, unit in units.items()}
+            rows = yield q.tombstones_among(mine, sorted(set(hashed.values())))
+            dead = {str(row[0]) for row in rows}
+            return {t for t, h in hashed.items() if h in dead}
+
+        return await self._run(program(), "read")
 
     # -- the audit ------------------------------------------------------------------------
 

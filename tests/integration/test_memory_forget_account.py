@@ -34,6 +34,7 @@ from agent.settings import Settings
 from memory.facts import subject_for
 from memory.identity import Principal
 from memory.recall import alist_memories
+from tests.support.raw_bytes import raw_hits
 from tests.support.servers import PgLedger, postgres_ledger
 
 pytestmark = pytest.mark.integration
@@ -110,18 +111,6 @@ async def fill(user: str) -> None:
         assert any(first in t for t in texts) and len(texts) >= 2
         state = await app.view(f"{user}-1")
         assert state.thread_id == f"{user}-1"
-
-
-def raw_hits(folder: Path, needle: str) -> list[str]:
-    """Files under ``folder`` whose bytes contain ``needle`` (any case; UTF-8 or UTF-16)."""
-    forms = {needle.encode(), needle.lower().encode(), needle.encode("utf-16-le")}
-    hits = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes()
-            if any(form in data or form in data.lower() for form in forms):
-                hits.append(str(path.relative_to(folder)))
-    return hits
 
 
 def user_rows(data: Path, user: str, ledger: PgLedger | None) -> dict[str, int]:

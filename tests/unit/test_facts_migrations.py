@@ -120,7 +120,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=4) == [4]
     assert await _migrate(path, target=5) == [5]
     assert await _migrate(path, target=6) == [6]
-    assert await _migrate(path) == [7]
+    assert await _migrate(path, target=7) == [7]
+    assert await _migrate(path) == [8]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()

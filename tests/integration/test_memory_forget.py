@@ -1,0 +1,235 @@
+"""Forget one thing, a topic or a time range (issue 15 items 2-3), on the embedded defaults.
+
+Real parts throughout: the compiled graph, SQLite checkpoints and thread index, the ledger and
+journal SQLite file, Qdrant Edge with MiniLM and the embedding cache file. Each test checks
+that exactly what was chosen goes, with what was derived from it (facts, summaries,
+candidates, memories and their vectors, jobs, the thread), that a neighbouring memory of the
+same user and the same memory of another user survive, that the receipt says what was kept
+and why, and that a tombstone stops extraction learning it again.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agent.app import AnalystApp
+from agent.services import Services
+from agent.settings import Settings
+from memory.errors import InvalidMemoryError
+from memory.facts import subject_for
+from memory.identity import Principal
+from tests.support.raw_bytes import raw_hits
+from tests.support.servers import PgLedger, postgres_ledger
+
+pytestmark = pytest.mark.integration
+
+START = datetime(2026, 9, 2, 9, tzinfo=UTC)
+CANARIES = {"mira": ("Zorvendix", "Qualtrobe"), "noor": ("Yblimora", "Kestraveld")}
+OPTIONS = "I am interested in options trading on semiconductor stocks."
+NEIGHBOUR = "I prefer companies with low debt and steady cash flow."
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def backend(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> Iterator[PgLedger | None]:
+    """The ledger and journal in the data folder's SQLite file, or in Postgres (a fresh
+    database used through its application role: row security on the tombstones too)."""
+    if request.param == "embedded":
+        yield None
+        return
+    with postgres_ledger() as ledger:
+        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
+        yield ledger
+
+
+def pg_text(ledger: PgLedger | None) -> str:
+    """Every row of every table of the ledger's schema, as text, read by a superuser."""
+    if ledger is None:
+        return ""
+    import psycopg
+
+    with psycopg.connect(ledger.admin_url) as admin:
+        tables = admin.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts'"
+        ).fetchall()
+        return repr(
+            [
+                admin.execute(f"SELECT t::text FROM analyst_facts.{table} t").fetchall()
+                for (table,) in tables
+            ]
+        )
+
+
+def ticking(start: datetime) -> Callable[[], datetime]:
+    seconds = itertools.count()
+    return lambda: start + timedelta(seconds=next(seconds))
+
+
+@asynccontextmanager
+async def session(user: str, *, day: int = 0) -> AsyncIterator[AnalystApp]:
+    settings = Settings.from_env()
+    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
+    async with AnalystApp.open(settings, Principal("default", user), services) as app:
+        yield app
+
+
+async def fill(user: str) -> None:
+    """A name said in a thread (a fact, a summary), a topic memory and a neighbour memory."""
+    first, last = CANARIES[user]
+    async with session(user) as app:
+        said = await app.start(
+            f"My name is {first} {last}.", thread_id=f"{user}-1", keep_session=True
+        )
+        assert [f["attribute"] for f in said.learned] == ["full_name"]
+        await app.memory.end_session(f"{user}-1")
+        await app.memory.remember(OPTIONS, as_="preference")
+        await app.memory.remember(NEIGHBOUR, as_="preference")
+
+
+async def texts(app: AnalystApp) -> list[str]:
+    return [m.text for m in await app.memories()]
+
+
+async def test_forget_one_episode_cascades_and_is_not_learned_again(
+    backend: PgLedger | None, isolated_env: Path
+) -> None:
+    data = isolated_env / "data"
+    await fill("mira")
+    await fill("noor")
+    first, last = CANARIES["mira"]
+    assert raw_hits(data, first)
+
+    async with session("mira", day=1) as app:
+        learner = await app.memory.learner()
+        (said,) = [e for e in await learner.journal.list_episodes() if first in e.text]
+        plan = await app.memory.forget([said.episode_id])
+        assert plan["confirmed"] is False and raw_hits(data, first)
+        receipt = await app.memory.forget([said.episode_id], confirm=True)
+        entries = await app.memory.audit()
+
+    deleted = receipt["deleted"]
+    assert deleted["episodes"]["ids"] == [said.episode_id]
+    assert deleted["threads"]["ids"] == ["mira-1"]
+    assert deleted["facts"]["count"] == 1
+    assert deleted["summaries"]["count"] == 1
+    assert deleted["extraction_jobs"]["count"] >= 1
+    assert deleted["embedding_cache"]["count"] > 0
+    assert receipt["tombstones"] > 0
+    (notes,) = [k for k in receipt["kept"] if k["tier"] == "documents"]
+    assert "business records" in notes["why"]
+    assert "backup" in receipt["backups"]
+    assert first.lower() not in repr(entries).lower()
+    # The canary is in no byte of any database file, WAL or Qdrant Edge segment.
+    assert raw_hits(data, first) == [] and raw_hits(data, last) == []
+    assert first.lower() not in pg_text(backend).lower()
+
+    async with session("mira", day=2) as app:
+        learner = await app.memory.learner()
+        subject = subject_for(app.principal)
+        assert await learner.facts.current(subject, "full_name") is None
+        assert NEIGHBOUR in await texts(app) and OPTIONS in await texts(app)
+        # Re-extraction over the remaining history does not bring it back ...
+        for thread in {e.thread_id for e in await learner.journal.list_episodes()}:
+            await learner.journal.enqueue(
+                "session_end",
+                thread,
+                [e.episode_id for e in await learner.journal.list_episodes(thread_id=thread)],
+            )
+        await learner.drain()
+        # ... nor do the same words said again (the hot path and session end).
+        again = await app.start(f"My name is {first} {last}.", thread_id="mira-9")
+        assert again.learned == []
+        await app.memory.end_session("mira-9")
+        assert await learner.facts.current(subject, "full_name") is None
+        quotes = [c.quote for c in await learner.journal.candidates(status=None, limit=1000)]
+        assert not any(first in q for q in quotes)
+        assert not any(first in t for t in await texts(app))
+
+    # The other user's same kind of memory is untouched.
+    async with session("noor", day=2) as app:
+        learner = await app.memory.learner()
+        name = await learner.facts.current(subject_for(app.principal), "full_name")
+        assert name is not None and CANARIES["noor"][0] in str(name.value)
+        assert len(await learner.journal.summaries()) == 1
+    if backend is not None:
+        assert CANARIES["noor"][0] in pg_text(backend)
+
+
+async def test_forget_by_topic_lists_then_deletes_only_what_is_confirmed(
+    isolated_env: Path,
+) -> None:
+    await fill("mira")
+    await fill("noor")
+    async with session("mira", day=1) as app:
+        listed = await app.memory.forget(topic="options trading")
+        assert listed["confirmed"] is False
+        found = {(r["tier"], r["id"]) for r in listed["found"]}
+        tiers = {tier for tier, _ in found}
+        assert {"episodes", "store"} <= tiers, listed["found"]
+        # A memory found only by meaning is listed, never deleted by a plain confirm.
+        assert all(r.get("by") == "meaning" for r in listed["found"] if "low debt" in r["text"])
+        assert OPTIONS in await texts(app), "listing deletes nothing"
+        (memory,) = [r["id"] for r in listed["found"] if r["tier"] == "store"]
+        receipt = await app.memory.forget(topic="options trading", only=[memory])
+        assert receipt["confirmed"] is True
+        assert receipt["deleted"]["store"]["ids"] == [memory]
+        assert receipt["deleted"]["episodes"]["count"] == 0
+        assert any(k["tier"] == "episodes" for k in receipt["kept"])
+        assert OPTIONS not in await texts(app) and NEIGHBOUR in await texts(app)
+        rest = await app.memory.forget(topic="options trading", confirm=True)
+        assert rest["deleted"]["episodes"]["count"] == 1
+        learner = await app.memory.learner()
+        assert not any("options" in e.text for e in await learner.journal.list_episodes())
+        assert NEIGHBOUR in await texts(app), (rest["deleted"], rest["found"])
+        with pytest.raises(InvalidMemoryError, match="forget"):
+            await app.memory.remember(OPTIONS, as_="preference")
+    async with session("noor", day=1) as app:
+        assert OPTIONS in await texts(app) and NEIGHBOUR in await texts(app)
+
+
+async def test_forget_by_time_range_removes_only_that_range(isolated_env: Path) -> None:
+    await fill("mira")
+    await fill("noor")
+    later = "I prefer dividend payers for the income sleeve."
+    async with session("mira", day=10) as app:
+        await app.memory.remember(later, as_="preference")
+    async with session("noor", day=10) as app:
+        await app.memory.remember(later, as_="preference")
+    day = START + timedelta(days=10)
+    async with session("mira", day=11) as app:
+        listed = await app.memory.forget(since=day, until=day + timedelta(days=1))
+        assert {r["tier"] for r in listed["found"]} == {"episodes", "store"}
+        assert all("dividend" in r["text"] for r in listed["found"]), listed["found"]
+        receipt = await app.memory.forget(since=day, until=day + timedelta(days=1), confirm=True)
+        assert receipt["deleted"]["episodes"]["count"] == 1
+        assert receipt["deleted"]["store"]["count"] == 1
+        left = await texts(app)
+        assert later not in left and NEIGHBOUR in left and OPTIONS in left
+        learner = await app.memory.learner()
+        assert await learner.facts.current(subject_for(app.principal), "full_name") is not None
+    async with session("noor", day=11) as app:
+        assert later in await texts(app)
+
+
+def test_cli_forget_by_id_asks_for_yes(isolated_env: Path, analyst: object) -> None:
+    first, last = CANARIES["mira"]
+    run = analyst  # the CLI runner fixture
+    said = run("run", f"My name is {first} {last}.", "--user", "mira", "--json")  # type: ignore[operator]
+    assert said.code == 0, str(said)
+    fact = said.json()["learned"][0]["memory_id"]
+    asked = run("memory", "forget", fact, "--user", "mira", "--json")  # type: ignore[operator]
+    assert asked.code == 2, str(asked)
+    done = run("memory", "forget", fact, "--yes", "--user", "mira", "--json")  # type: ignore[operator]
+    receipt = done.json()
+    assert receipt["deleted"]["facts"]["ids"] == [fact]
+    assert any(k["tier"] == "episodes" for k in receipt["kept"])
+    topic = run("memory", "forget", "--topic", "name", "--user", "mira", "--json")  # type: ignore[operator]
+    assert topic.code == 2 and '"found"' in topic.out
