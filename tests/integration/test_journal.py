@@ -581,6 +581,50 @@ async def _write_randomly(journal: Journal, principal: Principal, rng: random.Ra
     return Written(episodes, jobs, candidates, summaries, procedures)
 
 
+async def test_erase_deletes_only_the_named_rows_and_tombstones_hold_no_text(
+    backend: Backend, open_: OpenJournal
+) -> None:
+    """Forget (one item): ``erase`` deletes the principal's named rows, by tier, and no other
+    user's with the same ids; tombstones are per user, keyed hashes, matched after
+    normalising (case, spacing, trailing punctuation), and never hold the text."""
+    async with open_() as alice, open_(BOB) as bob:
+        await alice.add_episodes([episode(1), episode(2)])
+        await bob.add_episodes([episode(1, principal=BOB)])
+        await alice.add_candidates([candidate(1), candidate(2)])
+        erased = await alice.erase(
+            {"episodes": ["ep-alice-1", "ep-bob-1"], "candidates": ["cand-alice-2"]},
+            reason="forgotten",
+        )
+        assert erased["episodes"] == ["ep-alice-1"] and erased["candidates"] == ["cand-alice-2"]
+        assert erased["summaries"] == [] and erased["procedures"] == []
+        assert [e.episode_id for e in await alice.list_episodes()] == ["ep-alice-2"]
+        assert [e.episode_id for e in await bob.list_episodes()] == ["ep-bob-1"]
+        assert [c.candidate_id for c in await alice.candidates()] == ["cand-alice-1"]
+
+        hashes = await alice.add_tombstones(["My name is Zorvendix.", "  "], reason="forgotten")
+        assert len(hashes) == 1 and len(hashes[0]) == 64
+        assert await alice.add_tombstones(["my name is  ZORVENDIX"], reason="again") == hashes
+        said = ["MY NAME IS Zorvendix!", "my name is someone else"]
+        assert await alice.tombstoned(said) == {"MY NAME IS Zorvendix!"}
+        assert await bob.tombstoned(said) == set()
+        assert await alice.tombstoned([]) == set()
+        deletes = [e for e in await alice.audit_log() if e.action == "delete"]
+        assert {e.tier for e in deletes} == {"episodes", "candidates"}
+    if backend.name == "sqlite":
+        with sqlite3.connect(backend.path) as conn:
+            rows = conn.execute("SELECT * FROM memory_tombstones").fetchall()
+        conn.close()
+    else:
+        assert backend.ledger is not None
+        with psycopg.connect(backend.ledger.admin_url) as admin:
+            rows = admin.execute("SELECT * FROM analyst_facts.memory_tombstones").fetchall()
+        with psycopg.connect(backend.url) as as_bob:  # row security: none of alice's
+            _act_as(as_bob, BOB)
+            seen = as_bob.execute("SELECT count(*) FROM analyst_facts.memory_tombstones")
+            assert seen.fetchone() == (0,)
+    assert len(rows) == 1 and "zorvendix" not in repr(rows).lower()
+
+
 async def test_every_read_returns_exactly_the_principals_own_records(
     open_: OpenJournal, clock: Clock
 ) -> None:
