@@ -65,10 +65,11 @@ deleted, by tier); with it, it deletes, in this order:
    reclaims them; the receipt says so.
 
 Kept, and listed in the receipt with the reason: research notes the user published or
-approved (business records), and the memory audit (append-only: ids and keyed hashes,
-never content). The receipt ends with the backup statement: a backup made with ``analyst db
-backup`` (and the ``before-restore-*`` copies a restore leaves in ``<data dir>/backups``) still
-holds the data until it is deleted.
+approved (business records), the memory audit (append-only: ids and keyed hashes, never
+content), and the tombstones of earlier forgets (keyed hashes, never content: they stop a
+restored backup teaching the forgotten things again). The receipt ends with the backup
+statement: a backup made with ``analyst db backup`` (and the ``before-restore-*`` copies a
+restore leaves in ``<data dir>/backups``) still holds the data until it is deleted.
 """
 
 from __future__ import annotations
@@ -196,7 +197,15 @@ async def forget_account(app: AnalystApp, *, confirm: bool) -> Receipt:
     )
     receipt.deleted["store"] = Tier(sorted("/".join((*i.namespace, i.key)) for i in items))
     receipt.deleted["embedding_cache"] = Tier(hashes)
-    receipt.kept = _kept(app, {t.thread_id for t in threads})
+    receipt.kept = [
+        *_kept(app, {t.thread_id for t in threads}),
+        {
+            "tier": "tombstones",
+            "what": "tombstones of what this user forgot earlier",
+            "why": "keyed hashes, never text: they stop a restored backup or a re-imported "
+            "conversation from teaching the forgotten things again",
+        },
+    ]
     receipt.backups = _backups(app)
     if not confirm:
         return receipt

@@ -175,6 +175,7 @@ async def test_account_deletion_erases_every_tier_and_keeps_other_users(
     assert len(notes["paths"]) == 1 and notes["paths"][0].startswith("research/MSFT-")
     assert "business records" in notes["why"]
     assert any(k["tier"] == "audit" for k in receipt["kept"])
+    assert any(k["tier"] == "tombstones" for k in receipt["kept"])
     assert "backup" in receipt["backups"] and str(data / "backups") in receipt["backups"]
     # The deletion is audited by ids only.
     erased = {e["tier"] for e in entries if e["action"] == "delete"}
