@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -27,6 +27,7 @@ from agent.app import AnalystApp, CheckpointView
 from agent.errors import ThreadNotFoundError
 from agent.settings import Settings
 from memory.identity import Principal
+from tests.support.servers import PgLedger, postgres_ledger
 
 EXE = Path(sys.executable).with_name("analyst")
 T = TypeVar("T")
@@ -185,3 +186,18 @@ def open_app(isolated_env: Path) -> OpenApp:
         return AnalystApp.open(settings, Principal(settings.tenant_id, user))
 
     return opener
+
+
+@pytest.fixture(params=["embedded", "postgres"])
+def backend(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> Iterator[PgLedger | None]:
+    """Where the ledger and the journal live (``ANALYST_FACTS``) for the test: the data
+    folder's SQLite file (``None``), then a fresh Postgres database used through its
+    application role, set up by its owner (row security in force)."""
+    if request.param == "embedded":
+        yield None
+        return
+    with postgres_ledger() as ledger:
+        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
+        yield ledger

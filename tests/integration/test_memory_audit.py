@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -28,7 +28,7 @@ from agent.settings import Settings
 from memory.errors import AuditAccessError
 from memory.identity import Principal
 from memory.journal.audit import keyed_hash
-from tests.support.servers import PgLedger, postgres_ledger
+from tests.support.servers import PgLedger
 
 pytestmark = pytest.mark.integration
 
@@ -41,18 +41,6 @@ START = datetime(2026, 11, 2, 9, tzinfo=UTC)
 def ticking(start: datetime) -> Callable[[], datetime]:
     seconds = itertools.count()
     return lambda: start + timedelta(seconds=next(seconds))
-
-
-@pytest.fixture(params=["embedded", "postgres"])
-def backend(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
-) -> Iterator[PgLedger | None]:
-    if request.param == "embedded":
-        yield None
-        return
-    with postgres_ledger() as ledger:
-        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
-        yield ledger
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ and why, and that a tombstone stops extraction learning it again.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -26,7 +26,7 @@ from memory.errors import InvalidMemoryError
 from memory.facts import subject_for
 from memory.identity import Principal
 from tests.support.raw_bytes import raw_hits
-from tests.support.servers import PgLedger, postgres_ledger
+from tests.support.servers import PgLedger
 
 pytestmark = pytest.mark.integration
 
@@ -34,20 +34,6 @@ START = datetime(2026, 9, 2, 9, tzinfo=UTC)
 CANARIES = {"mira": ("Zorvendix", "Qualtrobe"), "noor": ("Yblimora", "Kestraveld")}
 OPTIONS = "I am interested in options trading on semiconductor stocks."
 NEIGHBOUR = "I prefer companies with low debt and steady cash flow."
-
-
-@pytest.fixture(params=["embedded", "postgres"])
-def backend(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
-) -> Iterator[PgLedger | None]:
-    """The ledger and journal in the data folder's SQLite file, or in Postgres (a fresh
-    database used through its application role: row security on the tombstones too)."""
-    if request.param == "embedded":
-        yield None
-        return
-    with postgres_ledger() as ledger:
-        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
-        yield ledger
 
 
 def pg_text(ledger: PgLedger | None) -> str:

@@ -43,18 +43,6 @@ START = datetime(2026, 11, 2, 9, tzinfo=UTC)
 CANARIES = {"mira": ("Zorvendix", "Qualtrobe"), "noor": ("Yblimora", "Kestraveld")}
 
 
-@pytest.fixture(params=["embedded", "postgres"])
-def backend(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
-) -> Iterator[PgLedger | None]:
-    if request.param == "embedded":
-        yield None
-        return
-    with postgres_ledger() as ledger:
-        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
-        yield ledger
-
-
 def pg_rows(ledger: PgLedger | None) -> dict[str, list[str]]:
     """Every row of every table of the ledger's schema as text, read by a superuser (row
     security does not apply), by table. Dead tuples are not rows: VACUUM reclaims them."""

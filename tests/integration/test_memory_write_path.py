@@ -11,11 +11,10 @@ ends it; the clock is the services' clock, a week apart per session.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from agent.settings import Settings
 from memory.facts import subject_for
 from memory.identity import Principal
 from memory.recall import alist_memories
-from tests.support.servers import postgres_ledger
+from tests.support.servers import PgLedger
 
 pytestmark = pytest.mark.integration
 
@@ -39,17 +38,10 @@ def ticking(start: datetime) -> Callable[[], datetime]:
     return lambda: start + timedelta(seconds=next(seconds))
 
 
-@pytest.fixture(autouse=True, params=["embedded", "postgres"])
-def backend(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
-) -> Iterator[str]:
-    """Where every ``session`` keeps the ledger and the journal (``ANALYST_FACTS``)."""
-    if request.param == "embedded":
-        yield request.param
-        return
-    with postgres_ledger() as ledger:  # set up by its owner for the application role
-        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
-        yield request.param
+@pytest.fixture(autouse=True)
+def on_each_backend(backend: PgLedger | None) -> None:
+    """Every test here runs with the ledger and the journal on each backend (``backend``:
+    the embedded SQLite file, then Postgres through its application role)."""
 
 
 @asynccontextmanager
