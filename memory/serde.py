@@ -28,8 +28,8 @@ import base64
 import binascii
 import dataclasses
 import enum
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 import orjson
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -229,3 +229,36 @@ class ValueCipher:
             return self._inner.loads_typed((type_, base64.b64decode(payload)))
         except (ValueError, KeyError, binascii.Error) as e:
             raise CheckpointDecryptionError() from e
+
+
+R = TypeVar("R")
+
+
+def record_from_json(cls: type[R], data: Mapping[str, Any]) -> R:
+    """Rebuild a frozen record dataclass from its ``to_json`` shape: ISO strings become
+    aware datetimes and lists become tuples where the field is typed so; keys that are not
+    init fields (derived properties such as ``status``) are ignored. A missing required
+    field is :class:`~memory.errors.InvalidMemoryError` naming it."""
+    import typing
+    from datetime import datetime
+
+    from memory.errors import InvalidMemoryError
+
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if not f.init or f.name not in data:
+            continue
+        value, hint = data[f.name], str(hints.get(f.name, ""))
+        if isinstance(value, str) and "datetime" in hint:
+            value = datetime.fromisoformat(value)
+        elif isinstance(value, list) and "tuple" in hint:
+            value = tuple(value)
+        values[f.name] = value
+    try:
+        return cls(**values)
+    except TypeError as e:
+        raise InvalidMemoryError(
+            f"A {cls.__name__} in the backup is incomplete ({e}); the file is damaged or was "
+            "not made by `analyst memory backup`."
+        ) from None

@@ -97,6 +97,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Self, TypeVar, cast
 
 from memory.errors import (
@@ -488,6 +489,39 @@ class FactStore(ABC):
             return []
         return await self._erase_facts(principal.tenant_id, principal.user_id, list(memory_ids))
 
+    async def restore(self, records: Sequence[FactRecord]) -> list[str]:
+        """Put back fact rows of a backup as they were (memory ids, validity, provenance and
+        times kept), in one transaction. Only rows about the principal's own user (subject
+        ``user:<id>``, this tenant) are accepted (:class:`InvalidFactError` otherwise, before
+        anything is written); a row whose memory id is stored already is left as it is.
+        Returns the memory ids inserted."""
+        principal = self.principal
+        subject = subject_for(principal)
+        for r in records:
+            if (r.tenant_id, r.subject) != (principal.tenant_id, subject):
+                raise InvalidFactError(
+                    f"Fact {r.memory_id} is about {r.tenant_id}/{r.subject}; a backup is "
+                    f"restored as the user it was made for ({principal.tenant_id}/{subject})."
+                )
+        stored = {
+            row.memory_id
+            for attribute in sorted({r.attribute for r in records})
+            for row in await self.history(subject, attribute)
+        }
+        fresh = [r for r in records if r.memory_id not in stored]
+        writes = [
+            PendingWrite(
+                self._key(r.subject, r.attribute), partial(_insert_rules, r), principal.user_id
+            )
+            for r in fresh
+        ]
+        if writes:
+            await self._submit(writes)
+        for write in writes:
+            if write.error is not None:
+                raise write.error
+        return [r.memory_id for r in fresh]
+
     # -- grants -------------------------------------------------------------------------------
 
     def _grant(self, user_id: str, subject: str | None, admin: bool) -> Grant:
@@ -860,3 +894,9 @@ def _check_tenant(principal: Principal) -> None:
         raise FactTenantError(
             f"Principal {principal!r} has an empty tenant_id; every fact needs a tenant."
         )
+
+
+def _insert_rules(record: FactRecord) -> Rules[FactRecord]:
+    """Insert ``record`` as it is (a restore: the backup's rows already obey the rules)."""
+    yield ("insert", (record,))
+    return record

@@ -209,6 +209,14 @@ class Journal(ABC):
         Returns the ids deleted, by tier (an unknown id is skipped)."""
 
     @abstractmethod
+    async def restore(self, rows: Mapping[str, Sequence[Any]]) -> dict[str, list[str]]:
+        """Put back records of a backup as they were (ids, states and times kept), by tier
+        (as in :meth:`erase_principal`), in one transaction; a record already stored is left
+        as it is. Every record must be the principal's (:class:`InvalidMemoryError`
+        otherwise, before anything is written). Returns the ids inserted, by tier, with one
+        ``write`` audit entry per tier."""
+
+    @abstractmethod
     async def add_tombstones(self, texts: Sequence[str], *, reason: str) -> list[str]:
         """Store a tombstone for each text: its keyed hash (:func:`tombstone_text` first),
         never the text. Returns the hashes (idempotent)."""

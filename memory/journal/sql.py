@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal, Self, TypeVar, cast
 
-from memory.errors import CandidateNotFoundError, JournalError
+from memory.errors import CandidateNotFoundError, InvalidMemoryError, JournalError
 from memory.identity import Principal
 from memory.journal import rules
 from memory.journal.audit import AUDIT_SECRET, keyed_hash
@@ -444,6 +444,41 @@ class SqlJournal(Journal):
                 if erased[tier]:
                     yield from self._audited("delete", tier, erased[tier], reason=reason)
             return erased
+
+        return await self._run(program(), "write")
+
+    async def restore(self, rows: Mapping[str, Sequence[Any]]) -> dict[str, list[str]]:
+        principal = self.principal
+        q = self._queries
+        insert: dict[str, tuple[Callable[[Any], Statement], str]] = {
+            "episodes": (q.add_episode, "episode_id"),
+            "extraction_jobs": (q.add_job, "job_id"),
+            "candidates": (q.add_candidate, "candidate_id"),
+            "summaries": (q.add_summary, "session_id"),
+            "procedures": (q.add_procedure, "procedure_id"),
+        }
+        for tier, records in rows.items():
+            if tier not in insert:
+                raise InvalidMemoryError(f"No journal tier is called {tier!r}.")
+            for record in records:
+                if (record.tenant_id, record.user_id) != (principal.tenant_id, principal.user_id):
+                    raise InvalidMemoryError(
+                        f"A record of {record.tenant_id}/{record.user_id} cannot be restored "
+                        f"as {principal.tenant_id}/{principal.user_id}; restore a backup as "
+                        "the user it was made for."
+                    )
+
+        def program() -> Program[dict[str, list[str]]]:
+            restored: dict[str, list[str]] = {}
+            for tier, (statement, key) in insert.items():
+                ids = []
+                for record in rows.get(tier, ()):
+                    if (yield statement(record)):
+                        ids.append(getattr(record, key))
+                restored[tier] = ids
+                if ids:
+                    yield from self._audited("write", tier, ids, reason="restored from a backup")
+            return restored
 
         return await self._run(program(), "write")
 
