@@ -34,6 +34,7 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_facts.py
 	$(BIN)/python scripts/bench_learning.py
 	$(BIN)/python scripts/bench_startup.py
+	$(BIN)/python scripts/bench_retention.py
 
 studio: venv-dev  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
 	$(BIN)/langgraph dev --no-browser

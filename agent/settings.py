@@ -32,18 +32,21 @@ variable and the fix.
 | ANALYST_MAX_QUERY_CHARS | 2000 | longest request (`run`, a chat message, reject feedback) |
 | ANALYST_MAX_MEMORY_CHARS | 2000 | longest long-term memory (`memories add`) |
 | ANALYST_MAX_EDIT_CHARS | 100000 | longest report text published with `edit` |
+| ANALYST_RETENTION | episodes=365d,summaries=90d,events=180d,memories=365d,candidates=90d,jobs=30d,fact_history=365d,procedures=365d,threads=90d | how long each memory type is kept (`type=age` pairs override these); current facts, active procedures and memories of importance 8+ are never deleted by age: past their review date (ANALYST_REVIEW_DAYS) `analyst memory sweep` lists them as due for review (see memory.retention) |
+| ANALYST_SWEEP_ON_START | 1 | sweep expired memory when the app first opens memory, at most once a day per principal |
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from agent.errors import ConfigurationError
 from memory.identity import Principal
+from memory.retention import RetentionPolicy
 from memory.urls import resolve_sqlite_url
 
 Durability = Literal["sync", "async", "exit"]
@@ -91,6 +94,10 @@ class Settings:
     review_days: int = 180
     #: The memory audit's hash key (else the database's own; see memory.journal.audit).
     audit_key: str | None = None
+    #: How long each memory type is kept (``ANALYST_RETENTION``; see memory.retention).
+    retention: RetentionPolicy = field(default_factory=RetentionPolicy)
+    #: Whether the app sweeps expired memory when it first opens memory (once a day).
+    sweep_on_start: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -133,6 +140,8 @@ class Settings:
             extract_inline=_flag(env, "ANALYST_EXTRACT_INLINE", True),
             review_days=_limit(env, "ANALYST_REVIEW_DAYS", 180, "days"),
             audit_key=env.get("ANALYST_AUDIT_KEY") or None,
+            retention=RetentionPolicy.parse(env.get("ANALYST_RETENTION")),
+            sweep_on_start=_flag(env, "ANALYST_SWEEP_ON_START", True),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean)

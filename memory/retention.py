@@ -10,6 +10,32 @@ never pruned (``busy``). ``dry_run`` reports the same selection and deletes noth
 
 Redis can also expire checkpoints by itself: ``redis://...?ttl=90d`` (see
 :mod:`memory.checkpoint`).
+
+**Retention policy** (:class:`RetentionPolicy`, ``ANALYST_RETENTION``): how long each type of
+a principal's memory is kept, as ``type=age`` pairs over :data:`DEFAULT_RETENTION` (e.g.
+``summaries=30d,events=26w``; ages are :func:`parse_age`'s, in ``s m h d w``). Nothing is kept
+indefinitely by default, and no type can be set to "never":
+
+- ``episodes`` (what the user said, by ``at``), ``summaries`` (session summaries, by
+  ``ended``), ``events`` (cold-store decisions, rejections, milestones and themes, by their
+  ``at``, else ``updated_at``), ``memories`` (other cold-store memories and preferences,
+  likewise), ``candidates`` (any status, by ``decided_at``, else ``created_at``), ``jobs``
+  (``done`` and ``failed`` extraction jobs, by ``finished_at``; a pending or running job is
+  work not done yet and is never swept), ``fact_history`` (fact rows no longer in force:
+  superseded, retracted, withdrawn or candidates, by when they stopped holding),
+  ``procedures`` (retired procedures, by ``retired_at``) and ``threads`` (idle threads,
+  :func:`prune_threads`).
+- **High-importance items are not deleted by age**: a current fact (open, not withdrawn), an
+  active procedure and a memory of importance :data:`HIGH_IMPORTANCE` or more, or one the
+  user asked to keep (source ``confirmed``), each have an owner (the user they are about) and
+  a review date (a procedure's ``review_at``; a fact's ``recorded_at`` and a memory's
+  ``updated_at`` plus ``ANALYST_REVIEW_DAYS``). Past it, the sweep reports the item as *due
+  for review*, with the command that confirms it (a new review date) and the one that deletes
+  it. So nothing is kept indefinitely without a person saying so again.
+- Decay (:mod:`agent.consolidation`) lowers an event's retrieval priority; it never replaces
+  deletion: a decayed event is still swept when it is older than ``events``.
+
+The sweep itself is :mod:`agent.app.retention` (``analyst memory sweep``).
 """
 
 from __future__ import annotations
@@ -56,6 +82,62 @@ def parse_since(text: str, now: datetime, *, what: str = "--since") -> datetime:
             "(a number and a unit: 7d, 12h, 2w)."
         ) from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+#: Every retention type and its default age (see the module docstring).
+DEFAULT_RETENTION: dict[str, str] = {
+    "episodes": "365d",
+    "summaries": "90d",
+    "events": "180d",
+    "memories": "365d",
+    "candidates": "90d",
+    "jobs": "30d",
+    "fact_history": "365d",
+    "procedures": "365d",
+    "threads": "90d",
+}
+#: A cold-store memory of this importance or more is reviewed, not deleted by age.
+HIGH_IMPORTANCE = 8
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    """How long each retention type is kept: ``labels`` maps every type of
+    :data:`DEFAULT_RETENTION` to its age as written (``90d``)."""
+
+    labels: tuple[tuple[str, str], ...] = tuple(DEFAULT_RETENTION.items())
+
+    @classmethod
+    def parse(cls, text: str | None, *, what: str = "ANALYST_RETENTION") -> RetentionPolicy:
+        """``summaries=90d,events=180d`` over the defaults; an unknown type, a pair without
+        ``=`` or an age that is not a duration is a :class:`ConfigurationError`."""
+        ages = dict(DEFAULT_RETENTION)
+        for part in (text or "").split(","):
+            if not part.strip():
+                continue
+            name, sep, age = part.partition("=")
+            name = name.strip().lower()
+            if not sep:
+                raise ConfigurationError(
+                    f"{what}: '{part.strip()}' is not type=age; write e.g. summaries=90d,events=180d."
+                )
+            if name not in DEFAULT_RETENTION:
+                raise ConfigurationError(
+                    f"{what}: '{name}' is not a memory type; use one of "
+                    f"{', '.join(DEFAULT_RETENTION)} (e.g. summaries=90d)."
+                )
+            parse_age(age, what=f"{what} {name}")
+            ages[name] = age.strip()
+        return cls(tuple(ages.items()))
+
+    def label(self, kind: str) -> str:
+        return dict(self.labels)[kind]
+
+    def age(self, kind: str) -> timedelta:
+        return parse_age(self.label(kind))
+
+    def to_json(self) -> dict[str, str]:
+        return dict(self.labels)
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,18 @@ fact, preference or procedure), :meth:`~MemoryControls.listing` and :meth:`~Memo
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+# The remember vocabulary lives with its write path in the domain (agent.remembering), so the
+# graph's ``remember`` tool stores exactly what ``analyst memory remember`` does.
+from agent.remembering import RememberAs, fact_command
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agent.app.service import AnalystApp
     from agent.learning import Learner
-    from memory.journal.records import Episode
     from memory.recall import Recalled
 
 
@@ -283,104 +286,26 @@ class MemoryControls:
     async def remember(
         self, text: str, *, as_: RememberAs = "preference", thread_id: str | None = None
     ) -> dict[str, Any]:
-        """Remember ``text`` because the principal said so, in every conversation.
+        """Remember ``text`` because the principal said so, in every conversation, as a
+        ``fact``, ``preference`` or ``procedure`` (:func:`agent.remembering.remember`, the write
+        path the model's ``remember`` tool shares): stored first as an episode of
+        ``thread_id`` (the conversation it was said in; ``memory:remember`` from the command
+        line), or refused with nothing stored."""
+        from agent.remembering import remember
 
-        ``fact``: the profile attributes the hot-path rules find, recorded ``confirmed``;
-        ``procedure``: the standing rules code can enforce (a ticker excluded, a research
-        mode), in force at once; ``preference``: a long-term memory of kind ``preference``
-        (importance 7). A text with no attribute (fact) or no enforceable rule (procedure)
-        is refused and nothing is stored. Otherwise the user's words are stored first as an
-        episode (on ``thread_id``, the conversation they were said in; ``memory:remember``
-        from the command line) that everything stored cites, and that episode is marked as
-        extracted (a done session-end job whose result is what was stored), so no later
-        extraction learns the same words a second time, differently.
-        """
-        from agent.app.service import within_limit
-        from agent.extraction import hot_path_facts
-        from memory.errors import InvalidMemoryError
-
-        if as_ not in REMEMBER_AS:
-            raise InvalidMemoryError(f"--as {as_!r} is not one of: {', '.join(REMEMBER_AS)}.")
-        words = text.strip()
-        if not words:
-            raise InvalidMemoryError("Say what to remember; nothing was stored.")
-        within_limit(
-            words,
-            self.app.settings.max_memory_chars,
-            "memory",
-            "ANALYST_MAX_MEMORY_CHARS",
-            InvalidMemoryError,
+        return await remember(
+            await self.learner(),
+            text,
+            as_=as_,
+            thread_id=thread_id,
+            max_chars=self.app.settings.max_memory_chars,
         )
-        learner = await self.learner()
-        # Checked before anything is written: a refused instruction stores nothing.
-        if as_ == "fact" and not hot_path_facts(words, "-"):
-            raise InvalidMemoryError(_NO_FACT.format(text=words))
-        if as_ == "procedure" and not _rules(words, "-"):
-            raise InvalidMemoryError(_NO_RULE.format(text=words))
-        if await learner.journal.tombstoned([words]):
-            # The text itself is not repeated: it is what the user asked to forget.
-            raise InvalidMemoryError(
-                "You asked earlier to forget exactly this, so it is not remembered again "
-                "(a tombstone stops it being learned); nothing was stored."
-            )
-        now = learner.clock()
-        episode = await learner.record(
-            thread_id or REMEMBER_THREAD,
-            "message",
-            words,
-            turn=f"remember:{now.isoformat()}",
-            meta={"remember": as_},
-            at=now,
-        )
-        if as_ == "fact":
-            stored = await _remember_facts(learner, episode)
-        elif as_ == "procedure":
-            stored = await _remember_procedures(learner, episode)
-        else:
-            stored = [await _remember_preference(learner, episode)]
-        job = await learner.journal.enqueue("session_end", episode.thread_id, [episode.episode_id])
-        await learner.journal.complete(job.job_id, {"remembered": stored})
-        p = self.app.principal
-        return {
-            "as": as_,
-            "scope": f"{learner.subject} (tenant {p.tenant_id}), in every conversation",
-            "state": _STATE[as_],
-            "episode_id": episode.episode_id,
-            "thread_id": episode.thread_id,
-            "stored": stored,
-        }
 
     async def listing(self) -> list[dict[str, Any]]:
         """Everything remembered about the principal, one short row per item across the
         layers (facts, procedures, preferences, events, other memories, sessions), with its
         id: ``analyst memory list``."""
-        seen = await self.show(sessions=_ALL)
-        rows = [
-            _row("fact", f["memory_id"], f"{f['attribute']} = {f['value']!r}", f["since"])
-            for f in seen["profile"]
-        ]
-        rows += [
-            _row("procedure", p["procedure_id"], p["text"], p["confirmed_at"])
-            for p in seen["procedures"]
-        ]
-        for layer, name in (
-            ("preferences", "preference"),
-            ("events", "event"),
-            ("memories", "memory"),
-        ):
-            rows += [
-                _row(
-                    name if name != "event" else m["kind"],
-                    m["key"],
-                    m["text"],
-                    m["at"] or m["updated_at"],
-                )
-                for m in seen[layer]
-            ]
-        rows += [
-            _row("session", s["session_id"], s["summary"], s["ended"]) for s in seen["sessions"]
-        ]
-        return rows
+        return await (await self.learner()).listing()
 
     async def export(self) -> dict[str, Any]:
         """Everything kept of the principal, as one JSON document with stable keys (data
@@ -414,44 +339,19 @@ class MemoryControls:
             "memories": [_memory_json(m) for m in await self.app.memories(limit=_ALL)],
         }
 
+    async def sweep(self, *, dry_run: bool = False) -> dict[str, Any]:
+        """Enforce the retention policy (``ANALYST_RETENTION``) now, at the services clock
+        (:func:`agent.app.retention.sweep`): delete what has expired in every tier, with what
+        was derived from it, and return the receipt (per tier, counts and ids; what was kept
+        and why, with the items due for review). ``dry_run`` deletes nothing."""
+        from agent.app.retention import sweep
 
-#: What ``remember`` may store a text as.
-RememberAs = Literal["fact", "preference", "procedure"]
-REMEMBER_AS: tuple[RememberAs, ...] = ("fact", "preference", "procedure")
-#: The journal thread of what is remembered from the command line (not a valid thread id,
-#: so it is never one of the principal's conversations).
-REMEMBER_THREAD = "memory:remember"
+        self.app._swept = True  # an explicit sweep (or dry run) replaces the start-up one
+        return (await sweep(self.app, dry_run=dry_run)).to_json()
+
+
 #: As many rows as a listing or an export may hold.
 _ALL = 1_000_000
-_STATE = {
-    "fact": "confirmed: used by the planner from the next request",
-    "procedure": "active: enforced in every conversation from the next request",
-    "preference": "stored: recalled by meaning from the next request",
-}
-_NO_FACT = (
-    "No profile attribute recognised in {text!r}, so nothing was stored. A fact states your "
-    "risk tolerance, horizon, watchlist, excluded tickers, report style or base currency, "
-    'e.g. "my horizon is 10 years", "I\'m a conservative investor", "my base currency '
-    'is EUR". To keep the text as it is: --as preference.'
-)
-_NO_RULE = (
-    "No rule code can enforce in {text!r}, so nothing was stored. A procedure excludes a "
-    'ticker ("never analyse TSLA") or fixes the research mode ("always quick snapshots"). '
-    "To keep the text as it is: --as preference."
-)
-
-
-def fact_command(verb: Literal["record", "retract"], attribute: str, value: Any = None) -> str:
-    """The ``analyst facts`` command that records ``value`` for, or retracts, the principal's
-    ``attribute`` (``me`` is the principal's own subject)."""
-    import json
-    import shlex
-
-    if verb == "retract":
-        return f"analyst facts retract me {attribute}"
-    return (
-        f"analyst facts record me {attribute} {shlex.quote(json.dumps(value, ensure_ascii=False))}"
-    )
 
 
 def _memory_json(m: Recalled) -> dict[str, Any]:
@@ -459,127 +359,3 @@ def _memory_json(m: Recalled) -> dict[str, Any]:
     row = m.to_json()
     row.pop("score", None)
     return row
-
-
-def _row(layer: str, item_id: str, text: str, when: str | None) -> dict[str, Any]:
-    return {"layer": layer, "id": item_id, "text": text, "when": when}
-
-
-def _rules(text: str, episode_id: str) -> list[Any]:
-    """The enforceable standing rules the offline extractor reads in ``text`` (grounded)."""
-    from agent.extraction import Extraction, OfflineExtractor, ground
-    from memory.journal.records import Episode
-
-    episode = Episode("-", episode_id, "-", "-", datetime.now(UTC), "user", "message", text)
-    signals = [
-        s.model_copy(update={"standing": True})
-        for s in OfflineExtractor().extract_now([episode]).preference_signals
-        if s.rule
-    ]
-    grounded = ground(Extraction(topic="", summary="", preference_signals=signals), [episode])
-    return list(grounded.accepted.preference_signals)
-
-
-async def _remember_facts(learner: Learner, episode: Episode) -> list[dict[str, Any]]:
-    from agent.extraction import hot_path_facts
-    from agent.profile import attribute
-    from memory.facts import MemoryDelta
-
-    stored = []
-    for fact in hot_path_facts(episode.text, episode.episode_id):
-        value: Any = fact.value
-        current = await learner.facts.current(learner.subject, fact.attribute)
-        if attribute(fact.attribute).merge == "union" and current is not None:
-            value = list(current.value or []) + [
-                v for v in value or [] if v not in (current.value or [])
-            ]
-        record = await learner.facts.record(
-            MemoryDelta(
-                subject=learner.subject,
-                attribute=fact.attribute,
-                value=value,
-                valid_from=episode.at,
-                memory_type="profile",
-                source="confirmed",
-                source_episode_id=episode.episode_id,
-            )
-        )
-        await learner.audit_fact(record, "remembered at the user's request")
-        stored.append(
-            {
-                "kind": "fact",
-                "id": record.memory_id,
-                "attribute": fact.attribute,
-                "value": record.value,
-                "source": record.source,
-                "episode_ids": [episode.episode_id],
-                "edit": fact_command("record", fact.attribute, record.value),
-                "remove": fact_command("retract", fact.attribute),
-            }
-        )
-    return stored
-
-
-async def _remember_procedures(learner: Learner, episode: Episode) -> list[dict[str, Any]]:
-    from memory.journal.records import Procedure, stable_id
-
-    p, now = learner.principal, learner.clock()
-    stored = []
-    for signal in _rules(episode.text, episode.episode_id):
-        procedure = await learner.journal.put_procedure(
-            Procedure(
-                tenant_id=p.tenant_id,
-                procedure_id=stable_id(
-                    "proc", p.tenant_id, p.user_id, episode.episode_id, signal.rule
-                ),
-                user_id=p.user_id,
-                text=signal.text,
-                rule=dict(signal.rule or {}),
-                status="active",
-                confirmed_at=now,
-                review_at=now + timedelta(days=learner.review_days),
-                episode_ids=(episode.episode_id,),
-            )
-        )
-        stored.append(
-            {
-                "kind": "procedure",
-                "id": procedure.procedure_id,
-                "text": procedure.text,
-                "rule": dict(procedure.rule),
-                "review_at": procedure.review_at.isoformat(),
-                "episode_ids": [episode.episode_id],
-                "remove": f"analyst memory procedures --retire {procedure.procedure_id}",
-            }
-        )
-    return stored
-
-
-async def _remember_preference(learner: Learner, episode: Episode) -> dict[str, Any]:
-    from memory.recall import aremember
-
-    assert learner.store is not None
-    key = await aremember(
-        learner.store,
-        learner.principal,
-        episode.text,
-        kind="preference",
-        importance=7,
-        source="confirmed",
-        episode_ids=[episode.episode_id],
-    )
-    await learner.journal.audit(
-        "write",
-        "store",
-        [key],
-        reason="preference remembered at the user's request",
-        content=episode.text,
-    )
-    return {
-        "kind": "preference",
-        "id": key,
-        "text": episode.text,
-        "importance": 7,
-        "episode_ids": [episode.episode_id],
-        "remove": f"analyst memories forget {key}",
-    }

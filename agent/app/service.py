@@ -100,6 +100,8 @@ class AnalystApp:
         self._facts: FactStore | None = None
         self._documents: FileMemory | None = None
         self._memory: MemoryControls | None = None
+        #: Whether this app swept (or chose not to) already: the start-up sweep runs once.
+        self._swept = False
 
     @classmethod
     @asynccontextmanager
@@ -262,7 +264,28 @@ class AnalystApp:
             if self._facts is None:
                 self._facts = wired.facts.with_principal(self.principal)
             self._services = replace(wired, facts=self._facts)
+            await self._sweep_on_start()
         return self.services
+
+    async def _sweep_on_start(self) -> None:
+        """The start-up retention sweep (``ANALYST_SWEEP_ON_START``): when the app first opens
+        memory, at most once a day per principal (:func:`agent.app.retention.sweep_on_start`;
+        one indexed audit read when not due). Here rather than in :meth:`open`, so a command
+        that never opens memory (``db check``, ``threads``) opens no tier for it."""
+        if self._swept or not self.settings.sweep_on_start:
+            return
+        self._swept = True
+        from agent.app.retention import sweep_on_start
+
+        try:
+            await sweep_on_start(self)
+        except AnalystError as error:
+            error.add_note(
+                "This was the daily retention sweep at start-up; run `analyst memory sweep` to "
+                "see it alone, or set ANALYST_SWEEP_ON_START=0 to leave sweeps to that command."
+            )
+            raise
+
 
     @property
     def memory(self) -> MemoryControls:

@@ -14,6 +14,7 @@ durable points: after a decision, and when a session ends. These commands show a
   edits or deletes it); ``why THREAD`` what a thread's last request used, from its state;
   ``remember TEXT --as fact|preference|procedure`` stores what you ask, citing an episode;
   ``list`` is one line per remembered item; ``export`` everything of yours as one JSON document.
+- ``sweep [--dry-run]`` enforces the retention policy (``ANALYST_RETENTION``) across tiers.
 
 A thin layer like the other groups: parse, call :class:`~agent.app.AnalystApp`, render.
 """
@@ -586,3 +587,50 @@ def _day(value: str | None, flag: str, *, end: bool = False) -> Any:
     except ValueError as e:
         raise CommandError(f"{flag} {value!r} is not a date like 2026-09-30.") from e
     return day + timedelta(days=1) if end else day
+
+
+@app.command()
+def sweep(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be deleted.")
+    ] = False,
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Delete what the retention policy (ANALYST_RETENTION) says has expired, in every tier.
+
+    Expired episodes take what was derived from them; summaries, events, memories,
+    candidates, finished jobs, old fact history rows, retired procedures and idle threads go
+    by their own ages. Current facts, active procedures and high-importance memories are
+    never deleted by age: past their review date they are listed as due for review, with the
+    commands that confirm or delete them. The receipt lists, per tier, what was deleted
+    (counts and ids) and what was kept and why."""
+    settings = common.settings(user, tenant)
+    receipt = common.call(settings, lambda a: a.memory.sweep(dry_run=dry_run))
+    if json_mode:
+        common.print_json(receipt, ensure_ascii=False)
+        return
+    _print_receipt(receipt, "Would delete" if dry_run else "Deleted")
+
+
+def _print_receipt(receipt: dict[str, Any], head: str) -> None:
+    """A receipt (forget or sweep) as lines: per tier what was deleted, then what was kept
+    and why (with the commands of an item due for review), notes and the backup statement."""
+    console = common.console()
+    for tier, found in receipt["deleted"].items():
+        shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
+        console.print(f"{head} {found['count']} {tier}: {shown or '-'}", soft_wrap=True)
+    for kept in receipt["kept"]:
+        if kept.get("status") == "due for review":
+            console.print(
+                f"Due for review since {kept['review_at'][:10]}: {kept['what']} (owner "
+                f"{kept['owner']}). Keep: {kept['confirm']}  Delete: {kept['delete']}",
+                soft_wrap=True,
+            )
+            continue
+        paths = f" ({', '.join(kept['paths'])})" if kept.get("paths") else ""
+        console.print(f"Kept {kept['what']}{paths}: {kept['why']}", soft_wrap=True)
+    for note in receipt["notes"]:
+        console.print(note, soft_wrap=True)
+    console.print(receipt["backups"], soft_wrap=True)

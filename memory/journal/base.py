@@ -254,6 +254,12 @@ class Journal(ABC):
         admin grant (:class:`~memory.errors.AuditAccessError`)."""
 
     @abstractmethod
+    async def latest_audit(self, action: AuditAction, *, since: datetime) -> AuditEntry | None:
+        """The principal's newest audit entry of ``action`` about its own memory at or after
+        ``since`` (one seek of the audit's (tenant, user, time) index, bounded by ``since``):
+        how the start-up sweep finds whether it ran today."""
+
+    @abstractmethod
     async def idle_threads(self, idle_since: datetime) -> list[str]:
         """Threads of the principal whose newest episode is older than ``idle_since`` and that
         have episodes no ``session_end`` job covers yet."""

@@ -376,6 +376,17 @@ class Queries:
         sql = f"SELECT 1 FROM {self._name(grants)} WHERE {self._mine} AND role = 'admin' LIMIT 1"
         return Statement(sql, mine, "one")
 
+    def latest_audit(self, mine: Mine, action: str, since: datetime) -> Statement:
+        """The principal's newest entry of ``action`` about its own memory since ``since``
+        (the ``memory_audit_subject`` index: tenant, subject, time)."""
+        m = self.dialect.mark
+        sql = (
+            f"SELECT {columns(AUDIT_COLUMNS)} FROM {self._name(_AUDIT)}"
+            f" WHERE tenant_id = {m} AND subject_user = {m} AND at >= {m} AND action = {m}"
+            f" ORDER BY at DESC, audit_id DESC LIMIT 1"
+        )
+        return Statement(sql, (*mine, self.codec.time_in(since), action), "one")
+
     def audit_log(
         self, tenant_id: str, subject_user: str, since: datetime | None, limit: int
     ) -> Statement:

@@ -54,8 +54,9 @@ ProcedureStatus = Literal["active", "retired"]
 
 #: What an audit entry records. ``write``: items stored; ``confirm`` / ``reject``: a user's
 #: decision on a candidate; ``read``: items read into a prompt (or returned to the model by a
-#: memory tool); ``retire``: a procedure no longer enforced (kept); ``delete``: items removed.
-AuditAction = Literal["write", "confirm", "reject", "read", "retire", "delete"]
+#: memory tool); ``retire``: a procedure no longer enforced (kept); ``delete``: items removed;
+#: ``sweep``: a retention sweep ran (its deletions are ``delete`` entries of their own).
+AuditAction = Literal["write", "confirm", "reject", "read", "retire", "delete", "sweep"]
 AUDIT_ACTIONS: tuple[AuditAction, ...] = get_args(AuditAction)
 
 

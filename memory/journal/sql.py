@@ -582,6 +582,16 @@ class SqlJournal(Journal):
         )
         return await self._run(program, "write")
 
+    async def latest_audit(self, action: AuditAction, *, since: datetime) -> AuditEntry | None:
+        start = rules.utc(since, "since")
+        statement = self._queries.latest_audit(self._mine(), action, start)
+
+        def program() -> Program[AuditEntry | None]:
+            row = yield statement
+            return None if row is None else self._codec.audit(row)
+
+        return await self._run(program(), "read")
+
     async def audit_log(
         self, *, since: datetime | None = None, user: str | None = None, limit: int = 1000
     ) -> list[AuditEntry]:
