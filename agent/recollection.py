@@ -306,6 +306,53 @@ class Recollection:
                     )
         return items
 
+    async def listing(self) -> list[dict[str, Any]]:
+        """Everything remembered about the principal, one short ``{layer, id, text, when}``
+        row per item: profile facts the planner uses, procedures in force, preferences,
+        events, other long-term memories, session summaries (``analyst memory list``, and
+        the model's ``list_what_you_remember``)."""
+        from memory.recall import alist_memories
+
+        rows = [
+            _listed("fact", f["memory_id"], f"{name} = {f['value']!r}", f["since"])
+            for name, f in (await self.profile()).items()
+        ]
+        rows += [
+            _listed("procedure", p.procedure_id, p.text, p.confirmed_at.isoformat())
+            for p in await self.journal.procedures(status="active")
+        ]
+        memories = (
+            []
+            if self.store is None
+            else await alist_memories(self.store, self.principal, limit=_EVERYTHING)
+        )
+        layers: dict[str, list[dict[str, Any]]] = {"preference": [], "event": [], "memory": []}
+        for m in memories:
+            layer = (
+                "preference"
+                if m.kind == "preference"
+                else "event"
+                if m.kind in (*EVENT_KINDS, "theme")
+                else "memory"
+            )
+            when = (m.at or m.updated_at).isoformat()
+            name = m.kind if layer == "event" else layer
+            layers[layer].append(_listed(name, m.key, m.text, when))
+        rows += [r for layer in layers.values() for r in layer]
+        rows += [
+            _listed("session", s.session_id, s.summary, s.ended.isoformat())
+            for s in await self.journal.summaries(limit=_EVERYTHING)
+        ]
+        return rows
+
+
+def _listed(layer: str, item_id: str, text: str, when: str | None) -> dict[str, Any]:
+    return {"layer": layer, "id": item_id, "text": text, "when": when}
+
+
+#: As many rows as a listing may hold.
+_EVERYTHING = 1_000_000
+
 
 #: How much of a stored text a memory read returns (the rest is cut with an ellipsis).
 READ_TEXT_CHARS = 300

@@ -82,6 +82,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import ThreadNotFoundError
+from agent.forgettable import Remembered as _Memory
+from agent.forgettable import all_items, by_keyword, read_all
+from agent.forgettable import by_ids as _by_ids
+from agent.forgettable import item_key as _key
+from agent.forgettable import listing as _listing
+from agent.forgettable import row as _row
 from memory.errors import AnalystError
 from memory.facts import subject_for
 from memory.journal.queries import OWNED_TABLES
@@ -91,8 +97,6 @@ if TYPE_CHECKING:
     from langgraph.store.base import Item
 
     from agent.app.service import AnalystApp
-    from memory.facts import FactRecord
-    from memory.journal.records import Candidate, Episode, Procedure, SessionSummary
 
 #: The fixed reason every audit entry of an account deletion carries.
 REASON = "account deleted by the user"
@@ -241,18 +245,6 @@ async def forget_account(app: AnalystApp, *, confirm: bool) -> Receipt:
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
-@dataclass
-class _Memory:
-    """Everything of the principal a forget chooses from, read once."""
-
-    episodes: list[Episode]
-    summaries: list[SessionSummary]
-    candidates: list[Candidate]
-    procedures: list[Procedure]
-    facts: list[FactRecord]
-    items: list[Item]
-
-
 async def forget(
     app: AnalystApp,
     *,
@@ -332,86 +324,12 @@ class _Plan:
 
 
 async def _read(app: AnalystApp) -> _Memory:
-    learner = await app.memory.learner()
-    journal, facts = learner.journal, learner.facts
-    subject = subject_for(app.principal)
-    rows = [r for a in await facts.profile(subject) for r in await facts.history(subject, a)]
-    return _Memory(
-        episodes=await journal.list_episodes(limit=1_000_000),
-        summaries=await journal.summaries(limit=1_000_000),
-        candidates=await journal.candidates(limit=1_000_000),
-        procedures=await journal.procedures(status=None),
-        facts=rows,
-        items=await _items(app),
-    )
-
-
-def _key(item: Item) -> str:
-    return "/".join((*item.namespace, item.key))
-
-
-def _by_ids(mem: _Memory, ids: Sequence[str]) -> list[tuple[str, str]]:
-    from memory.errors import InvalidMemoryError
-
-    known: dict[str, str] = {}
-    known.update({e.episode_id: "episodes" for e in mem.episodes})
-    known.update({r.memory_id: "facts" for r in mem.facts})
-    known.update({c.candidate_id: "candidates" for c in mem.candidates})
-    known.update({p.procedure_id: "procedures" for p in mem.procedures})
-    known.update({s.session_id: "summaries" for s in mem.summaries})
-    known.update({i.key: "store" for i in mem.items})
-    known.update({_key(i): "store" for i in mem.items})
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        raise InvalidMemoryError(
-            f"Nothing of yours has the id {', '.join(unknown)}; see `analyst memory list` "
-            "(facts, memories, sessions) or `analyst memory episodes` for ids."
-        )
-    return [(known[i], i) for i in ids]
-
-
-def _row(tier: str, item_id: str, text: str) -> dict[str, Any]:
-    return {"tier": tier, "id": item_id, "text": text[:200]}
-
-
-def _listing(
-    mem: _Memory,
-    episode: Any,
-    summary: Any,
-    fact: Any,
-    candidate: Any,
-    item: Any,
-) -> list[dict[str, Any]]:
-    """The items each predicate accepts, one row each."""
-    rows = [_row("episodes", e.episode_id, e.text) for e in mem.episodes if episode(e)]
-    rows += [
-        _row("summaries", s.session_id, f"{s.topic}: {s.summary}")
-        for s in mem.summaries
-        if summary(s)
-    ]
-    rows += [
-        _row("facts", r.memory_id, f"{r.attribute} = {r.value!r}") for r in mem.facts if fact(r)
-    ]
-    rows += [_row("candidates", c.candidate_id, c.quote) for c in mem.candidates if candidate(c)]
-    rows += [_row("store", _key(i), str(i.value.get("text", ""))) for i in mem.items if item(i)]
-    return rows
+    return await read_all(await app.memory.learner(), items=await _items(app))
 
 
 async def _by_topic(app: AnalystApp, mem: _Memory, topic: str) -> list[dict[str, Any]]:
     """Items that mention ``topic`` (any case), and store memories about it by meaning."""
-    needle = topic.lower()
-
-    def has(*texts: Any) -> bool:
-        return any(needle in str(t).lower() for t in texts if t)
-
-    rows = _listing(
-        mem,
-        lambda e: has(e.text),
-        lambda s: has(s.topic, s.summary, *s.open_items),
-        lambda r: has(r.value),
-        lambda c: has(c.quote, *c.payload.values()),
-        lambda i: has(*i.value.values()),
-    )
+    rows = by_keyword(mem, topic)
     if mem.items:
         view = scoped(await app.store(), app.principal)
         listed = {r["id"] for r in rows}
@@ -585,18 +503,10 @@ async def _apply(app: AnalystApp, plan: _Plan, receipt: Receipt) -> None:
 
 
 async def _items(app: AnalystApp) -> list[Item]:
-    """Every item under the principal's namespace root (relative namespaces)."""
+    """Every item under the principal's namespace root (none when the store was never made)."""
     if app._store is None and app._missing_store():
         return []
-    view = scoped(await app.store(), app.principal)
-    found: list[Item] = []
-    offset = 0
-    while True:
-        page = await view.asearch((), limit=_PAGE, offset=offset, refresh_ttl=False)
-        found.extend(page)
-        if len(page) < _PAGE:
-            return found
-        offset += _PAGE
+    return await all_items(await app.store(), app.principal)
 
 
 async def _delete_items(app: AnalystApp, items: list[Item]) -> None:

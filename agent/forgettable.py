@@ -1,0 +1,159 @@
+"""What a forget can name: the principal's memory read once, and the items ids or a topic find.
+
+The read side of forgetting, in the domain so that the graph's ``forget`` tool (which only
+*proposes*: :mod:`agent.tools`) and the application's cascade (:mod:`agent.app.forgetting`,
+which deletes after the user confirms) resolve the same names the same way:
+
+- :func:`read_all` reads every episode, session summary, candidate, procedure, fact row (with
+  its history) and cold-store item of one principal, through a
+  :class:`~agent.recollection.Recollection` whose journal, ledger and store view are scoped to
+  that principal in storage;
+- :func:`by_ids` resolves ids (an episode, a fact's memory id, a candidate, a procedure, a
+  session summary, a cold-store key with or without its namespace) to their tier, and refuses
+  an id the principal does not have;
+- :func:`by_keyword` lists the items that mention a topic (any case): the keyword half of a
+  topic forget (the application adds memories found by meaning, listed but never deleted
+  unless named).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memory.facts import subject_for
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore, Item
+
+    from agent.recollection import Recollection
+    from memory.facts import FactRecord
+    from memory.identity import Principal
+    from memory.journal.records import Candidate, Episode, Procedure, SessionSummary
+
+#: As many journal rows as one read takes (everything of one principal).
+_ALL = 1_000_000
+#: Cold-store items are read in pages of this size.
+_PAGE = 1000
+
+
+@dataclass
+class Remembered:
+    """Everything of the principal a forget chooses from, read once."""
+
+    episodes: list[Episode]
+    summaries: list[SessionSummary]
+    candidates: list[Candidate]
+    procedures: list[Procedure]
+    facts: list[FactRecord]
+    items: list[Item]
+
+
+async def read_all(memory: Recollection, items: list[Item] | None = None) -> Remembered:
+    """Everything of ``memory``'s principal; ``items`` when the caller read the store already
+    (or knows it holds nothing), else every item of :func:`all_items`."""
+    journal, facts = memory.journal, memory.facts
+    subject = subject_for(memory.principal)
+    rows = [r for a in await facts.profile(subject) for r in await facts.history(subject, a)]
+    if items is None:
+        items = [] if memory.store is None else await all_items(memory.store, memory.principal)
+    return Remembered(
+        episodes=await journal.list_episodes(limit=_ALL),
+        summaries=await journal.summaries(limit=_ALL),
+        candidates=await journal.candidates(limit=_ALL),
+        procedures=await journal.procedures(status=None),
+        facts=rows,
+        items=items,
+    )
+
+
+async def all_items(store: BaseStore, principal: Principal) -> list[Item]:
+    """Every item under the principal's namespace root (relative namespaces)."""
+    from memory.store.scoped import scoped
+
+    view = scoped(store, principal)
+    found: list[Item] = []
+    offset = 0
+    while True:
+        page = await view.asearch((), limit=_PAGE, offset=offset, refresh_ttl=False)
+        found.extend(page)
+        if len(page) < _PAGE:
+            return found
+        offset += _PAGE
+
+
+def item_key(item: Item) -> str:
+    """A cold-store item's id as a forget names it: its relative namespace and key."""
+    return "/".join((*item.namespace, item.key))
+
+
+def by_ids(mem: Remembered, ids: Sequence[str]) -> list[tuple[str, str]]:
+    """``(tier, id)`` of each id; :class:`InvalidMemoryError` naming the ids the principal
+    does not have (nothing is chosen then)."""
+    from memory.errors import InvalidMemoryError
+
+    known: dict[str, str] = {}
+    known.update({e.episode_id: "episodes" for e in mem.episodes})
+    known.update({r.memory_id: "facts" for r in mem.facts})
+    known.update({c.candidate_id: "candidates" for c in mem.candidates})
+    known.update({p.procedure_id: "procedures" for p in mem.procedures})
+    known.update({s.session_id: "summaries" for s in mem.summaries})
+    known.update({i.key: "store" for i in mem.items})
+    known.update({item_key(i): "store" for i in mem.items})
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise InvalidMemoryError(
+            f"Nothing of yours has the id {', '.join(unknown)}; see `analyst memory list` "
+            "(facts, memories, sessions) or `analyst memory episodes` for ids."
+        )
+    return [(known[i], i) for i in ids]
+
+
+def row(tier: str, item_id: str, text: str) -> dict[str, Any]:
+    """One listed item: ``{tier, id, text}`` (the text cut to 200 characters)."""
+    return {"tier": tier, "id": item_id, "text": text[:200]}
+
+
+Accept = Callable[[Any], bool]
+
+
+def listing(
+    mem: Remembered,
+    episode: Accept,
+    summary: Accept,
+    fact: Accept,
+    candidate: Accept,
+    item: Accept,
+) -> list[dict[str, Any]]:
+    """The items each predicate accepts, one :func:`row` each."""
+    rows = [row("episodes", e.episode_id, e.text) for e in mem.episodes if episode(e)]
+    rows += [
+        row("summaries", s.session_id, f"{s.topic}: {s.summary}")
+        for s in mem.summaries
+        if summary(s)
+    ]
+    rows += [
+        row("facts", r.memory_id, f"{r.attribute} = {r.value!r}") for r in mem.facts if fact(r)
+    ]
+    rows += [row("candidates", c.candidate_id, c.quote) for c in mem.candidates if candidate(c)]
+    rows += [row("store", item_key(i), str(i.value.get("text", ""))) for i in mem.items if item(i)]
+    return rows
+
+
+def by_keyword(mem: Remembered, topic: str) -> list[dict[str, Any]]:
+    """The items that mention ``topic`` (any case): episodes, summaries (topic, summary, open
+    items), fact values, candidates (quote and payload) and cold-store items (any field)."""
+    needle = topic.strip().lower()
+
+    def has(*texts: Any) -> bool:
+        return any(needle in str(t).lower() for t in texts if t)
+
+    return listing(
+        mem,
+        lambda e: has(e.text),
+        lambda s: has(s.topic, s.summary, *s.open_items),
+        lambda r: has(r.value),
+        lambda c: has(c.quote, *c.payload.values()),
+        lambda i: has(*i.value.values()),
+    )
