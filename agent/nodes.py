@@ -86,6 +86,8 @@ class AnalystNodes:
             "reply": "",
             "learned": [],
             "procedures": [],
+            "forget_proposed": [],
+            "forget_confirmed": [],
             "constraints": kept,
             "status": "running",
         }
@@ -205,11 +207,12 @@ class AnalystNodes:
             reason=state.get("route_reason", ""),
         )
         conventions = await self._conventions()
+        tools = self._memory_tools(runtime)
         ctx = replace(
             self._context(state, conventions),
             facts={name: fact["value"] for name, fact in facts.items()},
             memories=recalled,
-            memory=self._memory_tools(runtime),
+            memory=tools,
         )
         planned, used = await self.reasoner.plan(route, ctx)
         return {
@@ -220,6 +223,7 @@ class AnalystNodes:
             "memories_used": planned.memories_used,
             "step_index": 0,
             "usage": add_usage(state.get("usage"), used),
+            **_proposed(state, tools),
         }
 
     async def _current_facts(
@@ -249,9 +253,16 @@ class AnalystNodes:
         }
 
     def _memory_tools(self, runtime: Runtime[Context]) -> MemoryTools | None:
-        """The run's memory read tools (bound on the model path), for the run's principal."""
+        """The run's memory tools (bound on the model path), for the run's principal and
+        thread; what its ``forget`` proposes the node puts in state (:func:`_proposed`)."""
         learner = self._learner(runtime)
-        return None if learner is None else MemoryTools(learner)
+        if learner is None:
+            return None
+        return MemoryTools(
+            learner,
+            thread_id=_thread_id(get_config()),
+            max_memory_chars=self.services.max_memory_chars,
+        )
 
     def _learner(self, runtime: Runtime[Context]) -> Learner | None:
         """The write and read paths of memory for the run's principal (None without a journal)."""
@@ -331,12 +342,14 @@ class AnalystNodes:
         if self.services.step_delay:
             await asyncio.sleep(self.services.step_delay)
         market = await asyncio.to_thread(self._market, state)
-        ctx = replace(self._context(state), memory=self._memory_tools(runtime))
+        tools = self._memory_tools(runtime)
+        ctx = replace(self._context(state), memory=tools)
         result, used = await self.reasoner.execute(plan[index], market, ctx)
         update = {
             "results": {**state.get("results", {}), result["step_id"]: dict(result)},
             "step_index": index + 1,
             "usage": add_usage(state.get("usage"), used),
+            **_proposed(state, tools),
         }
         return Command(goto="executor" if index + 1 < len(plan) else "reporter", update=update)
 
@@ -531,21 +544,44 @@ class AnalystNodes:
         await learner.after_decision(thread_id, covered)
 
     async def remember(self, state: AnalystState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """A natural pause: the request's answer is complete. When the caller asked for it
-        (``Context.confirm_memories``: the chat), pause to ask the user to confirm what the agent
-        proposes to remember; otherwise, or when nothing new awaits, finish at once.
+        """A natural pause: the request's answer is complete.
 
-        Each candidate is asked once per thread; an answer of "later" (or none) leaves it
-        pending for ``analyst memory review``. Nothing is confirmed without the user's answer.
+        First, when the model's ``forget`` tool proposed something this request, pause to ask
+        the user (``forget_confirmation``, whoever the caller: nothing is ever forgotten
+        without the user's word). The node deletes nothing: it records the ids the user
+        confirmed (``forget_confirmed``; any answer but yes confirms none) and the
+        application runs the cascade once the run is over -- the forget may delete this very
+        thread (it holds the episodes), so the run finishes first. This question comes first
+        because a node re-runs from its start on each resume: nothing before the second
+        question may have side effects.
+
+        Then, when the caller asked for it (``Context.confirm_memories``: the chat), pause to
+        ask the user to confirm what the agent proposes to remember; otherwise, or when
+        nothing new awaits, finish at once. Each candidate is asked once per thread; an
+        answer of "later" (or none) leaves it pending for ``analyst memory review``. Nothing
+        is confirmed without the user's answer.
         """
+        update: dict[str, Any] = {}
+        proposed = list(state.get("forget_proposed") or [])
+        if proposed:
+            chosen = forget_answer(interrupt(forget_question(proposed)), proposed)
+            update["forget_proposed"] = []
+            update["forget_confirmed"] = chosen
+            note = (
+                f"You confirmed: I will forget {len(chosen)} item(s) now that this answer is "
+                "complete."
+                if chosen
+                else "Nothing was forgotten: you did not confirm."
+            )
+            update["messages"] = [AIMessage(note)]
         ctx = runtime.context
         learner = self._learner(runtime)
         if learner is None or ctx is None or not ctx.confirm_memories:
-            return {}
+            return update
         asked = list(state.get("memory_asked") or [])
         fresh = [c for c in await learner.to_confirm() if c.candidate_id not in asked]
         if not fresh:
-            return {}
+            return update
         ids = [c.candidate_id for c in fresh]
         answer = interrupt(_pending_question(fresh))
         done = await learner.answer(answer if isinstance(answer, dict) else {}, ids)
@@ -553,10 +589,10 @@ class AnalystNodes:
             (d.get("procedure") or {}).get("text") or d["candidate"]["payload"].get("text")
             for d in done["confirmed"]
         ]
-        update: dict[str, Any] = {"memory_asked": [*asked, *ids]}
+        update["memory_asked"] = [*asked, *ids]
         if confirmed:
             note = "I will remember: " + "; ".join(str(c) for c in confirmed if c) + "."
-            update["messages"] = [AIMessage(note)]
+            update["messages"] = [*update.get("messages", []), AIMessage(note)]
         return update
 
     def publish(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
@@ -601,6 +637,45 @@ def _pending_question(candidates: list[Any]) -> dict[str, Any]:
         ],
         "actions": ["confirm", "reject", "later"],
     }
+
+
+def forget_question(proposed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``forget_confirmation`` interrupt: what the model proposed to forget, item by item
+    (``{tier, id, text}``), and the answers it takes."""
+    return {
+        "kind": "forget_confirmation",
+        "question": "You asked me to forget these. Forget them, with what was learned from "
+        "them, in every tier?",
+        "items": [dict(item) for item in proposed],
+        "ids": [item["id"] for item in proposed],
+        "actions": ["yes", "no"],
+        "answer": '{"forget": true} (all of them), {"forget": ["ID", ...]} (only those) or '
+        '{"forget": false} (none)',
+    }
+
+
+def forget_answer(answer: Any, proposed: list[dict[str, Any]]) -> list[str]:
+    """The proposed ids an answer confirms: ``{"forget": true}`` (or ``"yes"``) all of them,
+    ``{"forget": [ids]}`` those of them; anything else none (ids never proposed are never
+    taken from an answer)."""
+    listed = [item["id"] for item in proposed]
+    said = answer.get("forget") if isinstance(answer, dict) else None
+    if said is True or (isinstance(said, str) and said.strip().lower() in ("y", "yes")):
+        return listed
+    if isinstance(said, list):
+        named = {str(i) for i in said}
+        return [i for i in listed if i in named]
+    return []
+
+
+def _proposed(state: AnalystState, tools: MemoryTools | None) -> dict[str, Any]:
+    """The state update adding what the run's ``forget`` tool proposed (once per id)."""
+    if tools is None or not tools.proposals:
+        return {}
+    kept = list(state.get("forget_proposed") or [])
+    known = {item["id"] for item in kept}
+    kept += [item for item in tools.proposals if item["id"] not in known]
+    return {"forget_proposed": kept}
 
 
 def _thread_id(config: RunnableConfig) -> str:

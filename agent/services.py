@@ -56,6 +56,8 @@ class Services:
     #: Tokens of remembered context a new session loads (``ANALYST_CONTEXT_TOKENS``).
     context_tokens: int = 800
     review_days: int = 180
+    #: The longest text the model's ``remember`` tool stores (``ANALYST_MAX_MEMORY_CHARS``).
+    max_memory_chars: int = 2000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:
@@ -89,6 +91,7 @@ class Services:
             extractor=extractor,
             context_tokens=settings.context_tokens,
             review_days=settings.review_days,
+            max_memory_chars=settings.max_memory_chars,
         )
 
 

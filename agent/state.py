@@ -162,6 +162,11 @@ class AnalystState(TypedDict, total=False):
     learned: list[dict[str, Any]]
     # The user's confirmed procedures in force for this request (enforced in code).
     procedures: list[dict[str, Any]]
+    # What the model's ``forget`` tool proposed this request ({tier, id, text}); nothing is
+    # deleted until the user answers the ``forget_confirmation`` the remember node asks.
+    forget_proposed: list[dict[str, Any]]
+    # The proposed ids the user confirmed (the application then runs the cascade).
+    forget_confirmed: list[str]
     reply: str
     usage: Usage
     route_reason: str

@@ -5,21 +5,29 @@ a small JSON-friendly result (numbers, ISO dates, provenance); price series them
 enter graph state. The same functions back the model path's market tools.
 
 Memory (seed 003, pattern 3): :class:`MemoryTools` gives the model path's planner and
-executor three read tools over the run's principal's memory -- ``get_user_profile``,
-``search_episodes(query)`` and ``list_open_items``. They are built per run by the nodes from
-the principal in ``runtime.context`` (through a :class:`~agent.recollection.Recollection`, whose
-journal, ledger and cold-store reads are scoped in storage); none takes a user or tenant
-argument, so nothing a model produces can widen what they read. Every result is one quoted,
-untrusted reference block (:func:`agent.prompts.quote_data`), cites the ids it comes from
-(memory, episode, session ids) and is bounded in size.
+executor the memory tools of the run's principal: three reads -- ``get_user_profile``,
+``search_episodes(query)`` and ``list_open_items`` -- and the user's controls (issue 15) --
+``list_what_you_remember``, ``remember(text, as)`` and ``forget(ids | topic)``. They are built
+per run by the nodes from the principal in ``runtime.context`` (through a
+:class:`~agent.learning.Learner`, whose journal, ledger and cold-store reads and writes are
+scoped in storage); none takes a user or tenant argument (an extra one is ignored), so nothing
+a model produces can widen what they read or write. Every result is one quoted, untrusted
+reference block (:func:`agent.prompts.quote_data`), cites the ids it comes from and is bounded
+in size.
+
+``remember`` writes through :func:`agent.remembering.remember`, the path of ``analyst memory
+remember``. ``forget`` never deletes: it resolves the ids, or the keyword matches of a topic
+(:mod:`agent.forgettable`), and records them as a *proposal* (:attr:`MemoryTools.proposals`);
+the node puts the proposals in the thread's state, and the ``remember`` node asks the user
+(``forget_confirmation``) before the application runs the cascade.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent import analytics
 from agent.market import MarketDataProvider, PriceHistory
@@ -28,7 +36,7 @@ from agent.state import PlanStep
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from agent.recollection import Recollection
+    from agent.learning import Learner
 
 
 class StepResult(TypedDict, total=False):
@@ -97,10 +105,17 @@ def _everyone(market: MarketDataProvider, history: PriceHistory) -> list[PriceHi
     return everyone if history.ticker in listed else [*everyone, history]
 
 
-# -- memory read tools (model path) -------------------------------------------------------------
+# -- memory tools (model path) -------------------------------------------------------------------
 
-#: The memory tools' names, as the model sees them.
-MEMORY_TOOLS = ("get_user_profile", "search_episodes", "list_open_items")
+#: The memory tools' names, as the model sees them: the reads, then the user's controls.
+MEMORY_TOOLS = (
+    "get_user_profile",
+    "search_episodes",
+    "list_open_items",
+    "list_what_you_remember",
+    "remember",
+    "forget",
+)
 
 
 class _SearchEpisodes(BaseModel):
@@ -112,32 +127,85 @@ class _SearchEpisodes(BaseModel):
     )
 
 
+class _Remember(BaseModel):
+    """``remember``'s arguments (``as`` is a Python keyword, hence the alias)."""
+
+    model_config = ConfigDict(populate_by_name=True, title="remember")
+
+    text: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="What the user asked you to remember, in their own words.",
+    )
+    as_: Literal["fact", "preference", "procedure"] = Field(
+        default="preference",
+        alias="as",
+        description="fact: a profile attribute (risk tolerance, horizon, watchlist, excluded "
+        "tickers, report style, base currency); procedure: a standing rule (never analyse a "
+        "ticker, always quick snapshots); preference: anything else, kept as said.",
+    )
+
+
+class _Forget(BaseModel):
+    ids: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Ids of the user's memory items to forget, as the memory tools gave them.",
+    )
+    topic: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Forget what mentions this topic (a word or phrase) instead of ids.",
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> _Forget:
+        if bool(self.ids) == (self.topic is not None):
+            raise ValueError("give either ids or a topic (one of them)")
+        return self
+
+
 @dataclass(frozen=True)
 class MemoryTools:
-    """The memory read tools of one run, for its principal (the learner's).
+    """The memory tools of one run, for its principal (the learner's).
 
     :meth:`available` returns them only when the principal has something stored beyond the
     current conversation (:meth:`~agent.recollection.Recollection.has_memory`): a tool that can only
-    answer "nothing" costs a model turn and its schema on every request.
+    answer "nothing" costs a model turn and its schema on every request (so a user with
+    nothing stored asks with ``/remember`` or ``analyst memory remember``).
+
+    ``thread_id`` is the run's conversation (a ``remember`` cites the words as an episode of
+    it); ``proposals`` collects what ``forget`` proposed (``{tier, id, text}`` rows), for the
+    node to put in the thread's state.
     """
 
-    learner: Recollection
+    learner: Learner
+    thread_id: str | None = None
+    max_memory_chars: int = 2000
+    proposals: list[dict[str, Any]] = field(default_factory=list)
 
     async def available(self) -> list[BaseTool]:
         if not await self.learner.has_memory():
             return []
-        return memory_tools(self.learner)
+        return memory_tools(self.learner, self)
 
 
-def memory_tools(learner: Recollection) -> list[BaseTool]:
-    """``get_user_profile``, ``search_episodes`` and ``list_open_items`` over ``learner``.
+def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseTool]:
+    """The memory tools over ``learner`` (``run``: the run's thread and where ``forget``
+    records its proposals; without it, ``remember`` cites no thread and proposals are kept
+    by a throwaway :class:`MemoryTools`).
 
     Each returns ``(content, artifact)``: the content is the quoted reference block the model
-    reads, the artifact the ids it cites (``memory_ids``, ``episode_ids``, ``session_ids``).
+    reads, the artifact the ids it cites (``memory_ids``, ``episode_ids``, ``session_ids``,
+    ``procedure_ids``; ``forget_ids`` for a proposal).
     """
     from langchain_core.tools import StructuredTool
 
     from agent.prompts import quote_data
+    from memory.errors import InvalidMemoryError
+
+    run = run or MemoryTools(learner)
 
     async def result(
         label: str, payload: Any, **ids: list[str]
@@ -188,6 +256,64 @@ def memory_tools(learner: Recollection) -> list[BaseTool]:
             session_ids=[i["session_id"] for i in items],
         )
 
+    async def list_what_you_remember() -> tuple[str, dict[str, list[str]]]:
+        rows = (await learner.listing())[:LISTED]
+        by_layer: dict[str, list[str]] = {"session": [], "procedure": []}
+        for r in rows:
+            by_layer.setdefault(r["layer"], []).append(r["id"])
+        return await result(
+            "what I remember",
+            {"remembered": rows},
+            memory_ids=[r["id"] for r in rows if r["layer"] not in ("session", "procedure")],
+            session_ids=by_layer["session"],
+            procedure_ids=by_layer["procedure"],
+        )
+
+    async def remember(**args: Any) -> tuple[str, dict[str, list[str]]]:
+        from agent.remembering import remember as store
+
+        asked = _Remember.model_validate(args)  # extra arguments (a user id) are ignored
+        try:
+            done = await store(
+                learner,
+                asked.text,
+                as_=asked.as_,
+                thread_id=run.thread_id,
+                max_chars=run.max_memory_chars,
+            )
+        except InvalidMemoryError as error:  # refused, nothing stored: the model may say so
+            return f"error: {error}", {}
+        return await result(
+            "remembered",
+            done,
+            memory_ids=[item["id"] for item in done["stored"]],
+            episode_ids=[done["episode_id"]],
+        )
+
+    async def forget(
+        ids: list[str] | None = None, topic: str | None = None
+    ) -> tuple[str, dict[str, list[str]]]:
+        from agent.forgettable import read_all
+
+        mem = await read_all(learner)
+        try:
+            rows = _forget_rows(mem, ids or [], topic)
+        except InvalidMemoryError as error:  # ids the user does not have
+            return f"error: {error}", {}
+        known = {p["id"] for p in run.proposals}
+        run.proposals.extend(r for r in rows if r["id"] not in known)
+        status = (
+            "nothing found: nothing will be asked or deleted"
+            if not rows
+            else "proposed, NOT deleted: when this request's answer is complete the user is "
+            "asked to confirm, and only a yes deletes these (with what was derived from them)"
+        )
+        return await result(
+            "forget proposal",
+            {"status": status, "proposed": rows},
+            forget_ids=[r["id"] for r in rows],
+        )
+
     return [
         StructuredTool.from_function(
             coroutine=get_user_profile,
@@ -212,4 +338,60 @@ def memory_tools(learner: Recollection) -> list[BaseTool]:
             "each with its session id.",
             response_format="content_and_artifact",
         ),
+        StructuredTool.from_function(
+            coroutine=list_what_you_remember,
+            name="list_what_you_remember",
+            description="Everything remembered about the user, one row per item (fact, "
+            "procedure, preference, event, memory, session) with its id: what to show when "
+            "the user asks what you remember, and the ids forget takes.",
+            response_format="content_and_artifact",
+        ),
+        StructuredTool.from_function(
+            coroutine=remember,
+            name="remember",
+            description="Remember something because the user asked you to, in every later "
+            "conversation: a fact about them, a standing procedure, or a preference. Only "
+            "when the user asks; it is stored at once, for this user.",
+            # A JSON schema (validated in the tool): it names the argument ``as``.
+            args_schema=_Remember.model_json_schema(by_alias=True),
+            response_format="content_and_artifact",
+        ),
+        StructuredTool.from_function(
+            coroutine=forget,
+            name="forget",
+            description="Propose forgetting memory items, by ids or by a topic, because the "
+            "user asked you to. Nothing is deleted by this call: the user is asked to confirm "
+            "when the answer is complete.",
+            args_schema=_Forget,
+            response_format="content_and_artifact",
+        ),
     ]
+
+
+#: At most this many rows of ``list_what_you_remember`` reach the model.
+LISTED = 200
+
+
+def _forget_rows(mem: Any, ids: list[str], topic: str | None) -> list[dict[str, Any]]:
+    """The ``{tier, id, text}`` rows ``forget`` proposes: the named ids (an id the user does
+    not have is refused), or what mentions ``topic`` by keyword."""
+    from agent.forgettable import by_ids, by_keyword, item_key, listing, row
+
+    if topic is not None:
+        return by_keyword(mem, topic)
+    wanted = set(ids)
+    by_ids(mem, ids)  # refuses ids the principal does not have
+    rows = listing(
+        mem,
+        lambda e: e.episode_id in wanted,
+        lambda s: s.session_id in wanted,
+        lambda r: r.memory_id in wanted,
+        lambda c: c.candidate_id in wanted,
+        lambda i: i.key in wanted or item_key(i) in wanted,
+    )
+    rows += [
+        row("procedures", p.procedure_id, p.text)
+        for p in mem.procedures
+        if p.procedure_id in wanted
+    ]
+    return rows

@@ -54,8 +54,13 @@ class ThreadView:
     memory_jobs: list[dict[str, Any]] = field(default_factory=list)
     #: Why extraction did not complete (its job stays queued and is retried).
     memory_warning: str | None = None
-    #: What the thread asks the user to confirm (status ``awaiting_confirmation``).
+    #: What the thread asks the user to confirm (status ``awaiting_confirmation``): what to
+    #: remember (``kind`` ``memory_confirmation``) or what to forget (``forget_confirmation``).
     confirmation: dict[str, Any] | None = None
+    #: The receipt of the forget the user just confirmed (set by the app, not stored in state).
+    forgotten: dict[str, Any] | None = None
+    #: Whether that forget deleted this thread (it held forgotten words): it is gone now.
+    thread_deleted: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +96,8 @@ class ThreadView:
             "memory_jobs": self.memory_jobs,
             "memory_warning": self.memory_warning,
             "confirmation": self.confirmation,
+            "forgotten": self.forgotten,
+            "thread_deleted": self.thread_deleted,
             "draft_markdown": self.draft_markdown,
         }
 
@@ -110,7 +117,7 @@ def thread_status(snap: Any, busy: bool) -> str:
     """The thread's status from its latest checkpoint and whether a process holds its lock.
 
     awaiting_approval, awaiting_confirmation (paused after its answer to ask the user to
-    confirm what to remember), a finished status (published, rejected, noted, declined),
+    confirm what to remember or what to forget), a finished status (published, rejected, noted, declined),
     running, interrupted (stopped mid-run; resumable), or new (registered, no checkpoint yet).
     """
     from agent.state import FINISHED
@@ -127,10 +134,15 @@ def thread_status(snap: Any, busy: bool) -> str:
     return "interrupted" if values else "new"
 
 
+#: The questions the ``remember`` node asks (``agent.nodes``).
+CONFIRMATION_KINDS = ("memory_confirmation", "forget_confirmation")
+
+
 def confirmation_request(snap: Any) -> dict[str, Any] | None:
-    """The memory confirmation the thread is paused on (``remember`` node), if any."""
+    """The question the thread is paused on in its ``remember`` node, if any: what to
+    remember (``memory_confirmation``) or what to forget (``forget_confirmation``)."""
     for pending in snap.interrupts or ():
         value = getattr(pending, "value", None)
-        if isinstance(value, dict) and value.get("kind") == "memory_confirmation":
+        if isinstance(value, dict) and value.get("kind") in CONFIRMATION_KINDS:
             return value
     return None

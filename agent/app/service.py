@@ -585,9 +585,10 @@ class AnalystApp:
                 self.index.register(self.principal, thread_id, query)
             else:
                 view = await self.view(thread_id)
-                if view.status == "awaiting_confirmation":
-                    # A new message answers the pending question with "later": the
-                    # candidates stay pending for review, and the thread moves on.
+                while view.status == "awaiting_confirmation":
+                    # A new message answers each pending question with "later": candidates
+                    # stay pending for review, a proposed forget deletes nothing (only a
+                    # yes does), and the thread moves on.
                     await self._drive(thread_id, Command(resume=LATER), "auto", None)
                     view = await self.view(thread_id)
                 # "new": registered, but the process died before the first checkpoint.
@@ -599,13 +600,29 @@ class AnalystApp:
             await self._drive(thread_id, {"query": query}, mode, on_update, confirm=keep_session)
         return await self._after_run(thread_id, session_over=not keep_session)
 
-    async def resume(self, thread_id: str, *, on_update: OnUpdate | None = None) -> ThreadView:
-        """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
+    async def resume(
+        self,
+        thread_id: str,
+        *,
+        on_update: OnUpdate | None = None,
+        answer: dict[str, Any] | None = None,
+    ) -> ThreadView:
+        """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint.
+
+        A thread paused on a question (``awaiting_confirmation``) continues with ``answer``
+        (see :meth:`answer_confirmation`); without one it is returned as it is, question and
+        all."""
         from agent.state import FINISHED
 
         record = self.require_thread(thread_id)
         await self.graph()
         view = await self.view(thread_id)
+        if view.status == "awaiting_confirmation":
+            if answer is None:
+                return view
+            return await self.answer_confirmation(
+                thread_id, answer, on_update=on_update, confirm_memories=False
+            )
         if view.status == "awaiting_approval" or view.status in FINISHED:
             return view
         with self.locks.hold(thread_id):
@@ -661,10 +678,32 @@ class AnalystApp:
         return await self._after_run(thread_id, session_over=not keep_session)
 
     async def answer_confirmation(
-        self, thread_id: str, answer: dict[str, Any], *, on_update: OnUpdate | None = None
+        self,
+        thread_id: str,
+        answer: dict[str, Any],
+        *,
+        on_update: OnUpdate | None = None,
+        confirm_memories: bool = True,
     ) -> ThreadView:
-        """Answer the memory confirmation the thread is paused on: ``{"confirm": [ids],
-        "reject": [ids]}`` (ids not named stay pending for ``analyst memory review``)."""
+        """Answer the question the thread is paused on.
+
+        What to remember (``memory_confirmation``): ``{"confirm": [ids], "reject": [ids]}``
+        (ids not named stay pending for ``analyst memory review``).
+
+        What to forget (``forget_confirmation``, proposed by the model's ``forget`` tool):
+        ``{"forget": true}`` (all of it), ``{"forget": ["ID", ...]}`` (those of the listed
+        ids) or ``{"forget": false}`` (none; so is any other answer). The run finishes first;
+        then, only for a yes, the cascade (:func:`agent.app.forgetting.forget` with the
+        confirmed ids, ``confirm=True``) deletes them with what was derived from them, and the
+        view carries its receipt (``forgotten``). Forgetting an episode deletes the threads
+        that hold it -- this one too, when the words were said here: then ``thread_deleted``
+        says so (the view is the thread as it ended, just before) and the next message starts
+        a new thread. Finishing the run before deleting means no checkpoint is written after
+        the deletion, so nothing of what was forgotten is saved again.
+
+        ``confirm_memories`` (the chat): after the forget question, the thread may still ask
+        what to remember.
+        """
         from langgraph.types import Command
 
         self.require_thread(thread_id)
@@ -673,13 +712,40 @@ class AnalystApp:
             view = await self.view(thread_id)
             if view.status != "awaiting_confirmation":
                 raise NotAwaitingConfirmationError(thread_id, view.status)
-            # Always both keys: an empty mapping would read as "no resume value" to LangGraph.
-            reply = {
-                "confirm": list(answer.get("confirm") or []),
-                "reject": list(answer.get("reject") or []),
-            }
-            await self._drive(thread_id, Command(resume=reply), "auto", on_update, confirm=True)
-        return await self.view(thread_id)
+            asked = (view.confirmation or {}).get("kind")
+            if asked != "forget_confirmation" and "forget" in answer:
+                raise InvalidMemoryError(
+                    f"Thread '{thread_id}' asks what to remember, not what to forget; answer "
+                    "it in the chat, or leave it for: analyst memory review"
+                )
+            reply: dict[str, Any]
+            if asked == "forget_confirmation":
+                reply = {"forget": answer.get("forget", False)}
+            else:
+                # Always both keys: an empty mapping would read as "no resume value".
+                reply = {
+                    "confirm": list(answer.get("confirm") or []),
+                    "reject": list(answer.get("reject") or []),
+                }
+            await self._drive(
+                thread_id, Command(resume=reply), "auto", on_update, confirm=confirm_memories
+            )
+        view = await self.view(thread_id)
+        if asked == "forget_confirmation":
+            await self._forget_confirmed(view)
+        return view
+
+    async def _forget_confirmed(self, view: ThreadView) -> None:
+        """Run the forget the user just confirmed on ``view``'s thread (the ids its remember
+        node recorded), after the run; note the receipt on ``view``."""
+        snap = await self._snapshot(view.thread_id)
+        ids = list((snap.values or {}).get("forget_confirmed") or [])
+        if not ids:
+            return
+        receipt = await self.memory.forget(ids, confirm=True)
+        view.forgotten = receipt
+        deleted = receipt["deleted"].get("threads", {}).get("ids", [])
+        view.thread_deleted = view.thread_id in deleted
 
     async def _drive(
         self,

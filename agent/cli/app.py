@@ -141,18 +141,38 @@ def resume(
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
     checkpointer: CheckpointerOpt = None,
+    forget: Annotated[
+        str | None,
+        typer.Option(
+            "--forget",
+            help="Answer the thread's question what to forget: yes (all of it), no (none) or "
+            "ID,ID (only those of the listed ids).",
+        ),
+    ] = None,
 ) -> None:
-    """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint."""
+    """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint, or
+    answer the question it is paused on (--forget)."""
+    answer = None if forget is None else {"forget": forget_choice(forget)}
     settings = common.settings(
         user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
     )
     view = common.call(
         settings,
-        lambda a: a.resume(thread_id, on_update=progress(json_mode)),
+        lambda a: a.resume(thread_id, on_update=progress(json_mode), answer=answer),
         thread_id=thread_id,
         interrupted=f"Interrupted again. Continue with: analyst resume {thread_id}",
     )
     emit(view, json_mode)
+
+
+def forget_choice(text: str) -> bool | list[str]:
+    """``--forget yes|no|ID,ID`` as the answer's ``forget`` value."""
+    said = text.strip()
+    if said.lower() in ("y", "yes"):
+        return True
+    if said.lower() in ("n", "no", ""):
+        return False
+    return [i.strip() for i in said.split(",") if i.strip()]
 
 
 def _decide(

@@ -73,7 +73,11 @@ def progress(console: Console, node: str, update: dict[str, Any]) -> None:
     console.print(f"[green]✓[/] [bold]{node:<9}[/] {detail}")
 
 
-def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> None:
+def thread(
+    console: Console, view: ThreadView, *, show_draft: bool = True, commands: bool = True
+) -> None:
+    """One thread: status, reply, the draft awaiting a decision, the question it is paused on,
+    what it published, and what memory did (``commands``: say which command answers)."""
     style = STATUS_STYLE.get(view.status, "white")
     console.print(
         f"Thread [bold]{view.thread_id}[/] · [{style}]{view.status.replace('_', ' ')}[/]"
@@ -118,6 +122,17 @@ def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> No
         console.print(f"[red]{view.stop_reason}[/]")
     elif view.status in ("noted", "declined"):
         console.print(f"[bold]analyst:[/] {view.reply}")
+    elif view.status == "awaiting_confirmation" and view.confirmation:
+        if view.confirmation.get("kind") == "forget_confirmation":
+            forget_question(console, view.confirmation)
+            if commands:
+                t = view.thread_id
+                console.print(
+                    "Nothing is deleted until you answer:\n"
+                    f"  analyst resume {t} --forget yes     (all of them)\n"
+                    f"  analyst resume {t} --forget ID,ID   (only those)\n"
+                    f"  analyst resume {t} --forget no      (none)"
+                )
     elif view.status == "interrupted":
         console.print(
             f"Stopped before {', '.join(view.next_nodes) or 'the end'}; "
@@ -125,6 +140,13 @@ def thread(console: Console, view: ThreadView, *, show_draft: bool = True) -> No
         )
     _earlier_publications(console, view)
     _memory(console, view)
+    if view.forgotten is not None:
+        forget_receipt(console, view.forgotten, done=True)
+    if view.thread_deleted:
+        console.print(
+            f"Thread {view.thread_id} was deleted: it held words you asked to forget.",
+            soft_wrap=True,
+        )
 
 
 def _memory(console: Console, view: ThreadView) -> None:
@@ -459,3 +481,36 @@ def remembered(console: Console, done: dict[str, Any]) -> None:
             what = repr(item["text"])
         out(f"  {item['kind']} {item['id']}: {what} (episode {done['episode_id']})")
         out(f"    remove: {item['remove']}")
+
+
+def forget_receipt(console: Console, receipt: dict[str, Any], *, done: bool) -> None:
+    """A forget's plan (``done`` False: what would go) or receipt (what went): the items a
+    topic or range found, per tier the count and ids, what is kept and why, notes, backups."""
+
+    def out(text: str) -> None:
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+    for row in receipt.get("found", []):
+        by = " (by meaning: deleted only when named)" if row.get("by") == "meaning" else ""
+        out(f"Found {row['tier']} {row['id']}: {row['text']}{by}")
+    head = "Deleted" if done else "Would delete"
+    for tier, found in receipt["deleted"].items():
+        shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
+        out(f"{head} {found['count']} {tier}: {shown or '-'}")
+    for kept in receipt["kept"]:
+        paths = ", ".join(kept.get("paths", [])) or "-"
+        out(f"Kept {kept['what']} ({paths}): {kept['why']}")
+    for note in receipt["notes"]:
+        out(note)
+    out(receipt["backups"])
+
+
+def forget_question(console: Console, request: dict[str, Any]) -> None:
+    """What the model proposed to forget (a ``forget_confirmation``), item by item."""
+
+    def out(text: str) -> None:
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+    out(f"analyst: {request['question']}")
+    for item in request["items"]:
+        out(f"  {item['tier']} {item['id']}: {item['text']}")

@@ -1,4 +1,5 @@
-"""Forget one thing, a topic or a time range (issue 15 items 2-3), on the embedded defaults.
+"""Forget one thing, a topic or a time range (issue 15 items 2-3), with the ledger and journal
+in the embedded SQLite file and on Postgres (the ``backend`` fixture).
 
 Real parts throughout: the compiled graph, SQLite checkpoints and thread index, the ledger and
 journal SQLite file, Qdrant Edge with MiniLM and the embedding cache file. Each test checks
@@ -150,7 +151,7 @@ async def test_forget_one_episode_cascades_and_is_not_learned_again(
 
 
 async def test_forget_by_topic_lists_then_deletes_only_what_is_confirmed(
-    isolated_env: Path,
+    backend: PgLedger | None, isolated_env: Path
 ) -> None:
     await fill("mira")
     await fill("noor")
@@ -181,7 +182,9 @@ async def test_forget_by_topic_lists_then_deletes_only_what_is_confirmed(
         assert OPTIONS in await texts(app) and NEIGHBOUR in await texts(app)
 
 
-async def test_forget_by_time_range_removes_only_that_range(isolated_env: Path) -> None:
+async def test_forget_by_time_range_removes_only_that_range(
+    backend: PgLedger | None, isolated_env: Path
+) -> None:
     await fill("mira")
     await fill("noor")
     later = "I prefer dividend payers for the income sleeve."

@@ -256,7 +256,7 @@ async def test_the_memory_tools_read_the_principals_memory_only_as_quoted_data(
     [planner] = of_kind(run, "PlanDecision")
     assert prompts.MEMORY_READ in system_prompt(planner)
     found = results_of(planner)
-    assert set(found) == set(MEMORY_TOOLS)
+    assert set(found) == {name for name, _ in LOOKUPS}
     # Arguments that do not validate go back to the model as an error it can react to.
     [refused] = [t for t in tool_results(planner) if t[1] == {"query": ""}]
     assert refused[2].startswith("error: invalid arguments for search_episodes")
@@ -307,7 +307,7 @@ async def test_the_memory_tools_read_the_principals_memory_only_as_quoted_data(
     bob_run = fake.chat_requests()[mark:]
     [planner] = of_kind(bob_run, "PlanDecision")
     found = results_of(planner)
-    assert set(found) == set(MEMORY_TOOLS)
+    assert set(found) == {name for name, _ in LOOKUPS}
     assert {k: v["value"] for k, v in found["get_user_profile"]["profile"].items()} == {
         "horizon_years": 3
     }

@@ -33,8 +33,16 @@ TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 COMPANIES = {"tesla": "TSLA", "nvidia": "NVDA", "apple": "AAPL", "microsoft": "MSFT"}
 DEEP_KINDS = ("returns", "risk", "trend", "beta", "peers")
 TOOLS = ("get_snapshot", "get_returns", "get_risk", "get_trend", "get_beta", "get_peers")
-#: The memory read tools the model path binds when the user has memory (agent.tools).
-MEMORY_TOOLS = ("get_user_profile", "search_episodes", "list_open_items")
+#: The memory tools the model path binds when the user has memory (agent.tools): the reads,
+#: then the user's controls (what is remembered, remember, forget).
+MEMORY_TOOLS = (
+    "get_user_profile",
+    "search_episodes",
+    "list_open_items",
+    "list_what_you_remember",
+    "remember",
+    "forget",
+)
 #: The schemas the structured-output nodes force through ``tool_choice``.
 SCHEMAS = (
     "RouteDecision",
