@@ -48,6 +48,28 @@ class Remembered:
     procedures: list[Procedure]
     facts: list[FactRecord]
     items: list[Item]
+    #: The user's profile document (:func:`profile_path`) as ``(path, text)``, if there is one.
+    profile: tuple[str, str] | None = None
+
+    def profile_lines(self) -> list[tuple[str, str]]:
+        """``(path#L<n>, line)`` for each line of the profile document that says something
+        (not blank, not a heading)."""
+        if self.profile is None:
+            return []
+        path, text = self.profile
+        return [
+            (f"{path}#L{n}", line)
+            for n, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+
+
+def profile_path(principal: Principal) -> str:
+    """The principal's profile document in document memory: ``user-profiles/<user>.md``
+    (``user-profiles/<tenant>/<user>.md`` for tenants other than ``default``)."""
+    if principal.tenant_id == "default":
+        return f"user-profiles/{principal.user_id}.md"
+    return f"user-profiles/{principal.tenant_id}/{principal.user_id}.md"
 
 
 async def read_all(memory: Recollection, items: list[Item] | None = None) -> Remembered:
@@ -93,6 +115,18 @@ def by_ids(mem: Remembered, ids: Sequence[str]) -> list[tuple[str, str]]:
     does not have (nothing is chosen then)."""
     from memory.errors import InvalidMemoryError
 
+    known = known_ids(mem)
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise InvalidMemoryError(
+            f"Nothing of yours has the id {', '.join(unknown)}; see `analyst memory list` "
+            "(facts, memories, sessions) or `analyst memory episodes` for ids."
+        )
+    return [(known[i], i) for i in ids]
+
+
+def known_ids(mem: Remembered) -> dict[str, str]:
+    """Every id of ``mem`` (a profile document line as ``path#L<n>``), with its tier."""
     known: dict[str, str] = {}
     known.update({e.episode_id: "episodes" for e in mem.episodes})
     known.update({r.memory_id: "facts" for r in mem.facts})
@@ -101,13 +135,8 @@ def by_ids(mem: Remembered, ids: Sequence[str]) -> list[tuple[str, str]]:
     known.update({s.session_id: "summaries" for s in mem.summaries})
     known.update({i.key: "store" for i in mem.items})
     known.update({item_key(i): "store" for i in mem.items})
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        raise InvalidMemoryError(
-            f"Nothing of yours has the id {', '.join(unknown)}; see `analyst memory list` "
-            "(facts, memories, sessions) or `analyst memory episodes` for ids."
-        )
-    return [(known[i], i) for i in ids]
+    known.update({line_id: "documents" for line_id, _ in mem.profile_lines()})
+    return known
 
 
 def row(tier: str, item_id: str, text: str) -> dict[str, Any]:
@@ -149,7 +178,7 @@ def by_keyword(mem: Remembered, topic: str) -> list[dict[str, Any]]:
     def has(*texts: Any) -> bool:
         return any(needle in str(t).lower() for t in texts if t)
 
-    return listing(
+    rows = listing(
         mem,
         lambda e: has(e.text),
         lambda s: has(s.topic, s.summary, *s.open_items),
@@ -157,3 +186,5 @@ def by_keyword(mem: Remembered, topic: str) -> list[dict[str, Any]]:
         lambda c: has(c.quote, *c.payload.values()),
         lambda i: has(*i.value.values()),
     )
+    rows += [row("documents", line_id, line) for line_id, line in mem.profile_lines() if has(line)]
+    return rows

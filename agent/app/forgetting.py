@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.errors import ThreadNotFoundError
 from agent.forgettable import Remembered as _Memory
-from agent.forgettable import all_items, by_keyword, read_all
+from agent.forgettable import all_items, by_keyword, profile_path, read_all
 from agent.forgettable import by_ids as _by_ids
 from agent.forgettable import item_key as _key
 from agent.forgettable import listing as _listing
@@ -201,6 +201,8 @@ async def forget_account(app: AnalystApp, *, confirm: bool) -> Receipt:
     )
     receipt.deleted["store"] = Tier(sorted("/".join((*i.namespace, i.key)) for i in items))
     receipt.deleted["embedding_cache"] = Tier(hashes)
+    document = profile_path(principal)
+    receipt.deleted["documents"] = Tier([document] if app.documents.exists(document) else [])
     receipt.kept = [
         *_kept(app, {t.thread_id for t in threads}),
         {
@@ -237,6 +239,9 @@ async def forget_account(app: AnalystApp, *, confirm: bool) -> Receipt:
     _forget_vectors(app, hashes)
     if hashes:
         await app._audit("delete", "embedding_cache", hashes, REASON)
+    if app.documents.delete(document):
+        app.documents.reindex()  # the index's rows of the document go with it
+        await app._audit("delete", "documents", [document], REASON)
     receipt.compacted = await _compact(app)
     receipt.notes = _notes(app)
     return receipt
@@ -324,7 +329,11 @@ class _Plan:
 
 
 async def _read(app: AnalystApp) -> _Memory:
-    return await read_all(await app.memory.learner(), items=await _items(app))
+    mem = await read_all(await app.memory.learner(), items=await _items(app))
+    path = profile_path(app.principal)
+    if app.documents.exists(path):
+        mem.profile = (path, app.documents.read_text(path))
+    return mem
 
 
 async def _by_topic(app: AnalystApp, mem: _Memory, topic: str) -> list[dict[str, Any]]:
@@ -445,6 +454,15 @@ def _cascade(app: AnalystApp, mem: _Memory, chosen: Iterable[tuple[str, str]]) -
     texts += [t for r in facts for t in _strings([r.value])] + [str(r.value) for r in facts]
     texts += [v for i in items.values() for v in i.value.values() if isinstance(v, str)]
     texts += [known_threads[t].query for t in threads if t in known_threads]
+    # The profile document's lines: those named, and those holding a forgotten value.
+    values = [t.lower() for t in tombstone if len(t.strip()) >= 3]
+    lines = {
+        line_id: line
+        for line_id, line in mem.profile_lines()
+        if line_id in picked.get("documents", ()) or any(v in line.lower() for v in values)
+    }
+    texts += list(lines.values())
+    tombstone += list(lines.values())
     deleted = {
         "threads": {t for t in threads if t in known_threads},
         "episodes": {e.episode_id for e in episodes},
@@ -454,6 +472,7 @@ def _cascade(app: AnalystApp, mem: _Memory, chosen: Iterable[tuple[str, str]]) -
         "procedures": {p.procedure_id for p in procedures},
         "facts": {r.memory_id for r in facts},
         "store": {_key(i) for i in items.values()},
+        "documents": set(lines),
     }
     return _Plan(deleted, kept, texts, [t for t in tombstone if t.strip()], list(items.values()))
 
@@ -491,6 +510,9 @@ async def _apply(app: AnalystApp, plan: _Plan, receipt: Receipt) -> None:
     if fact_ids:
         await app._audit("delete", "facts", fact_ids, FORGET_REASON)
     await _delete_items(app, plan.items)
+    if plan.deleted["documents"]:
+        _drop_lines(app, plan.deleted["documents"])
+        await app._audit("delete", "documents", sorted(plan.deleted["documents"]), FORGET_REASON)
     if plan.items:
         await app._audit("delete", "store", sorted(plan.deleted["store"]), FORGET_REASON)
     hashes = sorted({text_hash(t) for t in plan.texts if t})
@@ -518,6 +540,24 @@ async def _delete_items(app: AnalystApp, items: list[Item]) -> None:
     for start in range(0, len(items), _PAGE):
         chunk = items[start : start + _PAGE]
         await view.abatch([PutOp(tuple(i.namespace), i.key, None) for i in chunk])
+
+
+def _drop_lines(app: AnalystApp, line_ids: set[str]) -> None:
+    """Rewrite the profile document without the lines ``path#L<n>`` (under the document's
+    lock; a document left with nothing but headings is deleted), then bring the document
+    index up to date so its rows of the old text go too."""
+    path = profile_path(app.principal)
+    gone = {int(i.rsplit("#L", 1)[1]) for i in line_ids if i.startswith(f"{path}#L")}
+
+    def without(text: str | None) -> str:
+        lines = (text or "").splitlines(keepends=True)
+        return "".join(line for n, line in enumerate(lines, 1) if n not in gone)
+
+    app.documents.update(path, without)
+    left = app.documents.read_text(path)
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in left.splitlines()):
+        app.documents.delete(path)
+    app.documents.reindex()
 
 
 def _forget_vectors(app: AnalystApp, hashes: list[str]) -> None:

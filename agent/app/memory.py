@@ -15,6 +15,7 @@ fact, preference or procedure), :meth:`~MemoryControls.listing` and :meth:`~Memo
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -149,6 +150,20 @@ class MemoryControls:
             self.app, ids=ids, topic=topic, since=since, until=until, only=only, confirm=confirm
         )
         return receipt.to_json()
+
+    async def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
+        """Write everything kept of the principal to the new file ``dest`` (a logical backup
+        of one user, on any backend: :mod:`agent.app.memory_backup`); answer counts per tier."""
+        from agent.app.memory_backup import backup
+
+        return await backup(self.app, dest)
+
+    async def restore(self, src: str | os.PathLike[str]) -> dict[str, Any]:
+        """Put back a backup made by :meth:`backup`, except what was forgotten since it was
+        made (tombstones and deletes the audit records): the receipt, per tier."""
+        from agent.app.memory_backup import restore
+
+        return (await restore(self.app, src)).to_json()
 
     async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """The principal's session summaries, newest first."""

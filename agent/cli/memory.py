@@ -15,6 +15,8 @@ durable points: after a decision, and when a session ends. These commands show a
   ``remember TEXT --as fact|preference|procedure`` stores what you ask, citing an episode;
   ``list`` is one line per remembered item; ``export`` everything of yours as one JSON document.
 - ``sweep [--dry-run]`` enforces the retention policy (``ANALYST_RETENTION``) across tiers.
+- ``backup FILE`` writes everything of yours to one file (any backend); ``restore FILE`` puts it
+  back without what you forgot since (tombstones and the audit's deletes applied first).
 
 A thin layer like the other groups: parse, call :class:`~agent.app.AnalystApp`, render.
 """
@@ -22,6 +24,7 @@ A thin layer like the other groups: parse, call :class:`~agent.app.AnalystApp`, 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -574,6 +577,50 @@ def forget(
             + ("" if everything or ids else ", or with --only ID,ID to delete some of it")
             + "."
         )
+
+
+@app.command()
+def backup(
+    dest: Annotated[Path, typer.Argument(help="A new file for the backup (JSON, mode 0600).")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Back up everything kept of you (journal, facts with history, memories, your profile
+    document, threads with every checkpoint) to one file, on any backend. `analyst memory
+    restore FILE` puts it back without what you forget in the meantime."""
+    settings = common.settings(user, tenant)
+    done = common.call(settings, lambda a: a.memory.backup(dest))
+    if json_mode:
+        common.print_json(done)
+        return
+    counts = ", ".join(f"{n} {tier}" for tier, n in done["counts"].items())
+    print(f"backup: {done['backup']} ({done['bytes']} bytes): {counts}")
+    print(f"restore with: analyst memory restore {done['backup']}")
+
+
+@app.command()
+def restore(
+    src: Annotated[Path, typer.Argument(help="A file made by `analyst memory backup`.")],
+    user: UserOpt = None,
+    tenant: TenantOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Restore a memory backup of yours. What you forgot after the backup was made stays
+    forgotten (tombstones and the audit's deletes are applied first), with what was derived
+    from it; what is stored already is kept as it is."""
+    settings = common.settings(user, tenant)
+    receipt = common.call(settings, lambda a: a.memory.restore(src))
+    if json_mode:
+        common.print_json(receipt)
+        return
+    console = common.console()
+    for tier, found in receipt["restored"].items():
+        skipped = receipt["skipped"].get(tier, {}).get("count", 0)
+        console.print(
+            f"{tier}: restored {found['count']}, skipped {skipped} (forgotten since the backup)"
+        )
+    console.print(receipt["why_skipped"], soft_wrap=True)
 
 
 def _day(value: str | None, flag: str, *, end: bool = False) -> Any:

@@ -1,0 +1,240 @@
+"""The canary (issue 15 acceptance): a unique string said in a conversation flows into every
+tier -- episode, fact, event memory, session summary, vector, embedding cache, checkpoint,
+profile document -- and after it is forgotten no byte of any database file, Qdrant folder,
+Postgres table or Redis key holds it; extraction over the remaining history does not bring it
+back; backup -> forget -> restore leaves it gone; the audit shows every step and holds no
+canary. On the embedded defaults, and on Postgres (ledger and journal, through the app role)
+with Redis Stack checkpoints.
+
+A second test restores a backup into empty storage (disaster recovery): everything comes
+back, and the thread waiting for approval still resumes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agent.app import AnalystApp
+from agent.services import Services
+from agent.settings import Settings
+from memory.embeddings import text_hash
+from memory.facts import subject_for
+from memory.identity import Principal
+from tests.support.raw_bytes import raw_hits
+from tests.support.servers import (
+    PgLedger,
+    fresh_redis_prefix,
+    postgres_ledger,
+    redis_checkpointer_url,
+    redis_client,
+)
+
+pytestmark = pytest.mark.integration
+
+START = datetime(2026, 11, 2, 9, tzinfo=UTC)
+CANARY = ("Zorvendix", "Qualtrobe")
+OTHER = ("Yblimora", "Kestraveld")
+NEIGHBOUR = "I prefer companies with low debt and steady cash flow."
+
+
+@dataclass
+class Stack:
+    """Where memory lives for the test, and how to read every raw byte of it."""
+
+    root: Path
+    ledger: PgLedger | None = None
+    redis_token: str | None = None
+
+    def hits(self, needle: str) -> list[str]:
+        found = [f"file {p}" for p in raw_hits(self.root / "data", needle)]
+        found += [f"document {p}" for p in raw_hits(self.root / "memory", needle)]
+        low = needle.lower()
+        if self.ledger is not None:
+            with psycopg.connect(self.ledger.admin_url) as admin:
+                tables = admin.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts'"
+                ).fetchall()
+                for (table,) in tables:
+                    rows = admin.execute(f"SELECT t::text FROM analyst_facts.{table} t")
+                    if any(low in row[0].lower() for row in rows.fetchall()):
+                        found.append(f"postgres {table}")
+        if self.redis_token is not None:
+            client = redis_client()
+            for key in client.scan_iter(match=f"*{self.redis_token}*", count=1000):  # type: ignore[attr-defined]
+                dumped = client.dump(key) or b""  # type: ignore[attr-defined]
+                if needle.encode() in dumped or low.encode() in dumped.lower():
+                    found.append(f"redis {key!r}")
+        return found
+
+
+@pytest.fixture(params=["embedded", "postgres+redis"])
+def stack(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
+) -> Iterator[Stack]:
+    if request.param == "embedded":
+        yield Stack(isolated_env)
+        return
+    with ExitStack() as stack:
+        ledger = stack.enter_context(postgres_ledger())
+        token = stack.enter_context(fresh_redis_prefix())
+        monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
+        monkeypatch.setenv("ANALYST_CHECKPOINTER", redis_checkpointer_url(token))
+        yield Stack(isolated_env, ledger, token)
+
+
+def ticking(start: datetime) -> Callable[[], datetime]:
+    seconds = itertools.count()
+    return lambda: start + timedelta(seconds=next(seconds))
+
+
+@asynccontextmanager
+async def session(user: str, *, day: int = 0) -> AsyncIterator[AnalystApp]:
+    settings = Settings.from_env()
+    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
+    async with AnalystApp.open(settings, Principal("default", user), services) as app:
+        yield app
+
+
+async def fill(user: str, first: str, last: str) -> None:
+    """The canary said in a conversation; it reaches every tier."""
+    async with session(user) as app:
+        said = await app.start(
+            f"My name is {first} {last}.", thread_id=f"{user}-1", keep_session=True
+        )
+        assert [f["attribute"] for f in said.learned] == ["full_name"]
+        draft = await app.start("Analyze NVDA", thread_id=f"{user}-1", keep_session=True)
+        feedback = f"Too little on valuation; {first} wants peers compared."
+        decision = {"approver": user, "draft_hash": draft.draft_hash, "action": "reject"}
+        await app.decide(f"{user}-1", {**decision, "feedback": feedback}, keep_session=True)
+        await app.memory.end_session(f"{user}-1")
+        await app.memory.remember(f"I prefer companies {first} can explain.", as_="preference")
+        await app.memory.remember(NEIGHBOUR, as_="preference")
+        app.documents.write(
+            f"user-profiles/{user}.md",
+            f"# {user}\n\nCall me {first}.\nI like long reports with charts.\n",
+        )
+        # Every tier holds the canary.
+        learner = await app.memory.learner()
+        assert any(first in e.text for e in await learner.journal.list_episodes())
+        assert await learner.facts.current(subject_for(app.principal), "full_name") is not None
+        assert any(first in s.summary for s in await learner.journal.summaries())
+        memories = [m.text for m in await app.memories()]
+        assert any(first in t for t in memories) and NEIGHBOUR in memories
+
+
+def cached(root: Path, text: str) -> bool:
+    with sqlite3.connect(root / "data" / "embeddings.sqlite") as conn:
+        tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            columns = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+            for column in columns:
+                sql = f"SELECT 1 FROM {table} WHERE {column} = ?"
+                if conn.execute(sql, (text_hash(text),)).fetchone():
+                    return True
+    return False
+
+
+async def test_a_forgotten_canary_is_in_no_byte_and_a_restore_does_not_bring_it_back(
+    stack: Stack, tmp_path: Path
+) -> None:
+    first, last = CANARY
+    await fill("mira", first, last)
+    await fill("noor", *OTHER)
+    preference = f"I prefer companies {first} can explain."
+    assert cached(stack.root, preference)  # the vector of a text holding it is cached
+    where = stack.hits(first)
+    assert any("checkpoint" in place for place in where), where  # the thread's checkpoints
+    assert any("user-profiles" in place for place in where), where
+    backup = tmp_path / "backups" / "mira.json"
+
+    async with session("mira", day=1) as app:
+        made = await app.memory.backup(backup)
+        assert made["counts"]["threads"] == 1 and made["counts"]["documents"] == 1
+        plan = await app.memory.forget(topic=first)
+        assert plan["confirmed"] is False and stack.hits(first)
+        tiers = {row["tier"] for row in plan["found"]}
+        assert {"episodes", "facts", "summaries", "store", "documents"} <= tiers
+        receipt = await app.memory.forget(topic=first, confirm=True)
+        assert receipt["deleted"]["threads"]["ids"] == ["mira-1"]
+        assert receipt["deleted"]["documents"]["count"] == 1
+
+    assert stack.hits(first) == [] and stack.hits(last) == []
+    assert not cached(stack.root, preference)
+    profile = (stack.root / "memory" / "user-profiles" / "mira.md").read_text()
+    assert "long reports" in profile  # the neighbouring line stays
+
+    async with session("mira", day=2) as app:
+        learner = await app.memory.learner()
+        # Extraction over the remaining history does not bring it back.
+        for thread in {e.thread_id for e in await learner.journal.list_episodes()}:
+            episodes = await learner.journal.list_episodes(thread_id=thread)
+            await learner.journal.enqueue("session_end", thread, [e.episode_id for e in episodes])
+        await learner.drain()
+        assert await learner.facts.current(subject_for(app.principal), "full_name") is None
+        # Backup -> forget -> restore: the forgotten stays forgotten, the rest is kept.
+        restored = await app.memory.restore(backup)
+        assert restored["skipped"]["threads"]["ids"] == ["mira-1"]
+        assert restored["skipped"]["episodes"]["count"] >= 1
+        assert restored["restored"]["documents"]["count"] == 0  # it exists: never overwritten
+        assert await learner.facts.current(subject_for(app.principal), "full_name") is None
+        assert NEIGHBOUR in [m.text for m in await app.memories()]
+        entries = await app.memory.audit()
+
+    assert stack.hits(first) == [] and stack.hits(last) == []
+    # The audit shows each step, and holds ids and hashes only.
+    actions = {(e["action"], e["tier"]) for e in entries}
+    assert {("delete", "episodes"), ("delete", "facts"), ("delete", "store")} <= actions
+    assert ("write", "tombstones") in actions
+    assert first.lower() not in repr(entries).lower()
+    # The other user's same memories are untouched.
+    assert stack.hits(OTHER[0])
+    async with session("noor", day=2) as app:
+        learner = await app.memory.learner()
+        name = await learner.facts.current(subject_for(app.principal), "full_name")
+        assert name is not None and OTHER[0] in str(name.value)
+
+
+async def test_a_backup_restores_every_tier_into_empty_storage(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, last = CANARY
+    await fill("mira", first, last)
+    backup = tmp_path / "mira.json"
+    async with session("mira") as app:
+        await app.start("Analyze MSFT", thread_id="mira-2")  # waits for approval
+        before = await app.memory.export()
+        await app.memory.backup(backup)
+        with pytest.raises(Exception, match="exists"):
+            await app.memory.backup(backup)
+    async with session("noor") as app:
+        with pytest.raises(Exception, match="restore it as that user"):
+            await app.memory.restore(backup)
+
+    monkeypatch.setenv("ANALYST_DATA_DIR", str(tmp_path / "fresh-data"))
+    monkeypatch.setenv("ANALYST_MEMORY_DIR", str(tmp_path / "fresh-memory"))
+    async with session("mira", day=1) as app:
+        receipt = await app.memory.restore(backup)
+        assert receipt["restored"]["threads"]["ids"] == ["mira-1", "mira-2"]
+        after = await app.memory.export()
+        for tier in ("episodes", "facts", "candidates", "procedures", "sessions", "jobs"):
+            assert after[tier] == before[tier], tier
+        assert sorted(m["text"] for m in after["memories"]) == sorted(
+            m["text"] for m in before["memories"]
+        )
+        assert first in (tmp_path / "fresh-memory" / "user-profiles" / "mira.md").read_text()
+        waiting = await app.view("mira-2")
+        assert waiting.status == "awaiting_approval"
+        payload = {"approver": "mira", "draft_hash": waiting.draft_hash, "action": "approve"}
+        assert (await app.decide("mira-2", payload)).status == "published"
+        # Restoring twice writes nothing new.
+        again = await app.memory.restore(backup)
+        assert all(found["count"] == 0 for found in again["restored"].values())
