@@ -200,6 +200,10 @@ class CheckpointDecryptionError(ConfigurationError):
         )
 
 
+class MemoryKeyError(ConfigurationError):
+    """Sealed memory content (``ANALYST_MEMORY_KEY``) read without its key, or with another."""
+
+
 # -- document memory ------------------------------------------------------------------------
 # Refusals of a document operation subclass DocumentPathError, so a caller that catches every
 # document refusal (publishing, the CLI) keeps working as the refusals get more specific.

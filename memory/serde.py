@@ -186,8 +186,9 @@ def _is_safe_type(key: tuple[str, str]) -> bool:
 # -- encryption -------------------------------------------------------------------------
 
 
-def parse_key(text: str | bytes) -> bytes:
-    """An AES key from ``ANALYST_CHECKPOINT_KEY``: 16/24/32 raw bytes, or base64 of them."""
+def parse_key(text: str | bytes, variable: str = "ANALYST_CHECKPOINT_KEY") -> bytes:
+    """An AES key from ``variable`` (``ANALYST_CHECKPOINT_KEY`` or ``ANALYST_MEMORY_KEY``):
+    16/24/32 raw bytes, or base64 of them."""
     raw = text.encode() if isinstance(text, str) else bytes(text)
     if len(raw) in (16, 24, 32):
         return raw
@@ -198,7 +199,7 @@ def parse_key(text: str | bytes) -> bytes:
     if len(decoded) in (16, 24, 32):
         return decoded
     raise ConfigurationError(
-        f"ANALYST_CHECKPOINT_KEY has {len(raw)} bytes; an AES key must be 16, 24 or 32 bytes, "
+        f"{variable} has {len(raw)} bytes; an AES key must be 16, 24 or 32 bytes, "
         "or the base64 of such a key. Make one with: "
         'python -c "import base64, os; print(base64.b64encode(os.urandom(32)).decode())"'
     )

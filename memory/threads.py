@@ -3,7 +3,8 @@
 Checkpoints hold a thread's state; this small SQLite table records who started each thread,
 with what request, and which process is running it now. A thread id found here still grants
 nothing: every lookup is scoped by (tenant_id, user_id), and a thread owned by someone else is
-indistinguishable from one that does not exist.
+indistinguishable from one that does not exist. With ``ANALYST_MEMORY_KEY`` the request text
+is stored sealed (:mod:`memory.sealing`); ids, owners and times stay in clear.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memory.errors import ThreadBusyError
 from memory.health import guarded
 from memory.identity import Principal
+from memory.sealing import PLAIN, MemoryCipher
 from memory.sqlite_schema import Migrations, migrate
 
 MIGRATIONS: Migrations = (
@@ -51,8 +54,9 @@ class ThreadRecord:
 
 
 class ThreadIndex:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, cipher: MemoryCipher = PLAIN) -> None:
         self.path = Path(path)
+        self.cipher = cipher
         self._ready = False  # this instance has seen the schema up to date
 
     @contextmanager
@@ -90,7 +94,7 @@ class ThreadIndex:
             conn.execute(
                 "INSERT INTO threads (thread_id, tenant_id, user_id, query, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (thread_id, who.tenant_id, who.user_id, query, now, now),
+                (thread_id, who.tenant_id, who.user_id, self.cipher.seal(query), now, now),
             )
 
     def get(self, who: Principal, thread_id: str) -> ThreadRecord | None:
@@ -102,7 +106,7 @@ class ThreadIndex:
                 " FROM threads WHERE thread_id = ? AND tenant_id = ? AND user_id = ?",
                 (thread_id, who.tenant_id, who.user_id),
             ).fetchone()
-        return ThreadRecord(*row) if row else None
+        return self._record(row) if row else None
 
     def exists(self, thread_id: str) -> bool:
         """Whether any principal owns ``thread_id`` (to refuse reusing someone else's id)."""
@@ -123,7 +127,10 @@ class ThreadIndex:
                 " FROM threads WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?",
                 (who.tenant_id, who.user_id, limit),
             ).fetchall()
-        return [ThreadRecord(*r) for r in rows]
+        return [self._record(r) for r in rows]
+
+    def _record(self, row: tuple[Any, ...]) -> ThreadRecord:
+        return ThreadRecord(row[0], row[1], row[2], self.cipher.open(row[3]), *row[4:])
 
     def delete(self, who: Principal, thread_id: str) -> bool:
         """Forget ``thread_id`` if ``who`` owns it; True when a row was removed."""

@@ -144,6 +144,7 @@ from memory.facts.rules import (  # noqa: F401
     run_sync,
 )
 from memory.identity import Principal
+from memory.sealing import PLAIN, MemoryCipher
 
 T = TypeVar("T")
 
@@ -233,10 +234,14 @@ class FactStore(ABC):
         source_ranks: Mapping[str, int] | None = None,
         clock: Clock | None = None,
         max_attempts: int = 8,
+        cipher: MemoryCipher | None = None,
     ) -> None:
         if principal is not None:
             _check_tenant(principal)
         self._principal = principal
+        #: Seals fact values at rest (``ANALYST_MEMORY_KEY``); backends seal on insert and
+        #: open on read, so every rule here compares opened values.
+        self.cipher: MemoryCipher = cipher or PLAIN
         self.policy = ConflictPolicy(policy)
         self.source_ranks = dict(source_ranks or DEFAULT_SOURCE_RANKS)
         self.clock: Clock = clock or _system_clock

@@ -53,7 +53,8 @@ async def open_fact_store(
     ``server``: the ledger serves an API server's event loop, which must never block (SQLite
     reads then run on a worker thread; Postgres is asynchronous either way).
     ``options`` go to the store: ``policy`` (a :class:`ConflictPolicy`, default reject),
-    ``source_ranks``, ``clock``, ``max_attempts``; for Postgres also ``min_size``,
+    ``source_ranks``, ``clock``, ``max_attempts``, ``cipher`` (a
+    :class:`~memory.sealing.MemoryCipher`: values sealed at rest); for Postgres also ``min_size``,
     ``max_size`` and ``connect_timeout``.
     """
     if backend_for("fact ledger", url) == "sqlite":

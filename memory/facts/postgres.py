@@ -72,6 +72,7 @@ from memory.facts.migrations import (
     refuse_unsafe_role,
 )
 from memory.identity import Principal
+from memory.sealing import MemoryCipher
 from memory.urls import redact
 
 FACTS = f"{PG_SCHEMA}.facts"
@@ -157,14 +158,15 @@ def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC)
 
 
-def _record(row: Sequence[Any]) -> FactRecord:
-    """A row of ``COLUMNS`` as a record (positional: this runs once per read)."""
+def _record(row: Sequence[Any], cipher: MemoryCipher) -> FactRecord:
+    """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
+    read)."""
     return FactRecord(
         row[0],
         row[1],
         row[2],
         row[3],
-        row[4],
+        cipher.open(row[4]),
         row[5],
         row[6],
         row[7].astimezone(UTC),
@@ -213,18 +215,20 @@ class _AsyncReads:
 
     async def open_fact(self, key: Key) -> FactRecord | None:
         rows = await self._rows(key[0], _OPEN_FACT, key)
-        return _record(rows[0]) if rows else None
+        return _record(rows[0], self._store.cipher) if rows else None
 
     async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
         rows = await self._rows(key[0], _LAST_FROM, (*key, at))
-        return _record(rows[0]) if rows else None
+        return _record(rows[0], self._store.cipher) if rows else None
 
     async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
         params = {"tenant": tenant_id, "subject": subject, "at": at}
-        return [_record(row) for row in await self._rows(tenant_id, _PROFILE, params)]
+        rows = await self._rows(tenant_id, _PROFILE, params)
+        return [_record(row, self._store.cipher) for row in rows]
 
     async def history(self, key: Key) -> list[FactRecord]:
-        return [_record(row) for row in await self._rows(key[0], _HISTORY, key)]
+        rows = await self._rows(key[0], _HISTORY, key)
+        return [_record(row, self._store.cipher) for row in rows]
 
 
 class _SyncReads:
@@ -252,25 +256,28 @@ class _SyncReads:
 
     def open_fact(self, key: Key) -> FactRecord | None:
         rows = self._rows(key[0], _OPEN_FACT, key)
-        return _record(rows[0]) if rows else None
+        return _record(rows[0], self._store.cipher) if rows else None
 
     def last_from(self, key: Key, at: datetime) -> FactRecord | None:
         rows = self._rows(key[0], _LAST_FROM, (*key, at))
-        return _record(rows[0]) if rows else None
+        return _record(rows[0], self._store.cipher) if rows else None
 
     def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
         params = {"tenant": tenant_id, "subject": subject, "at": at}
-        return [_record(row) for row in self._rows(tenant_id, _PROFILE, params)]
+        rows = self._rows(tenant_id, _PROFILE, params)
+        return [_record(row, self._store.cipher) for row in rows]
 
     def history(self, key: Key) -> list[FactRecord]:
-        return [_record(row) for row in self._rows(key[0], _HISTORY, key)]
+        rows = self._rows(key[0], _HISTORY, key)
+        return [_record(row, self._store.cipher) for row in rows]
 
 
 class _Writes:
     """:class:`memory.facts.base.KeyOps` inside a group's transaction (keys locked)."""
 
-    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
+    def __init__(self, conn: psycopg.AsyncConnection[Any], cipher: MemoryCipher) -> None:
         self.conn = conn
+        self.cipher = cipher
         #: Updates whose row counts are checked once the pipeline has delivered them.
         self.updates: list[tuple[psycopg.AsyncCursor[Any], str]] = []
 
@@ -286,7 +293,7 @@ class _Writes:
         next_start: datetime | None = None
         for row in await cursor.fetchall():
             if row[-1]:
-                before = _record(row)
+                before = _record(row, self.cipher)
             else:
                 next_start = row[7].astimezone(UTC)
         return before, next_start
@@ -294,7 +301,7 @@ class _Writes:
     async def before(self, key: Key, at: datetime) -> FactRecord | None:
         cursor = await self.conn.execute(_LAST_BEFORE, (*key, at))
         row = await cursor.fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.cipher)
 
     async def insert(self, record: FactRecord) -> None:
         await self.conn.execute(
@@ -304,7 +311,7 @@ class _Writes:
                 record.memory_id,
                 record.subject,
                 record.attribute,
-                Jsonb(record.value),
+                Jsonb(self.cipher.seal(record.value)),
                 record.memory_type,
                 record.schema_version,
                 record.valid_from,
@@ -609,7 +616,7 @@ class PostgresFactStore(FactStore):
                 async with conn.transaction():
                     keys = sorted({_key_text(w.key) for w in group})
                     await conn.execute(_LOCK_KEYS, (LOCK_TIMEOUT, keys))
-                    ops = _Writes(conn)
+                    ops = _Writes(conn, self.cipher)
                     if careful:
                         await self._writes(conn, ops, group, careful=True)
                     else:

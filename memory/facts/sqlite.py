@@ -51,6 +51,7 @@ from memory.facts.base import (
 )
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.identity import Principal
+from memory.sealing import PLAIN, MemoryCipher
 
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
@@ -124,14 +125,15 @@ def _encode_optional(value: datetime | None) -> str | None:
 _fromiso = datetime.fromisoformat
 
 
-def _record(row: tuple[Any, ...]) -> FactRecord:
-    """A row of ``COLUMNS`` as a record (positional: this runs once per read)."""
+def _record(row: tuple[Any, ...], cipher: MemoryCipher) -> FactRecord:
+    """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
+    read)."""
     return FactRecord(
         row[0],
         row[1],
         row[2],
         row[3],
-        json.loads(row[4]),
+        cipher.open(json.loads(row[4])),
         row[5],
         row[6],
         _fromiso(row[7]),
@@ -150,13 +152,13 @@ def _record(row: tuple[Any, ...]) -> FactRecord:
     )
 
 
-def _record_row(record: FactRecord) -> tuple[Any, ...]:
+def _record_row(record: FactRecord, cipher: MemoryCipher) -> tuple[Any, ...]:
     return (
         record.tenant_id,
         record.memory_id,
         record.subject,
         record.attribute,
-        canonical_json(record.value),
+        canonical_json(cipher.seal(record.value)),
         record.memory_type,
         record.schema_version,
         encode_time(record.valid_from),
@@ -230,30 +232,33 @@ def _prepare(conn: sqlite3.Connection, where: str, attempts: int = 10) -> list[i
 class _Reads:
     """:class:`memory.facts.base.ReadOps` over the reading connection (plain methods)."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, lock: threading.Lock, cipher: MemoryCipher
+    ) -> None:
         self.conn = conn
         self.lock = lock
+        self.cipher = cipher
 
     def open_fact(self, key: Key) -> FactRecord | None:
         with self.lock:
             row = self.conn.execute(_OPEN_FACT, key).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.cipher)
 
     def last_from(self, key: Key, at: datetime) -> FactRecord | None:
         with self.lock:
             row = self.conn.execute(_LAST_FROM, (*key, encode_time(at))).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.cipher)
 
     def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
         params = {"tenant": tenant_id, "subject": subject, "at": encode_time(at)}
         with self.lock:
             rows = self.conn.execute(_PROFILE, params).fetchall()
-        return [_record(row) for row in rows]
+        return [_record(row, self.cipher) for row in rows]
 
     def history(self, key: Key) -> list[FactRecord]:
         with self.lock:
             rows = self.conn.execute(_HISTORY, key).fetchall()
-        return [_record(row) for row in rows]
+        return [_record(row, self.cipher) for row in rows]
 
 
 class _AsyncReads:
@@ -295,13 +300,14 @@ class _ThreadedReads(_AsyncReads):
 class _Writes:
     """:class:`memory.facts.base.KeyOps` inside the writer's open transaction."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, cipher: MemoryCipher) -> None:
         self.conn = conn
+        self.cipher = cipher
 
     def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
         t = encode_time(at)
         row = self.conn.execute(_LAST_FROM, (*key, t)).fetchone()
-        before = None if row is None else _record(row)
+        before = None if row is None else _record(row, self.cipher)
         if before is not None and (before.valid_to is None or before.valid_to > at):
             return before, None  # it covers ``at``; the rules need no next start
         start = self.conn.execute(_NEXT_START, (*key, t)).fetchone()
@@ -309,10 +315,10 @@ class _Writes:
 
     def before(self, key: Key, at: datetime) -> FactRecord | None:
         row = self.conn.execute(_LAST_BEFORE, (*key, encode_time(at))).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _record(row, self.cipher)
 
     def insert(self, record: FactRecord) -> None:
-        self.conn.execute(_INSERT, _record_row(record))
+        self.conn.execute(_INSERT, _record_row(record, self.cipher))
 
     def _update(self, sql: str, params: tuple[Any, ...], tenant_id: str, memory_id: str) -> None:
         cursor = self.conn.execute(sql + _UPDATE_WHERE, (*params, tenant_id, memory_id))
@@ -374,11 +380,13 @@ class _Connection:
     applied_migrations: list[int]
     #: async reads on a worker thread instead of inline (a server's loop must never block)
     reads_off_loop: bool = False
+    #: seals values on insert and opens them on read (``ANALYST_MEMORY_KEY``)
+    cipher: MemoryCipher = PLAIN
     reads: _Reads = field(init=False)
     async_reads: _AsyncReads = field(init=False)
 
     def __post_init__(self) -> None:
-        self.reads = _Reads(self.reader, self.read_lock)
+        self.reads = _Reads(self.reader, self.read_lock, self.cipher)
         self.async_reads = (_ThreadedReads if self.reads_off_loop else _AsyncReads)(self.reads)
 
     def close(self) -> None:
@@ -449,6 +457,7 @@ class SqliteFactStore(FactStore):
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="facts-writer"),
             applied,
             reads_off_loop,
+            options.get("cipher") or PLAIN,
         )
         try:
             yield cls(shared, principal, **options)
@@ -619,7 +628,7 @@ class SqliteFactStore(FactStore):
 
     def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
         conn = self._connection.writer
-        ops = _Writes(conn)
+        ops = _Writes(conn, self.cipher)
         conn.execute("BEGIN IMMEDIATE")
         try:
             for write in group:

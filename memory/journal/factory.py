@@ -45,7 +45,8 @@ async def open_journal(
     ``journal.with_principal(p)`` per request. ``server`` is accepted for symmetry with
     :func:`memory.facts.open_fact_store`: the journal never blocks an event loop on either
     backend (SQLite calls always run on a worker thread). ``options`` go to the backend:
-    ``clock``; for Postgres also ``min_size``, ``max_size`` and ``connect_timeout``.
+    ``clock``, ``audit_key``, ``cipher`` (a :class:`~memory.sealing.MemoryCipher`: content
+    sealed at rest); for Postgres also ``min_size``, ``max_size`` and ``connect_timeout``.
     """
     del server  # both backends are safe on an API server's loop already
     if backend_for("fact ledger", url) == "sqlite":

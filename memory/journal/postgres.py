@@ -57,6 +57,7 @@ from memory.journal.base import _system_clock
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
 from memory.journal.sql import Program, SqlJournal, Transaction, run_async
+from memory.sealing import MemoryCipher
 from memory.urls import redact
 
 T = TypeVar("T")
@@ -111,8 +112,9 @@ class PostgresJournal(SqlJournal):
         where: str,
         clock: Callable[[], datetime] = _system_clock,
         audit_key: str | bytes | None = None,
+        cipher: MemoryCipher | None = None,
     ) -> None:
-        super().__init__(QUERIES, principal, clock=clock, audit_key=audit_key)
+        super().__init__(QUERIES, principal, clock=clock, audit_key=audit_key, cipher=cipher)
         self._pool = pool
         self._where = where
 
@@ -128,6 +130,7 @@ class PostgresJournal(SqlJournal):
         max_size: int = 10,
         connect_timeout: float = 10.0,
         audit_key: str | bytes | None = None,
+        cipher: MemoryCipher | None = None,
     ) -> AsyncIterator[PostgresJournal]:
         """Check the role, schema and row security on one connection, then open a pool."""
         if principal is not None:
@@ -155,7 +158,7 @@ class PostgresJournal(SqlJournal):
                 raise JournalUnavailableError(
                     f"Cannot open a connection pool to the memory journal at {where}: {e}."
                 ) from e
-            yield cls(pool, principal, where=where, clock=clock, audit_key=audit_key)
+            yield cls(pool, principal, where=where, clock=clock, audit_key=audit_key, cipher=cipher)
         finally:
             await pool.close()
 

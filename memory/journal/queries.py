@@ -16,7 +16,7 @@ Postgres a query that forgot the filter would still see only the principal's row
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -41,6 +41,7 @@ from memory.journal.rows import (
     Codec,
     columns,
 )
+from memory.sealing import MemoryCipher
 
 #: The principal a statement acts for: (tenant_id, user_id).
 Mine = tuple[str, str]
@@ -116,6 +117,11 @@ class Queries:
         self._for_update = " FOR UPDATE" if dialect.locks_rows else ""
         #: A job another worker is claiming right now is skipped, not waited for.
         self._skip_locked = " FOR UPDATE SKIP LOCKED" if dialect.locks_rows else ""
+
+    def sealed_with(self, cipher: MemoryCipher) -> Queries:
+        """The same statements, with content sealed by ``cipher`` (:mod:`memory.sealing`)."""
+        codec = replace(self.dialect.codec, cipher=cipher)
+        return Queries(replace(self.dialect, codec=codec))
 
     # -- building blocks ------------------------------------------------------------------
 

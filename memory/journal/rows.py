@@ -5,6 +5,11 @@ Both backends have the same tables and columns (migration 5 in
 fixed-width ISO-8601 UTC text; Postgres: ``timestamptz``) and JSON (SQLite: text; Postgres:
 ``jsonb``). A :class:`Codec` says which, and turns records into rows and rows into records,
 so the mapping is written once.
+
+It is also the one place content is sealed (``ANALYST_MEMORY_KEY``, :mod:`memory.sealing`):
+episodes' text and meta, jobs' last error and result, candidates' payload and quote,
+summaries' topic, summary and open items, procedures' text and rule. Ids, owners, times,
+kinds, statuses and id lists stay in clear: every statement filters and orders by those only.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from memory.journal.records import (
     Procedure,
     SessionSummary,
 )
+from memory.sealing import PLAIN, MemoryCipher
 
 EPISODE_COLUMNS = (
     "tenant_id",
@@ -125,12 +131,28 @@ def columns(names: Sequence[str], prefix: str = "") -> str:
 
 @dataclass(frozen=True)
 class Codec:
-    """How one backend spells times and JSON values in a row."""
+    """How one backend spells times and JSON values in a row, and how content is sealed."""
 
     time_in: Callable[[datetime], Any]
     time_out: Callable[[Any], datetime]
     json_in: Callable[[Any], Any]
     json_out: Callable[[Any], Any]
+    #: Seals content columns on the way in and opens them on the way out.
+    cipher: MemoryCipher = PLAIN
+
+    def _obj_in(self, value: Any) -> Any:
+        """A JSON-object content column, sealed (still an object)."""
+        return self.json_in(self.cipher.seal_object(dict(value)))
+
+    def _obj_out(self, value: Any) -> Any:
+        return self.cipher.open_object(self.json_out(value))
+
+    def _list_in(self, value: Any) -> Any:
+        """A JSON-array content column, sealed (still an array)."""
+        return self.json_in(self.cipher.seal_array(list(value)))
+
+    def _list_out(self, value: Any) -> Any:
+        return self.cipher.open_array(self.json_out(value))
 
     def _time_in(self, value: datetime | None) -> Any:
         return None if value is None else self.time_in(value)
@@ -149,8 +171,8 @@ class Codec:
             self.time_in(e.at),
             e.role,
             e.kind,
-            e.text,
-            self.json_in(dict(e.meta)),
+            self.cipher.seal(e.text),
+            self._obj_in(e.meta),
         )
 
     def episode(self, row: Sequence[Any]) -> Episode:
@@ -162,8 +184,8 @@ class Codec:
             at=self.time_out(row[4]),
             role=row[5],
             kind=row[6],
-            text=row[7],
-            meta=self.json_out(row[8]),
+            text=self.cipher.open(row[7]),
+            meta=self._obj_out(row[8]),
         )
 
     # -- jobs -------------------------------------------------------------------------------
@@ -182,8 +204,8 @@ class Codec:
             self.time_in(j.next_attempt_at),
             self._time_in(j.leased_until),
             self._time_in(j.finished_at),
-            j.last_error,
-            self.json_in(dict(j.result)),
+            self.cipher.seal(j.last_error),
+            self._obj_in(j.result),
         )
 
     def job_state(self, j: ExtractionJob) -> tuple[Any, ...]:
@@ -194,8 +216,8 @@ class Codec:
             self.time_in(j.next_attempt_at),
             self._time_in(j.leased_until),
             self._time_in(j.finished_at),
-            j.last_error,
-            self.json_in(dict(j.result)),
+            self.cipher.seal(j.last_error),
+            self._obj_in(j.result),
         )
 
     def job(self, row: Sequence[Any]) -> ExtractionJob:
@@ -212,8 +234,8 @@ class Codec:
             next_attempt_at=self.time_out(row[9]),
             leased_until=self._time_out(row[10]),
             finished_at=self._time_out(row[11]),
-            last_error=row[12],
-            result=self.json_out(row[13]),
+            last_error=self.cipher.open(row[12]),
+            result=self._obj_out(row[13]),
         )
 
     # -- candidates -------------------------------------------------------------------------
@@ -224,8 +246,8 @@ class Codec:
             c.candidate_id,
             c.user_id,
             c.kind,
-            self.json_in(dict(c.payload)),
-            c.quote,
+            self._obj_in(c.payload),
+            self.cipher.seal(c.quote),
             self.json_in(list(c.episode_ids)),
             c.status,
             c.reason,
@@ -244,8 +266,8 @@ class Codec:
             candidate_id=row[1],
             user_id=row[2],
             kind=row[3],
-            payload=self.json_out(row[4]),
-            quote=row[5],
+            payload=self._obj_out(row[4]),
+            quote=self.cipher.open(row[5]),
             episode_ids=tuple(self.json_out(row[6])),
             status=row[7],
             reason=row[8],
@@ -264,10 +286,10 @@ class Codec:
             s.thread_id,
             self.time_in(s.started),
             self.time_in(s.ended),
-            s.topic,
-            s.summary,
+            self.cipher.seal(s.topic),
+            self.cipher.seal(s.summary),
             self.json_in(list(s.facts_learned)),
-            self.json_in(list(s.open_items)),
+            self._list_in(s.open_items),
             self.json_in(list(s.episode_ids)),
         )
 
@@ -279,10 +301,10 @@ class Codec:
             thread_id=row[3],
             started=self.time_out(row[4]),
             ended=self.time_out(row[5]),
-            topic=row[6],
-            summary=row[7],
+            topic=self.cipher.open(row[6]),
+            summary=self.cipher.open(row[7]),
             facts_learned=tuple(self.json_out(row[8])),
-            open_items=tuple(self.json_out(row[9])),
+            open_items=tuple(self._list_out(row[9])),
             episode_ids=tuple(self.json_out(row[10])),
         )
 
@@ -293,8 +315,8 @@ class Codec:
             p.tenant_id,
             p.procedure_id,
             p.user_id,
-            p.text,
-            self.json_in(dict(p.rule)),
+            self.cipher.seal(p.text),
+            self._obj_in(p.rule),
             p.status,
             self.time_in(p.confirmed_at),
             self.time_in(p.review_at),
@@ -312,8 +334,8 @@ class Codec:
             tenant_id=row[0],
             procedure_id=row[1],
             user_id=row[2],
-            text=row[3],
-            rule=self.json_out(row[4]),
+            text=self.cipher.open(row[3]),
+            rule=self._obj_out(row[4]),
             status=row[5],
             confirmed_at=self.time_out(row[6]),
             review_at=self.time_out(row[7]),

@@ -38,6 +38,7 @@ from memory.journal.records import (
     Procedure,
     SessionSummary,
 )
+from memory.sealing import MemoryCipher
 
 T = TypeVar("T")
 
@@ -95,8 +96,11 @@ class SqlJournal(Journal):
         *,
         clock: Callable[[], datetime] = _system_clock,
         audit_key: str | bytes | None = None,
+        cipher: MemoryCipher | None = None,
     ) -> None:
         super().__init__(principal, clock=clock)
+        if cipher is not None:
+            queries = queries.sealed_with(cipher)
         self._queries = queries
         self._codec = queries.codec
         #: The audit key (``ANALYST_AUDIT_KEY``, or the database's, read once); shared by

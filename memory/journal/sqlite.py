@@ -45,6 +45,7 @@ from memory.journal.base import _system_clock
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
 from memory.journal.sql import Program, SqlJournal, Transaction, run_sync
+from memory.sealing import MemoryCipher
 
 T = TypeVar("T")
 
@@ -153,8 +154,9 @@ class SqliteJournal(SqlJournal):
         *,
         clock: Callable[[], datetime] = _system_clock,
         audit_key: str | bytes | None = None,
+        cipher: MemoryCipher | None = None,
     ) -> None:
-        super().__init__(QUERIES, principal, clock=clock, audit_key=audit_key)
+        super().__init__(QUERIES, principal, clock=clock, audit_key=audit_key, cipher=cipher)
         self._file = file
 
     @classmethod
@@ -166,6 +168,7 @@ class SqliteJournal(SqlJournal):
         *,
         clock: Callable[[], datetime] = _system_clock,
         audit_key: str | bytes | None = None,
+        cipher: MemoryCipher | None = None,
     ) -> AsyncIterator[SqliteJournal]:
         """Open (creating and migrating if needed) the ledger file at ``path``; ``:memory:``
         opens a private in-memory database. ``audit_key`` replaces the database's audit key
@@ -176,7 +179,7 @@ class SqliteJournal(SqlJournal):
         conn, applied = await asyncio.to_thread(_open_file, where)
         file = _File(where, conn, applied)
         try:
-            yield cls(file, principal, clock=clock, audit_key=audit_key)
+            yield cls(file, principal, clock=clock, audit_key=audit_key, cipher=cipher)
         finally:
             await asyncio.to_thread(file.close)
 

@@ -2,6 +2,12 @@
 filter semantics, batch planning and item conversion (see :mod:`memory.store.qdrant` for the
 format). Imports no engine, so opening the embedded store does not pay for qdrant-client's
 import (over a second).
+
+Sealing (``ANALYST_MEMORY_KEY``, :mod:`memory.sealing`): with a key, an item's ``value`` is
+stored as ``{"analyst_sealed": <token>}``; the point id, namespace fields, key, times and TTL
+stay in clear (reads, namespace filters, ordering and sweeps use them), and so do the dense
+and BM25 vectors (derived from the value's texts). A filter on value fields then cannot run in
+the engine: it is applied in Python to each opened value (:meth:`PlannedStore._matches`).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from langgraph.store.base import (
 )
 
 from memory.embeddings import check_vectors
+from memory.sealing import PLAIN, MemoryCipher
 
 logger = logging.getLogger(__name__)
 
@@ -255,14 +262,17 @@ class _Plan:
     queries: list[str] = field(default_factory=list)
 
 
-def point_payload(op: PutOp, created_us: int, now_us: int) -> dict[str, Any]:
+def point_payload(
+    op: PutOp, created_us: int, now_us: int, cipher: MemoryCipher = PLAIN
+) -> dict[str, Any]:
     """The payload of the point that stores ``op``'s item (the format in the docstring of
-    :mod:`memory.store.qdrant`); ``created_us`` is kept from an existing point."""
+    :mod:`memory.store.qdrant`), its value sealed by ``cipher``; ``created_us`` is kept from
+    an existing point."""
     namespace = op.namespace
     payload: dict[str, Any] = {
         "namespace": list(namespace),
         "key": op.key,
-        "value": dict(cast(Mapping[str, Any], op.value)),
+        "value": cipher.seal_object(cast(Mapping[str, Any], op.value)),
         "ns_key": namespace_text(namespace),
         "ns_prefixes": [namespace_text(namespace[:n]) for n in range(1, len(namespace) + 1)],
         "created_us": created_us,
@@ -274,9 +284,9 @@ def point_payload(op: PutOp, created_us: int, now_us: int) -> dict[str, Any]:
     return payload
 
 
-def _item(payload: Mapping[str, Any]) -> Item:
+def _item(payload: Mapping[str, Any], cipher: MemoryCipher) -> Item:
     return Item(
-        value=payload["value"],
+        value=cipher.open_object(payload["value"]),
         key=payload["key"],
         namespace=tuple(payload["namespace"]),
         created_at=_to_datetime(payload["created_us"]),
@@ -284,11 +294,13 @@ def _item(payload: Mapping[str, Any]) -> Item:
     )
 
 
-def _search_item(payload: Mapping[str, Any], score: float | None) -> SearchItem:
+def _search_item(
+    payload: Mapping[str, Any], score: float | None, cipher: MemoryCipher
+) -> SearchItem:
     return SearchItem(
         namespace=tuple(payload["namespace"]),
         key=payload["key"],
-        value=payload["value"],
+        value=cipher.open_object(payload["value"]),
         created_at=_to_datetime(payload["created_us"]),
         updated_at=_to_datetime(payload["updated_us"]),
         score=None if score is None else float(score),
@@ -308,7 +320,9 @@ class PlannedStore(BaseStore):
     engine = "qdrant"
     ttl_config: TTLConfig | None = None
 
-    def __init__(self, index: IndexConfig | None) -> None:
+    def __init__(self, index: IndexConfig | None, cipher: MemoryCipher | None = None) -> None:
+        #: Seals item values at rest (``ANALYST_MEMORY_KEY``; see the module docstring).
+        self.cipher: MemoryCipher = cipher or PLAIN
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.index_config: IndexConfig | None = None
@@ -411,6 +425,17 @@ class PlannedStore(BaseStore):
 
     # -- reads shared by the engines -------------------------------------------------------
 
+    def _value_filter(self, filter: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The part of a search filter the engine may apply: none when values are sealed
+        (the engine sees only tokens); :meth:`_matches` then checks every candidate."""
+        return None if self.cipher.sealing else filter
+
+    def _matches(self, payload: Mapping[str, Any] | None, filter: Mapping[str, Any] | None) -> bool:
+        """Whether the stored item passes ``filter``, checked on its opened value."""
+        if not filter:
+            return True
+        return value_matches(self.cipher.open_object((payload or {}).get("value", {})), filter)
+
     def _omit_expired(self) -> bool:
         return bool(self.ttl_config and self.ttl_config.get("omit_expired"))
 
@@ -439,7 +464,7 @@ class PlannedStore(BaseStore):
             ):
                 results[i] = None
                 continue
-            results[i] = _item(payload)
+            results[i] = _item(payload, self.cipher)
             if op.refresh_ttl and payload.get("ttl_minutes") is not None:
                 refresh[pid] = float(payload["ttl_minutes"])
 

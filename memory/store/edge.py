@@ -63,6 +63,7 @@ from langgraph.store.base import (
 )
 
 from memory.errors import StoreIndexMismatchError, StoreLockedError
+from memory.sealing import MemoryCipher
 from memory.store.common import (
     BM25_AVG_LEN,
     FORMAT_VERSION,
@@ -80,7 +81,6 @@ from memory.store.common import (
     point_id,
     point_payload,
     prefilter,
-    value_matches,
 )
 
 logger = logging.getLogger(__name__)
@@ -187,6 +187,7 @@ class EdgeStore(PlannedStore):
         lock_timeout: float = 10.0,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
+        cipher: MemoryCipher | None = None,
         hybrid: bool = True,
     ) -> None:
         if access not in ("shared", "exclusive"):
@@ -196,7 +197,7 @@ class EdgeStore(PlannedStore):
         self.lock_timeout = lock_timeout
         self.hybrid = hybrid
         self.ttl_config = ttl
-        super().__init__(index)
+        super().__init__(index, cipher)
         self._bm25 = qe.Bm25(qe.Bm25Config(avg_len=BM25_AVG_LEN))
         self._lock = threading.RLock()
         self._shard: qe.EdgeShard | None = None
@@ -354,7 +355,8 @@ class EdgeStore(PlannedStore):
                         vector[VECTOR] = stored[VECTOR]
                         texts: list[str] = []
                         for _, tokens in self._fields:
-                            texts.extend(get_text_at_path(payload.get("value", {}), tokens))
+                            value = self.cipher.open_object(payload.get("value", {}))
+                            texts.extend(get_text_at_path(value, tokens))
                         if texts:
                             vector[SPARSE] = self._bm25.embed_document(" \n".join(texts))
                     points.append(qe.Point(str(record.id), vector, payload))
@@ -501,7 +503,7 @@ class EdgeStore(PlannedStore):
         want = op.offset + op.limit
         if op.limit <= 0 or want <= 0:
             return []
-        must = _ns_condition(op.namespace_prefix) + _edge_prefilter(op.filter)
+        must = _ns_condition(op.namespace_prefix) + _edge_prefilter(self._value_filter(op.filter))
         flt = self._filter(now, must)
         found: list[tuple[float | None, dict[str, Any]]] = []
         if op.query and query_vector is not None:
@@ -513,7 +515,7 @@ class EdgeStore(PlannedStore):
                 found = [
                     (min(1.0, p.score * scale), p.payload or {})
                     for p in points
-                    if value_matches((p.payload or {}).get("value", {}), op.filter)
+                    if self._matches(p.payload, op.filter)
                 ]
                 if len(found) >= want or len(points) < fetch:
                     break
@@ -531,9 +533,7 @@ class EdgeStore(PlannedStore):
             found.sort(key=lambda f: (-int(f[1]["updated_us"]), f[1]["ns_key"], f[1]["key"]))
         else:
             matches = [
-                payload
-                for payload in self._scan(shard, flt)
-                if value_matches(payload.get("value", {}), op.filter)
+                payload for payload in self._scan(shard, flt) if self._matches(payload, op.filter)
             ]
             matches.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
             found = [(None, p) for p in matches]
@@ -544,7 +544,7 @@ class EdgeStore(PlannedStore):
                     refresh[point_id(payload["namespace"], payload["key"])] = float(
                         payload["ttl_minutes"]
                     )
-        return [_search_item(payload, score) for score, payload in page]
+        return [_search_item(payload, score, self.cipher) for score, payload in page]
 
     def _scan(self, shard: qe.EdgeShard, flt: Any) -> Iterator[dict[str, Any]]:
         offset: Any = None
@@ -607,7 +607,7 @@ class EdgeStore(PlannedStore):
             created = {str(r.id): int((r.payload or {})["created_us"]) for r in existing}
             points: list[qe.Point] = []
             for ((namespace, key), op), pid in zip(upserts, ids, strict=True):
-                payload = point_payload(op, created.get(pid, now), now)
+                payload = point_payload(op, created.get(pid, now), now, self.cipher)
                 texts = plan.put_texts.get((namespace, key), [])
                 vector: dict[str, Any] = {}
                 if texts:

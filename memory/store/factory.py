@@ -19,6 +19,10 @@ With settings, :func:`store_url` picks the URL: ``ANALYST_STORE``, except that t
 Every index config embeds the value fields ``text`` and ``about`` (:data:`TEXT_FIELDS`), one
 vector each, an item scoring as its best field: values with either field are searchable by
 meaning, other values only by filter.
+
+``cipher`` (``ANALYST_MEMORY_KEY``, :mod:`memory.sealing`) seals item values in the Qdrant
+stores (Edge, local mode, server); ``memory://`` keeps nothing at rest. The Postgres store is
+LangGraph's own table layout, which would keep values in clear: with a key it is refused.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from memory.errors import (
     MissingExtensionError,
     StoreUnavailableError,
 )
+from memory.sealing import KEY_VARIABLE, MemoryCipher
 from memory.urls import backend_for, examples, redact
 
 if TYPE_CHECKING:
@@ -109,8 +114,10 @@ async def open_store(
     collection: str | None = None,
     lock_timeout: float = 10.0,
     local_access: LocalAccess = "shared",
+    cipher: MemoryCipher | None = None,
 ) -> AsyncIterator[BaseStore]:
     """Open the store at ``url``; ``embedder=None`` opens it without semantic search.
+    ``cipher`` seals item values at rest (see the module docstring).
 
     ``local_access`` applies to the embedded stores (``EdgeStore``, ``QdrantStore.local``):
     ``"shared"`` (default) lets several processes take turns; ``"exclusive"`` holds the shard
@@ -125,6 +132,7 @@ async def open_store(
             ttl=ttl,
             lock_timeout=lock_timeout,
             local_access=local_access,
+            cipher=cipher,
         ) as edge:
             yield edge
         return
@@ -138,6 +146,7 @@ async def open_store(
             collection=collection,
             lock_timeout=lock_timeout,
             local_access=local_access,
+            cipher=cipher,
         ) as store:
             yield store
         return
@@ -146,13 +155,23 @@ async def open_store(
 
         yield InMemoryStore(index=index)
         return
+    if cipher is not None and cipher.sealing:
+        raise ConfigurationError(
+            f"{KEY_VARIABLE} seals long-term memories in the Qdrant stores only; the Postgres "
+            f"store ({redact(url)}) would keep them in clear. Use ANALYST_STORE=qdrant://local "
+            f"(or a Qdrant server), or unset {KEY_VARIABLE}."
+        )
     async with _open_postgres(url, index=index, ttl=ttl) as pg:
         yield pg
 
 
 @asynccontextmanager
 async def open_store_from_settings(
-    settings: StorageSettings, *, embedder: Embedder | None = None, lock_timeout: float = 10.0
+    settings: StorageSettings,
+    *,
+    embedder: Embedder | None = None,
+    lock_timeout: float = 10.0,
+    cipher: MemoryCipher | None = None,
 ) -> AsyncIterator[BaseStore]:
     """The configured store with the configured embedder (cached in the data directory).
 
@@ -166,6 +185,7 @@ async def open_store_from_settings(
         qdrant_path=settings.qdrant_path,
         qdrant_api_key=settings.qdrant_api_key,
         lock_timeout=lock_timeout,
+        cipher=cipher,
     ) as store:
         yield store
 
@@ -187,6 +207,7 @@ async def _open_edge(
     ttl: TTLConfig | None,
     lock_timeout: float,
     local_access: LocalAccess,
+    cipher: MemoryCipher | None,
 ) -> AsyncIterator[BaseStore]:
     from memory.store.edge import EdgeStore
 
@@ -201,6 +222,7 @@ async def _open_edge(
         lock_timeout=lock_timeout,
         index=index,
         ttl=ttl,
+        cipher=cipher,
     )
     try:
         await asyncio.to_thread(store.setup, import_from=Path(qdrant_path))
@@ -223,6 +245,7 @@ async def _open_qdrant(
     collection: str | None,
     lock_timeout: float,
     local_access: LocalAccess,
+    cipher: MemoryCipher | None,
 ) -> AsyncIterator[BaseStore]:
     from memory.store.qdrant import DEFAULT_COLLECTION, QdrantStore, open_qdrant_client
 
@@ -231,6 +254,7 @@ async def _open_qdrant(
         "collection": collection or DEFAULT_COLLECTION,
         "index": index,
         "ttl": ttl,
+        "cipher": cipher,
     }
     if backend_for("store", url) == "qdrant-local":
         if qdrant_path is None:

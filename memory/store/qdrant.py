@@ -85,6 +85,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
 from memory.errors import StoreIndexMismatchError, StoreLockedError
+from memory.sealing import MemoryCipher
 from memory.store.common import (
     BM25_AVG_LEN,
     FORMAT_VERSION,
@@ -183,6 +184,7 @@ class QdrantStore(PlannedStore):
         collection: str = DEFAULT_COLLECTION,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
+        cipher: MemoryCipher | None = None,
     ) -> None:
         if (client is None) == (connect is None):
             raise ValueError("give either client (held open) or connect (opened per operation)")
@@ -191,7 +193,7 @@ class QdrantStore(PlannedStore):
         self._active: QdrantClient | None = None
         self.collection = collection
         self.ttl_config = ttl
-        super().__init__(index)
+        super().__init__(index, cipher)
         #: whether the collection has the BM25 vector (set by :meth:`setup`)
         self.hybrid = False
         self._bm25: Any = None
@@ -397,7 +399,9 @@ class QdrantStore(PlannedStore):
         if op.limit <= 0 or want <= 0:
             return []
         flt = self._base_filter(
-            now, self._namespace_condition(op.namespace_prefix) + _prefilter(op.filter)
+            now,
+            self._namespace_condition(op.namespace_prefix)
+            + _prefilter(self._value_filter(op.filter)),
         )
         found: list[tuple[float | None, dict[str, Any]]] = []
         if op.query and query_vector is not None:
@@ -409,7 +413,7 @@ class QdrantStore(PlannedStore):
                 found = [
                     (min(1.0, p.score * scale) if self.hybrid else p.score, p.payload or {})
                     for p in points
-                    if value_matches((p.payload or {}).get("value", {}), op.filter)
+                    if self._matches(p.payload, op.filter)
                 ]
                 if len(found) >= want or len(points) < fetch:
                     break
@@ -424,11 +428,7 @@ class QdrantStore(PlannedStore):
             )
             found = [(None, r.payload or {}) for r in records]
         else:
-            matches = [
-                payload
-                for payload in self._scan(flt)
-                if value_matches(payload.get("value", {}), op.filter)
-            ]
+            matches = [payload for payload in self._scan(flt) if self._matches(payload, op.filter)]
             matches.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
             found = [(None, p) for p in matches]
         page = found[op.offset : want]
@@ -438,7 +438,7 @@ class QdrantStore(PlannedStore):
                     refresh[point_id(payload["namespace"], payload["key"])] = float(
                         payload["ttl_minutes"]
                     )
-        return [_search_item(payload, score) for score, payload in page]
+        return [_search_item(payload, score, self.cipher) for score, payload in page]
 
     @property
     def bm25(self) -> Any:
@@ -544,7 +544,7 @@ class QdrantStore(PlannedStore):
             created = {str(r.id): int((r.payload or {})["created_us"]) for r in existing}
             points: list[qm.PointStruct] = []
             for ((namespace, key), op), pid in zip(upserts, ids, strict=True):
-                payload = point_payload(op, created.get(pid, now), now)
+                payload = point_payload(op, created.get(pid, now), now, self.cipher)
                 texts = plan.put_texts.get((namespace, key), [])
                 vector: dict[str, Any] = {}
                 if texts:

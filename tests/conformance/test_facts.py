@@ -39,6 +39,7 @@ from memory.facts import (
 )
 from memory.facts.migrations import LATEST_VERSION
 from memory.identity import Principal
+from memory.sealing import MemoryCipher
 from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
@@ -68,11 +69,11 @@ class Backend:
     owner_url: str
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "sqlite-sealed", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    if request.param == "sqlite":
+    if request.param.startswith("sqlite"):
         url = f"sqlite:///{tmp_path / 'facts.sqlite'}"
-        yield Backend("sqlite", url, url)
+        yield Backend(request.param, url, url)
         return
     with postgres_ledger() as ledger:
         yield Backend("postgres", ledger.app_url, ledger.owner_url)
@@ -87,6 +88,8 @@ def open_store(backend: Backend) -> OpenStore:
         principal: Principal | None = ACME, **options: Any
     ) -> AsyncIterator[FactStore]:
         options.setdefault("clock", lambda: NOW)
+        if backend.name.endswith("-sealed"):  # values sealed (ANALYST_MEMORY_KEY)
+            options.setdefault("cipher", MemoryCipher(bytes(range(32))))
         async with open_fact_store(backend.url, principal, **options) as store:
             yield store
 
@@ -508,7 +511,7 @@ async def test_every_read_and_write_is_scoped_by_the_principals_tenant(
 
 
 async def test_rows_written_by_schema_v1_are_upgraded(backend: Backend) -> None:
-    if backend.name == "sqlite":
+    if backend.name.startswith("sqlite"):
         await setup_fact_store(backend.owner_url, target=1)
         import sqlite3
 

