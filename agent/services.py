@@ -23,6 +23,7 @@ from memory.documents import FileMemory
 if TYPE_CHECKING:
     from memory.facts import FactStore
     from memory.journal import Journal
+    from memory.sealing import MemoryCipher
 
 
 def utc_now() -> datetime:
@@ -97,7 +98,11 @@ class Services:
 
 @asynccontextmanager
 async def open_ledger(
-    services: Services, settings: Settings, *, server: bool = False
+    services: Services,
+    settings: Settings,
+    *,
+    server: bool = False,
+    cipher: MemoryCipher | None = None,
 ) -> AsyncIterator[Services]:
     """``services`` with the fact ledger and the memory journal at ``settings.facts`` (one
     database) open for the life of the block.
@@ -105,14 +110,22 @@ async def open_ledger(
     The one way a graph gets its ledger and journal, for CLI runs (:class:`agent.app.AnalystApp`)
     and API server runs (``graphs/studio.py``) alike. Both are opened for no principal: nodes
     scope every call by the run's principal (``with_principal``), never by what a model produced.
+    Content is sealed with ``cipher`` (default: from ``settings.memory_key``, i.e.
+    ``ANALYST_MEMORY_KEY``; see :mod:`memory.sealing`).
     """
     from memory.facts import open_fact_store
     from memory.journal import open_journal
+    from memory.sealing import memory_cipher
 
+    sealer = cipher if cipher is not None else memory_cipher(settings.memory_key)
     async with (
-        open_fact_store(settings.facts, server=server) as facts,
+        open_fact_store(settings.facts, server=server, cipher=sealer) as facts,
         open_journal(
-            settings.facts, server=server, clock=services.clock, audit_key=settings.audit_key
+            settings.facts,
+            server=server,
+            clock=services.clock,
+            audit_key=settings.audit_key,
+            cipher=sealer,
         ) as journal,
     ):
         yield replace(services, facts=facts, journal=journal)

@@ -12,6 +12,7 @@ variable and the fix.
 | ANALYST_CHECKPOINTER | sqlite:///<data dir>/checkpoints.sqlite | checkpointer URL (a relative sqlite:/// path is inside the data dir) |
 | ANALYST_DURABILITY | sync | when checkpoints are written: sync, async or exit |
 | ANALYST_CHECKPOINT_KEY | (none) | AES key (16/24/32 bytes, or base64 of them) to encrypt checkpoints |
+| ANALYST_MEMORY_KEY | (none) | AES key (same formats) sealing memory content at rest: journal text, fact values, store values (vectors stay as they are) |
 | ANALYST_STORE | qdrant://local | long-term store URL (cold memory) |
 | QDRANT_URL / QDRANT_API_KEY | (none) | a Qdrant server instead of local mode |
 | ANALYST_FACTS | sqlite:///<data dir>/facts.sqlite | fact ledger URL |
@@ -60,6 +61,8 @@ class Settings:
     checkpointer_url: str | None = None
     durability: Durability = "sync"
     checkpoint_key: str | None = None
+    #: Seals memory content at rest: journal text, fact values, store values (memory.sealing).
+    memory_key: str | None = None
     store_url: str | None = None
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
@@ -113,6 +116,7 @@ class Settings:
             checkpointer_url=env.get("ANALYST_CHECKPOINTER") or None,
             durability=cast(Durability, durability),
             checkpoint_key=env.get("ANALYST_CHECKPOINT_KEY") or None,
+            memory_key=env.get("ANALYST_MEMORY_KEY") or None,
             store_url=env.get("ANALYST_STORE") or None,
             qdrant_url=env.get("QDRANT_URL") or None,
             qdrant_api_key=env.get("QDRANT_API_KEY") or None,

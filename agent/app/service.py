@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from memory.journal.records import AuditAction
     from memory.recall import Recalled, RecallWeights
     from memory.retention import PruneReport
+    from memory.sealing import MemoryCipher
 
 #: Statuses after which a thread's request is over (``agent.state.FINISHED``, without the import).
 _FINISHED = ("published", "rejected", "noted", "declined")
@@ -90,7 +91,8 @@ class AnalystApp:
         self.settings = settings
         self.principal = principal
         self._services = services
-        self.index = ThreadIndex(settings.threads_path)
+        self._cipher: MemoryCipher | None = None
+        self.index = ThreadIndex(settings.threads_path, cipher=self.memory_cipher)
         self.locks = ThreadLocks(settings.data_dir / "locks")
         self._stack = AsyncExitStack()
         self._graph: Any = None
@@ -174,13 +176,23 @@ class AnalystApp:
         if not path.exists():
             raise StorageMissingError("checkpoints file", path, "ANALYST_CHECKPOINTER")
 
+    @property
+    def memory_cipher(self) -> MemoryCipher:
+        """Seals memory content at rest with ``ANALYST_MEMORY_KEY`` (none set: stores plain,
+        refuses sealed content with a clear error); one for every tier this app opens."""
+        if self._cipher is None:
+            from memory.sealing import memory_cipher
+
+            self._cipher = memory_cipher(self.settings.memory_key)
+        return self._cipher
+
     async def store(self) -> BaseStore:
         """The cold tier: long-term memories (the embedding model loads on the first text)."""
         if self._store is None:
             from memory.store.factory import open_store_from_settings
 
             self._store = await self._stack.enter_async_context(
-                open_store_from_settings(self.settings)
+                open_store_from_settings(self.settings, cipher=self.memory_cipher)
             )
         return self._store
 
@@ -196,13 +208,13 @@ class AnalystApp:
             from memory.facts import open_fact_store
 
             return await self._stack.enter_async_context(
-                open_fact_store("sqlite:///:memory:", self.principal)
+                open_fact_store("sqlite:///:memory:", self.principal, cipher=self.memory_cipher)
             )
         if self._facts is None:
             from memory.facts import open_fact_store
 
             self._facts = await self._stack.enter_async_context(
-                open_fact_store(self.settings.facts, self.principal)
+                open_fact_store(self.settings.facts, self.principal, cipher=self.memory_cipher)
             )
         return self._facts
 
@@ -259,7 +271,9 @@ class AnalystApp:
         if self.services.journal is None:
             from agent.services import open_ledger
 
-            wired = await self._stack.enter_async_context(open_ledger(self.services, self.settings))
+            wired = await self._stack.enter_async_context(
+                open_ledger(self.services, self.settings, cipher=self.memory_cipher)
+            )
             assert wired.facts is not None
             if self._facts is None:
                 self._facts = wired.facts.with_principal(self.principal)

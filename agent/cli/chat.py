@@ -40,6 +40,8 @@ Type a request such as "Analyze NVDA" or "quick snapshot of TSLA". Commands:
   /why                   what the last plan or answer used from memory
   /remember TEXT [as fact|preference|procedure]
                          remember TEXT in every conversation (default: a preference)
+  /forget WHAT           forget ID [ID ...], topic TEXT, from DATE to DATE, or everything:
+                         shows what would go, then asks before deleting
   /new                   start a new conversation thread
   /help                  this help
   /quit                  leave (threads are saved; approve later with `analyst approve`)"""
@@ -138,6 +140,8 @@ class ChatSession:
             render.memory_why(self.console, self.call(lambda app: app.memory.why(thread_id)))
         elif command == "/remember":
             self._remember(rest)
+        elif command == "/forget":
+            self._forget(rest)
         elif command == "/approve":
             self._decide({"action": "approve", "approver": rest or self.principal.user_id})
         elif command == "/reject":
@@ -202,6 +206,57 @@ class ChatSession:
         done = self.call(lambda app: app.memory.remember(text, as_=as_, thread_id=thread_id))
         render.remembered(self.console, done)
 
+    def _forget(self, rest: str) -> None:
+        """``/forget WHAT``: the plan first (what would be deleted, per tier, what is kept and
+        why), then the question; only a yes (or, for a topic or range, the listed ids to
+        forget) deletes, and the receipt says what went."""
+        what = forget_args(rest)
+        if what is None:
+            self.console.print(FORGET_USAGE)
+            return
+        everything = what.pop("everything", False)
+        if everything:
+            plan = self.call(lambda app: app.memory.forget_account(confirm=False))
+        else:
+            plan = self.call(lambda app: app.memory.forget(**what))
+        render.forget_receipt(self.console, plan, done=False)
+        listing = not everything and not what.get("ids")
+        if listing and not plan["found"]:
+            self.console.print("Nothing of yours matches; nothing to forget.")
+            return
+        question = (
+            "Forget these? [y]es (every keyword match) / the ids to forget only those / [N]o: "
+            if listing
+            else "Forget these? [y/N]: "
+        )
+        try:
+            reply = self.read_line(question).strip()
+        except (EOFError, KeyboardInterrupt):
+            reply = ""
+        choice = forget_reply(reply, allow_ids=listing)
+        if not choice:
+            self.console.print("Nothing was forgotten.")
+            return
+        only = choice if isinstance(choice, list) else None
+        if everything:
+            receipt = self.call(lambda app: app.memory.forget_account(confirm=True))
+        else:
+            receipt = self.call(
+                lambda app: app.memory.forget(**what, only=only, confirm=only is None)
+            )
+        render.forget_receipt(self.console, receipt, done=True)
+        self._thread_gone(receipt.get("deleted", {}).get("threads", {}).get("ids", []))
+
+    def _thread_gone(self, deleted: list[str]) -> None:
+        """After a forget: if it deleted this conversation's thread (it held forgotten
+        words), say so; the next message starts a new thread."""
+        if self.thread_id and self.thread_id in deleted:
+            self.console.print(
+                f"This conversation's thread {self.thread_id} was deleted with what you "
+                "forgot; your next message starts a new one."
+            )
+            self.thread_id, self.shown_hash = None, None
+
     def _decide(self, decision: dict[str, Any]) -> None:
         thread_id = self._need_thread()
         if not self.shown_hash:
@@ -213,7 +268,7 @@ class ChatSession:
         self._show(view)
 
     def _show(self, view: ThreadView) -> None:
-        render.thread(self.console, view)
+        render.thread(self.console, view, commands=False)
         self.shown_hash = view.draft_hash if view.status == "awaiting_approval" else None
         if view.status == "awaiting_approval":
             self.console.print("Reply with /approve, /reject <feedback> or /edit <file>.")
@@ -222,7 +277,11 @@ class ChatSession:
 
     def _confirm(self, thread_id: str, request: dict[str, Any]) -> None:
         """The agent's question at a natural pause: confirm, reject or leave for later each
-        thing it proposes to remember (the answer resumes the paused thread)."""
+        thing it proposes to remember (the answer resumes the paused thread); or whether to
+        forget what the model proposed to forget (:meth:`_confirm_forget`)."""
+        if request.get("kind") == "forget_confirmation":
+            self._confirm_forget(thread_id, request)
+            return
         self.console.print(f"[bold]analyst:[/] {request['question']}")
         answer: dict[str, list[str]] = {"confirm": [], "reject": []}
         for candidate in request["candidates"]:
@@ -246,6 +305,27 @@ class ChatSession:
                 verb = "Confirmed" if message == "confirm" else "Rejected"
                 self.console.print(f"{verb} {len(answer[message])}.")
         if view.status == "awaiting_confirmation" and view.confirmation:
+            self._confirm(thread_id, view.confirmation)
+
+    def _confirm_forget(self, thread_id: str, request: dict[str, Any]) -> None:
+        """Whether to forget what the model proposed (the items were shown with the thread):
+        y forgets all of them, ids only those, anything else none. The run finishes, then the
+        forget runs; if it deleted this thread, the next message starts a new one."""
+        try:
+            reply = self.read_line(
+                "Forget these? [y]es / the ids to forget only those / [N]o: "
+            ).strip()
+        except (EOFError, KeyboardInterrupt):
+            reply = ""
+        choice = forget_reply(reply, allow_ids=True)
+        view = self.call(lambda app: app.answer_confirmation(thread_id, {"forget": choice}))
+        if view.forgotten is None:
+            self.console.print("Nothing was forgotten.")
+        else:
+            render.forget_receipt(self.console, view.forgotten, done=True)
+        if view.thread_deleted:
+            self._thread_gone([thread_id])
+        elif view.status == "awaiting_confirmation" and view.confirmation:
             self._confirm(thread_id, view.confirmation)
 
     def _progress(self, node: str, update: dict[str, Any]) -> None:
@@ -291,3 +371,47 @@ def remember_args(rest: str) -> tuple[str, RememberAs]:
     if found is None:
         return rest.strip(), "preference"
     return rest[: found.start()].strip(), cast("RememberAs", found.group(1).lower())
+
+
+FORGET_USAGE = (
+    "Usage: /forget ID [ID ...] | /forget topic TEXT | /forget from YYYY-MM-DD to YYYY-MM-DD "
+    "| /forget everything   (ids: /memories, or analyst memory list)"
+)
+_RANGE = re.compile(r"^from\s+(\S+)\s+to\s+(\S+)$", re.IGNORECASE)
+
+
+def forget_args(rest: str) -> dict[str, Any] | None:
+    """``/forget``'s WHAT as keyword arguments of ``app.memory.forget`` (``everything``: of
+    ``forget_account``); None when it is none of the forms (the caller prints the usage). A
+    date that is not ``YYYY-MM-DD`` is a :class:`~agent.cli.common.CommandError`."""
+    from agent.cli.memory import _day
+
+    words = rest.split()
+    if not words:
+        return None
+    head = words[0].lower()
+    if head == "everything" and len(words) == 1:
+        return {"everything": True}
+    if head == "topic":
+        topic = rest.strip()[len("topic") :].strip()
+        return {"topic": topic} if topic else None
+    ranged = _RANGE.match(rest.strip())
+    if ranged:
+        return {
+            "since": _day(ranged.group(1), "from"),
+            "until": _day(ranged.group(2), "to", end=True),
+        }
+    if head in ("everything", "topic", "from"):
+        return None
+    return {"ids": words}
+
+
+def forget_reply(reply: str, *, allow_ids: bool) -> bool | list[str]:
+    """A reply to "Forget these?": True for yes, the ids it lists (``allow_ids``), else
+    False (no, or nothing typed: nothing is forgotten)."""
+    said = reply.strip()
+    if said.lower() in ("y", "yes"):
+        return True
+    if allow_ids and said and said.lower() not in ("n", "no"):
+        return [i for i in re.split(r"[\s,]+", said) if i]
+    return False

@@ -558,19 +558,9 @@ def forget(
     if json_mode:
         common.print_json(receipt, ensure_ascii=False)
     else:
-        console = common.console()
-        for row in receipt.get("found", []):
-            console.print(f"Found {row['tier']} {row['id']}: {row['text']}", soft_wrap=True)
-        head = "Deleted" if done else "Would delete"
-        for tier, found in receipt["deleted"].items():
-            shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
-            console.print(f"{head} {found['count']} {tier}: {shown or '-'}", soft_wrap=True)
-        for kept in receipt["kept"]:
-            paths = ", ".join(kept.get("paths", [])) or "-"
-            console.print(f"Kept {kept['what']} ({paths}): {kept['why']}", soft_wrap=True)
-        for note in receipt["notes"]:
-            console.print(note, soft_wrap=True)
-        console.print(receipt["backups"], soft_wrap=True)
+        from agent.cli import render
+
+        render.forget_receipt(common.console(), receipt, done=done)
     if not done:
         raise CommandError(
             "Nothing was deleted: run again with --yes to delete all of the above"

@@ -1,0 +1,106 @@
+"""``/forget`` in the chat, driven like a person would, in a pseudo-terminal (the real
+console script over the embedded defaults): the plan first, then the question; no keeps
+everything, yes (or the listed ids) deletes, and ``/memories`` no longer shows it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.integration.test_chat import PROMPT, spawn_chat
+
+pytestmark = pytest.mark.integration
+
+TSLA = "I follow TSLA deliveries closely"
+NEIGHBOUR = "I like dividend stocks"
+
+
+def remember(child: pexpect.spawn, text: str) -> str:
+    child.sendline(f"/remember {text}")
+    child.expect(rf"preference (mem-[0-9a-f]+): '{re.escape(text)}' \(episode (ep-[0-9a-f]+)\)")
+    key = child.match.group(1)
+    child.expect_exact(PROMPT)
+    return str(key)
+
+
+def memories(child: pexpect.spawn) -> str:
+    """What ``/memories`` printed."""
+    child.sendline("/memories")
+    child.expect_exact("What the analyst remembers about you")
+    child.expect_exact(PROMPT)
+    return str(child.before)
+
+
+def test_chat_forget_shows_the_plan_asks_and_only_yes_deletes(analyst: Any) -> None:
+    child = spawn_chat(analyst)
+    try:
+        child.sendline("/help")
+        child.expect_exact("/forget WHAT")
+        child.expect_exact(PROMPT)
+        key = remember(child, TSLA)
+        neighbour = remember(child, NEIGHBOUR)
+
+        # The plan, then the question; no deletes nothing.
+        child.sendline("/forget topic TSLA deliveries")
+        child.expect(r"Found episodes (ep-[0-9a-f]+): " + re.escape(TSLA))
+        child.expect_exact(f"Found store memories/{key}: {TSLA}")
+        child.expect_exact("Would delete 1 episodes")
+        child.expect_exact("Forget these? [y]es (every keyword match)")
+        child.sendline("n")
+        child.expect_exact("Nothing was forgotten.")
+        child.expect_exact(PROMPT)
+        assert TSLA in memories(child)
+
+        # Yes deletes every keyword match, with what was derived; the neighbour stays.
+        child.sendline("/forget topic TSLA deliveries")
+        child.expect_exact("Forget these? [y]es")
+        child.sendline("y")
+        child.expect_exact("Deleted 1 episodes")
+        child.expect_exact(f"Deleted 1 store: memories/{key}")
+        child.expect_exact(PROMPT)
+        shown = memories(child)
+        assert TSLA not in shown and NEIGHBOUR in shown
+
+        # Bad input: a usage line, or the date that is wrong; nothing asked.
+        child.sendline("/forget")
+        child.expect_exact("Usage: /forget ID [ID ...] | /forget topic TEXT")
+        child.expect_exact(PROMPT)
+        child.sendline("/forget from 2026-13-01 to 2026-12-31")
+        child.expect_exact("error: from '2026-13-01' is not a date like 2026-09-30.")
+        child.expect_exact(PROMPT)
+        child.sendline("/forget mem-nothing")
+        child.expect_exact("error: Nothing of yours has the id mem-nothing")
+        child.expect_exact(PROMPT)
+
+        # Words said in this conversation: forgetting them deletes its thread, and says so.
+        child.sendline("Analyze NVDA")
+        child.expect(r"Thread (t-[0-9a-f]+) · awaiting approval · NVDA")
+        thread_id = child.match.group(1)
+        child.expect_exact(PROMPT)
+        child.sendline("/forget topic analyze nvda")
+        child.expect_exact(f"Would delete 1 threads: {thread_id}")
+        child.expect_exact("Forget these?")
+        child.sendline("y")
+        child.expect_exact(f"Deleted 1 threads: {thread_id}")
+        child.expect_exact(f"This conversation's thread {thread_id} was deleted")
+        child.expect_exact(PROMPT)
+
+        # By id: a yes/no question.
+        child.sendline(f"/forget {neighbour}")
+        child.expect_exact("Forget these? [y/N]")
+        child.sendline("y")
+        child.expect_exact(f"Deleted 1 store: memories/{neighbour}")
+        child.expect_exact(PROMPT)
+
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+
+    listed = analyst.json("memory", "list")["items"]
+    assert not [r for r in listed if r["text"] in (TSLA, NEIGHBOUR)]
+    assert thread_id not in [t["thread_id"] for t in analyst.json("threads")]
