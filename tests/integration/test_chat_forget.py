@@ -1,6 +1,8 @@
 """``/forget`` in the chat, driven like a person would, in a pseudo-terminal (the real
 console script over the embedded defaults): the plan first, then the question; no keeps
-everything, yes (or the listed ids) deletes, and ``/memories`` no longer shows it."""
+everything, yes (or the listed ids) deletes, and ``/memories`` no longer shows it. On the
+model path (the fake OpenAI server) the chat answers the model's forget proposal the same way.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import pexpect
 import pytest
 
 from tests.integration.test_chat import PROMPT, spawn_chat
+from tests.support.fake_openai import Reply, tool_calls
+from tests.support.model_script import ScriptedAnalyst, fake_model, with_model
 
 pytestmark = pytest.mark.integration
 
@@ -104,3 +108,46 @@ def test_chat_forget_shows_the_plan_asks_and_only_yes_deletes(analyst: Any) -> N
     listed = analyst.json("memory", "list")["items"]
     assert not [r for r in listed if r["text"] in (TSLA, NEIGHBOUR)]
     assert thread_id not in [t["thread_id"] for t in analyst.json("threads")]
+
+
+def test_chat_answers_the_models_forget_proposal(
+    analyst: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the model path the model's ``forget`` only proposes: after the answer the chat
+    shows the items and asks; n keeps them, y deletes them."""
+    script = ScriptedAnalyst()
+    script.overrides["memory_lookup"] = proposes_forget("TSLA deliveries")
+    with fake_model(monkeypatch) as server:
+        server.respond_with(script)
+        child = spawn_chat(with_model(analyst, server))
+        try:
+            remember(child, TSLA)
+            for answer, then in (("n", "Nothing was forgotten."), ("y", "Deleted 1 episodes")):
+                child.sendline("Analyze NVDA")
+                child.expect_exact("awaiting approval")
+                child.expect_exact(PROMPT)
+                child.sendline("/approve")
+                child.expect_exact("awaiting confirmation")
+                child.expect_exact("analyst: You asked me to forget these.")
+                child.expect(r"episodes ep-[0-9a-f]+: " + re.escape(TSLA))
+                child.expect_exact("Forget these? [y]es")
+                child.sendline(answer)
+                child.expect_exact(then)
+                child.expect_exact(PROMPT)
+                assert (TSLA in memories(child)) is (answer == "n")
+            child.sendline("/quit")
+            child.expect(pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert child.exitstatus == 0, child.before
+
+
+def proposes_forget(topic: str) -> Any:
+    """A ``memory_lookup`` override: the model calls ``forget(topic)`` once per look-up."""
+
+    def answer(request: dict[str, Any]) -> Reply | None:
+        if any(m["role"] == "tool" for m in request["messages"]):
+            return None
+        return tool_calls(("forget", {"topic": topic}))
+
+    return answer
