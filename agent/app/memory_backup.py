@@ -390,3 +390,90 @@ def _put_documents(
         app.documents.write_bytes(path, "".join(kept).encode())
         restored.append(path)
     return restored, skipped
+
+
+# -- a restore of the embedded files (`analyst db restore`) --------------------------------
+
+#: What a restore of the ledger file must not lose: the forgets made since its backup.
+_CARRIED = ("memory_tombstones", "memory_audit")
+
+
+@dataclass
+class Carried:
+    """The tombstone and audit rows of the ledger file a ``db restore`` replaces."""
+
+    path: Path
+    rows: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = field(default_factory=dict)
+
+    def principals(self) -> list[tuple[str, str]]:
+        """Every (tenant, user) with a tombstone or a delete made at their request."""
+        found: set[tuple[str, str]] = set()
+        for table, (columns, rows) in self.rows.items():
+            t, u = columns.index("tenant_id"), columns.index("user_id")
+            for row in rows:
+                if table == "memory_tombstones" or (
+                    row[columns.index("action")] == "delete"
+                    and row[columns.index("reason")] in (FORGET_REASON, REASON)
+                ):
+                    found.add((str(row[t]), str(row[u])))
+        return sorted(found)
+
+
+def carry(ledger: Path | None) -> Carried | None:
+    """Read the tombstones and the audit of the embedded ledger file before it is replaced
+    (``None`` when the ledger is not an embedded file, or there is none yet)."""
+    import sqlite3
+
+    if ledger is None or not ledger.exists():
+        return None
+    carried = Carried(ledger)
+    with sqlite3.connect(ledger) as conn:
+        tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table in _CARRIED:
+            if table in tables:
+                cursor = conn.execute(f"SELECT * FROM {table}")
+                columns = [d[0] for d in cursor.description]
+                carried.rows[table] = (columns, cursor.fetchall())
+    return carried
+
+
+def put_back(carried: Carried | None) -> int:
+    """Insert the carried rows the restored ledger file lacks (the audit is append-only:
+    entries are only ever added); answer how many were added."""
+    import sqlite3
+
+    if carried is None or not carried.path.exists():
+        return 0
+    added = 0
+    with sqlite3.connect(carried.path) as conn:
+        tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table, (columns, rows) in carried.rows.items():
+            if table not in tables:
+                continue  # a backup older than the table: migrations add it on the next open
+            have = [c[1] for c in conn.execute(f"PRAGMA table_info({table})")]
+            shared = [c for c in columns if c in have]
+            picks = [columns.index(c) for c in shared]
+            sql = (
+                f"INSERT OR IGNORE INTO {table} ({', '.join(shared)}) "
+                f"VALUES ({', '.join('?' * len(shared))})"
+            )
+            for row in rows:
+                added += conn.execute(sql, [row[i] for i in picks]).rowcount
+    return added
+
+
+async def reapply_forgets(app: AnalystApp) -> dict[str, int]:
+    """Forget again, for ``app.principal``, what the restored files hold that the user had
+    forgotten (tombstones, and deletes the audit records at their request), with forgetting's
+    cascade. Answers the count deleted per tier."""
+    from agent.app.forgetting import Receipt, Tier, _apply, _read
+
+    mem = await _read(app)
+    chosen = await _forgotten(app, mem)
+    if not chosen:
+        return {}
+    plan = _cascade(app, mem, chosen)
+    receipt = Receipt(app.principal.tenant_id, app.principal.user_id, True)
+    receipt.deleted = {tier: Tier(sorted(found)) for tier, found in plan.deleted.items()}
+    await _apply(app, plan, receipt)
+    return {tier: len(found.ids) for tier, found in receipt.deleted.items() if found.ids}

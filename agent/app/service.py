@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
     from agent.app.memory import MemoryControls
+    from agent.app.memory_backup import Carried
     from agent.routing import Route
     from agent.services import Services
     from agent.state import ModeChoice
@@ -98,6 +99,8 @@ class AnalystApp:
         self._graph: Any = None
         self._read_graph: Any = None
         self._saver: BaseCheckpointSaver[Any] | None = None
+        #: The tombstones and audit a ``restore`` carried over, until :meth:`reapply_forgets`.
+        self._carried: Carried | None = None
         self._store: BaseStore | None = None
         self._facts: FactStore | None = None
         self._documents: FileMemory | None = None
@@ -300,7 +303,6 @@ class AnalystApp:
             )
             raise
 
-
     @property
     def memory(self) -> MemoryControls:
         """What the analyst learned from this principal's turns, and its write state: review,
@@ -456,11 +458,36 @@ class AnalystApp:
         files were kept."""
         from datetime import UTC, datetime
 
+        from agent.app.memory_backup import carry, put_back
         from memory.backup import restore
 
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         keep = self.settings.data_dir / "backups" / f"before-restore-{stamp}"
-        return restore(self.embedded_files(), src, keep), str(keep)
+        files = self.embedded_files()
+        ledger = next((f.path for f in files if f.name == "facts.sqlite"), None)
+        self._carried = carry(ledger)  # the forgets made since the backup are not undone
+        restored = restore(files, src, keep)
+        put_back(self._carried)
+        return restored, str(keep)
+
+    async def reapply_forgets(self) -> dict[str, dict[str, int]]:
+        """After :meth:`restore`: forget again, for every user with tombstones or deletes
+        made at their request, what the restored files hold that they had forgotten
+        (:func:`agent.app.memory_backup.reapply_forgets`). Answers counts per user and tier."""
+        from agent.app.memory_backup import reapply_forgets
+
+        done: dict[str, dict[str, int]] = {}
+        carried, self._carried = self._carried, None
+        for tenant_id, user_id in [] if carried is None else carried.principals():
+            principal = Principal(tenant_id, user_id)
+            if principal == self.principal:
+                counts = await reapply_forgets(self)
+            else:
+                async with AnalystApp.open(self.settings, principal) as other:
+                    counts = await reapply_forgets(other)
+            if counts:
+                done[f"{tenant_id}/{user_id}"] = counts
+        return done
 
     # -- retention ----------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 ``analyst db check`` runs an integrity check of every embedded file and reads only;
 ``analyst db backup DEST`` / ``analyst db restore SRC`` copy the embedded defaults (SQLite's
-online backup API; the long-term memory folder while no process holds it).
+online backup API; the long-term memory folder while no process holds it). A restore keeps the
+tombstones and audit entries made since the backup and forgets again what users had forgotten
+(:func:`agent.app.memory_backup.reapply_forgets`), so a restored file does not bring it back.
 
 ``analyst db setup`` creates or migrates the checkpointer's tables (Postgres), search indexes
 (Redis) or file (SQLite) and says what it did; running it again changes nothing. The other
@@ -108,15 +110,23 @@ def restore(
     replaces are kept under <data dir>/backups/. Stop other analyst processes first."""
     settings = common.settings()
 
-    async def body(a: AnalystApp) -> tuple[list[Copied], str]:
-        return a.restore(src)
+    async def body(a: AnalystApp) -> tuple[list[Copied], str, dict[str, dict[str, int]]]:
+        restored, kept = a.restore(src)
+        return restored, kept, await a.reapply_forgets()
 
-    restored, kept = common.call(settings, body)
+    restored, kept, forgotten = common.call(settings, body)
     if json_mode:
         common.print_json(
-            {"restored": [c.to_json() for c in restored], "previous_files_kept_in": kept}
+            {
+                "restored": [c.to_json() for c in restored],
+                "previous_files_kept_in": kept,
+                "forgotten_again": forgotten,
+            }
         )
         return
     for c in restored:
         print(f"{c.what:<24} {c.source} -> {c.target}")
     print(f"restored {len(restored)} files from {src}; the files replaced are kept in {kept}")
+    for who, counts in forgotten.items():
+        done = ", ".join(f"{n} {tier}" for tier, n in counts.items())
+        print(f"forgotten again for {who} (forgotten after the backup was made): {done}")

@@ -238,3 +238,37 @@ async def test_a_backup_restores_every_tier_into_empty_storage(
         # Restoring twice writes nothing new.
         again = await app.memory.restore(backup)
         assert all(found["count"] == 0 for found in again["restored"].values())
+
+
+async def test_a_restore_of_the_embedded_files_forgets_again(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """``analyst db backup`` -> forget -> ``analyst db restore``: the restored files held the
+    canary; the restore keeps the tombstones and audit made since and forgets it again."""
+    first, last = CANARY
+    await fill("mira", first, last)
+    await fill("noor", *OTHER)
+    copy = tmp_path / "db-backup"
+    async with session("mira") as app:
+        app.backup(copy)
+    async with session("mira", day=1) as app:
+        await app.memory.forget(topic=first, confirm=True)
+        forgot = len(await app.memory.audit())
+    assert raw_hits(isolated_env / "data", first) == []
+
+    async with session("noor", day=2) as app:  # any user may run the restore
+        restored, _ = app.restore(copy)
+        assert any(c.name == "facts.sqlite" for c in restored)
+        again = await app.reapply_forgets()
+    assert set(again) == {"default/mira"} and again["default/mira"]["threads"] == 1
+    live = isolated_env / "data"
+    assert [h for h in raw_hits(live, first) if not h.startswith("backups/")] == []
+    assert [h for h in raw_hits(live, last) if not h.startswith("backups/")] == []
+    async with session("mira", day=2) as app:
+        learner = await app.memory.learner()
+        assert await learner.facts.current(subject_for(app.principal), "full_name") is None
+        assert NEIGHBOUR in [m.text for m in await app.memories()]
+        assert len(await app.memory.audit()) > forgot  # nothing of the audit was lost
+    async with session("noor", day=2) as app:
+        learner = await app.memory.learner()
+        assert await learner.facts.current(subject_for(app.principal), "full_name") is not None
