@@ -12,6 +12,8 @@ Storage is real: SQLite checkpoints, ledger and journal, Qdrant Edge with MiniLM
 - ``remember`` stores for the run's principal only: its schema has no user argument, and a
   user id the model adds anyway changes nothing.
 - ``list_what_you_remember`` returns the listing as one quoted data block.
+- The CLI shows the pending question (``analyst approve`` / ``show``) and ``analyst resume
+  THREAD --forget yes`` answers it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tests.support.model_script import (
     outside_quotes,
     quoted,
     tool_results,
+    with_model,
 )
 
 pytestmark = pytest.mark.integration
@@ -218,3 +221,27 @@ async def test_remember_stores_for_the_runs_principal_and_the_listing_is_quoted(
     async with open_app("bob") as app:  # nothing reached the user the model named
         assert await app.memory.listing() == []
         assert await app.memory.episodes() == []
+
+
+def test_the_cli_shows_the_proposal_and_resume_answers_it(fake: FakeOpenAI, analyst: Any) -> None:
+    script = ScriptedAnalyst()
+    script.overrides["memory_lookup"] = looks_up(("forget", {"topic": "TSLA delivery"}))
+    fake.respond_with(script)
+    cli = with_model(analyst, fake)
+    assert cli("memory", "remember", TSLA).code == 0
+    assert cli("run", "Analyze NVDA", "--thread", "C1").code == 0
+    approved = cli("approve", "C1")
+    assert "awaiting confirmation" in approved.out
+    assert TSLA in approved.out and "analyst resume C1 --forget yes" in approved.out
+    shown = cli.json("show", "C1")
+    assert shown["status"] == "awaiting_confirmation"
+    assert shown["confirmation"]["kind"] == "forget_confirmation"
+    assert TSLA in [r["text"] for r in cli.json("memory", "list")["items"]]
+
+    assert "Nothing is deleted until you answer" in cli("show", "C1").out
+
+    answered = cli("resume", "C1", "--forget", "yes")
+    assert answered.code == 0, answered.err
+    assert "published" in answered.out and "Deleted 1 episodes" in answered.out
+    assert TSLA not in [r["text"] for r in cli.json("memory", "list")["items"]]
+    assert cli.json("show", "C1")["confirmation"] is None
