@@ -1,7 +1,8 @@
 """A principal's memory backed up to one file, and restored without what was forgotten since.
 
 :func:`backup` (``analyst memory backup FILE``) writes everything kept of the principal, on
-any backend, to one JSON file (mode 0600): the journal (episodes, extraction jobs,
+any backend, to one JSON file (mode 0600; its content sealed with ``ANALYST_MEMORY_KEY`` when
+memory is encrypted at rest, so a restore needs the same key): the journal (episodes, extraction jobs,
 candidates, session summaries, procedures) and every fact row with its history, exactly as
 stored (ids, states, validity and times); the cold-store items under the principal's
 namespace (values; the vectors are derived and are computed again on restore); the user's
@@ -133,6 +134,11 @@ async def backup(app: AnalystApp, dest: str | os.PathLike[str]) -> dict[str, Any
         "documents": documents,
         "threads": threads,
     }
+    cipher = app.memory_cipher
+    if cipher.sealing:  # memory is encrypted at rest: so is its backup (same key)
+        head = {k: content[k] for k in ("format", "version", "made_at", "tenant_id", "user_id")}
+        body = {k: v for k, v in content.items() if k not in head}
+        content = {**head, "sealed": cipher.seal(json.dumps(body, default=str))}
     data = json.dumps(content, sort_keys=True, default=str).encode()
     target.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -239,6 +245,8 @@ def _load(path: Path, app: AnalystApp) -> dict[str, Any]:
             f"{path} is a version {content.get('version')} backup; this analyst restores "
             f"version {VERSION}."
         )
+    if "sealed" in content:  # written with ANALYST_MEMORY_KEY set: opened with the same key
+        content |= json.loads(app.memory_cipher.open(content.pop("sealed")))
     who = (content.get("tenant_id"), content.get("user_id"))
     if who != (app.principal.tenant_id, app.principal.user_id):
         raise InvalidMemoryError(

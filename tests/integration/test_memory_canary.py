@@ -272,3 +272,31 @@ async def test_a_restore_of_the_embedded_files_forgets_again(
     async with session("noor", day=2) as app:
         learner = await app.memory.learner()
         assert await learner.facts.current(subject_for(app.principal), "full_name") is not None
+
+
+async def test_a_backup_of_encrypted_memory_is_sealed_with_the_same_key(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.errors import MemoryKeyError
+
+    monkeypatch.setenv("ANALYST_MEMORY_KEY", "k" * 32)
+    first, last = CANARY
+    await fill("mira", first, last)
+    backup = tmp_path / "mira.json"
+    async with session("mira") as app:
+        await app.memory.backup(backup)
+    assert first.encode() not in backup.read_bytes()
+    monkeypatch.setenv("ANALYST_DATA_DIR", str(tmp_path / "fresh-data"))
+    monkeypatch.setenv("ANALYST_MEMORY_DIR", str(tmp_path / "fresh-memory"))
+    monkeypatch.delenv("ANALYST_MEMORY_KEY")
+    async with session("mira", day=1) as app:
+        with pytest.raises(MemoryKeyError, match="ANALYST_MEMORY_KEY"):
+            await app.memory.restore(backup)
+    monkeypatch.setenv("ANALYST_MEMORY_KEY", "k" * 32)
+    async with session("mira", day=1) as app:
+        receipt = await app.memory.restore(backup)
+        assert receipt["restored"]["episodes"]["count"] >= 2
+        name = await (await app.memory.learner()).facts.current(
+            subject_for(app.principal), "full_name"
+        )
+        assert name is not None and first in str(name.value)
