@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 _ALL = 1_000_000
 #: Cold-store items are read in pages of this size.
 _PAGE = 1000
+#: ... doubling up to this size.
+_MAX_PAGE = 64_000
 
 
 @dataclass
@@ -96,13 +98,15 @@ async def all_items(store: BaseStore, principal: Principal) -> list[Item]:
 
     view = scoped(store, principal)
     found: list[Item] = []
-    offset = 0
+    size = _PAGE
     while True:
-        page = await view.asearch((), limit=_PAGE, offset=offset, refresh_ttl=False)
+        # A store pages by offset, and a listing by offset reads every item before it; pages
+        # twice as large each time keep the whole read linear in the number of items.
+        page = await view.asearch((), limit=size, offset=len(found), refresh_ttl=False)
         found.extend(page)
-        if len(page) < _PAGE:
+        if len(page) < size:
             return found
-        offset += _PAGE
+        size = min(2 * size, _MAX_PAGE)
 
 
 def item_key(item: Item) -> str:
