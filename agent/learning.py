@@ -58,7 +58,7 @@ from agent.extraction import (
     ground,
     hot_path_facts,
 )
-from agent.profile import attribute
+from agent.profile import attribute, error_text
 from agent.recollection import Recollection
 from memory.facts import MemoryDelta
 from memory.journal.records import (
@@ -233,7 +233,7 @@ class Learner(Recollection):
             try:
                 result = await self.process(job)
             except Exception as e:  # recorded on the job, then raised below
-                finished.append(await self.journal.fail(job.job_id, f"{type(e).__name__}: {e}"))
+                finished.append(await self.journal.fail(job.job_id, error_text(e)))
                 errors.append(e)
                 continue
             finished.append(await self.journal.complete(job.job_id, result))

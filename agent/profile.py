@@ -488,6 +488,20 @@ def shown(name: str, value: object) -> str:
     return REDACTED if is_personal(name) else repr(value)
 
 
+def error_text(error: BaseException) -> str:
+    """``Type: message`` of ``error``, fit for a log or a job's last error: a ledger conflict
+    over a personal attribute names the fact, never the value stored."""
+    from memory.errors import FactConflictError
+
+    if isinstance(error, FactConflictError) and is_personal(error.attribute):
+        return (
+            f"FactConflictError: {error.subject}.{error.attribute} already has value "
+            f"{REDACTED} from {error.valid_from} (fact {error.existing_memory_id}); "
+            f"{error.reason}"
+        )
+    return f"{type(error).__name__}: {error}"
+
+
 def validate(name: str, value: object) -> JsonValue:
     """The canonical value of profile attribute ``name`` for ``value``.
 

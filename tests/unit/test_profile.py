@@ -224,3 +224,16 @@ def test_describe_lists_every_attribute_for_a_prompt() -> None:
     assert text.count("\n") == len(profile.ATTRIBUTES) - 1
     for attribute in profile.ATTRIBUTES:
         assert f"- {attribute.name}: " in text
+
+
+def test_a_conflict_over_a_personal_attribute_is_reported_without_its_value() -> None:
+    from agent.profile import REDACTED, error_text
+    from memory.errors import FactConflictError
+
+    def conflict(attribute: str, value: str) -> FactConflictError:
+        return FactConflictError("user:mira", attribute, "2026-11-02", "m-1", value, "policy")
+
+    name = error_text(conflict("full_name", "Zorvendix Qualtrobe"))
+    assert "Zorvendix" not in name and REDACTED in name and "m-1" in name
+    assert "'moderate'" in error_text(conflict("risk_tolerance", "moderate"))
+    assert error_text(ValueError("bad")) == "ValueError: bad"
