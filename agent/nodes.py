@@ -567,12 +567,20 @@ class AnalystNodes:
             chosen = forget_answer(interrupt(forget_question(proposed)), proposed)
             update["forget_proposed"] = []
             update["forget_confirmed"] = chosen
-            note = (
-                f"You confirmed: I will forget {len(chosen)} item(s) now that this answer is "
-                "complete."
-                if chosen
-                else "Nothing was forgotten: you did not confirm."
-            )
+            ctx = runtime.context
+            if not chosen:
+                note = "Nothing was forgotten: you did not confirm."
+            elif ctx is not None and ctx.forgets_after_run:
+                note = (
+                    f"You confirmed: I will forget {len(chosen)} item(s) now that this answer "
+                    "is complete."
+                )
+            else:  # a server without the application: say how to finish it
+                note = (
+                    f"You confirmed forgetting {len(chosen)} item(s). This server does not "
+                    "delete memory by itself; to forget them run: analyst memory forget "
+                    f"{' '.join(chosen)} --yes"
+                )
             update["messages"] = [AIMessage(note)]
         ctx = runtime.context
         learner = self._learner(runtime)

@@ -56,6 +56,14 @@ class Context:
             "facts). Off: they wait for `analyst memory review`."
         },
     )
+    forgets_after_run: bool = field(
+        default=False,
+        metadata={
+            "description": "The caller runs a forget the user confirmed once the run is over "
+            "(the analyst application does). Off (Studio, the API server): the confirmed ids "
+            "stay in the thread's state and the answer says how to forget them."
+        },
+    )
 
 
 class PlanStep(TypedDict):

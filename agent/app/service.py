@@ -806,6 +806,7 @@ class AnalystApp:
             user_id=self.principal.user_id,
             mode=mode,
             confirm_memories=confirm,
+            forgets_after_run=True,
         )
         self.index.set_runner(thread_id, os.getpid())
         try:

@@ -245,3 +245,37 @@ def test_the_cli_shows_the_proposal_and_resume_answers_it(fake: FakeOpenAI, anal
     assert "published" in answered.out and "Deleted 1 episodes" in answered.out
     assert TSLA not in [r["text"] for r in cli.json("memory", "list")["items"]]
     assert cli.json("show", "C1")["confirmation"] is None
+
+
+async def test_without_the_application_a_yes_is_recorded_and_the_answer_says_how_to_forget(
+    fake: FakeOpenAI, open_app: Any
+) -> None:
+    """The graph as the API server runs it (``Context`` without ``forgets_after_run``): the
+    question is asked the same way; a yes deletes nothing by itself, and the answer names the
+    command that does."""
+    from langgraph.types import Command
+
+    from agent.state import Context
+
+    script = ScriptedAnalyst()
+    fake.respond_with(script)
+    async with open_app("alice") as app:
+        said = await app.memory.remember(TSLA)
+    script.overrides["memory_lookup"] = looks_up(("forget", {"topic": "TSLA delivery"}))
+    async with open_app("alice") as app:
+        graph = await app.graph()
+        config: Any = {"configurable": {"thread_id": "S1"}}
+        context = Context(tenant_id="default", user_id="alice")
+        await graph.ainvoke({"query": "Analyze NVDA"}, config, context=context)
+        draft = (await graph.aget_state(config)).values["draft"]
+        decision = {"action": "approve", "draft_hash": draft["hash"], "approver": "alice"}
+        await graph.ainvoke(Command(resume=decision), config, context=context)
+        (asked,) = (await graph.aget_state(config)).tasks[0].interrupts
+        assert asked.value["kind"] == "forget_confirmation"
+        await graph.ainvoke(Command(resume={"forget": True}), config, context=context)
+        state = (await graph.aget_state(config)).values
+        assert state["forget_confirmed"] == asked.value["ids"]
+        note = state["messages"][-1].content
+        assert "does not delete memory by itself" in note
+        assert f"analyst memory forget {' '.join(asked.value['ids'])} --yes" in note
+        assert said["episode_id"] in {e["episode_id"] for e in await app.memory.episodes()}
