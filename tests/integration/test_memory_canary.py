@@ -4,7 +4,7 @@ profile document -- and after it is forgotten no byte of any database file, Qdra
 Postgres table or Redis key holds it; extraction over the remaining history does not bring it
 back; backup -> forget -> restore leaves it gone; the audit shows every step and holds no
 canary. On the embedded defaults, and on Postgres (ledger and journal, through the app role)
-with Redis Stack checkpoints.
+with Redis Stack checkpoints, and with the long-term store in Postgres with pgvector.
 
 A second test restores a backup into empty storage (disaster recovery): everything comes
 back, and the thread waiting for approval still resumes.
@@ -29,6 +29,7 @@ from agent.settings import Settings
 from memory.embeddings import text_hash
 from memory.facts import subject_for
 from memory.identity import Principal
+from tests.support.pgvector_server import fresh_database, pgvector_server
 from tests.support.raw_bytes import raw_hits
 from tests.support.servers import (
     PgLedger,
@@ -53,6 +54,7 @@ class Stack:
     root: Path
     ledger: PgLedger | None = None
     redis_token: str | None = None
+    store_url: str | None = None  # a pgvector store's database
 
     def hits(self, needle: str) -> list[str]:
         found = [f"file {p}" for p in raw_hits(self.root / "data", needle)]
@@ -67,6 +69,15 @@ class Stack:
                     rows = admin.execute(f"SELECT t::text FROM analyst_facts.{table} t")
                     if any(low in row[0].lower() for row in rows.fetchall()):
                         found.append(f"postgres {table}")
+        if self.store_url is not None:
+            with psycopg.connect(self.store_url) as conn:
+                tables = conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                ).fetchall()
+                for (table,) in tables:
+                    rows = conn.execute(f'SELECT t::text FROM public."{table}" t').fetchall()
+                    if any(low in row[0].lower() for row in rows):
+                        found.append(f"pgvector store {table}")
         if self.redis_token is not None:
             client = redis_client()
             for key in client.scan_iter(match=f"*{self.redis_token}*", count=1000):  # type: ignore[attr-defined]
@@ -76,12 +87,17 @@ class Stack:
         return found
 
 
-@pytest.fixture(params=["embedded", "postgres+redis"])
+@pytest.fixture(params=["embedded", "postgres+redis", "pgvector"])
 def stack(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, isolated_env: Path
 ) -> Iterator[Stack]:
     if request.param == "embedded":
         yield Stack(isolated_env)
+        return
+    if request.param == "pgvector":  # the long-term store in Postgres 18 with pgvector
+        with pgvector_server() as admin, fresh_database(admin) as url:
+            monkeypatch.setenv("ANALYST_STORE", url)
+            yield Stack(isolated_env, store_url=url)
         return
     with ExitStack() as stack:
         ledger = stack.enter_context(postgres_ledger())
@@ -154,6 +170,8 @@ async def test_a_forgotten_canary_is_in_no_byte_and_a_restore_does_not_bring_it_
     where = stack.hits(first)
     assert any("checkpoint" in place for place in where), where  # the thread's checkpoints
     assert any("user-profiles" in place for place in where), where
+    if stack.store_url is not None:  # the memory's value, in the pgvector store's table
+        assert any(place.startswith("pgvector store") for place in where), where
     backup = tmp_path / "backups" / "mira.json"
 
     async with session("mira", day=1) as app:
