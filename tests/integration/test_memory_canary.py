@@ -12,11 +12,10 @@ back, and the thread waiting for approval still resumes.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import ExitStack, asynccontextmanager
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager, ExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,11 +23,8 @@ import psycopg
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
-from agent.settings import Settings
 from memory.embeddings import text_hash
 from memory.facts import subject_for
-from memory.identity import Principal
 from tests.support.pgvector_server import fresh_database, pgvector_server
 from tests.support.raw_bytes import raw_hits
 from tests.support.servers import (
@@ -38,6 +34,7 @@ from tests.support.servers import (
     redis_checkpointer_url,
     redis_client,
 )
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
@@ -107,17 +104,8 @@ def stack(
         yield Stack(isolated_env, ledger, token)
 
 
-def ticking(start: datetime) -> Callable[[], datetime]:
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
-
-
-@asynccontextmanager
-async def session(user: str, *, day: int = 0) -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
-    async with AnalystApp.open(settings, Principal("default", user), services) as app:
-        yield app
+def session(user: str, *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(START + timedelta(days=day), user)
 
 
 async def fill(user: str, first: str, last: str) -> None:

@@ -8,34 +8,19 @@ Real graph and stores (embedded defaults); each session is a chat-like conversat
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
 
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
-from agent.settings import Settings
-from memory.identity import Principal
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
 
-def ticking(start: datetime) -> Callable[[], datetime]:
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
-
-
-@asynccontextmanager
-async def session(day: int, user: str = "ines") -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    clock = ticking(datetime(2026, 10, day, 9, tzinfo=UTC))
-    services = replace(Services.from_settings(settings), clock=clock)
-    async with AnalystApp.open(settings, Principal("default", user), services) as app:
-        yield app
+def session(day: int, user: str = "ines") -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(datetime(2026, 10, day, 9, tzinfo=UTC), user)
 
 
 async def test_repeated_behaviour_asks_and_changes_no_plan_until_confirmed() -> None:

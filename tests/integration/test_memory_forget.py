@@ -11,23 +11,18 @@ and why, and that a tombstone stops extraction learning it again.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
-from agent.settings import Settings
 from memory.errors import InvalidMemoryError
 from memory.facts import subject_for
-from memory.identity import Principal
 from tests.support.raw_bytes import raw_hits
 from tests.support.servers import PgLedger
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
@@ -55,17 +50,8 @@ def pg_text(ledger: PgLedger | None) -> str:
         )
 
 
-def ticking(start: datetime) -> Callable[[], datetime]:
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
-
-
-@asynccontextmanager
-async def session(user: str, *, day: int = 0) -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
-    async with AnalystApp.open(settings, Principal("default", user), services) as app:
-        yield app
+def session(user: str, *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(START + timedelta(days=day), user)
 
 
 async def fill(user: str) -> None:

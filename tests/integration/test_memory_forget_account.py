@@ -16,11 +16,9 @@ and the receipt lists the published research note as a kept business record.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import replace
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -29,13 +27,11 @@ import psycopg
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
-from agent.settings import Settings
 from memory.facts import subject_for
-from memory.identity import Principal
 from memory.recall import alist_memories
 from tests.support.raw_bytes import raw_hits
 from tests.support.servers import PgLedger, postgres_ledger
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
@@ -59,17 +55,8 @@ def pg_rows(ledger: PgLedger | None) -> dict[str, list[str]]:
     return found
 
 
-def ticking(start: datetime) -> Callable[[], datetime]:
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
-
-
-@asynccontextmanager
-async def session(user: str, *, day: int = 0) -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
-    async with AnalystApp.open(settings, Principal("default", user), services) as app:
-        yield app
+def session(user: str, *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(START + timedelta(days=day), user)
 
 
 async def fill(user: str) -> None:

@@ -10,12 +10,9 @@ does); CLI tests run the installed console script; the chat runs in a pseudo-ter
 
 from __future__ import annotations
 
-import itertools
 import json
 import shlex
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,29 +22,17 @@ import pytest
 
 from agent.app import AnalystApp
 from agent.errors import ThreadNotFoundError
-from agent.services import Services
-from agent.settings import Settings
 from memory.errors import InvalidMemoryError
-from memory.identity import Principal
 from tests.integration.test_chat import PROMPT, spawn_chat
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
 START = datetime(2026, 9, 1, 10, tzinfo=UTC)
 
 
-def ticking(start: datetime) -> Callable[[], datetime]:
-    """A clock that starts at ``start`` and moves a second on every reading."""
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
-
-
-@asynccontextmanager
-async def session(user: str = "mira", *, day: int = 0) -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    services = replace(Services.from_settings(settings), clock=ticking(START + timedelta(days=day)))
-    async with AnalystApp.open(settings, Principal("default", user), services) as app:
-        yield app
+def session(user: str = "mira", *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(START + timedelta(days=day), user)
 
 
 async def converse(app: AnalystApp) -> dict[str, Any]:

@@ -10,32 +10,21 @@ ends it; the clock is the services' clock, a week apart per session.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
-from agent.settings import Settings
 from memory.facts import subject_for
-from memory.identity import Principal
 from memory.recall import alist_memories
 from tests.support.servers import PgLedger
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
 DAY = {n: datetime(2026, 9, 1 + 7 * (n - 1), 10, tzinfo=UTC) for n in (1, 2, 3, 4)}
-
-
-def ticking(start: datetime) -> Callable[[], datetime]:
-    """A clock that starts at ``start`` and moves a second on every reading."""
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
 
 
 @pytest.fixture(autouse=True)
@@ -44,12 +33,10 @@ def on_each_backend(backend: PgLedger | None) -> None:
     the embedded SQLite file, then Postgres through its application role)."""
 
 
-@asynccontextmanager
-async def session(n: int, user: str = "mira", tenant: str = "default") -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    services = replace(Services.from_settings(settings), clock=ticking(DAY[n]))
-    async with AnalystApp.open(settings, Principal(tenant, user), services) as app:
-        yield app
+def session(
+    n: int, user: str = "mira", tenant: str = "default"
+) -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(DAY[n], user, tenant)
 
 
 async def say(app: AnalystApp, thread: str, text: str) -> Any:

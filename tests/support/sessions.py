@@ -1,0 +1,35 @@
+"""An application opened for one user at an injected time: what the memory tests share.
+
+``ticking(start)`` is a clock that starts at ``start`` and moves a second on every reading, so
+every write of a test has its own time and the order of writes is the order of the test;
+``app_at(start, user)`` opens :class:`~agent.app.AnalystApp` from the environment's settings
+with that clock in its services.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from agent.app import AnalystApp
+from agent.services import Services
+from agent.settings import Settings
+from memory.identity import Principal
+
+
+def ticking(start: datetime) -> Callable[[], datetime]:
+    """A clock that starts at ``start`` and moves a second on every reading."""
+    seconds = itertools.count()
+    return lambda: start + timedelta(seconds=next(seconds))
+
+
+@asynccontextmanager
+async def app_at(start: datetime, user: str, tenant: str = "default") -> AsyncIterator[AnalystApp]:
+    """The application for ``tenant/user`` whose clock starts at ``start``."""
+    settings = Settings.from_env()
+    services = replace(Services.from_settings(settings), clock=ticking(start))
+    async with AnalystApp.open(settings, Principal(tenant, user), services) as app:
+        yield app
