@@ -520,7 +520,9 @@ async def _apply(app: AnalystApp, plan: _Plan, receipt: Receipt) -> None:
     receipt.deleted["embedding_cache"] = Tier(hashes)
     if hashes:
         await app._audit("delete", "embedding_cache", hashes, FORGET_REASON)
-    receipt.compacted = await _compact(app)
+    receipt.compacted = await _compact(
+        app, [tier for tier, found in receipt.deleted.items() if found.ids]
+    )
     receipt.notes = _notes(app)
 
 
@@ -564,25 +566,43 @@ def _forget_vectors(app: AnalystApp, hashes: list[str]) -> None:
     """Drop the cached vectors of the deleted texts: the file, and this process's LRU."""
     from memory.embeddings import CachedEmbedder, SqliteEmbeddingCache, embedding_cache_path
 
+    path = embedding_cache_path(app.settings)
     embedder = getattr(app._store, "embeddings", None)
     if isinstance(embedder, CachedEmbedder):
         embedder.forget_hashes(hashes)  # this process's LRU (and its file, if it has one)
-    SqliteEmbeddingCache(embedding_cache_path(app.settings)).delete(hashes)
+        if getattr(embedder.store, "path", None) == path:
+            return  # that file was the cache file: its rows are gone and it was rewritten
+    SqliteEmbeddingCache(path).delete(hashes)  # deletes, then rewrites the file
 
 
-async def _compact(app: AnalystApp) -> list[str]:
-    """Rewrite what keeps deleted bytes: the Qdrant Edge shard and every embedded SQLite
-    file (WAL checkpointed and truncated, then VACUUM)."""
+#: The embedded SQLite files a deletion in each tier leaves freed pages in (the ledger's file,
+#: which holds the journal, the tombstones and the audit, is rewritten after every deletion;
+#: the embeddings cache rewrites itself when rows are deleted from it).
+_FILES_OF = {
+    "threads": ("checkpoints.sqlite", "threads.sqlite"),
+    "documents": ("documents.sqlite",),
+}
+
+
+async def _compact(app: AnalystApp, deleted: Iterable[str] | None = None) -> list[str]:
+    """Rewrite what keeps the deleted bytes: the Qdrant Edge shard when store items were
+    deleted, and the embedded SQLite files the deletion touched (WAL checkpointed and
+    truncated, then VACUUM). ``deleted`` names the tiers that lost something (``None``:
+    every file, as account deletion does). The shard is rebuilt whole (its cost grows with
+    the shard, not with what was deleted), so it is skipped when no store item went."""
     import asyncio
 
+    tiers = None if deleted is None else set(deleted)
     done: list[str] = []
     store = app._store
     rebuild = getattr(store, "rebuild", None)
-    if callable(rebuild):
+    if callable(rebuild) and (tiers is None or "store" in tiers):
         await asyncio.to_thread(rebuild)
         done.append(str(getattr(store, "path", "long-term store")))
+    names = {"facts.sqlite"} | {n for t in tiers or () for n in _FILES_OF.get(t, ())}
     for embedded in app.embedded_files():
-        if embedded.kind == "sqlite" and embedded.path.exists():
+        wanted = tiers is None or embedded.name in names
+        if embedded.kind == "sqlite" and wanted and embedded.path.exists():
             await asyncio.to_thread(_vacuum, str(embedded.path))
             done.append(str(embedded.path))
     return done

@@ -394,11 +394,17 @@ class AnalystApp:
         return await alist_memories(await self.store(), self.principal, limit=limit)
 
     async def forget(self, key: str) -> None:
-        """Forget one of the principal's memories; :class:`MemoryNotFoundError` if none."""
-        from memory.recall import aforget
+        """Forget one of the principal's memories as any forget does (:meth:`MemoryControls
+        .forget`: a tombstone, its cached vector, the store rewritten so no byte of it is
+        left); :class:`MemoryNotFoundError` if there is none."""
+        from memory.errors import MemoryNotFoundError
+        from memory.recall import NAMESPACE
+        from memory.store.scoped import scoped
 
-        await aforget(await self.store(), self.principal, key)
-        await self._audit("delete", "store", [key], "memory forgotten by the user")
+        view = scoped(await self.store(), self.principal)
+        if await view.aget(NAMESPACE, key, refresh_ttl=False) is None:
+            raise MemoryNotFoundError(key)
+        await self.memory.forget(["/".join((*NAMESPACE, key))], confirm=True)
 
     async def _audit(
         self, action: AuditAction, tier: str, item_ids: list[str], reason: str

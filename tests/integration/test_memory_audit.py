@@ -10,11 +10,8 @@ unless it is an admin of the tenant.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import replace
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,12 +20,11 @@ import psycopg
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
-from agent.settings import Settings
 from memory.errors import AuditAccessError
-from memory.identity import Principal
 from memory.journal.audit import keyed_hash
+from memory.recall import NAMESPACE
 from tests.support.servers import PgLedger
+from tests.support.sessions import app_at
 
 pytestmark = pytest.mark.integration
 
@@ -38,18 +34,8 @@ CANARY = f"{CANARY_FIRST} {CANARY_LAST}"
 START = datetime(2026, 11, 2, 9, tzinfo=UTC)
 
 
-def ticking(start: datetime) -> Callable[[], datetime]:
-    seconds = itertools.count()
-    return lambda: start + timedelta(seconds=next(seconds))
-
-
-@asynccontextmanager
-async def session(user: str = "mira", *, day: int = 0) -> AsyncIterator[AnalystApp]:
-    settings = Settings.from_env()
-    clock = ticking(START + timedelta(days=day))
-    services = replace(Services.from_settings(settings), clock=clock)
-    async with AnalystApp.open(settings, Principal("default", user), services) as app:
-        yield app
+def session(user: str = "mira", *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:
+    return app_at(START + timedelta(days=day), user)
 
 
 def audit_rows(ledger: PgLedger | None, data_dir: Path) -> list[tuple[Any, ...]]:
@@ -115,7 +101,7 @@ async def test_a_session_is_audited_by_ids_and_hashes_only(
     by = {(e["action"], e["tier"]): e for e in entries}
     assert by["retire", "procedures"]["item_ids"] == [procedure_id]
     assert by["confirm", "candidates"]["item_ids"] == [standing["candidate_id"]]
-    assert by["delete", "store"]["item_ids"] == [key]
+    assert by["delete", "store"]["item_ids"] == ["/".join((*NAMESPACE, key))]  # as forgets name it
     assert by["delete", "threads"]["item_ids"] == ["s2"]
     planner_read = [e for e in entries if (e["action"], e["tier"]) == ("read", "facts")]
     assert all(len(e["item_ids"]) == 2 for e in planner_read)  # name and horizon, one entry
