@@ -306,3 +306,25 @@ async def test_a_backup_of_encrypted_memory_is_sealed_with_the_same_key(
             subject_for(app.principal), "full_name"
         )
         assert name is not None and first in str(name.value)
+
+
+async def test_account_deletion_leaves_no_byte_of_the_user_in_any_backend(stack: Stack) -> None:
+    """Everything of a user -- rows, vectors, Redis keys, the profile document -- on every
+    stack; the other user keeps all of theirs."""
+    first, last = CANARY
+    await fill("mira", first, last)
+    await fill("noor", *OTHER)
+    async with session("mira", day=1) as app:
+        receipt = await app.memory.forget_account(confirm=True)
+    assert receipt["deleted"]["threads"]["ids"] == ["mira-1"]
+    assert receipt["deleted"]["documents"]["ids"] == ["user-profiles/mira.md"]
+    assert stack.hits(first) == [] and stack.hits(last) == []
+    if stack.redis_token is not None:
+        client = redis_client()
+        keys = [k.decode() for k in client.scan_iter(match=f"*{stack.redis_token}*")]  # type: ignore[attr-defined]
+        assert not any("mira-1" in k for k in keys), keys
+        assert any("noor-1" in k for k in keys)
+    kept = stack.hits(OTHER[0])
+    assert any("checkpoint" in place for place in kept) and any("user-profiles" in p for p in kept)
+    async with session("noor", day=1) as app:
+        assert NEIGHBOUR in [m.text for m in await app.memories()]
