@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from memory.facts import subject_for
 from memory.identity import Principal
@@ -48,6 +48,16 @@ PLANNER_MAY_USE: Mapping[str, str] = {
 
 #: Kinds of the cold-store memories the write path stores as notable events.
 EVENT_KINDS = ("decision", "rejection", "milestone")
+
+MemoryLayer = Literal["preference", "event", "memory"]
+
+
+def memory_layer(kind: str) -> MemoryLayer:
+    """Which layer a long-term memory of ``kind`` is shown in: a preference, an event (a
+    decision, a rejection, a milestone, or a theme merged from them), or another memory."""
+    if kind == "preference":
+        return "preference"
+    return "event" if kind in (*EVENT_KINDS, "theme") else "memory"
 
 
 def usable_fact(record: FactRecord) -> bool:
@@ -328,13 +338,7 @@ class Recollection:
         )
         layers: dict[str, list[dict[str, Any]]] = {"preference": [], "event": [], "memory": []}
         for m in memories:
-            layer = (
-                "preference"
-                if m.kind == "preference"
-                else "event"
-                if m.kind in (*EVENT_KINDS, "theme")
-                else "memory"
-            )
+            layer = memory_layer(m.kind)
             when = (m.at or m.updated_at).isoformat()
             name = m.kind if layer == "event" else layer
             layers[layer].append(_listed(name, m.key, m.text, when))

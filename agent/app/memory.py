@@ -231,18 +231,14 @@ class MemoryControls:
         with their open items, preferences, events and other long-term memories, and the
         candidates awaiting the principal's word."""
         from agent.learning import CONFIRMABLE
-        from agent.recollection import EVENT_KINDS
+        from agent.recollection import memory_layer
 
         learner = await self.learner()
         memories = await self.app.memories(limit=_ALL)
         shown: dict[str, list[dict[str, Any]]] = {"preferences": [], "events": [], "memories": []}
         for m in memories:
-            layer = (
-                "preferences"
-                if m.kind == "preference"
-                else "events"
-                if m.kind in (*EVENT_KINDS, "theme")
-                else "memories"
+            layer = {"preference": "preferences", "event": "events"}.get(
+                memory_layer(m.kind), "memories"
             )
             shown[layer].append({**_memory_json(m), "delete": f"analyst memories forget {m.key}"})
         candidates = []
