@@ -648,26 +648,6 @@ def sweep(
     if json_mode:
         common.print_json(receipt, ensure_ascii=False)
         return
-    _print_receipt(receipt, "Would delete" if dry_run else "Deleted")
+    from agent.cli import render
 
-
-def _print_receipt(receipt: dict[str, Any], head: str) -> None:
-    """A receipt (forget or sweep) as lines: per tier what was deleted, then what was kept
-    and why (with the commands of an item due for review), notes and the backup statement."""
-    console = common.console()
-    for tier, found in receipt["deleted"].items():
-        shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
-        console.print(f"{head} {found['count']} {tier}: {shown or '-'}", soft_wrap=True)
-    for kept in receipt["kept"]:
-        if kept.get("status") == "due for review":
-            console.print(
-                f"Due for review since {kept['review_at'][:10]}: {kept['what']} (owner "
-                f"{kept['owner']}). Keep: {kept['confirm']}  Delete: {kept['delete']}",
-                soft_wrap=True,
-            )
-            continue
-        paths = f" ({', '.join(kept['paths'])})" if kept.get("paths") else ""
-        console.print(f"Kept {kept['what']}{paths}: {kept['why']}", soft_wrap=True)
-    for note in receipt["notes"]:
-        console.print(note, soft_wrap=True)
-    console.print(receipt["backups"], soft_wrap=True)
+    render.forget_receipt(common.console(), receipt, done=not dry_run)

@@ -484,8 +484,9 @@ def remembered(console: Console, done: dict[str, Any]) -> None:
 
 
 def forget_receipt(console: Console, receipt: dict[str, Any], *, done: bool) -> None:
-    """A forget's plan (``done`` False: what would go) or receipt (what went): the items a
-    topic or range found, per tier the count and ids, what is kept and why, notes, backups."""
+    """A forget's or a retention sweep's plan (``done`` False: what would go) or receipt (what
+    went): the items a topic or range found, per tier the count and ids, what is kept and why
+    (an item due for review with the commands that keep or delete it), notes, backups."""
 
     def out(text: str) -> None:
         console.print(text, soft_wrap=True, markup=False, highlight=False)
@@ -498,6 +499,12 @@ def forget_receipt(console: Console, receipt: dict[str, Any], *, done: bool) -> 
         shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
         out(f"{head} {found['count']} {tier}: {shown or '-'}")
     for kept in receipt["kept"]:
+        if kept.get("status") == "due for review":
+            out(
+                f"Due for review since {kept['review_at'][:10]}: {kept['what']} (owner "
+                f"{kept['owner']}). Keep: {kept['confirm']}  Delete: {kept['delete']}"
+            )
+            continue
         paths = ", ".join(kept.get("paths", [])) or "-"
         out(f"Kept {kept['what']} ({paths}): {kept['why']}")
     for note in receipt["notes"]:
