@@ -282,9 +282,9 @@ def _ids(procedures: Iterable[Any]) -> list[str]:
 
 
 def _store_kind(item: Item) -> str:
-    from agent.recollection import EVENT_KINDS
+    from agent.recollection import memory_layer
 
-    return "events" if item.value.get("kind") in (*EVENT_KINDS, "theme") else "memories"
+    return "events" if memory_layer(str(item.value.get("kind"))) == "event" else "memories"
 
 
 def _high(item: Item) -> bool:
