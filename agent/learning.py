@@ -245,7 +245,10 @@ class Learner(Recollection):
         """Extract, ground and apply one job; idempotent. Returns what it stored."""
         episodes = await self.journal.episodes(job.episode_ids)
         forgotten = await self.journal.tombstoned([e.text for e in episodes])
-        episodes = [e for e in episodes if e.text not in forgotten]
+        # A request to forget ("forget that I like X") states nothing to learn.
+        episodes = [
+            e for e in episodes if e.text not in forgotten and e.meta.get("request") != "forget"
+        ]
         if not episodes:
             return {"episodes": 0}
         extraction = await self._unforgotten(await _extract(self.extractor, episodes))

@@ -33,7 +33,7 @@ from agent.progress import update_progress
 from agent.reasoning import Context as ReasoningContext
 from agent.recollection import procedure_exclusions, procedure_mode
 from agent.report import content_hash
-from agent.routing import Route, request_universe
+from agent.routing import Route, forget_topic, request_universe
 from agent.services import Services
 from agent.state import MAX_REVISIONS, AnalystState, Context, Decision, Draft, Usage
 from agent.thread_ids import thread_folder
@@ -60,10 +60,12 @@ class AnalystNodes:
         past its budget. None of this influences how the request text is routed.
         """
         query = state["query"]
-        new_rules, request = rules.split_constraints(query)
+        forget = forget_topic(query)
+        new_rules, request = rules.split_constraints("" if forget else query)
         kept = rules.merge(state.get("constraints", []), new_rules)
         usage = no_usage()
-        memory = await self._remember_turn(state, runtime)
+        # A request to forget is stored as the user's turn, but nothing is learned from it.
+        memory = await self._remember_turn(state, runtime, learn=forget is None)
         update: dict[str, Any] = {
             "mode": None,
             "draft": None,
@@ -96,6 +98,8 @@ class AnalystNodes:
         update["summary"] = summary
         update["messages"] = [*trimmed, HumanMessage(query)]
 
+        if forget is not None:
+            return await self._propose_forget(update, usage, runtime, forget)
         learned = memory.get("learned", [])
         if learned:
             request = remove_statements(request, learned)
@@ -155,6 +159,34 @@ class AnalystNodes:
             update["plan_rationale"] = "Quick snapshot: one step computes every figure."
             return Command(goto="executor", update=update)
         return Command(goto="planner", update=update)
+
+    async def _propose_forget(
+        self, update: dict[str, Any], usage: Usage, runtime: Runtime[Context], topic: str
+    ) -> Command[Literal["planner", "executor", "remember"]]:
+        """ "Forget ...": propose what mentions ``topic`` (by keyword, the principal's own, as
+        the model's ``forget`` tool does); the ``remember`` node asks the user to confirm and
+        nothing is deleted without a yes."""
+        from agent.forgettable import by_keyword, read_all
+
+        learner = self._learner(runtime)
+        if learner is None:
+            reply = (
+                "Memory is not open in this run, so there is nothing to forget here; use "
+                f'analyst memory forget --topic "{topic}".'
+            )
+            return self._finish(update, usage, "noted", reply)
+        found = by_keyword(await read_all(learner), topic)
+        # This very request names the topic; it goes too, but alone it is not "found".
+        if all(row["id"] == update.get("episode_id") for row in found):
+            found = []
+        if not found:
+            reply = f'I found nothing of yours about "{topic}": nothing to forget.'
+            return self._finish(update, usage, "noted", reply)
+        update["forget_proposed"] = found
+        reply = (
+            f'I found {len(found)} item(s) about "{topic}". Nothing is forgotten until you confirm.'
+        )
+        return self._finish(update, usage, "noted", reply)
 
     def _finish(
         self, update: dict[str, Any], usage: Usage, status: str, reply: str
@@ -280,21 +312,26 @@ class AnalystNodes:
         )
 
     async def _remember_turn(
-        self, state: AnalystState, runtime: Runtime[Context]
+        self, state: AnalystState, runtime: Runtime[Context], *, learn: bool = True
     ) -> dict[str, Any]:
-        """Store the message as an episode, apply what it states now, load the procedures in
-        force and, on a thread's first request, what the session starts with."""
+        """Store the message as an episode, apply what it states now (unless not ``learn``),
+        load the procedures in force and, on a thread's first request, what the session
+        starts with."""
         learner = self._learner(runtime)
         if learner is None:
             return {}
         turn = state.get("turns", 0) + 1
         episode = await learner.record(
-            _thread_id(get_config()), "message", state["query"], turn=f"turn:{turn}"
+            _thread_id(get_config()),
+            "message",
+            state["query"],
+            turn=f"turn:{turn}",
+            meta=None if learn else {"request": "forget"},
         )
         update: dict[str, Any] = {
             "turns": turn,
             "episode_id": episode.episode_id,
-            "learned": await learner.learn_now(episode),
+            "learned": await learner.learn_now(episode) if learn else [],
             "procedures": await learner.active_procedures(),
         }
         if not state.get("context_loaded"):

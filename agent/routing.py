@@ -107,18 +107,37 @@ def request_universe(
     return (*known, *(t for t in named if t not in known))
 
 
+_FORGET = re.compile(
+    r"^\s*(?:please\s+)?forget\s+(?:about\s+|that\s+|what\s+i\s+(?:said|told\s+you)\s+about\s+|"
+    r"everything\s+about\s+)?(?P<topic>.+?)[\s.!]*$",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def forget_topic(query: str) -> str | None:
+    """What a message that starts with "forget" asks to forget ("Forget that I like dividend
+    stocks" -> "I like dividend stocks"), or ``None`` for any other message. Such a message is
+    no research request: the graph proposes what it finds and asks the user to confirm."""
+    found = _FORGET.match(query or "")
+    topic = found.group("topic").strip() if found else ""
+    return topic if len(topic) >= 3 else None
+
+
 def check_request(
     query: str, available: Iterable[str], mode: ModeChoice = "auto", *, strict: bool = True
 ) -> Route | None:
     """Validate a request before anything is written; return its offline route if it has one.
 
-    Constraint sentences ("never include TSLA") are split off first: a message made only of
+    A request to forget (:func:`forget_topic`) is valid and routes nowhere (None). Constraint
+    sentences ("never include TSLA") are split off first: a message made only of
     constraints is valid and routes nowhere (None). Unknown upper-case symbols are always an
     error. With ``strict`` (the offline analyst) the rest must name a ticker; a model may
     still resolve requests such as "the biggest chip maker", so it is not strict.
     """
     if not (query or "").strip():
         route_query(query, available, mode)  # raises the empty-query error
+    if forget_topic(query) is not None:
+        return None  # a request to forget: valid, and no research
     rules, request = split_constraints(query)
     if not request.strip():
         if rules:

@@ -564,8 +564,10 @@ class AnalystApp:
         """Validate the request without touching storage; raises on bad input."""
         from agent.extraction import hot_path_facts
         from agent.learning import remove_statements
-        from agent.routing import check_request, request_universe
+        from agent.routing import check_request, forget_topic, request_universe
 
+        if forget_topic(query) is not None:
+            return None  # "forget ...": the graph proposes, the user confirms
         strict = self.services.reasoner.label == "offline"
         market = self.services.market
         available = request_universe(

@@ -6,6 +6,7 @@ model path (the fake OpenAI server) the chat answers the model's forget proposal
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -151,3 +152,36 @@ def proposes_forget(topic: str) -> Any:
         return tool_calls(("forget", {"topic": topic}))
 
     return answer
+
+
+def test_saying_forget_in_the_chat_proposes_and_asks_offline(analyst: Any) -> None:
+    """ "Forget that ..." said as a message (offline): nothing is learned from it, what it
+    names is listed and asked about; n keeps everything, y forgets it with the thread that
+    holds the words, and a neighbouring memory stays."""
+    child = spawn_chat(analyst)
+    try:
+        key = remember(child, TSLA)
+        remember(child, NEIGHBOUR)
+        child.sendline("Forget about my crypto trades")
+        child.expect_exact('I found nothing of yours about "my crypto trades"')
+        child.expect_exact(PROMPT)
+        for answer, then in (("n", "Nothing was forgotten."), ("y", "Deleted 1 store")):
+            child.sendline("Forget that I follow TSLA deliveries")
+            child.expect_exact('about "I follow TSLA deliveries". Nothing is forgotten until')
+            child.expect_exact(f"store memories/{key}: {TSLA}")
+            child.expect_exact("Forget these? [y]es")
+            child.sendline(answer)
+            child.expect_exact(then)
+            child.expect_exact(PROMPT)
+            assert (TSLA in memories(child)) is (answer == "n")
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, child.before
+    listed = [r["text"] for r in analyst.json("memory", "list")["items"]]
+    assert NEIGHBOUR in listed and TSLA not in listed
+    # Nothing was learned from the requests to forget, and nothing of them is kept: the yes
+    # took every episode naming it (the requests too) and the thread that held them.
+    kept = json.dumps(analyst.json("memory", "export"))
+    assert "TSLA deliveries" not in kept and NEIGHBOUR in kept

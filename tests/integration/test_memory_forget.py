@@ -208,3 +208,25 @@ def test_cli_forget_by_id_asks_for_yes(isolated_env: Path, analyst: object) -> N
     assert any(k["tier"] == "episodes" for k in receipt["kept"])
     topic = run("memory", "forget", "--topic", "name", "--user", "mira", "--json")  # type: ignore[operator]
     assert topic.code == 2 and '"found"' in topic.out
+
+
+async def test_saying_forget_learns_nothing_and_asks_before_deleting(isolated_env: Path) -> None:
+    """ "Forget that my horizon is 10 years": the statement inside is not recorded; the fact,
+    the episode that stated it and this request are proposed; a yes deletes them."""
+    async with session("mira") as app:
+        stated = await app.start("My horizon is 10 years.", thread_id="h1")
+        assert [f["attribute"] for f in stated.learned] == ["horizon_years"]
+        asked = await app.start("Forget that my horizon is 10 years", thread_id="h2")
+        assert asked.learned == [] and asked.status == "awaiting_confirmation", asked
+        assert asked.confirmation is not None
+        assert asked.confirmation["kind"] == "forget_confirmation"
+        # The words, where they were said and summarised (the fact goes with its episode).
+        tiers = sorted({item["tier"] for item in asked.confirmation["items"]})
+        assert tiers == ["episodes", "summaries"], asked.confirmation["items"]
+        learner = await app.memory.learner()
+        subject = subject_for(app.principal)
+        assert await learner.facts.current(subject, "horizon_years") is not None  # not yet
+        done = await app.answer_confirmation("h2", {"forget": True})
+        assert done.thread_deleted is True  # the request held the words too
+        assert await learner.facts.current(subject, "horizon_years") is None
+        assert await learner.journal.list_episodes() == []

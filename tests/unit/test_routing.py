@@ -69,3 +69,25 @@ def test_plans() -> None:
         "snapshot:TSLA",
     ]
     assert [s["id"] for s in snapshot_plan(route)] == ["snapshot:NVDA"]
+
+
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        ("Forget that I like dividend stocks.", "I like dividend stocks"),
+        ("forget about TSLA", "TSLA"),
+        ("Please forget what I told you about options trading!", "options trading"),
+        ("Forget everything about my horizon", "my horizon"),
+        ("forget it", None),  # nothing named
+        ("I never forget NVDA", None),  # not a request to forget
+        ("Analyze NVDA", None),
+    ],
+)
+def test_a_message_that_starts_with_forget_names_what_to_forget(
+    query: str, topic: str | None
+) -> None:
+    from agent.routing import check_request, forget_topic
+
+    assert forget_topic(query) == topic
+    if topic is not None:  # valid without a ticker, and no research
+        assert check_request(query, AVAILABLE) is None
