@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from agent.app import AnalystApp
 from memory.embeddings import text_hash
 from memory.facts import subject_for
 from tests.support.pgvector_server import fresh_database, pgvector_server
-from tests.support.raw_bytes import raw_hits
+from tests.support.raw_bytes import raw_hits, table_rows
 from tests.support.servers import (
     PgLedger,
     fresh_redis_prefix,
@@ -57,24 +56,12 @@ class Stack:
         found = [f"file {p}" for p in raw_hits(self.root / "data", needle)]
         found += [f"document {p}" for p in raw_hits(self.root / "memory", needle)]
         low = needle.lower()
-        if self.ledger is not None:
-            with psycopg.connect(self.ledger.admin_url) as admin:
-                tables = admin.execute(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts'"
-                ).fetchall()
-                for (table,) in tables:
-                    rows = admin.execute(f"SELECT t::text FROM analyst_facts.{table} t")
-                    if any(low in row[0].lower() for row in rows.fetchall()):
-                        found.append(f"postgres {table}")
-        if self.store_url is not None:
-            with psycopg.connect(self.store_url) as conn:
-                tables = conn.execute(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-                ).fetchall()
-                for (table,) in tables:
-                    rows = conn.execute(f'SELECT t::text FROM public."{table}" t').fetchall()
-                    if any(low in row[0].lower() for row in rows):
-                        found.append(f"pgvector store {table}")
+        databases = [(self.ledger.admin_url, "analyst_facts")] if self.ledger else []
+        databases += [(self.store_url, "public")] if self.store_url else []
+        for url, schema in databases:
+            for table, rows in table_rows(url, schema).items():
+                if any(low in row.lower() for row in rows):
+                    found.append(f"postgres {schema}.{table}")
         if self.redis_token is not None:
             client = redis_client()
             for key in client.scan_iter(match=f"*{self.redis_token}*", count=1000):  # type: ignore[attr-defined]
@@ -159,7 +146,7 @@ async def test_a_forgotten_canary_is_in_no_byte_and_a_restore_does_not_bring_it_
     assert any("checkpoint" in place for place in where), where  # the thread's checkpoints
     assert any("user-profiles" in place for place in where), where
     if stack.store_url is not None:  # the memory's value, in the pgvector store's table
-        assert any(place.startswith("pgvector store") for place in where), where
+        assert any(place.startswith("postgres public.") for place in where), where
     backup = tmp_path / "backups" / "mira.json"
 
     async with session("mira", day=1) as app:

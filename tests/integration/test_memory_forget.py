@@ -20,7 +20,7 @@ import pytest
 from agent.app import AnalystApp
 from memory.errors import InvalidMemoryError
 from memory.facts import subject_for
-from tests.support.raw_bytes import raw_hits
+from tests.support.raw_bytes import raw_hits, table_rows
 from tests.support.servers import PgLedger
 from tests.support.sessions import app_at
 
@@ -34,20 +34,7 @@ NEIGHBOUR = "I prefer companies with low debt and steady cash flow."
 
 def pg_text(ledger: PgLedger | None) -> str:
     """Every row of every table of the ledger's schema, as text, read by a superuser."""
-    if ledger is None:
-        return ""
-    import psycopg
-
-    with psycopg.connect(ledger.admin_url) as admin:
-        tables = admin.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts'"
-        ).fetchall()
-        return repr(
-            [
-                admin.execute(f"SELECT t::text FROM analyst_facts.{table} t").fetchall()
-                for (table,) in tables
-            ]
-        )
+    return "" if ledger is None else repr(table_rows(ledger.admin_url, "analyst_facts"))
 
 
 def session(user: str, *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:

@@ -29,7 +29,7 @@ import pytest
 from agent.app import AnalystApp
 from memory.facts import subject_for
 from memory.recall import alist_memories
-from tests.support.raw_bytes import raw_hits
+from tests.support.raw_bytes import raw_hits, table_rows
 from tests.support.servers import PgLedger, postgres_ledger
 from tests.support.sessions import app_at
 
@@ -40,19 +40,8 @@ CANARIES = {"mira": ("Zorvendix", "Qualtrobe"), "noor": ("Yblimora", "Kestraveld
 
 
 def pg_rows(ledger: PgLedger | None) -> dict[str, list[str]]:
-    """Every row of every table of the ledger's schema as text, read by a superuser (row
-    security does not apply), by table. Dead tuples are not rows: VACUUM reclaims them."""
-    if ledger is None:
-        return {}
-    found: dict[str, list[str]] = {}
-    with psycopg.connect(ledger.admin_url) as admin:
-        tables = admin.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts'"
-        ).fetchall()
-        for (table,) in tables:
-            rows = admin.execute(f"SELECT t::text FROM analyst_facts.{table} t").fetchall()
-            found[table] = [row[0] for row in rows]
-    return found
+    """Every row of every table of the ledger's schema as text, by table (a superuser's read)."""
+    return {} if ledger is None else table_rows(ledger.admin_url, "analyst_facts")
 
 
 def session(user: str, *, day: int = 0) -> AbstractAsyncContextManager[AnalystApp]:

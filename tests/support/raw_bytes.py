@@ -16,3 +16,19 @@ def raw_hits(folder: Path, needle: str) -> list[str]:
             if any(form in data or form in data.lower() for form in forms):
                 hits.append(str(path.relative_to(folder)))
     return hits
+
+
+def table_rows(url: str, schema: str) -> dict[str, list[str]]:
+    """Every row of every table of ``schema`` as text, by table, read through ``url`` (a
+    superuser's: row security does not apply). Dead tuples are not rows: VACUUM reclaims them."""
+    import psycopg
+
+    found: dict[str, list[str]] = {}
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+        ).fetchall()
+        for (table,) in tables:
+            rows = conn.execute(f'SELECT t::text FROM "{schema}"."{table}" t').fetchall()
+            found[table] = [row[0] for row in rows]
+    return found
