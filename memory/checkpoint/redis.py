@@ -425,14 +425,24 @@ async def _require_modules(spec: CheckpointerURL, client: Any) -> None:
 
 async def _setup(spec: CheckpointerURL, saver: RedisSaver | ShallowRedisSaver) -> None:
     await _require_modules(spec, saver.client)
-    try:
-        await saver.asetup()
-    except redis.exceptions.ResponseError as e:
-        if "unknown command" in str(e).lower():
-            raise CheckpointerModulesMissingError(
-                spec.display, list(_REQUIRED_MODULES.values())
-            ) from e
-        raise
+    for attempt in range(_SETUP_ATTEMPTS):
+        try:
+            await saver.asetup()
+            return
+        except Exception as e:
+            message = str(e).lower()
+            if isinstance(e, redis.exceptions.ResponseError) and "unknown command" in message:
+                raise CheckpointerModulesMissingError(
+                    spec.display, list(_REQUIRED_MODULES.values())
+                ) from e
+            # Two processes setting up a new prefix at once: the other one created an index
+            # between redisvl's check and its create. Setting up again skips what exists.
+            if "index already exists" not in message or attempt + 1 == _SETUP_ATTEMPTS:
+                raise
+
+
+#: How often setup is tried when another process creates the same indexes at the same time.
+_SETUP_ATTEMPTS = 3
 
 
 async def _indexes(client: Any) -> set[str]:

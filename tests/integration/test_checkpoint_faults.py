@@ -131,3 +131,19 @@ async def test_unknown_scheme_in_process() -> None:
     with pytest.raises(UnsupportedBackendError, match="redis\\+shallow://"):
         async with open_checkpointer("cassandra://h/ks"):
             pass
+
+
+async def test_processes_setting_up_a_new_redis_prefix_at_once_all_succeed() -> None:
+    """Several first uses of a new prefix at the same time (CLI processes started together):
+    an index another one created between redisvl's check and its create is no error."""
+    import asyncio
+
+    from tests.support.servers import fresh_redis_prefix, redis_checkpointer_url
+
+    async def first_use(url: str) -> None:
+        async with open_checkpointer(url):
+            pass
+
+    with fresh_redis_prefix() as token:
+        url = redis_checkpointer_url(token)
+        await asyncio.gather(*(first_use(url) for _ in range(6)))
