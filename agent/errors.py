@@ -224,7 +224,7 @@ class ModelOutputError(ModelError):
 
 
 class InvalidProfileValueError(AnalystError):
-    """A value a user-profile attribute cannot take (see :mod:`agent.profile`)."""
+    """A value a user-profile attribute cannot take (see :mod:`agent.learning.profile`)."""
 
     exit_code = 2
 

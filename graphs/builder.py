@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from agent.nodes import AnalystNodes
+from agent.nodes.analyst import AnalystNodes
 from agent.state import AnalystState, Context, InputState
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
     from langgraph.store.base import BaseStore
 
-    from agent.services import Services
+    from agent.nodes.services import Services
 
 GRAPH_NAME = "analyst"
 
@@ -48,7 +48,7 @@ def build_graph(
     services: Services | None = None,
 ) -> StateGraph[AnalystState, Context, InputState, AnalystState]:
     if services is None:
-        from agent.services import Services
+        from agent.nodes.services import Services
         from agent.settings import Settings
 
         services = Services.from_settings(Settings.from_env())

@@ -6,7 +6,7 @@ no setting and opens nothing, so a bad setting can never stop the server from lo
 
 - A run (``threads.create_run``) gets the same tiers as a CLI run: the server's store as
   ``runtime.store`` (cold memory), the fact ledger at ``ANALYST_FACTS`` (opened for the run,
-  through :func:`agent.services.open_ledger`, the CLI's own path), and the Markdown document
+  through :func:`agent.nodes.services.open_ledger`, the CLI's own path), and the Markdown document
   memory at ``ANALYST_MEMORY_DIR`` (conventions, research notes). A setting that cannot be
   used fails the run with its own clear error.
 - Reading the structure (schemas, drawing, state) builds the same graph without opening the
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 @asynccontextmanager
 async def graph(runtime: ServerRuntime) -> AsyncIterator[Any]:
-    from agent.services import Services, open_ledger
+    from agent.nodes.services import Services, open_ledger
     from agent.settings import Settings
     from graphs.builder import GRAPH_NAME, build_graph
 

@@ -53,7 +53,7 @@ them by the total. If the principal has no memories it returns at once without e
 query: a run with nothing to recall never loads an embedding model.
 
 Recalled text is data, not instructions: the analyst quotes it as an untrusted reference block
-(``agent.prompts.quote_data``) before it reaches a prompt.
+(``agent.reasoning.prompts.quote_data``) before it reaches a prompt.
 
 Only ``async`` helpers: every caller (the planner, the app, scripts) runs on an event loop, and
 a store's sync methods are LangGraph's own if a caller without one needs them.

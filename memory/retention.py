@@ -32,7 +32,7 @@ indefinitely by default, and no type can be set to "never":
   ``updated_at`` plus ``ANALYST_REVIEW_DAYS``). Past it, the sweep reports the item as *due
   for review*, with the command that confirms it (a new review date) and the one that deletes
   it. So nothing is kept indefinitely without a person saying so again.
-- Decay (:mod:`agent.consolidation`) lowers an event's retrieval priority; it never replaces
+- Decay (:mod:`agent.learning.consolidation`) lowers an event's retrieval priority; it never replaces
   deletion: a decayed event is still swept when it is older than ``events``.
 
 The sweep itself is :mod:`agent.app.retention` (``analyst memory sweep``).

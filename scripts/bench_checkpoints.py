@@ -205,7 +205,7 @@ async def run_graph(saver: Any, name: str, runs: int, workdir: Path, raw: RawWri
     from langgraph.types import Command
 
     from agent.market import SampleDataProvider
-    from agent.services import Services
+    from agent.nodes.services import Services
     from agent.state import Context
     from graphs.builder import compile_graph
     from memory.documents import FileMemory

@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 import agent.app.forgetting as forgetting  # noqa: E402
 from agent.app import AnalystApp  # noqa: E402
-from agent.forgettable import all_items  # noqa: E402
-from agent.services import Services  # noqa: E402
+from agent.nodes.services import Services  # noqa: E402
+from agent.recollection.forgettable import all_items  # noqa: E402
 from agent.settings import Settings  # noqa: E402
 from memory.facts import MemoryDelta, subject_for  # noqa: E402
 from memory.identity import Principal  # noqa: E402

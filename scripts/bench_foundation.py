@@ -33,14 +33,14 @@ def summary(samples: list[float]) -> str:
 
 
 async def bench_run(repeats: int, workdir: Path) -> tuple[list[float], list[float]]:
-    from agent.chart import render_price_chart
     from agent.market import SampleDataProvider
-    from agent.planning import deep_plan
-    from agent.report import compose_report
-    from agent.routing import route_query
-    from agent.services import Services
+    from agent.nodes.services import Services
+    from agent.research.chart import render_price_chart
+    from agent.research.planning import deep_plan
+    from agent.research.report import compose_report
+    from agent.research.routing import route_query
+    from agent.research.steps import run_step
     from agent.state import CHECKPOINT_TYPES_MODULES
-    from agent.tools import run_step
     from graphs.builder import compile_graph
     from memory.checkpoint import open_checkpointer
     from memory.documents import FileMemory

@@ -10,7 +10,7 @@ offline extractor. Figures, each as median with p95 and IQR:
 
 1. Learning per turn. ``--sessions`` scripted conversations of 10 user turns each (a request,
    stated facts, a correction, a standing instruction, an open item, casual and hedged
-   remarks, and two decisions recorded as ``agent.nodes`` records them, with
+   remarks, and two decisions recorded as ``agent.nodes.analyst`` records them, with
    ``decision_text`` and the draft's meta):
 
    - hot path: ``Learner.record`` + ``learn_now`` for a message, ``record`` for a decision
@@ -27,7 +27,7 @@ offline extractor. Figures, each as median with p95 and IQR:
    6 profile facts and 3 procedures. Baselines in the same run: the same load with 20 sessions
    and no events, and a naive "load everything" read (every summary, profile, procedures).
    Target: 50 ms median, no model call involved; printed as PASS or MISS.
-3. Tokens at session start (``agent.recollection.estimate_tokens``): what ``load_context`` loads
+3. Tokens at session start (``agent.recollection.reader.estimate_tokens``): what ``load_context`` loads
    against the naive prompt (every summary, every open item, the profile and the procedures).
 
 (Over 600 lines on purpose: the three figures share the tiers' set-up, the scripted user's
@@ -59,10 +59,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import agent.learning as learning  # noqa: E402
-from agent.learning import Learner  # noqa: E402
-from agent.nodes import decision_text  # noqa: E402
-from agent.recollection import estimate_tokens  # noqa: E402
+import agent.learning.learner as learning  # noqa: E402
+from agent.learning.learner import Learner  # noqa: E402
+from agent.nodes.analyst import decision_text  # noqa: E402
+from agent.recollection.reader import estimate_tokens  # noqa: E402
 from memory.embeddings import CachedEmbedder, MiniLMEmbedder, SqliteEmbeddingCache  # noqa: E402
 from memory.facts import MemoryDelta, open_fact_store, subject_for  # noqa: E402
 from memory.identity import Principal  # noqa: E402
@@ -198,7 +198,7 @@ def draft_of(n: int, ticker: str, revision: int) -> dict[str, Any]:
 
 
 def decision_turn(n: int, action: EpisodeKind, ticker: str, revision: int, request: str) -> Turn:
-    """A decision as ``agent.nodes`` records it (``_remember_decision``)."""
+    """A decision as ``agent.nodes.analyst`` records it (``_remember_decision``)."""
     draft = draft_of(n, ticker, revision)
     decision: dict[str, Any] = {"action": action, "draft_hash": draft["hash"], "approver": "b"}
     if action == "reject":

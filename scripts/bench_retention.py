@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from langgraph.store.base import PutOp  # noqa: E402
 
 from agent.app import AnalystApp  # noqa: E402
-from agent.services import Services  # noqa: E402
+from agent.nodes.services import Services  # noqa: E402
 from agent.settings import Settings  # noqa: E402
 from memory.identity import Principal  # noqa: E402
 from memory.journal.records import Candidate, Episode, SessionSummary  # noqa: E402

@@ -3,7 +3,7 @@ the CLI, the chat and scripts reach every memory tier, and its memory controls
 (``agent.app.memory``, :attr:`AnalystApp.memory`)."""
 
 from agent.app.service import LATER, AnalystApp, OnUpdate, new_thread_id, within_limit
-from agent.views import CheckpointView, ThreadView
+from agent.app.views import CheckpointView, ThreadView
 
 __all__ = [
     "LATER",

@@ -28,7 +28,7 @@ again from that episode.
 unit it forgot -- each episode's text and each of its sentences, each candidate's quote and
 text, each fact's value, each memory's text -- never the text
 (:meth:`~memory.journal.base.Journal.add_tombstones`). Extraction
-(:class:`~agent.learning.Learner`) skips an episode or item that hashes to one, recording
+(:class:`~agent.learning.learner.Learner`) skips an episode or item that hashes to one, recording
 nothing; ``remember`` refuses it. A tombstone is per user and outlives the forget; a fact
 value used as a tombstone ("2 years") also stops the same value being learned from other
 words, which is the conservative reading of "forget this".
@@ -82,12 +82,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import ThreadNotFoundError
-from agent.forgettable import Remembered as _Memory
-from agent.forgettable import all_items, by_keyword, profile_path, read_all
-from agent.forgettable import by_ids as _by_ids
-from agent.forgettable import item_key as _key
-from agent.forgettable import listing as _listing
-from agent.forgettable import row as _row
+from agent.recollection.forgettable import Remembered as _Memory
+from agent.recollection.forgettable import all_items, by_keyword, profile_path, read_all
+from agent.recollection.forgettable import by_ids as _by_ids
+from agent.recollection.forgettable import item_key as _key
+from agent.recollection.forgettable import listing as _listing
+from agent.recollection.forgettable import row as _row
 from memory.errors import AnalystError
 from memory.facts import subject_for
 from memory.journal.queries import OWNED_TABLES
@@ -104,7 +104,7 @@ REASON = "account deleted by the user"
 FORGET_REASON = "forgotten at the user's request"
 #: A store memory found by meaning is a topic candidate from this hybrid-search score on.
 MEANING_SCORE = 0.5
-#: Research notes live here in document memory (see agent.publishing).
+#: Research notes live here in document memory (see agent.research.publishing).
 _NOTES = "research/**/*.md"
 _PAGE = 1000
 

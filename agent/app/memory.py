@@ -4,7 +4,7 @@
 ``analyst memory`` and the chat call: review, confirm and reject candidates; the session
 context a new conversation loads; procedures, session summaries, episodes and events; the
 extraction queue (jobs, the worker, ending a session) and consolidation. Each call goes through
-a :class:`~agent.learning.Learner` for the app's principal, over the ledger and journal the
+a :class:`~agent.learning.learner.Learner` for the app's principal, over the ledger and journal the
 app's graph uses (opened once, with the app) — never a second connection of its own.
 
 Seed 003's user-initiated controls are here too: :meth:`MemoryControls.show` (what the agent
@@ -19,15 +19,15 @@ import os
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-# The remember vocabulary lives with its write path in the domain (agent.remembering), so the
+# The remember vocabulary lives with its write path in the domain (agent.learning.remembering), so the
 # graph's ``remember`` tool stores exactly what ``analyst memory remember`` does.
-from agent.remembering import RememberAs, fact_command
+from agent.learning.remembering import RememberAs, fact_command
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agent.app.service import AnalystApp
-    from agent.learning import Learner
+    from agent.learning.learner import Learner
     from memory.recall import Recalled
 
 
@@ -39,8 +39,8 @@ class MemoryControls:
 
     async def learner(self) -> Learner:
         """The memory write and read paths (episodes, extraction, candidates, procedures)."""
-        from agent.extraction import OfflineExtractor
-        from agent.learning import Learner
+        from agent.learning.extraction import OfflineExtractor
+        from agent.learning.learner import Learner
 
         services = await self.app._wired()
         assert services.journal is not None and services.facts is not None
@@ -184,7 +184,7 @@ class MemoryControls:
         """The principal's notable events (decisions, rejections, milestones, themes) found by
         meaning and time ("what did we decide about NVDA last month?"), or newest first without
         a query; ``ticker`` keeps those about it."""
-        from agent.recollection import EVENT_KINDS
+        from agent.recollection.reader import EVENT_KINDS
         from memory.recall import alist_memories, arecall
 
         if self.app._store is None and self.app._missing_store():
@@ -204,7 +204,7 @@ class MemoryControls:
 
     async def consolidate(self, *, older_than_days: int = 30, min_group: int = 3) -> dict[str, Any]:
         """Merge the principal's older events into themes and decay them (nothing deleted)."""
-        from agent.consolidation import consolidate
+        from agent.learning.consolidation import consolidate
 
         return await consolidate(
             await self.app.store(),
@@ -230,8 +230,8 @@ class MemoryControls:
         the planner uses, procedures in force, the most recent ``sessions`` session summaries
         with their open items, preferences, events and other long-term memories, and the
         candidates awaiting the principal's word."""
-        from agent.learning import CONFIRMABLE
-        from agent.recollection import memory_layer
+        from agent.learning.learner import CONFIRMABLE
+        from agent.recollection.reader import memory_layer
 
         learner = await self.learner()
         memories = await self.app.memories(limit=_ALL)
@@ -298,11 +298,11 @@ class MemoryControls:
         self, text: str, *, as_: RememberAs = "preference", thread_id: str | None = None
     ) -> dict[str, Any]:
         """Remember ``text`` because the principal said so, in every conversation, as a
-        ``fact``, ``preference`` or ``procedure`` (:func:`agent.remembering.remember`, the write
+        ``fact``, ``preference`` or ``procedure`` (:func:`agent.learning.remembering.remember`, the write
         path the model's ``remember`` tool shares): stored first as an episode of
         ``thread_id`` (the conversation it was said in; ``memory:remember`` from the command
         line), or refused with nothing stored."""
-        from agent.remembering import remember
+        from agent.learning.remembering import remember
 
         return await remember(
             await self.learner(),
@@ -324,7 +324,7 @@ class MemoryControls:
         candidates, procedures, session summaries and extraction jobs of every status, and
         the long-term memories. Storage is scoped to the principal, so nothing of another
         user is in it."""
-        from agent.profile import REGISTRY
+        from agent.learning.profile import REGISTRY
 
         learner = await self.learner()
         journal, subject = learner.journal, learner.subject

@@ -15,7 +15,7 @@ embedded files as a whole are copied by ``analyst db backup``.
 :func:`restore` (``analyst memory restore FILE``) puts the file back **without what the user
 has forgotten since it was made** (seed 003: a restore must not bring forgotten data back).
 Before anything is written it takes what the file holds as the memory a forget chooses from
-(:class:`agent.forgettable.Remembered`) and picks:
+(:class:`agent.recollection.forgettable.Remembered`) and picks:
 
 - every item whose text hashes to one of the user's tombstones (each episode's text and
   sentences, each candidate's quote and payload, each fact's value, each memory's text);
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.app.forgetting import _SENTENCE, FORGET_REASON, REASON, _cascade, _items, _strings
-from agent.forgettable import Remembered, item_key, known_ids, profile_path
+from agent.recollection.forgettable import Remembered, item_key, known_ids, profile_path
 from memory.errors import InvalidMemoryError
 from memory.facts import FactRecord, subject_for
 from memory.journal.records import Candidate, Episode, ExtractionJob, Procedure, SessionSummary
@@ -102,7 +102,7 @@ async def backup(app: AnalystApp, dest: str | os.PathLike[str]) -> dict[str, Any
         raise InvalidMemoryError(
             f"{target} exists; choose a new file for the backup (nothing is overwritten)."
         )
-    from agent.profile import REGISTRY
+    from agent.learning.profile import REGISTRY
 
     learner = await app.memory.learner()
     journal, facts = learner.journal, learner.facts

@@ -31,7 +31,7 @@ session was summarised (deleting it would queue the session again).
 Retention stores **no tombstones**: the user did not ask to forget the content, and expired is
 not forbidden -- the same words said again are learned again. Nor does it compact (rebuild the
 Qdrant Edge shard, VACUUM): freed pages are reused; an erasure that must leave no byte is a
-forget (:mod:`agent.app.forgetting`). Decay (:mod:`agent.consolidation`) lowers retrieval
+forget (:mod:`agent.app.forgetting`). Decay (:mod:`agent.learning.consolidation`) lowers retrieval
 priority and never replaces this deletion.
 
 Deletes are batched (:data:`BATCH` ids per journal transaction and audit entry, per store
@@ -108,7 +108,7 @@ class _Doomed:
 async def sweep(app: AnalystApp, *, dry_run: bool = False) -> Receipt:
     """Delete (or, ``dry_run``, list) everything of ``app.principal`` the retention policy
     says has expired at ``app.services.clock()``; see the module docstring."""
-    from agent.profile import REGISTRY
+    from agent.learning.profile import REGISTRY
     from memory.embeddings import text_hash
 
     now = app.services.clock()
@@ -282,7 +282,7 @@ def _ids(procedures: Iterable[Any]) -> list[str]:
 
 
 def _store_kind(item: Item) -> str:
-    from agent.recollection import memory_layer
+    from agent.recollection.reader import memory_layer
 
     return "events" if memory_layer(str(item.value.get("kind"))) == "event" else "memories"
 

@@ -14,7 +14,7 @@ thread, never between calls, so another process can decide on a thread the sessi
 
 Heavy modules (LangGraph, the reasoners, the storage backends) are imported where they are
 first needed, so importing this module, and the commands that never run a graph, stay fast.
-What callers get back (:class:`ThreadView`, :class:`CheckpointView`) is :mod:`agent.views`.
+What callers get back (:class:`ThreadView`, :class:`CheckpointView`) is :mod:`agent.app.views`.
 
 What the analyst learned from the principal's turns (candidates, procedures, sessions, the
 extraction queue) is reached through :attr:`AnalystApp.memory` (:mod:`agent.app.memory`).
@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent.app.views import CheckpointView, ThreadView, confirmation_request, thread_status
 from agent.errors import (
     AnalystError,
     InvalidDecisionError,
@@ -45,7 +46,6 @@ from agent.errors import (
     ThreadUnavailableError,
 )
 from agent.settings import Settings
-from agent.views import CheckpointView, ThreadView, confirmation_request, thread_status
 from memory.identity import Principal
 from memory.threads import ThreadIndex, ThreadLocks, ThreadRecord
 
@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
     from agent.app.memory import MemoryControls
     from agent.app.memory_backup import Carried
-    from agent.routing import Route
-    from agent.services import Services
+    from agent.nodes.services import Services
+    from agent.research.routing import Route
     from agent.state import ModeChoice
     from memory.backup import Copied, Embedded
     from memory.documents import FileMemory
@@ -123,7 +123,7 @@ class AnalystApp:
     def services(self) -> Services:
         """The analyst's dependencies (market data, reasoner, documents), built on first use."""
         if self._services is None:
-            from agent.services import Services
+            from agent.nodes.services import Services
 
             services = Services.from_settings(self.settings)
             if self._documents is not None:
@@ -272,7 +272,7 @@ class AnalystApp:
         run's principal, and so does this app's view of the ledger.
         """
         if self.services.journal is None:
-            from agent.services import open_ledger
+            from agent.nodes.services import open_ledger
 
             wired = await self._stack.enter_async_context(
                 open_ledger(self.services, self.settings, cipher=self.memory_cipher)
@@ -562,9 +562,9 @@ class AnalystApp:
 
     def preflight(self, query: str, mode: ModeChoice = "auto") -> Route | None:
         """Validate the request without touching storage; raises on bad input."""
-        from agent.extraction import hot_path_facts
-        from agent.learning import remove_statements
-        from agent.routing import check_request, forget_topic, request_universe
+        from agent.learning.extraction import hot_path_facts
+        from agent.learning.learner import remove_statements
+        from agent.research.routing import check_request, forget_topic, request_universe
 
         if forget_topic(query) is not None:
             return None  # "forget ...": the graph proposes, the user confirms
@@ -695,7 +695,7 @@ class AnalystApp:
         its extraction runs right after (see :meth:`start` for ``keep_session``)."""
         from langgraph.types import Command
 
-        from agent.decisions import validate_decision
+        from agent.nodes.decisions import validate_decision
 
         limits = {
             "feedback": (self.settings.max_query_chars, "ANALYST_MAX_QUERY_CHARS"),

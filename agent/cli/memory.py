@@ -1,6 +1,6 @@
 """``analyst memory``: what the agent learned from your conversations, and its write state.
 
-The write path (``agent.learning``) stores every turn as an episode and extracts memory at
+The write path (``agent.learning.learner``) stores every turn as an episode and extracts memory at
 durable points: after a decision, and when a session ends. These commands show and steer it:
 
 - ``review`` lists candidates awaiting your word (standing instructions, repeated behaviour,

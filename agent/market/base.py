@@ -1,7 +1,7 @@
 """The market-data contract: one immutable price series and the provider protocol.
 
-``PriceHistory`` is what every provider returns and what ``agent.analytics`` and
-``agent.chart`` consume. Its invariants are checked once, on construction, so consumers can
+``PriceHistory`` is what every provider returns and what ``agent.research.analytics`` and
+``agent.research.chart`` consume. Its invariants are checked once, on construction, so consumers can
 rely on them without re-checking:
 
 - at least one row;

@@ -35,7 +35,7 @@ from langgraph.types import Command
 from agent.app import AnalystApp
 from agent.errors import CheckpointHistoryUnavailableError
 from agent.market import SampleDataProvider
-from agent.services import Services
+from agent.nodes.services import Services
 from agent.settings import Settings
 from agent.state import CHECKPOINT_TYPES_MODULES, Context
 from graphs.builder import compile_graph

@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command, Interrupt, Send
 
 from agent.market import SampleDataProvider
-from agent.services import Services
+from agent.nodes.services import Services
 from agent.state import Context
 from graphs.builder import compile_graph
 from memory.checkpoint import open_checkpointer

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent.conventions import ANALYSIS_FORMAT_PATH
-from agent.progress import PROGRESS_PATH
+from agent.research.conventions import ANALYSIS_FORMAT_PATH
+from agent.research.progress import PROGRESS_PATH
 
 pytestmark = pytest.mark.integration
 

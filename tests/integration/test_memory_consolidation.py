@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent.app import AnalystApp
-from agent.services import Services
+from agent.nodes.services import Services
 from agent.settings import Settings
 from memory.facts import subject_for
 from memory.identity import Principal

@@ -20,7 +20,7 @@ import pytest
 
 from agent.app import AnalystApp
 from agent.errors import ConfigurationError
-from agent.services import Services
+from agent.nodes.services import Services
 from agent.settings import Settings
 from memory.facts import MemoryDelta, subject_for
 from memory.identity import Principal

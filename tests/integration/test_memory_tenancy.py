@@ -30,7 +30,7 @@ import psycopg
 import pytest
 
 from agent.app import AnalystApp
-from agent.profile import REGISTRY
+from agent.learning.profile import REGISTRY
 from agent.settings import Settings
 from memory.facts import subject_for
 from memory.identity import Principal

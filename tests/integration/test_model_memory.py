@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from agent import prompts
+from agent.reasoning import prompts
 from tests.support.fake_openai import FakeOpenAI, Reply, structured, tool_calls
 from tests.support.model_script import (
     MEMORY_TOOLS,

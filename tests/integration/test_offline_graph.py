@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from agent.conventions import load_conventions
-from agent.critic import critique
 from agent.market import SampleDataProvider
-from agent.report import KEY_METRICS, REQUIRED_SECTIONS, fmt
-from agent.services import Services
+from agent.nodes.services import Services
+from agent.research.conventions import load_conventions
+from agent.research.critic import critique
+from agent.research.report import KEY_METRICS, REQUIRED_SECTIONS, fmt
 from agent.state import Context
 from graphs.builder import compile_graph
 from memory.checkpoint import open_checkpointer

@@ -33,7 +33,7 @@ TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 COMPANIES = {"tesla": "TSLA", "nvidia": "NVDA", "apple": "AAPL", "microsoft": "MSFT"}
 DEEP_KINDS = ("returns", "risk", "trend", "beta", "peers")
 TOOLS = ("get_snapshot", "get_returns", "get_risk", "get_trend", "get_beta", "get_peers")
-#: The memory tools the model path binds when the user has memory (agent.tools): the reads,
+#: The memory tools the model path binds when the user has memory (agent.learning.tools): the reads,
 #: then the user's controls (what is remembered, remember, forget).
 MEMORY_TOOLS = (
     "get_user_profile",

@@ -3,7 +3,7 @@
 The computations read the bundled CSVs with the ``csv`` module and use only plain Python
 (loops, ``statistics``, ``math``); they import neither numpy nor anything from ``agent``, so a
 shared bug cannot make both sides agree. They follow the definitions in the
-``agent.analytics`` module docstring and the recommendation rules in ``agent.report.recommend``.
+``agent.research.analytics`` module docstring and the recommendation rules in ``agent.research.report.recommend``.
 
 The formatting helpers spell out, again independently, how the report renders each kind of
 figure, so a test can compare the Markdown a reader sees with the reference value.
@@ -139,7 +139,7 @@ def ref_peer_order() -> list[str]:
 
 
 def ref_recommendation(ticker: str) -> tuple[str, float, str]:
-    """(rating, confidence, confidence label) by the rules in ``agent.report.recommend``."""
+    """(rating, confidence, confidence label) by the rules in ``agent.research.report.recommend``."""
     _, close = load(ticker)
     r3, r1y, rsi = ref_trailing(close, 63), ref_trailing(close, 252), ref_rsi(close)
     score = 1 if ref_sma(close, 50) > ref_sma(close, 200) else -1

@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from agent.app import AnalystApp
-from agent.services import Services
+from agent.nodes.services import Services
 from agent.settings import Settings
 from memory.identity import Principal
 

@@ -2,7 +2,7 @@
 
 The reference implementation lives in ``tests/support/reference.py``: it reads the CSVs with the
 ``csv`` module and uses only plain Python, importing neither numpy nor any helper from
-``agent.analytics``, so a shared bug cannot make both sides agree.
+``agent.research.analytics``, so a shared bug cannot make both sides agree.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import analytics
 from agent.market import PriceHistory, SampleDataProvider
+from agent.research import analytics
 from tests.support.reference import (
     TICKERS,
     load,

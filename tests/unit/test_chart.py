@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.chart import render_price_chart
 from agent.market import SampleDataProvider
+from agent.research.chart import render_price_chart
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

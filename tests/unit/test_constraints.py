@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.constraints import excluded_tickers, forced_mode, merge, split_constraints
+from agent.research.constraints import excluded_tickers, forced_mode, merge, split_constraints
 
 KNOWN = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.conventions import (
+from agent.market import SampleDataProvider
+from agent.reasoning.prompts import quote_reference
+from agent.research.conventions import (
     ANALYSIS_FORMAT_PATH,
     DATA_SOURCES_PATH,
     Conventions,
@@ -26,13 +28,11 @@ from agent.conventions import (
     parse_analysis_format,
     parse_data_sources,
 )
-from agent.market import SampleDataProvider
-from agent.planning import deep_plan
-from agent.progress import PROGRESS_PATH, update_progress
-from agent.prompts import quote_reference
-from agent.report import REQUIRED_SECTIONS, compose_report
-from agent.routing import route_query
-from agent.tools import run_step
+from agent.research.planning import deep_plan
+from agent.research.progress import PROGRESS_PATH, update_progress
+from agent.research.report import REQUIRED_SECTIONS, compose_report
+from agent.research.routing import route_query
+from agent.research.steps import run_step
 from memory.documents import FileMemory
 
 SEED = Path(__file__).resolve().parents[2] / ".agent-memory"

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent.decisions import validate_decision
 from agent.errors import InvalidDecisionError, StaleDraftError
-from agent.report import content_hash
+from agent.nodes.decisions import validate_decision
+from agent.research.report import content_hash
 from agent.state import Draft
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent.errors import DocumentPathError
-from agent.publishing import publish_report
-from agent.report import content_hash
+from agent.research.publishing import publish_report
+from agent.research.report import content_hash
 from agent.state import Decision, Draft
 from memory.documents import FileMemory
 

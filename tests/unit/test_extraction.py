@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.extraction import (
+from agent.learning.extraction import (
     ExtractedFact,
     Extraction,
     NotableEvent,

@@ -33,7 +33,7 @@ from agent.market import (
     provider_from_name,
 )
 from agent.market.yfinance import YFinanceProvider
-from agent.routing import check_request, request_universe
+from agent.research.routing import check_request, request_universe
 
 BUNDLED = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -245,7 +245,7 @@ def test_yfinance_missing_dependency_in_subprocess() -> None:
 
 def test_importing_the_package_does_not_import_optional_dependencies() -> None:
     script = (
-        "import sys, agent.market, agent.analytics, agent.chart\n"
+        "import sys, agent.market, agent.research.analytics, agent.research.chart\n"
         "print(sorted(m for m in ('yfinance', 'matplotlib', 'pandas') if m in sys.modules))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agent.errors import ConfigurationError, ModelAuthError, ModelOutputError, ModelTransientError
-from agent.models import (
+from agent.reasoning.models import (
     DEFAULT_OPENAI_MODEL,
     add_usage,
     build_chat_model,
@@ -29,7 +29,7 @@ from agent.models import (
     structured,
     usage_of,
 )
-from agent.prompts import constraints_block, quote_data
+from agent.reasoning.prompts import constraints_block, quote_data
 from agent.settings import Settings
 
 KEY = {"OPENAI_API_KEY": "sk-test"}

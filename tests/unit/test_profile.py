@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent import profile
 from agent.errors import AnalystError, InvalidProfileValueError, UnknownProfileAttributeError
+from agent.learning import profile
 
 
 @pytest.mark.parametrize(
@@ -227,7 +227,7 @@ def test_describe_lists_every_attribute_for_a_prompt() -> None:
 
 
 def test_a_conflict_over_a_personal_attribute_is_reported_without_its_value() -> None:
-    from agent.profile import REDACTED, error_text
+    from agent.learning.profile import REDACTED, error_text
     from memory.errors import FactConflictError
 
     def conflict(attribute: str, value: str) -> FactConflictError:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.errors import InvalidQueryError, UnknownTickerError
-from agent.planning import deep_plan, snapshot_plan
-from agent.routing import route_query
+from agent.research.planning import deep_plan, snapshot_plan
+from agent.research.routing import route_query
 
 AVAILABLE = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 
@@ -86,7 +86,7 @@ def test_plans() -> None:
 def test_a_message_that_starts_with_forget_names_what_to_forget(
     query: str, topic: str | None
 ) -> None:
-    from agent.routing import check_request, forget_topic
+    from agent.research.routing import check_request, forget_topic
 
     assert forget_topic(query) == topic
     if topic is not None:  # valid without a ticker, and no research

@@ -10,7 +10,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agent.errors import ConfigurationError, UnsupportedBackendError
 from agent.market import SampleDataProvider
-from agent.services import Services
+from agent.nodes.services import Services
 from agent.settings import Settings
 from agent.state import Context
 from graphs.builder import compile_graph

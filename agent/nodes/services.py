@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.market import MarketDataProvider, provider_from_name
-from agent.reasoning import ModelReasoner, OfflineReasoner, Reasoner
+from agent.reasoning.reasoners import ModelReasoner, OfflineReasoner, Reasoner
 from agent.settings import Settings
 from memory.documents import FileMemory
 
@@ -62,8 +62,8 @@ class Services:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:
-        from agent.extraction import ModelExtractor, OfflineExtractor
-        from agent.models import build_chat_model, resolve_model
+        from agent.learning.extraction import ModelExtractor, OfflineExtractor
+        from agent.reasoning.models import build_chat_model, resolve_model
 
         choice = resolve_model(settings)
         reasoner: Reasoner

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agent.analytics import rolling_sma
 from agent.market.base import PriceHistory
+from agent.research.analytics import rolling_sma
 
 
 def render_price_chart(h: PriceHistory, path: Path, *, lookback_days: int = 504) -> Path:

@@ -19,8 +19,8 @@ else is derived from episodes and cites them. The path, per seed 003:
    words said again.
 4. **Grounding**: an item whose quote is not in the episodes it cites is refused, kept as an
    ``ungrounded`` candidate with the reason, and never stored anywhere a prompt reads.
-5. **Confidence** (:data:`~agent.recollection.PLANNER_MAY_USE`, enforced by
-   :func:`~agent.recollection.usable_fact` and by what is stored where): inferred → a
+5. **Confidence** (:data:`~agent.recollection.reader.PLANNER_MAY_USE`, enforced by
+   :func:`~agent.recollection.reader.usable_fact` and by what is stored where): inferred → a
    candidate only; stated → a ledger fact the planner uses (cited as stated), or a candidate
    when its authority is unclear; standing instructions become procedures only when
    confirmed (:meth:`Learner.confirm`, or the user's answer at a natural pause).
@@ -29,8 +29,8 @@ The layers and where they live: session summaries, candidates and procedures in 
 the profile (semantic) in the ledger; notable events (episodic) in the cold store
 (:mod:`memory.recall`, kinds ``decision``/``rejection``/``milestone``). Reading them back —
 the session context, the planner's profile, the procedures enforced in code — is
-:mod:`agent.recollection`, which :class:`Learner` extends; merging old events into themes is
-:mod:`agent.consolidation`.
+:mod:`agent.recollection.reader`, which :class:`Learner` extends; merging old events into themes is
+:mod:`agent.learning.consolidation`.
 
 Everything is scoped by the principal the caller established; nothing here takes an id a
 model produced.
@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from agent.extraction import (
+from agent.learning.extraction import (
     ExtractedFact,
     Extraction,
     OfflineExtractor,
@@ -58,8 +58,8 @@ from agent.extraction import (
     ground,
     hot_path_facts,
 )
-from agent.profile import attribute, error_text
-from agent.recollection import Recollection
+from agent.learning.profile import attribute, error_text
+from agent.recollection.reader import Recollection
 from memory.facts import MemoryDelta
 from memory.journal.records import (
     Candidate,
@@ -119,7 +119,7 @@ class Learner(Recollection):
     ``journal`` and ``facts`` are scoped to ``principal`` by the constructor; ``store`` (the
     cold store) may be ``None``, in which case events are not stored (a job needing it fails
     loudly rather than dropping them). ``extractor`` turns episodes into an
-    :class:`~agent.extraction.Extraction` (offline rules or a chat model); a confirmed
+    :class:`~agent.learning.extraction.Extraction` (offline rules or a chat model); a confirmed
     procedure or fact is due for review ``review_days`` after it is confirmed.
     """
 
@@ -563,7 +563,7 @@ class Learner(Recollection):
             )
             stored = {"procedure": procedure.to_json()}
         elif candidate.kind == "fact":
-            from agent.profile import validate
+            from agent.learning.profile import validate
 
             attribute = str(payload["attribute"])
             record = await self.facts.record(

@@ -7,8 +7,8 @@ notable events (episodic), open items, and a topic and summary (session memory).
 carries :class:`Evidence`: a verbatim quote and the ids of the episodes it comes from.
 
 No extractor is trusted. :func:`ground` checks every item against the transcript and returns
-what passed (facts normalised through :mod:`agent.profile`) apart from what did not, each
-refusal with a reason a user can read. The write path (``agent/learning.py``) stores only
+what passed (facts normalised through :mod:`agent.learning.profile`) apart from what did not, each
+refusal with a reason a user can read. The write path (``agent/learning/learner.py``) stores only
 grounded items; refused ones are kept as ``ungrounded`` candidates, never applied.
 
 Two extractors share the :class:`Extractor` interface:
@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
-from agent import profile
-from agent.constraints import clauses, excluded_tickers, forced_mode, is_constraint
 from agent.errors import InvalidProfileValueError
-from agent.models import no_usage, structured
-from agent.routing import NOT_TICKERS, extract_tickers
-from agent.tickers import COMPANY_NAMES
+from agent.learning import profile
+from agent.reasoning.models import no_usage, structured
+from agent.research.constraints import clauses, excluded_tickers, forced_mode, is_constraint
+from agent.research.routing import NOT_TICKERS, extract_tickers
+from agent.research.tickers import COMPANY_NAMES
 
 if TYPE_CHECKING:
     from agent.state import Usage
@@ -458,7 +458,7 @@ FACT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(?:add|put)\s+(?P<v>[$\w.,\s-]+?)\s+(?:to|on|onto|in|into)\s+(?:my\s+)?"
             r"watch[\s-]?list\b",
         ),
-        # Personal data (agent.profile: never shown in logs, errors or the audit): a name
+        # Personal data (agent.learning.profile: never shown in logs, errors or the audit): a name
         # is capitalised words, an address runs to the end of the clause.
         (
             "full_name",
@@ -604,7 +604,7 @@ class OfflineExtractor:
       my watchlist" (the value is the tickers named, ``["NVDA"]``; the learning step merges
       them into the stored list); "actually my horizon is 2 years, not 10" is a correction;
       "my advisor says ..." marks the value as reported (``quoted_source``).
-    - preferences: a rule clause (see :mod:`agent.constraints`) is a preference signal,
+    - preferences: a rule clause (see :mod:`agent.research.constraints`) is a preference signal,
       ``standing`` when it says always, never or from now on, with the rule code enforces
       (``exclude_ticker``, ``mode``) when there is one; "I prefer X" that is no profile fact is
       a signal that is not standing.
@@ -770,11 +770,11 @@ def _unique(items: Iterable[Item]) -> list[Item]:
 
 
 class ModelExtractor:
-    """Extraction by a chat model, through structured output (:func:`agent.models.structured`).
+    """Extraction by a chat model, through structured output (:func:`agent.reasoning.models.structured`).
 
     ``make_model`` builds the chat model on first use (importing the SDK costs about a second).
     Each episode reaches the prompt as a quoted, untrusted data block labelled
-    ``episode <id>``; the system prompt (:data:`agent.prompts.EXTRACTOR`) lists the profile
+    ``episode <id>``; the system prompt (:data:`agent.reasoning.prompts.EXTRACTOR`) lists the profile
     attributes and asks for verbatim quotes only. The output is a proposal: run :func:`ground`
     on it before anything is stored. Failures are the model adapter's:
     :class:`~agent.errors.ModelTransientError` (worth retrying), ``ModelAuthError``,
@@ -797,7 +797,7 @@ class ModelExtractor:
             return Extraction(topic="", summary=""), no_usage()
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from agent import prompts
+        from agent.reasoning import prompts
 
         system = f"{prompts.EXTRACTOR}\n\nProfile attributes:\n{profile.describe()}"
         messages = [SystemMessage(system), HumanMessage(transcript(episodes))]
@@ -807,7 +807,7 @@ class ModelExtractor:
 def transcript(episodes: Sequence[Episode]) -> str:
     """The episodes for a prompt, oldest first: a header line each (id, who, kind, time and
     the decision's ticker and rating), then the text as a quoted data block."""
-    from agent import prompts
+    from agent.reasoning import prompts
 
     parts = ["Episodes of the conversation, oldest first:"]
     for episode in sorted(episodes, key=lambda e: e.at):

@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agent.constraints import split_constraints
 from agent.errors import InvalidQueryError, NoTickerError, UnknownTickerError
+from agent.research.constraints import split_constraints
+from agent.research.tickers import COMPANY_NAMES
 from agent.state import Mode, ModeChoice
-from agent.tickers import COMPANY_NAMES
 
 # Upper-case words that appear in finance questions but are not tickers.
 NOT_TICKERS = frozenset(

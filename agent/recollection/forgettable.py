@@ -1,12 +1,12 @@
 """What a forget can name: the principal's memory read once, and the items ids or a topic find.
 
 The read side of forgetting, in the domain so that the graph's ``forget`` tool (which only
-*proposes*: :mod:`agent.tools`) and the application's cascade (:mod:`agent.app.forgetting`,
+*proposes*: :mod:`agent.learning.tools`) and the application's cascade (:mod:`agent.app.forgetting`,
 which deletes after the user confirms) resolve the same names the same way:
 
 - :func:`read_all` reads every episode, session summary, candidate, procedure, fact row (with
   its history) and cold-store item of one principal, through a
-  :class:`~agent.recollection.Recollection` whose journal, ledger and store view are scoped to
+  :class:`~agent.recollection.reader.Recollection` whose journal, ledger and store view are scoped to
   that principal in storage;
 - :func:`by_ids` resolves ids (an episode, a fact's memory id, a candidate, a procedure, a
   session summary, a cold-store key with or without its namespace) to their tier, and refuses
@@ -27,7 +27,7 @@ from memory.facts import subject_for
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore, Item
 
-    from agent.recollection import Recollection
+    from agent.recollection.reader import Recollection
     from memory.facts import FactRecord
     from memory.identity import Principal
     from memory.journal.records import Candidate, Episode, Procedure, SessionSummary

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from agent.recollection import EVENT_KINDS
+from agent.recollection.reader import EVENT_KINDS
 from memory.identity import Principal
 from memory.journal.records import stable_id
 from memory.recall import parse_at

@@ -7,7 +7,7 @@ everything at once. Step ids are stable (``<kind>:<TICKER>``) so results survive
 
 from __future__ import annotations
 
-from agent.routing import Route
+from agent.research.routing import Route
 from agent.state import PlanStep, StepKind
 
 STEP_DESCRIPTIONS: dict[StepKind, str] = {

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from agent.state import Draft, Mode
 
 if TYPE_CHECKING:
-    from agent.schemas import ReportNarrative
+    from agent.reasoning.schemas import ReportNarrative
 
 REQUIRED_SECTIONS: tuple[str, ...] = (
     "Summary",

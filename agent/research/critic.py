@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from agent.conventions import Conventions, default_conventions
-from agent.report import KEY_METRICS, fmt
+from agent.research.conventions import Conventions, default_conventions
+from agent.research.report import KEY_METRICS, fmt
 from agent.state import Critique, Draft, Finding, Verdict
 
 STALE_AFTER_DAYS = 30

@@ -7,7 +7,7 @@ criticism and summaries, and a bounded tool-calling loop for each executor step.
 paths every figure in a report comes from tool results, never from the model's memory.
 
 The model path's planner and executor may also read the user's memory through the run's
-memory tools (:class:`agent.tools.MemoryTools`, in :attr:`Context.memory`): the planner gets
+memory tools (:class:`agent.learning.tools.MemoryTools`, in :attr:`Context.memory`): the planner gets
 a bounded look-up turn before it decides, the executor has them beside the market tools. The
 offline reasoner ignores them.
 """
@@ -22,21 +22,22 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agent.critic import critique as check_draft
 from agent.errors import AnalystError
-from agent.models import Usage, add_usage, invoke, no_usage, structured, usage_of
-from agent.planning import STEP_DESCRIPTIONS, deep_plan, snapshot_plan, step
-from agent.report import collect, compose_report
-from agent.routing import Route, route_query
+from agent.learning.tools import MEMORY_TOOLS
+from agent.reasoning.models import Usage, add_usage, invoke, no_usage, structured, usage_of
+from agent.research.critic import critique as check_draft
+from agent.research.planning import STEP_DESCRIPTIONS, deep_plan, snapshot_plan, step
+from agent.research.report import collect, compose_report
+from agent.research.routing import Route, route_query
+from agent.research.steps import StepResult, run_step
 from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
-from agent.tools import MEMORY_TOOLS, StepResult, run_step
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, ToolMessage
 
-    from agent.conventions import Conventions
+    from agent.learning.tools import MemoryTools
     from agent.market import MarketDataProvider
-    from agent.tools import MemoryTools
+    from agent.research.conventions import Conventions
 
 
 @dataclass(frozen=True)
@@ -278,8 +279,8 @@ class ModelReasoner:
     ) -> tuple[Route, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from agent import prompts
-        from agent.schemas import RouteDecision
+        from agent.reasoning import prompts
+        from agent.reasoning.schemas import RouteDecision
 
         known = {t.upper() for t in available}
 
@@ -306,8 +307,8 @@ class ModelReasoner:
     async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from agent import prompts
-        from agent.schemas import PlanDecision
+        from agent.reasoning import prompts
+        from agent.reasoning.schemas import PlanDecision
 
         allowed = set(route.tickers)
         tools = await ctx.memory.available() if ctx.memory is not None else []
@@ -352,7 +353,7 @@ class ModelReasoner:
     ) -> tuple[StepResult, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 
-        from agent import prompts
+        from agent.reasoning import prompts
 
         memory = await ctx.memory.available() if ctx.memory is not None else []
         tools = [*market_tools(market), *memory]
@@ -471,8 +472,8 @@ class ModelReasoner:
     ) -> tuple[Draft, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from agent import prompts
-        from agent.schemas import ReportNarrative
+        from agent.reasoning import prompts
+        from agent.reasoning.schemas import ReportNarrative
 
         metrics, peers, as_of, _ = collect(ticker, results)
         parts = [
@@ -508,8 +509,8 @@ class ModelReasoner:
     ) -> tuple[Critique, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from agent import prompts
-        from agent.schemas import CriticVerdict
+        from agent.reasoning import prompts
+        from agent.reasoning.schemas import CriticVerdict
 
         checked = check_draft(draft, today=today, conventions=conventions)
         parts = [prompts.quote_data("draft report", draft["markdown"])]
@@ -527,8 +528,8 @@ class ModelReasoner:
     async def summarise(self, previous: str, messages: Sequence[BaseMessage]) -> tuple[str, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
-        from agent import prompts
-        from agent.schemas import ConversationSummary
+        from agent.reasoning import prompts
+        from agent.reasoning.schemas import ConversationSummary
 
         transcript = offline_summary(previous, messages)
         out, usage = await structured(
@@ -565,7 +566,7 @@ async def _read_memory(by_name: Mapping[str, Any], call: Mapping[str, Any]) -> T
 
 
 def _planning_request(route: Route, ctx: Context) -> str:
-    from agent import prompts
+    from agent.reasoning import prompts
 
     parts = [
         f"Plan {route.mode} research on {', '.join(route.tickers)} "

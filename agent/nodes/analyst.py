@@ -2,7 +2,7 @@
 
 Each node reads state and returns an update (never mutates state in place). Jumps are typed
 ``Command[Literal[...]]`` so the routing is visible in the graph. Decisions are delegated to the
-:class:`~agent.reasoning.Reasoner` in :class:`~agent.services.Services` (offline rules or a chat
+:class:`~agent.reasoning.reasoners.Reasoner` in :class:`~agent.nodes.services.Services` (offline rules or a chat
 model); dependencies come from the services the builder binds, identity from
 ``runtime.context``. Model usage is accounted per request in ``state["usage"]``.
 """
@@ -21,23 +21,23 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, interrupt
 
-from agent import constraints as rules
-from agent.conventions import Conventions, load_conventions
-from agent.decisions import validate_decision
 from agent.errors import InvalidDecisionError, NoTickerError, StaleDraftError
-from agent.extraction import OfflineExtractor
-from agent.learning import Learner, describe_learned, remove_statements
+from agent.learning.extraction import OfflineExtractor
+from agent.learning.learner import Learner, describe_learned, remove_statements
+from agent.learning.tools import MemoryTools
 from agent.market import MarketDataProvider
-from agent.models import add_usage, no_usage
-from agent.progress import update_progress
-from agent.reasoning import Context as ReasoningContext
-from agent.recollection import procedure_exclusions, procedure_mode
-from agent.report import content_hash
-from agent.routing import Route, forget_topic, request_universe
-from agent.services import Services
+from agent.nodes.decisions import validate_decision
+from agent.nodes.services import Services
+from agent.reasoning.models import add_usage, no_usage
+from agent.reasoning.reasoners import Context as ReasoningContext
+from agent.recollection.reader import procedure_exclusions, procedure_mode
+from agent.research import constraints as rules
+from agent.research.conventions import Conventions, load_conventions
+from agent.research.progress import update_progress
+from agent.research.report import content_hash
+from agent.research.routing import Route, forget_topic, request_universe
 from agent.state import MAX_REVISIONS, AnalystState, Context, Decision, Draft, Usage
 from agent.thread_ids import thread_folder
-from agent.tools import MemoryTools
 from memory.identity import Principal
 
 
@@ -153,7 +153,7 @@ class AnalystNodes:
             mode=route.mode, tickers=list(route.tickers), usage=usage, route_reason=reason
         )
         if route.mode == "flash":
-            from agent.planning import snapshot_plan
+            from agent.research.planning import snapshot_plan
 
             update["plan"] = snapshot_plan(route)
             update["plan_rationale"] = "Quick snapshot: one step computes every figure."
@@ -166,7 +166,7 @@ class AnalystNodes:
         """ "Forget ...": propose what mentions ``topic`` (by keyword, the principal's own, as
         the model's ``forget`` tool does); the ``remember`` node asks the user to confirm and
         nothing is deleted without a yes."""
-        from agent.forgettable import by_keyword, read_all
+        from agent.recollection.forgettable import by_keyword, read_all
 
         learner = self._learner(runtime)
         if learner is None:
@@ -261,13 +261,13 @@ class AnalystNodes:
     async def _current_facts(
         self, principal: Principal, runtime: Runtime[Context]
     ) -> dict[str, dict[str, Any]]:
-        """The profile facts the planner may use (``agent.recollection.usable_fact``)."""
+        """The profile facts the planner may use (``agent.recollection.reader.usable_fact``)."""
         learner = self._learner(runtime)
         if learner is not None:
             return await learner.profile()
         if self.services.facts is None:
             return {}
-        from agent.recollection import usable_fact
+        from agent.recollection.reader import usable_fact
         from memory.facts import subject_for
 
         ledger = self.services.facts.with_principal(principal)
@@ -416,7 +416,7 @@ class AnalystNodes:
         }
 
     def _chart(self, draft: Draft, config: RunnableConfig) -> Path:
-        from agent.chart import render_price_chart
+        from agent.research.chart import render_price_chart
 
         thread_id = str(config.get("configurable", {}).get("thread_id") or "no-thread")
         folder = thread_folder(thread_id)
@@ -641,7 +641,7 @@ class AnalystNodes:
         return update
 
     def publish(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
-        from agent.publishing import publish_report
+        from agent.research.publishing import publish_report
 
         thread_id = str(config.get("configurable", {}).get("thread_id", ""))
         draft, decision = state["draft"], state["decisions"][-1]
@@ -740,7 +740,7 @@ def decision_text(decision: Decision, draft: Draft) -> str:
 def personal_lines(state: AnalystState) -> list[str]:
     """What memory says about this user that the report relies on, each with its source
     (a personal attribute's value is not written: reports are published business records)."""
-    from agent.profile import shown
+    from agent.learning.profile import shown
 
     lines = []
     for name, fact in sorted((state.get("facts_used") or {}).items()):

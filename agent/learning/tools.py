@@ -1,108 +1,25 @@
-"""The tools: market-data steps, and the model path's memory read tools.
+"""The model path's memory tools, for the run's principal only.
 
-Market data: what one plan step computes, from prices the provider returns. Each step returns
-a small JSON-friendly result (numbers, ISO dates, provenance); price series themselves never
-enter graph state. The same functions back the model path's market tools.
-
-Memory (seed 003, pattern 3): :class:`MemoryTools` gives the model path's planner and
-executor the memory tools of the run's principal: three reads -- ``get_user_profile``,
-``search_episodes(query)`` and ``list_open_items`` -- and the user's controls (issue 15) --
-``list_what_you_remember``, ``remember(text, as)`` and ``forget(ids | topic)``. They are built
-per run by the nodes from the principal in ``runtime.context`` (through a
-:class:`~agent.learning.Learner`, whose journal, ledger and cold-store reads and writes are
-scoped in storage); none takes a user or tenant argument (an extra one is ignored), so nothing
-a model produces can widen what they read or write. Every result is one quoted, untrusted
-reference block (:func:`agent.prompts.quote_data`), cites the ids it comes from and is bounded
-in size.
-
-``remember`` writes through :func:`agent.remembering.remember`, the path of ``analyst memory
-remember``. ``forget`` never deletes: it resolves the ids, or the keyword matches of a topic
-(:mod:`agent.forgettable`), and records them as a *proposal* (:attr:`MemoryTools.proposals`);
-the node puts the proposals in the thread's state, and the ``remember`` node asks the user
-(``forget_confirmation``) before the application runs the cascade.
+:class:`MemoryTools` gives the planner and executor three reads (``get_user_profile``,
+``search_episodes(query)``, ``list_open_items``) and the user's controls
+(``list_what_you_remember``, ``remember(text, as)``, ``forget(ids | topic)``). They are built
+per run from the principal in ``runtime.context`` through a :class:`~agent.learning.learner.Learner`
+whose reads and writes are scoped in storage; no tool takes a user or tenant argument. Every
+result is one quoted, untrusted reference block that cites the ids it comes from.
+``forget`` never deletes: it records a *proposal* the user confirms (``forget_confirmation``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from agent import analytics
-from agent.market import MarketDataProvider, PriceHistory
-from agent.state import PlanStep
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from agent.learning import Learner
-
-
-class StepResult(TypedDict, total=False):
-    step_id: str
-    kind: str
-    ticker: str
-    as_of: str
-    sources: list[str]
-    data: dict[str, Any]
-    #: What the step could not do (model path: iteration budget hit, a tool never called).
-    notes: list[str]
-
-
-def run_step(step: PlanStep, market: MarketDataProvider) -> StepResult:
-    """Compute one plan step. Raises the provider's errors (unknown ticker, no data)."""
-    ticker = step["ticker"]
-    history = market.history(ticker)
-    kind = step["kind"]
-    used: list[PriceHistory] = [history]
-    data: dict[str, Any]
-    if kind == "returns":
-        data = analytics.returns_metrics(history)
-    elif kind == "risk":
-        data = analytics.risk_metrics(history)
-    elif kind == "trend":
-        data = analytics.trend_metrics(history)
-    elif kind == "beta":
-        basket = _others(market, ticker)
-        used += basket
-        data = analytics.beta_metrics(history, basket)
-    elif kind == "peers":
-        everyone = _everyone(market, history)
-        used = everyone
-        data = {"peers": analytics.peer_table(everyone)}
-    elif kind == "snapshot":
-        basket = _others(market, ticker)
-        everyone = [history, *basket]
-        used = everyone
-        data = {
-            **analytics.returns_metrics(history),
-            **analytics.risk_metrics(history),
-            **analytics.trend_metrics(history),
-            **analytics.beta_metrics(history, basket),
-            "peers": analytics.peer_table(everyone),
-        }
-    else:  # pragma: no cover - PlanStep.kind is a closed Literal
-        raise ValueError(f"unknown plan step kind {kind!r}")
-    return StepResult(
-        step_id=step["id"],
-        kind=kind,
-        ticker=ticker,
-        as_of=history.as_of.isoformat(),
-        sources=sorted({h.source for h in used}),
-        data=data,
-    )
-
-
-def _others(market: MarketDataProvider, ticker: str) -> list[PriceHistory]:
-    return [market.history(t) for t in market.available_tickers() if t != ticker]
-
-
-def _everyone(market: MarketDataProvider, history: PriceHistory) -> list[PriceHistory]:
-    """Every listed ticker, and the step's own when the provider fetched it beyond its list."""
-    listed = market.available_tickers()
-    everyone = [market.history(t) for t in listed]
-    return everyone if history.ticker in listed else [*everyone, history]
+    from agent.learning.learner import Learner
 
 
 # -- memory tools (model path) -------------------------------------------------------------------
@@ -171,7 +88,7 @@ class MemoryTools:
     """The memory tools of one run, for its principal (the learner's).
 
     :meth:`available` returns them only when the principal has something stored beyond the
-    current conversation (:meth:`~agent.recollection.Recollection.has_memory`): a tool that can only
+    current conversation (:meth:`~agent.recollection.reader.Recollection.has_memory`): a tool that can only
     answer "nothing" costs a model turn and its schema on every request (so a user with
     nothing stored asks with ``/remember`` or ``analyst memory remember``).
 
@@ -202,7 +119,7 @@ def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseT
     """
     from langchain_core.tools import StructuredTool
 
-    from agent.prompts import quote_data
+    from agent.reasoning.prompts import quote_data
     from memory.errors import InvalidMemoryError
 
     run = run or MemoryTools(learner)
@@ -270,7 +187,7 @@ def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseT
         )
 
     async def remember(**args: Any) -> tuple[str, dict[str, list[str]]]:
-        from agent.remembering import remember as store
+        from agent.learning.remembering import remember as store
 
         asked = _Remember.model_validate(args)  # extra arguments (a user id) are ignored
         try:
@@ -293,7 +210,7 @@ def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseT
     async def forget(
         ids: list[str] | None = None, topic: str | None = None
     ) -> tuple[str, dict[str, list[str]]]:
-        from agent.forgettable import read_all
+        from agent.recollection.forgettable import read_all
 
         mem = await read_all(learner)
         try:
@@ -375,7 +292,7 @@ LISTED = 200
 def _forget_rows(mem: Any, ids: list[str], topic: str | None) -> list[dict[str, Any]]:
     """The ``{tier, id, text}`` rows ``forget`` proposes: the named ids (an id the user does
     not have is refused), or what mentions ``topic`` by keyword."""
-    from agent.forgettable import by_ids, by_keyword, item_key, listing, row
+    from agent.recollection.forgettable import by_ids, by_keyword, item_key, listing, row
 
     if topic is not None:
         return by_keyword(mem, topic)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from agent.research.tickers import COMPANY_NAMES
 from agent.state import Mode
-from agent.tickers import COMPANY_NAMES
 
 # A clause states a standing rule when it speaks about the future ("from now on"), or opens
 # with an imperative such as "never ..." / "always ..." / "don't ..." / "exclude ...".

@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
-from agent.tickers import COMPANY_NAMES
+from agent.research.tickers import COMPANY_NAMES
 
 Merge = Literal["replace", "union"]
 

@@ -134,7 +134,7 @@ def thread_status(snap: Any, busy: bool) -> str:
     return "interrupted" if values else "new"
 
 
-#: The questions the ``remember`` node asks (``agent.nodes``).
+#: The questions the ``remember`` node asks (``agent.nodes.analyst``).
 CONFIRMATION_KINDS = ("memory_confirmation", "forget_confirmation")
 
 

@@ -2,8 +2,8 @@
 
 :func:`remember` is the one write path of an explicit "remember this" -- ``analyst memory
 remember``, the chat's ``/remember`` (through :meth:`agent.app.memory.MemoryControls.remember`)
-and the model path's ``remember`` tool (:mod:`agent.tools`, for the run's principal) all call
-it with a :class:`~agent.learning.Learner` of that principal:
+and the model path's ``remember`` tool (:mod:`agent.learning.tools`, for the run's principal) all call
+it with a :class:`~agent.learning.learner.Learner` of that principal:
 
 - ``fact``: the profile attributes the hot-path rules find, recorded ``confirmed``;
 - ``procedure``: the standing rules code can enforce (a ticker excluded, a research mode), in
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from memory.errors import InvalidMemoryError
 
 if TYPE_CHECKING:
-    from agent.learning import Learner
+    from agent.learning.learner import Learner
     from memory.journal.records import Episode
 
 #: What ``remember`` may store a text as.
@@ -65,7 +65,7 @@ async def remember(
     docstring); the words are stored as an episode of ``thread_id`` (the conversation they
     were said in; :data:`REMEMBER_THREAD` when none). Returns what was stored: its scope,
     state, the episode and each item with the command that removes it."""
-    from agent.extraction import hot_path_facts
+    from agent.learning.extraction import hot_path_facts
 
     if as_ not in REMEMBER_AS:
         raise InvalidMemoryError(f"--as {as_!r} is not one of: {', '.join(REMEMBER_AS)}.")
@@ -131,7 +131,7 @@ def fact_command(verb: Literal["record", "retract"], attribute: str, value: Any 
 
 def rules(text: str, episode_id: str) -> list[Any]:
     """The enforceable standing rules the offline extractor reads in ``text`` (grounded)."""
-    from agent.extraction import Extraction, OfflineExtractor, ground
+    from agent.learning.extraction import Extraction, OfflineExtractor, ground
     from memory.journal.records import Episode
 
     episode = Episode("-", episode_id, "-", "-", datetime.now(UTC), "user", "message", text)
@@ -145,8 +145,8 @@ def rules(text: str, episode_id: str) -> list[Any]:
 
 
 async def _remember_facts(learner: Learner, episode: Episode) -> list[dict[str, Any]]:
-    from agent.extraction import hot_path_facts
-    from agent.profile import attribute
+    from agent.learning.extraction import hot_path_facts
+    from agent.learning.profile import attribute
     from memory.facts import MemoryDelta
 
     stored = []

@@ -13,12 +13,12 @@ Contract
   the text is shown to models by :meth:`Conventions.quoted` as untrusted reference material.
   No convention can grant anything (approval, publishing): the parser has no such field.
 - A missing, unreadable or malformed file never stops a run: :func:`load_conventions` falls
-  back to the built-in defaults for that file (sections = ``agent.report.REQUIRED_SECTIONS``,
+  back to the built-in defaults for that file (sections = ``agent.research.report.REQUIRED_SECTIONS``,
   sources = the bundled data, yfinance and the offline analytics) and says why in
   ``Conventions.warnings``, for the caller to surface.
 
-The run log in ``PROGRESS.md`` is :mod:`agent.progress`; quoting for prompts is
-:func:`agent.prompts.quote_reference`.
+The run log in ``PROGRESS.md`` is :mod:`agent.research.progress`; quoting for prompts is
+:func:`agent.reasoning.prompts.quote_reference`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from agent.prompts import quote_reference
-from agent.report import REQUIRED_SECTIONS
+from agent.reasoning.prompts import quote_reference
+from agent.research.report import REQUIRED_SECTIONS
 from memory.errors import DocumentNotFoundError, DocumentPathError
 from memory.markdown import HEADING, outside_fences
 

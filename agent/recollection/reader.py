@@ -12,9 +12,9 @@ views are the principal's, the cold store is reached through :func:`memory.store
   then the most recent session summaries and their open items within a token budget;
 - :meth:`Recollection.search_episodes`, :meth:`Recollection.open_items`,
   :meth:`Recollection.has_memory` — what the model path's memory tools
-  (:mod:`agent.tools`) return, cut to size and citing ids.
+  (:mod:`agent.learning.tools`) return, cut to size and citing ids.
 
-The write path (:class:`agent.learning.Learner`) extends it. Nothing here takes an id a model
+The write path (:class:`agent.learning.learner.Learner`) extends it. Nothing here takes an id a model
 produced, and what it returns reaches a prompt only quoted as data. What a caller puts into a
 prompt it audits with :meth:`Recollection.audit_read` (one entry per read, the ids read).
 """
