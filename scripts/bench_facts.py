@@ -1,8 +1,5 @@
 """Benchmark: the fact ledger at 1M facts on SQLite and Postgres, against a baseline table.
 
-(Over 600 lines on purpose: one script runs every measurement the issue asks for, on both
-backends, against a baseline built in the same run; splitting it would split the comparison.)
-
 Data: ``--facts`` facts (default 1,000,000) over ``--facts / --versions`` keys (default 10,000
 keys x 100 versions; 5 attributes per subject), arriving in time order across keys (every
 key's version ``v`` before any key's ``v + 1``), loaded through the bulk import API

@@ -1,4 +1,4 @@
-"""Benchmark forgetting (issue 15): forget of one item and account deletion, 10,000 memories.
+"""Benchmark forgetting: forget of one item and account deletion, 10,000 memories.
 
     python scripts/bench_forget.py [--items 10000] [--forgets 5] [--runs 3] [--quick]
 

@@ -1,4 +1,4 @@
-"""Benchmark the memory write path (issue 14): learning per turn, the session-start load, tokens.
+"""Benchmark the memory write path: learning per turn, the session-start load, tokens.
 
     python scripts/bench_learning.py [--sessions 40] [--history 1000] [--events 10000]
                                      [--loads 50] [--budget 800] [--quick] [--profile]
@@ -29,9 +29,6 @@ offline extractor. Figures, each as median with p95 and IQR:
    Target: 50 ms median, no model call involved; printed as PASS or MISS.
 3. Tokens at session start (``agent.recollection.reader.estimate_tokens``): what ``load_context`` loads
    against the naive prompt (every summary, every open item, the profile and the procedures).
-
-(Over 600 lines on purpose: the three figures share the tiers' set-up, the scripted user's
-data and one report format, and each is printed next to a baseline from the same run.)
 
 Seeding is not timed. ``--profile`` prints cProfile's top functions of 20 loads. ``--quick``
 runs small sizes (a smoke run; its figures are not the issue's). Not a test: nothing here

@@ -1,4 +1,4 @@
-"""Benchmark the retention sweep (issue 15 item 4) on the embedded defaults.
+"""Benchmark the retention sweep on the embedded defaults.
 
     python scripts/bench_retention.py [--n 100000] [--repeat 3] [--repeat-n 20000] [--expired 0.9]
 

@@ -10,7 +10,7 @@ Prints, in one run on this machine:
 - with ``--fresh-clone``: ``make run`` timed on a fresh ``git clone`` of this repository
   (bootstrap, install, the demo), and whether ``git status`` is clean afterwards.
 
-Target (issue 16): the whole-process run at most 1.5 s median offline on this machine.
+Target: the whole-process run at most 1.5 s median offline on this machine.
 Not a test: figures vary with the machine and its load, so they are printed, not asserted.
 """
 

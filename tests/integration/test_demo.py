@@ -1,4 +1,4 @@
-"""``make run`` (scripts/demo.py) leaves the clone as it found it (issue 16, item 10).
+"""``make run`` (scripts/demo.py) leaves the clone as it found it.
 
 The demo runs in a scratch git repository holding the versioned files it reads
 (``.agent-memory/``, ``.gitignore``), with no ``ANALYST_*`` folders set, as on a fresh clone:

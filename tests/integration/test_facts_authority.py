@@ -1,4 +1,4 @@
-"""Who may write facts about whom (issue 16 item 2), on both backends.
+"""Who may write facts about whom, on both backends.
 
 A principal writes its own subject (``user:<id>``) freely; any other subject needs a grant
 (``writer`` of a subject or ``prefix*`` pattern, or ``admin`` of the tenant); a fact about

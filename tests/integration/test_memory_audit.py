@@ -1,4 +1,4 @@
-"""The memory audit (issue 15, item 5), on real databases: the embedded SQLite file and a fresh
+"""The memory audit, on real databases: the embedded SQLite file and a fresh
 Postgres ledger used through its non-superuser application role.
 
 A scripted conversation goes through the real app and graph (Qdrant Edge with MiniLM, SQLite

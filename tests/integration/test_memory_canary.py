@@ -1,4 +1,4 @@
-"""The canary (issue 15 acceptance): a unique string said in a conversation flows into every
+"""The canary: a unique string said in a conversation flows into every
 tier -- episode, fact, event memory, session summary, vector, embedding cache, checkpoint,
 profile document -- and after it is forgotten no byte of any database file, Qdrant folder,
 Postgres table or Redis key holds it; extraction over the remaining history does not bring it

@@ -1,6 +1,5 @@
 """Confirmation, not silence: a behaviour repeated across sessions becomes a question, never a
-procedure, and nothing unconfirmed changes a plan (seed 003: "a recurring behaviour may trigger
-a confirmation request, but must not silently create a durable procedure").
+procedure, and nothing unconfirmed changes a plan.
 
 Real graph and stores (embedded defaults); each session is a chat-like conversation ended as
 /new ends it.

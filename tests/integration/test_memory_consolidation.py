@@ -1,5 +1,5 @@
 """Consolidation merges related events into themes and decays them, and every fact survives
-(seed 003, failure 6: "consolidation must explicitly preserve facts"). Checked against the
+. Checked against the
 ledger, on a transcript the write path itself produced (real journal, ledger and Qdrant Edge).
 """
 

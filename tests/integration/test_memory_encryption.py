@@ -1,5 +1,4 @@
-"""Memory encrypted at rest (``ANALYST_MEMORY_KEY``) and personal data out of logs (issue 15,
-item 6), on the embedded defaults and with the ledger and journal on Postgres.
+"""Memory encrypted at rest (``ANALYST_MEMORY_KEY``) and personal data out of logs, on the embedded defaults and with the ledger and journal on Postgres.
 
 Real parts throughout: the compiled graph, SQLite checkpoints (sealed with
 ``ANALYST_CHECKPOINT_KEY``) and thread index, the ledger and journal (SQLite file or Postgres

@@ -1,4 +1,4 @@
-"""Forget one thing, a topic or a time range (issue 15 items 2-3), with the ledger and journal
+"""Forget one thing, a topic or a time range, with the ledger and journal
 in the embedded SQLite file and on Postgres (the ``backend`` fixture).
 
 Real parts throughout: the compiled graph, SQLite checkpoints and thread index, the ledger and

@@ -1,4 +1,4 @@
-"""Account deletion (issue 15, item 2, "everything of a user"), on the embedded defaults and
+"""Account deletion, on the embedded defaults and
 with the ledger and journal on Postgres (a fresh database used through its non-superuser
 application role).
 

@@ -1,4 +1,4 @@
-"""Retention (issue 15 item 4): the sweep deletes exactly what the policy says, across tiers.
+"""Retention: the sweep deletes exactly what the policy says, across tiers.
 
 Real parts throughout: the compiled graph and SQLite checkpoints (one run per user, so each
 has a thread), the ledger and journal (embedded SQLite, then Postgres through its app role),

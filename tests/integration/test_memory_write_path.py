@@ -1,4 +1,4 @@
-"""The write path, replayed (seed 002's method): a fixed four-session conversation goes into the
+"""The write path, replayed: a fixed four-session conversation goes into the
 real graph, and after each session the journal, the ledger and the cold store are inspected.
 
 Real parts throughout: the compiled graph, SQLite checkpoints, Qdrant Edge with MiniLM, and

@@ -5,11 +5,11 @@ analyst (``tests/support/model_script.py``) answers every request, and the memor
 answer (``Extraction``) is scripted per test. Storage is real: SQLite checkpoints, ledger and
 journal, Qdrant Edge with MiniLM.
 
-- Hallucination (seed 003, failure 1): an extraction that invents an event whose quote is not
+- Hallucination: an extraction that invents an event whose quote is not
   in the transcript gets it recorded as an ``ungrounded`` candidate with its reason, never
   stored, and never seen again by the model; the grounded event reaches the next planner only
   as quoted data.
-- Read tools (seed 003, pattern 3): the planner and executor get ``get_user_profile``,
+- Read tools: the planner and executor get ``get_user_profile``,
   ``search_episodes`` and ``list_open_items`` over the run's principal's memory, and their
   results (quoted data citing ids) hold that principal's data only.
 """

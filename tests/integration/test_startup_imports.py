@@ -1,4 +1,4 @@
-"""Start-up weight: a whole offline ``analyst run`` imports only what it uses (issue 16, item 10).
+"""Start-up weight: a whole offline ``analyst run`` imports only what it uses.
 
 The CLI process runs with ``PYTHONPROFILEIMPORTTIME`` (the ``-X importtime`` report on stderr),
 so the test sees every module the real process imported: no Qdrant client for the embedded

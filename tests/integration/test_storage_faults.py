@@ -1,4 +1,4 @@
-"""Storage faults of the embedded files are one clear error, never a traceback (issue 16).
+"""Storage faults of the embedded files are one clear error, never a traceback.
 
 Real files, damaged the way disks damage them: a bad header (the first bytes overwritten) and
 damaged pages (every page after the first overwritten), a read-only data folder (a read-only

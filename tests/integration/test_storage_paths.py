@@ -1,4 +1,4 @@
-"""Where the embedded files live, and that reading never creates one (issue 16, item 6).
+"""Where the embedded files live, and that reading never creates one.
 
 A relative ``sqlite:///PATH`` is resolved inside the data folder, whatever folder the command
 starts in; a command that only reads never leaves a new, empty database behind (a typo in a
