@@ -1,47 +1,31 @@
-"""Extraction: what a conversation says that is worth remembering, and the check that it did.
+"""Extraction: what a conversation says that is worth remembering.
 
-At a durable point (after a human decision, at the end of a session) an extractor reads the
-episodes of a conversation (:class:`memory.journal.records.Episode`) and proposes an
-:class:`Extraction`: new profile facts (semantic memory), preference signals (procedural),
-notable events (episodic), open items, and a topic and summary (session memory). Every item
-carries :class:`Evidence`: a verbatim quote and the ids of the episodes it comes from.
+At a durable point (after a human decision, at the end of a session) an :class:`Extractor`
+reads the episodes of a conversation and proposes an :class:`Extraction`: new profile facts
+(semantic memory), preference signals (procedural), notable events (episodic), open items, and
+a topic and summary (session memory). Every item carries :class:`Evidence`: a verbatim quote
+and the ids of the episodes it comes from. No extractor is trusted: the write path stores only
+what :func:`agent.learning.grounding.ground` accepts.
 
-No extractor is trusted. :func:`ground` checks every item against the transcript and returns
-what passed (facts normalised through :mod:`agent.learning.profile`) apart from what did not, each
-refusal with a reason a user can read. The write path (``agent/learning/learner.py``) stores only
-grounded items; refused ones are kept as ``ungrounded`` candidates, never applied.
-
-Two extractors share the :class:`Extractor` interface:
-
-- :class:`OfflineExtractor`: deterministic rules over the user's own words. It is cautious by
-  design: hedged remarks ("maybe", "someday", "not sure"), questions and negations produce
-  nothing, and every quote it emits is a span of the episode it cites, so its output always
-  passes :func:`ground`.
-- :class:`ModelExtractor`: a chat model with :class:`Extraction` as its structured output; the
-  episodes reach the prompt only as quoted, untrusted data.
-
-:func:`hot_path_facts` applies the fact and correction rules to a single message so the router
-can act on "actually my horizon is 2 years, not 10" at once, before the session ends.
-
-(Over 600 lines on purpose: the schema, the check and the offline rules are one contract --
-every quote a rule emits must pass :func:`ground`, which reads quotes with the same
-normalisation -- and they change together. If the rules grow, they are the part to move out.)
+:class:`OfflineExtractor` (deterministic rules over the user's own words; every quote it emits
+is a span of the episode it cites) is here; :class:`agent.learning.model_extraction.ModelExtractor`
+is the chat-model one. :func:`hot_path_facts` applies the fact rules to one message, for the
+router to act on at once.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from agent.errors import InvalidProfileValueError
 from agent.learning import profile
-from agent.reasoning.models import no_usage, structured
+from agent.learning.quotes import locate, normalise_text, plain
+from agent.reasoning.models import no_usage
 from agent.research.constraints import clauses, excluded_tickers, forced_mode, is_constraint
 from agent.research.routing import NOT_TICKERS, extract_tickers
 from agent.research.tickers import COMPANY_NAMES
@@ -149,229 +133,21 @@ class Extraction(BaseModel):
     )
 
 
-# -- grounding --------------------------------------------------------------------------------
-
-#: The kinds of item, named as the journal's candidate kinds.
-ItemKind = Literal["fact", "preference", "event", "open_item"]
-#: The rules a preference may carry: what code enforces.
-RULE_KEYS = ("exclude_ticker", "mode")
-_MODES = ("flash", "deep")
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """An item :func:`ground` refused: its kind, the item as JSON, and why."""
-
-    kind: ItemKind
-    item: dict[str, Any]
-    reason: str
-
-
-@dataclass(frozen=True)
-class Grounded:
-    """The items that passed the grounding check, and those that did not."""
-
-    accepted: Extraction
-    rejected: list[Rejection] = field(default_factory=list)
-
-
-_PUNCTUATION = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2033": '"',
-        "\u00ab": '"',
-        "\u00bb": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2212": "-",
-    }
-)
-
-
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """``text`` case-folded, with typographic quotes, apostrophes and dashes made plain and
-    every run of whitespace one space (none at either end); with, for each character of the
-    result, the index of the character of ``text`` it came from."""
-    out: list[str] = []
-    origin: list[int] = []
-    pending_space = False
-    for index, char in enumerate(text):
-        for c in unicodedata.normalize("NFKC", char.translate(_PUNCTUATION)).casefold():
-            if c.isspace():
-                pending_space = bool(out)
-                continue
-            if pending_space:
-                out.append(" ")
-                origin.append(index)
-                pending_space = False
-            out.append(c)
-            origin.append(index)
-    return "".join(out), origin
-
-
-def plain(text: str) -> str:
-    """``text`` with typographic quotes, apostrophes and dashes made plain (same length), so
-    rules written with ``'`` also read "I’m" and "don’t"."""
-    return text.translate(_PUNCTUATION)
-
-
-def normalise_text(text: str) -> str:
-    """The form quotes are compared in: case-folded, plain quotes and dashes, single spaces."""
-    return _normalised(text)[0]
-
-
-def locate(quote: str, text: str) -> str | None:
-    """The span of ``text`` that ``quote`` matches once both are normalised, verbatim, or None.
-
-    ``locate("it’s  NVDA", "It's NVDA today")`` is ``"It's NVDA"``. A quote with no letter or
-    digit matches nothing.
-    """
-    needle = normalise_text(quote)
-    if not any(c.isalnum() for c in needle):
-        return None
-    haystack, origin = _normalised(text)
-    at = haystack.find(needle)
-    if at < 0:
-        return None
-    return text[origin[at] : origin[at + len(needle) - 1] + 1]
-
-
-def _ids(ids: Iterable[str]) -> str:
-    return ", ".join(ids) or "none"
-
-
-def _evidence_problem(item: Evidence, episodes: Mapping[str, Episode]) -> tuple[str, str]:
-    """(problem, verbatim quote): the problem is empty when the quote is grounded."""
-    if not any(c.isalnum() for c in item.quote):
-        return "the quote is empty: every item needs the user's own words as evidence", ""
-    unknown = [i for i in item.episode_ids if i not in episodes]
-    if unknown:
-        return (
-            f"it cites episode(s) {_ids(unknown)} that are not among this extraction's "
-            f"episodes ({_ids(episodes)})",
-            "",
-        )
-    for episode_id in item.episode_ids:
-        episode = episodes[episode_id]
-        span = locate(item.quote, episode.text)
-        if span is not None and episode.role == "user":
-            return "", span
-    cited = _ids(item.episode_ids)
-    if any(locate(item.quote, episodes[i].text) for i in item.episode_ids):
-        return (
-            f"the quote occurs only in the analyst's turns ({cited}); memory is learned from "
-            "what the user said",
-            "",
-        )
-    elsewhere = [i for i, e in episodes.items() if locate(item.quote, e.text) is not None]
-    hint = f"; it occurs in {_ids(elsewhere)}, which the item does not cite" if elsewhere else ""
-    return f"the quote {item.quote!r} does not occur in the cited episode(s) {cited}{hint}", ""
-
-
-def check_rule(rule: Mapping[str, JsonValue], quote: str) -> dict[str, JsonValue]:
-    """``rule`` in canonical form, or ``ValueError`` saying why code could not enforce it.
-
-    A rule has exactly one key: ``exclude_ticker`` (a ticker symbol ``quote`` names) or
-    ``mode`` (``flash`` or ``deep``).
-    """
-    if len(rule) != 1 or next(iter(rule)) not in RULE_KEYS:
-        raise ValueError(
-            f"the rule {dict(rule)!r} is not one code can enforce; a rule is "
-            '{"exclude_ticker": SYMBOL} or {"mode": "flash" | "deep"}'
-        )
-    key, value = next(iter(rule.items()))
-    if key == "mode":
-        if value not in _MODES:
-            raise ValueError(f"the rule's mode {value!r} is not one of: {', '.join(_MODES)}")
-        return {"mode": value}
-    try:
-        symbol = profile.ticker_symbol(value) if isinstance(value, str) else None
-    except ValueError:
-        symbol = None
-    if symbol is None:
-        raise ValueError(f"the rule's exclude_ticker {value!r} is not a ticker symbol")
-    if not profile.mentions_ticker(symbol, quote):
-        raise ValueError(f"the quote does not name {symbol}, the ticker the rule excludes")
-    return {"exclude_ticker": symbol}
-
-
-Item = TypeVar("Item", bound=Evidence)
-
-
-def ground(extraction: Extraction, episodes: Sequence[Episode]) -> Grounded:
-    """Split ``extraction`` into the items the transcript supports and the rest.
-
-    An item is rejected when its quote is empty; when it cites an episode that is not in
-    ``episodes``; when its quote (compared case-folded, whitespace collapsed, typographic
-    quotes made plain) does not occur in a cited episode said by the user. A fact is also
-    rejected when its attribute is not in the profile registry, when its value fails the
-    registry's validation, or when the quote does not state the value; a preference when its
-    rule is not one code can enforce. Accepted items carry the quote as it stands in the
-    episode, and facts their canonical value. ``topic`` and ``summary`` are not items: they
-    are kept as given.
-    """
-    by_id = {e.episode_id: e for e in episodes}
-    rejected: list[Rejection] = []
-
-    def keep(
-        kind: ItemKind, items: Sequence[Item], check: Callable[[Item], dict[str, Any]]
-    ) -> list[Item]:
-        out: list[Item] = []
-        for item in items:
-            problem, span = _evidence_problem(item, by_id)
-            changes: dict[str, Any] = {"quote": span}
-            if not problem:
-                try:
-                    changes |= check(item.model_copy(update=changes))
-                except (ValueError, InvalidProfileValueError) as e:
-                    problem = str(e)
-            if problem:
-                rejected.append(Rejection(kind, item.model_dump(mode="json"), problem))
-            else:
-                out.append(item.model_copy(update=changes))
-        return out
-
-    def fact(item: ExtractedFact) -> dict[str, Any]:
-        value = profile.validate(item.attribute, item.value)
-        if not profile.attribute(item.attribute).supports(value, item.quote):
-            raise ValueError(f"the quote {item.quote!r} does not state {item.attribute}={value!r}")
-        return {"value": value}
-
-    def preference(item: PreferenceSignal) -> dict[str, Any]:
-        return {} if item.rule is None else {"rule": check_rule(item.rule, item.quote)}
-
-    def no_more(item: Evidence) -> dict[str, Any]:
-        return {}
-
-    accepted = Extraction(
-        topic=extraction.topic,
-        summary=extraction.summary,
-        new_facts=keep("fact", extraction.new_facts, fact),
-        preference_signals=keep("preference", extraction.preference_signals, preference),
-        notable_events=keep("event", extraction.notable_events, no_more),
-        open_items=keep("open_item", extraction.open_items, no_more),
-    )
-    return Grounded(accepted, rejected)
-
-
 # -- extractors -------------------------------------------------------------------------------
 
 
 class Extractor(Protocol):
+    """What turns episodes into a proposed :class:`Extraction` (with the model usage it cost).
+
+    ``label`` names it in output (``offline``, or the model's label).
+    """
+
     label: str
 
     async def extract(self, episodes: Sequence[Episode]) -> tuple[Extraction, Usage]: ...
 
+
+Item = TypeVar("Item", bound=Evidence)
 
 # Clauses that state nothing for sure. Whole words; a hedge anywhere in a clause drops it.
 _HEDGE = re.compile(
@@ -764,65 +540,3 @@ def _unique(items: Iterable[Item]) -> list[Item]:
         else:
             merged[key] = item
     return list(merged.values())
-
-
-# -- the model path ---------------------------------------------------------------------------
-
-
-class ModelExtractor:
-    """Extraction by a chat model, through structured output (:func:`agent.reasoning.models.structured`).
-
-    ``make_model`` builds the chat model on first use (importing the SDK costs about a second).
-    Each episode reaches the prompt as a quoted, untrusted data block labelled
-    ``episode <id>``; the system prompt (:data:`agent.reasoning.prompts.EXTRACTOR`) lists the profile
-    attributes and asks for verbatim quotes only. The output is a proposal: run :func:`ground`
-    on it before anything is stored. Failures are the model adapter's:
-    :class:`~agent.errors.ModelTransientError` (worth retrying), ``ModelAuthError``,
-    ``ModelOutputError`` (invalid twice).
-    """
-
-    def __init__(self, make_model: Callable[[], Any], label: str) -> None:
-        self._make_model = make_model
-        self._model: Any = None
-        self.label = label
-
-    @property
-    def model(self) -> Any:
-        if self._model is None:
-            self._model = self._make_model()
-        return self._model
-
-    async def extract(self, episodes: Sequence[Episode]) -> tuple[Extraction, Usage]:
-        if not episodes:
-            return Extraction(topic="", summary=""), no_usage()
-        from langchain_core.messages import HumanMessage, SystemMessage
-
-        from agent.reasoning import prompts
-
-        system = f"{prompts.EXTRACTOR}\n\nProfile attributes:\n{profile.describe()}"
-        messages = [SystemMessage(system), HumanMessage(transcript(episodes))]
-        return await structured(self.model, Extraction, messages, where="memory extraction")
-
-
-def transcript(episodes: Sequence[Episode]) -> str:
-    """The episodes for a prompt, oldest first: a header line each (id, who, kind, time and
-    the decision's ticker and rating), then the text as a quoted data block."""
-    from agent.reasoning import prompts
-
-    parts = ["Episodes of the conversation, oldest first:"]
-    for episode in sorted(episodes, key=lambda e: e.at):
-        parts.append(
-            f"Episode {episode.episode_id}: {episode.role} {episode.kind} at "
-            f"{episode.at.isoformat()}{_meta_note(episode.meta)}"
-        )
-        parts.append(prompts.quote_data(f"episode {episode.episode_id}", episode.text))
-    return "\n\n".join(parts)
-
-
-def _meta_note(meta: Mapping[str, Any]) -> str:
-    notes = [
-        f"{key} {' '.join(str(meta[key]).split())[:40]}"
-        for key in ("ticker", "rating")
-        if isinstance(meta.get(key), str | int | float)
-    ]
-    return f" ({', '.join(notes)})" if notes else ""

@@ -55,9 +55,9 @@ from agent.learning.extraction import (
     Extraction,
     OfflineExtractor,
     PreferenceSignal,
-    ground,
     hot_path_facts,
 )
+from agent.learning.grounding import ground
 from agent.learning.profile import attribute, error_text
 from agent.recollection.reader import Recollection
 from memory.facts import MemoryDelta

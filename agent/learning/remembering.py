@@ -131,7 +131,8 @@ def fact_command(verb: Literal["record", "retract"], attribute: str, value: Any 
 
 def rules(text: str, episode_id: str) -> list[Any]:
     """The enforceable standing rules the offline extractor reads in ``text`` (grounded)."""
-    from agent.learning.extraction import Extraction, OfflineExtractor, ground
+    from agent.learning.extraction import Extraction, OfflineExtractor
+    from agent.learning.grounding import ground
     from memory.journal.records import Episode
 
     episode = Episode("-", episode_id, "-", "-", datetime.now(UTC), "user", "message", text)

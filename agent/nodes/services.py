@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent.market import MarketDataProvider, provider_from_name
 from agent.reasoning.reasoners import ModelReasoner, OfflineReasoner, Reasoner
@@ -21,6 +21,7 @@ from agent.settings import Settings
 from memory.documents import FileMemory
 
 if TYPE_CHECKING:
+    from agent.learning.extraction import Extractor
     from memory.facts import FactStore
     from memory.journal import Journal
     from memory.sealing import MemoryCipher
@@ -53,7 +54,7 @@ class Services:
     #: with the ledger (None: the graph stores no episodes and learns nothing).
     journal: Journal | None = None
     #: What turns episodes into memory: the offline rules, or the chat model (model path).
-    extractor: Any = None
+    extractor: Extractor | None = None
     #: Tokens of remembered context a new session loads (``ANALYST_CONTEXT_TOKENS``).
     context_tokens: int = 800
     review_days: int = 180
@@ -62,12 +63,13 @@ class Services:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:
-        from agent.learning.extraction import ModelExtractor, OfflineExtractor
+        from agent.learning.extraction import OfflineExtractor
+        from agent.learning.model_extraction import ModelExtractor
         from agent.reasoning.models import build_chat_model, resolve_model
 
         choice = resolve_model(settings)
         reasoner: Reasoner
-        extractor: Any
+        extractor: Extractor
         if choice.offline:
             reasoner = OfflineReasoner()
             extractor = OfflineExtractor()

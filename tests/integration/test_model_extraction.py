@@ -1,7 +1,7 @@
 """The model extractor over real HTTP: the real ``ChatOpenAI`` client against the fake server.
 
 The fake OpenAI-compatible server (``tests/support/fake_openai.py``) answers with scripted
-``Extraction`` function calls. The tests check both sides: what :func:`agent.learning.extraction.ground`
+``Extraction`` function calls. The tests check both sides: what :func:`agent.learning.grounding.ground`
 keeps of the model's answer (a fabricated quote never gets through), and what the server was
 sent (the extraction schema forced, every episode quoted as untrusted data under its id).
 """
@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from agent.errors import ModelAuthError, ModelOutputError
-from agent.learning.extraction import Extraction, ModelExtractor, ground
+from agent.learning.extraction import Extraction
+from agent.learning.grounding import ground
+from agent.learning.model_extraction import ModelExtractor
 from agent.reasoning import prompts
 from agent.reasoning.models import build_chat_model, resolve_model
 from agent.settings import Settings

@@ -24,11 +24,11 @@ from agent.learning.extraction import (
     OfflineExtractor,
     OpenItem,
     PreferenceSignal,
-    ground,
     hot_path_facts,
-    locate,
-    transcript,
 )
+from agent.learning.grounding import ground
+from agent.learning.model_extraction import transcript
+from agent.learning.quotes import locate
 from memory.journal.records import Episode, EpisodeKind, EpisodeRole
 
 T0 = datetime(2026, 5, 14, 10, 30, tzinfo=UTC)
