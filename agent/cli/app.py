@@ -146,13 +146,13 @@ def resume(
         typer.Option(
             "--forget",
             help="Answer the thread's question what to forget: yes (all of it), no (none) or "
-            "ID,ID (only those of the listed ids).",
+            "ID,ID (only those of the listed ids; commas and/or spaces).",
         ),
     ] = None,
 ) -> None:
     """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint, or
     answer the question it is paused on (--forget)."""
-    answer = None if forget is None else {"forget": forget_choice(forget)}
+    answer = None if forget is None else {"forget": common.forget_answer(forget)}
     settings = common.settings(
         user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
     )
@@ -163,16 +163,6 @@ def resume(
         interrupted=f"Interrupted again. Continue with: analyst resume {thread_id}",
     )
     emit(view, json_mode)
-
-
-def forget_choice(text: str) -> bool | list[str]:
-    """``--forget yes|no|ID,ID`` as the answer's ``forget`` value."""
-    said = text.strip()
-    if said.lower() in ("y", "yes"):
-        return True
-    if said.lower() in ("n", "no", ""):
-        return False
-    return [i.strip() for i in said.split(",") if i.strip()]
 
 
 def _decide(

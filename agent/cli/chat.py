@@ -233,7 +233,7 @@ class ChatSession:
             reply = self.read_line(question).strip()
         except (EOFError, KeyboardInterrupt):
             reply = ""
-        choice = forget_reply(reply, allow_ids=listing)
+        choice = common.forget_answer(reply, allow_ids=listing)
         if not choice:
             self.console.print("Nothing was forgotten.")
             return
@@ -317,7 +317,7 @@ class ChatSession:
             ).strip()
         except (EOFError, KeyboardInterrupt):
             reply = ""
-        choice = forget_reply(reply, allow_ids=True)
+        choice = common.forget_answer(reply, allow_ids=True)
         view = self.call(lambda app: app.answer_confirmation(thread_id, {"forget": choice}))
         if view.forgotten is None:
             self.console.print("Nothing was forgotten.")
@@ -404,14 +404,3 @@ def forget_args(rest: str) -> dict[str, Any] | None:
     if head in ("everything", "topic", "from"):
         return None
     return {"ids": words}
-
-
-def forget_reply(reply: str, *, allow_ids: bool) -> bool | list[str]:
-    """A reply to "Forget these?": True for yes, the ids it lists (``allow_ids``), else
-    False (no, or nothing typed: nothing is forgotten)."""
-    said = reply.strip()
-    if said.lower() in ("y", "yes"):
-        return True
-    if allow_ids and said and said.lower() not in ("n", "no"):
-        return [i for i in re.split(r"[\s,]+", said) if i]
-    return False

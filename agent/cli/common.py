@@ -191,6 +191,20 @@ def print_json(value: Any, **options: Any) -> None:
     print(json.dumps(value, **{"indent": 2, **options}))
 
 
+def forget_answer(text: str, *, allow_ids: bool = True) -> bool | list[str]:
+    """The answer to "forget these?", from ``analyst resume --forget`` or the chat prompt:
+    True for y/yes; False for n/no or nothing; otherwise (``allow_ids``) the ids it lists,
+    separated by commas and/or spaces (without ``allow_ids``: False)."""
+    import re
+
+    said = text.strip()
+    if said.lower() in ("y", "yes"):
+        return True
+    if not allow_ids or said.lower() in ("n", "no", ""):
+        return False
+    return [i for i in re.split(r"[\s,]+", said) if i]
+
+
 def group(name: str, help: str) -> typer.Typer:
     """A command group with the house defaults."""
     return typer.Typer(

@@ -217,3 +217,27 @@ def test_an_analyst_error_in_a_turn_keeps_the_session_going() -> None:
     )
     assert session.run() == 0
     assert "error: Unknown ticker XYZQ." in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("said", "allow_ids", "answer"),
+    [
+        ("y", True, True),
+        (" YES ", False, True),
+        ("n", True, False),
+        ("No", True, False),
+        ("", True, False),
+        ("   ", True, False),
+        ("ep-1", True, ["ep-1"]),
+        ("ep-1,fact-2", True, ["ep-1", "fact-2"]),
+        ("ep-1 fact-2", True, ["ep-1", "fact-2"]),
+        (" ep-1, fact-2 ,,  mem/3 ", True, ["ep-1", "fact-2", "mem/3"]),
+        ("ep-1 fact-2", False, False),
+    ],
+)
+def test_one_parser_reads_every_answer_to_forget_these(
+    said: str, allow_ids: bool, answer: bool | list[str]
+) -> None:
+    """`analyst resume --forget` and the chat's prompt accept the same answers: y/yes, n/no or
+    nothing, or ids separated by commas and/or spaces (only where ids are asked for)."""
+    assert common.forget_answer(said, allow_ids=allow_ids) == answer
