@@ -1,85 +1,59 @@
 """The write path: from what a user said to what the agent knows next session.
 
-Every user turn is first stored as an immutable :class:`~memory.journal.Episode`; everything
-else is derived from episodes and cites them. The path, per seed 003:
-
-1. **Hot path** (:meth:`Learner.learn_now`, in the router): a stated profile fact or an
-   explicit correction ("actually my horizon is 2 years, not 10") goes into the fact ledger at
-   once, superseding the old value with provenance, so the very next answer uses it.
-2. **Durable points**: after a human decision (:meth:`Learner.after_decision`) and at session
-   end (:meth:`Learner.end_session`) an extraction job is queued in the journal, keyed by the
-   episodes it covers. :meth:`Learner.drain` runs due jobs: extract → ground → apply. Every
-   write it makes has a deterministic id (ledger duplicates, memory keys, candidate and
-   procedure ids), so a job replayed after a crash finds its results instead of storing them
-   twice.
-3. **Tombstones** (:mod:`agent.app.forgetting`): an episode whose words, or an extracted item
-   whose quote, value or text, hash to one of the principal's tombstones (what the user
-   forgot) is skipped before grounding: nothing is recorded, not even an ``ungrounded``
-   candidate, so a forgotten thing is not learned again from a replayed job or the same
-   words said again.
-4. **Grounding**: an item whose quote is not in the episodes it cites is refused, kept as an
-   ``ungrounded`` candidate with the reason, and never stored anywhere a prompt reads.
-5. **Confidence** (:data:`~agent.recollection.reader.PLANNER_MAY_USE`, enforced by
-   :func:`~agent.recollection.reader.usable_fact` and by what is stored where): inferred → a
-   candidate only; stated → a ledger fact the planner uses (cited as stated), or a candidate
-   when its authority is unclear; standing instructions become procedures only when
-   confirmed (:meth:`Learner.confirm`, or the user's answer at a natural pause).
-
-The layers and where they live: session summaries, candidates and procedures in the journal;
-the profile (semantic) in the ledger; notable events (episodic) in the cold store
-(:mod:`memory.recall`, kinds ``decision``/``rejection``/``milestone``). Reading them back —
-the session context, the planner's profile, the procedures enforced in code — is
-:mod:`agent.recollection.reader`, which :class:`Learner` extends; merging old events into themes is
-:mod:`agent.learning.consolidation`.
-
-Everything is scoped by the principal the caller established; nothing here takes an id a
-model produced.
-
-Every write is audited (:meth:`memory.journal.base.Journal.audit`: ids and a keyed hash, never
-content): the journal audits its own writes (episodes, candidates, decisions, summaries,
-procedures) in their transaction; the ledger facts and cold-store memories written here are
-audited right after they are stored, one entry per operation.
+:class:`Learner` stores every user turn as an immutable episode
+(:class:`~memory.journal.records.Episode`); everything else is derived from episodes and cites
+them. :meth:`Learner.learn_now` applies a stated fact or correction at once (the hot path);
+:meth:`Learner.after_decision` and :meth:`Learner.end_session` queue extraction jobs, which
+:meth:`Learner.drain` runs (extract, drop what is tombstoned, ground, apply), idempotently.
+Candidates and their confirmation are :mod:`agent.learning.candidates`, the read path
+:mod:`agent.recollection.reader`; both are inherited. Everything is scoped by the principal the
+caller established, and every write is audited. The design in full: ``docs/memory-lifecycle.md``
+(the write path).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from agent.learning.candidates import CONFIRMABLE, CandidateDesk, normal
 from agent.learning.extraction import (
     ExtractedFact,
     Extraction,
+    Extractor,
     OfflineExtractor,
-    PreferenceSignal,
     hot_path_facts,
 )
 from agent.learning.grounding import ground
 from agent.learning.profile import attribute, error_text
-from agent.recollection.reader import Recollection
 from memory.facts import MemoryDelta
 from memory.journal.records import (
-    Candidate,
     Episode,
     EpisodeKind,
     ExtractionJob,
-    Procedure,
     SessionSummary,
     stable_id,
 )
 
-if TYPE_CHECKING:
-    from memory.facts import FactRecord
+__all__ = [
+    "CONFIRMABLE",
+    "Learner",
+    "LearnerServices",
+    "build_learner",
+    "describe_learned",
+    "remove_statements",
+]
 
-#: Candidate kinds a user can confirm (the others, such as refused items, are for review only).
-CONFIRMABLE = ("procedure", "behaviour", "fact", "preference")
-#: Candidate kinds the chat asks about at a natural pause.
-ASK_AT_PAUSE = ("procedure", "behaviour", "fact")
-#: Distinct sessions in which the same preference must recur before a confirmation is asked.
-BEHAVIOUR_SESSIONS = 2
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore
+
+    from memory.facts import FactRecord, FactStore
+    from memory.identity import Principal
+    from memory.journal.base import Journal
 
 
 def describe_learned(learned: Sequence[Mapping[str, Any]]) -> str:
@@ -103,28 +77,27 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 def remove_statements(request: str, learned: Sequence[Mapping[str, Any]]) -> str:
     """``request`` without the sentences whose statements the hot path applied: what is left
     is the research request, if any ("Actually my horizon is 2 years. Analyse NVDA.")."""
-    quotes = [_normal(str(q)) for item in learned for q in item.get("quotes", [])]
+    quotes = [normal(str(q)) for item in learned for q in item.get("quotes", [])]
     kept = [
         sentence
         for sentence in _SENTENCE.split(request)
-        if sentence.strip() and not any(q and q in _normal(sentence) for q in quotes)
+        if sentence.strip() and not any(q and q in normal(sentence) for q in quotes)
     ]
     return " ".join(kept).strip()
 
 
 @dataclass
-class Learner(Recollection):
-    """The write path of the memory layers for one principal (and, inherited, the read path).
+class Learner(CandidateDesk):
+    """The write path of the memory layers for one principal (and, inherited, candidates and
+    the read path).
 
     ``journal`` and ``facts`` are scoped to ``principal`` by the constructor; ``store`` (the
     cold store) may be ``None``, in which case events are not stored (a job needing it fails
     loudly rather than dropping them). ``extractor`` turns episodes into an
-    :class:`~agent.learning.extraction.Extraction` (offline rules or a chat model); a confirmed
-    procedure or fact is due for review ``review_days`` after it is confirmed.
+    :class:`~agent.learning.extraction.Extraction` (offline rules or a chat model).
     """
 
-    extractor: Any = field(default_factory=OfflineExtractor)
-    review_days: int = 180
+    extractor: Extractor = field(default_factory=OfflineExtractor)
 
     # -- episodes -------------------------------------------------------------------------
 
@@ -181,7 +154,7 @@ class Learner(Recollection):
             grounded = ground(
                 Extraction(topic="", summary="", preference_signals=standing), [episode]
             )
-            await self._apply_preferences(grounded.accepted.preference_signals, None)
+            await self.apply_preferences(grounded.accepted.preference_signals, None)
         return applied
 
     # -- durable points ---------------------------------------------------------------------
@@ -255,7 +228,7 @@ class Learner(Recollection):
         grounded = ground(extraction, episodes)
         result: dict[str, Any] = {"episodes": len(episodes), "facts": [], "candidates": []}
         refused = [
-            self._candidate(
+            self.new_candidate(
                 "event" if r.kind == "notable_events" else _candidate_kind(r.kind),
                 r.item,
                 str(r.item.get("quote", "")),
@@ -274,7 +247,7 @@ class Learner(Recollection):
             outcome = await self._apply_fact(fact, episodes, job_id=job.job_id)
             key = "facts" if outcome.get("memory_id") else "candidates"
             result[key].append(outcome.get("memory_id") or outcome.get("candidate_id"))
-        result["candidates"] += await self._apply_preferences(
+        result["candidates"] += await self.apply_preferences(
             accepted.preference_signals, job.job_id
         )
         result["events"] = await self._apply_events(accepted, episodes)
@@ -303,7 +276,7 @@ class Learner(Recollection):
     ) -> dict[str, Any]:
         """Record a stated fact, or make it a candidate when its authority is unclear.
 
-        Unclear (seed 003: "newest wins" is dangerous for delayed, quoted or hostile input):
+        Unclear ("newest wins" is dangerous for delayed, quoted or hostile input):
         the user reports someone else's words; the statement is older than the value in
         force; or it would replace a confirmed value without saying it corrects it.
         """
@@ -347,7 +320,7 @@ class Learner(Recollection):
         if reason is not None:
             (candidate,) = await self.journal.add_candidates(
                 [
-                    self._candidate(
+                    self.new_candidate(
                         "fact",
                         {"attribute": fact.attribute, "value": value},
                         fact.quote,
@@ -383,61 +356,6 @@ class Learner(Recollection):
             "episode_ids": list(fact.episode_ids),
             "quotes": [fact.quote],
         }
-
-    async def _apply_preferences(
-        self, signals: Sequence[PreferenceSignal], job_id: str | None
-    ) -> list[str]:
-        """Standing instructions and preferences become candidates; a preference that recurs
-        across sessions asks for confirmation (a ``behaviour`` candidate), never silently."""
-        new = [
-            self._candidate(
-                "procedure" if s.standing else "preference",
-                {"text": s.text, "rule": s.rule},
-                s.quote,
-                s.episode_ids,
-                status="pending",
-                reason="stated as a standing instruction: confirm to apply it in every thread"
-                if s.standing
-                else "stated preference: confirm to keep it",
-                job_id=job_id,
-            )
-            for s in signals
-        ]
-        stored = await self.journal.add_candidates(new) if new else []
-        ids = [c.candidate_id for c in stored]
-        ids += await self._repeated_behaviour([c for c in stored if c.kind == "preference"])
-        return ids
-
-    async def _repeated_behaviour(self, fresh: Sequence[Candidate]) -> list[str]:
-        if not fresh:
-            return []
-        earlier = await self.journal.candidates(kind="preference", limit=10_000)
-        threads: dict[str, set[str]] = {}
-        episodes = await self.journal.episodes(sorted({i for c in earlier for i in c.episode_ids}))
-        thread_of = {e.episode_id: e.thread_id for e in episodes}
-        for c in earlier:
-            key = _normal(str(c.payload.get("text", "")))
-            threads.setdefault(key, set()).update(
-                thread_of[i] for i in c.episode_ids if i in thread_of
-            )
-        asks = []
-        for c in fresh:
-            seen = threads.get(_normal(str(c.payload.get("text", ""))), set())
-            if len(seen) >= BEHAVIOUR_SESSIONS:
-                asks.append(
-                    self._candidate(
-                        "behaviour",
-                        dict(c.payload),
-                        c.quote,
-                        c.episode_ids,
-                        status="pending",
-                        reason=f"repeated in {len(seen)} sessions: make it a procedure?",
-                        job_id=c.job_id,
-                        key=_normal(str(c.payload.get("text", ""))),
-                    )
-                )
-        stored = await self.journal.add_candidates(asks) if asks else []
-        return [c.candidate_id for c in stored]
 
     async def _apply_events(self, accepted: Extraction, episodes: Sequence[Episode]) -> list[str]:
         if not accepted.notable_events:
@@ -499,167 +417,45 @@ class Learner(Recollection):
         )
         return await self.journal.put_summary(summary)
 
-    def _candidate(
-        self,
-        kind: Any,
-        payload: Mapping[str, Any],
-        quote: str,
-        episode_ids: Sequence[str],
-        *,
-        status: Any,
-        reason: str,
-        job_id: str | None,
-        key: str | None = None,
-    ) -> Candidate:
-        p = self.principal
-        return Candidate(
-            tenant_id=p.tenant_id,
-            # The same item from the same episodes is one candidate however often it is
-            # extracted (hot path, session end, a replayed job); ``key`` names it outright.
-            candidate_id=stable_id(
-                "cand",
-                p.tenant_id,
-                p.user_id,
-                kind,
-                *((key,) if key else (dict(payload), quote, status, sorted(episode_ids))),
-            ),
-            user_id=p.user_id,
-            kind=kind,
-            payload=dict(payload),
-            quote=quote,
-            episode_ids=tuple(episode_ids),
-            status=status,
-            reason=reason,
-            created_at=self.clock(),
-            job_id=job_id,
-        )
 
-    # -- confirmation -------------------------------------------------------------------------
+class LearnerServices(Protocol):
+    """What :func:`build_learner` reads from the analyst's services (``Services`` of
+    :mod:`agent.nodes.services` has all of it)."""
 
-    async def confirm(
-        self, candidate_id: str, *, edited: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Confirm a pending candidate (optionally with an edited payload) and apply it:
-        a procedure or repeated behaviour becomes a procedure, a fact a confirmed ledger fact,
-        a preference a long-term memory. Returns what was stored."""
-        candidate = await self._pending(candidate_id)
-        payload = {**candidate.payload, **(edited or {})}
-        now = self.clock()
-        stored: dict[str, Any]
-        if candidate.kind in ("procedure", "behaviour"):
-            procedure = await self.journal.put_procedure(
-                Procedure(
-                    tenant_id=self.principal.tenant_id,
-                    procedure_id=stable_id("proc", candidate.candidate_id),
-                    user_id=self.principal.user_id,
-                    text=str(payload.get("text", "")),
-                    rule=dict(payload.get("rule") or {}),
-                    status="active",
-                    confirmed_at=now,
-                    review_at=now + timedelta(days=self.review_days),
-                    episode_ids=candidate.episode_ids,
-                    candidate_id=candidate.candidate_id,
-                )
-            )
-            stored = {"procedure": procedure.to_json()}
-        elif candidate.kind == "fact":
-            from agent.learning.profile import validate
+    @property
+    def journal(self) -> Journal | None: ...
+    @property
+    def facts(self) -> FactStore | None: ...
+    @property
+    def extractor(self) -> Extractor | None: ...
+    @property
+    def clock(self) -> Callable[[], datetime]: ...
+    @property
+    def review_days(self) -> int: ...
 
-            attribute = str(payload["attribute"])
-            record = await self.facts.record(
-                MemoryDelta(
-                    subject=self.subject,
-                    attribute=attribute,
-                    value=validate(attribute, payload["value"]),
-                    valid_from=now,
-                    memory_type="profile",
-                    source="confirmed",
-                    source_episode_id=candidate.episode_ids[0] if candidate.episode_ids else None,
-                )
-            )
-            await self.audit_fact(record, "confirmed by the user")
-            stored = {"fact": record.to_json()}
-        elif candidate.kind == "preference":
-            from memory.recall import aremember
 
-            if self.store is None:
-                from agent.errors import ConfigurationError
-
-                raise ConfigurationError("Confirming a preference needs the long-term store.")
-            key = await aremember(
-                self.store,
-                self.principal,
-                str(payload.get("text", "")),
-                kind="preference",
-                importance=7,
-                source="confirmed",
-                episode_ids=list(candidate.episode_ids),
-            )
-            await self.journal.audit(
-                "write",
-                "store",
-                [key],
-                reason="preference confirmed by the user",
-                content=str(payload.get("text", "")),
-            )
-            stored = {"memory": key}
-        else:
-            from memory.errors import JournalError
-
-            raise JournalError(
-                f"A {candidate.kind} candidate is for review only; reject it or leave it."
-            )
-        decided = await self.journal.decide(candidate_id, "confirmed", "confirmed by the user")
-        return {"candidate": decided.to_json(), **stored}
-
-    async def audit_fact(self, record: FactRecord, how: str) -> None:
-        """Audit a ledger write: its fact id and the keyed hash of attribute and value."""
-        await self.journal.audit(
-            "write",
-            "facts",
-            [record.memory_id],
-            reason=f"profile fact {how} ({record.outcome or 'recorded'})",
-            content=[record.attribute, record.value],
-        )
-
-    async def reject(self, candidate_id: str, reason: str = "rejected by the user") -> Candidate:
-        await self._pending(candidate_id)
-        return await self.journal.decide(candidate_id, "rejected", reason)
-
-    async def _pending(self, candidate_id: str) -> Candidate:
-        from memory.errors import CandidateNotFoundError, JournalError
-
-        for candidate in await self.journal.candidates(limit=100_000):
-            if candidate.candidate_id == candidate_id:
-                if candidate.status != "pending":
-                    raise JournalError(
-                        f"Candidate {candidate_id} is {candidate.status}, not pending; only a "
-                        "pending candidate can be confirmed or rejected."
-                    )
-                return candidate
-        raise CandidateNotFoundError("candidate", candidate_id)
-
-    async def to_confirm(self) -> list[Candidate]:
-        """Pending candidates a user is asked about at a natural pause: standing instructions,
-        repeated behaviour and facts whose authority was unclear (plain preferences wait for
-        ``analyst memory review``)."""
-        pending = await self.journal.candidates(status="pending")
-        return [c for c in pending if c.kind in ASK_AT_PAUSE]
-
-    async def answer(self, answer: Mapping[str, Any], asked: Sequence[str]) -> dict[str, Any]:
-        """Apply a user's answer to a confirmation request: ``{"confirm": [ids], "reject":
-        [ids]}`` among the ``asked`` candidates; anything else waits (still pending). A
-        candidate no longer pending (answered elsewhere meanwhile) is skipped, so replaying an
-        answer changes nothing."""
-        done: dict[str, list[Any]] = {"confirmed": [], "rejected": []}
-        pending = {c.candidate_id for c in await self.journal.candidates(status="pending")}
-        for candidate_id in answer.get("confirm") or []:
-            if candidate_id in asked and candidate_id in pending:
-                done["confirmed"].append(await self.confirm(candidate_id))
-        for candidate_id in answer.get("reject") or []:
-            if candidate_id in asked and candidate_id in pending:
-                done["rejected"].append((await self.reject(candidate_id)).to_json())
-        return done
+def build_learner(
+    services: LearnerServices,
+    principal: Principal,
+    store: BaseStore | None,
+    *,
+    review_days: int | None = None,
+) -> Learner | None:
+    """The :class:`Learner` of ``principal`` over the services' journal, ledger, extractor
+    (the offline rules when there is none) and clock, with ``store`` as its cold store;
+    ``review_days`` overrides the services' value. ``None`` when the journal or the ledger is
+    not open (nothing is learned then)."""
+    if services.journal is None or services.facts is None:
+        return None
+    return Learner(
+        journal=services.journal,
+        facts=services.facts,
+        store=store,
+        principal=principal,
+        extractor=services.extractor or OfflineExtractor(),
+        clock=services.clock,
+        review_days=services.review_days if review_days is None else review_days,
+    )
 
 
 async def _extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
@@ -706,7 +502,3 @@ def _units(item: Any) -> set[str]:
         elif isinstance(value, list):
             found.update(v for v in value if isinstance(v, str))
     return {u for u in found if u.strip()}
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
