@@ -22,8 +22,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command, interrupt
 
 from agent.errors import InvalidDecisionError, NoTickerError, StaleDraftError
-from agent.learning.extraction import OfflineExtractor
-from agent.learning.learner import Learner, describe_learned, remove_statements
+from agent.learning.learner import Learner, build_learner, describe_learned, remove_statements
 from agent.learning.tools import MemoryTools
 from agent.market import MarketDataProvider
 from agent.nodes.decisions import validate_decision
@@ -298,18 +297,7 @@ class AnalystNodes:
 
     def _learner(self, runtime: Runtime[Context]) -> Learner | None:
         """The write and read paths of memory for the run's principal (None without a journal)."""
-        services = self.services
-        if services.journal is None or services.facts is None:
-            return None
-        return Learner(
-            journal=services.journal,
-            facts=services.facts,
-            store=runtime.store,
-            principal=_principal(runtime),
-            extractor=services.extractor or OfflineExtractor(),
-            clock=services.clock,
-            review_days=services.review_days,
-        )
+        return build_learner(self.services, _principal(runtime), runtime.store)
 
     async def _remember_turn(
         self, state: AnalystState, runtime: Runtime[Context], *, learn: bool = True
