@@ -1,5 +1,5 @@
-"""Maintenance of the episodic layer (seed 003, pattern 4 and failure 6): related events merge
-into themes and decay, and no fact is ever lost doing it.
+"""Maintenance of the episodic layer: related events merge into themes and decay, and no fact
+is ever lost doing it.
 
 :func:`consolidate` is what ``analyst memory consolidate`` runs. It works on the cold store
 only, in the principal's namespace: the fact ledger, the journal (episodes, summaries,
@@ -29,7 +29,7 @@ async def consolidate(
     older_than: timedelta = timedelta(days=30),
     min_group: int = 3,
 ) -> dict[str, Any]:
-    """Merge related events into themes and decay the merged ones (seed 003, pattern 4).
+    """Merge related events into themes and decay the merged ones.
 
     Events (decisions, rejections, milestones) older than ``older_than`` are grouped by
     ticker; a group of at least ``min_group`` gets one ``theme`` memory (kind ``theme``,
@@ -37,7 +37,7 @@ async def consolidate(
     event's date and text and which cites all their episodes. Each merged event is then
     decayed once: its importance drops by one (lower retrieval priority), and it is marked
     with its theme. Nothing is deleted, and the ledger is not touched: every fact survives
-    (failure 6 of seed 003). A theme that would lose an event's text is refused.
+    consolidation. A theme that would lose an event's text is refused.
     """
     from memory.recall import NAMESPACE, NewMemory, aremember_many
     from memory.store.scoped import scoped

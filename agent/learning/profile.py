@@ -15,7 +15,7 @@ current list.
 actually state it? A real quote paired with an invented value is as wrong as an invented quote.
 
 Attributes that identify a person (``full_name``, ``address``) are tagged ``personal``
-(seed 003: names, addresses and financial details are labelled and handled with care): their
+(names, addresses and financial details are labelled and handled with care): their
 values never appear in the memory audit (it holds keyed hashes only, for every attribute), in
 error messages, or in the "Memory context" of a published report (:func:`shown`).
 """

@@ -1,19 +1,10 @@
 """What a forget can name: the principal's memory read once, and the items ids or a topic find.
 
-The read side of forgetting, in the domain so that the graph's ``forget`` tool (which only
-*proposes*: :mod:`agent.learning.tools`) and the application's cascade (:mod:`agent.app.forgetting`,
-which deletes after the user confirms) resolve the same names the same way:
-
-- :func:`read_all` reads every episode, session summary, candidate, procedure, fact row (with
-  its history) and cold-store item of one principal, through a
-  :class:`~agent.recollection.reader.Recollection` whose journal, ledger and store view are scoped to
-  that principal in storage;
-- :func:`by_ids` resolves ids (an episode, a fact's memory id, a candidate, a procedure, a
-  session summary, a cold-store key with or without its namespace) to their tier, and refuses
-  an id the principal does not have;
-- :func:`by_keyword` lists the items that mention a topic (any case): the keyword half of a
-  topic forget (the application adds memories found by meaning, listed but never deleted
-  unless named).
+:func:`read_all` reads every item of one principal (scoped in storage), :func:`by_ids`
+resolves ids to their tier and refuses an id the principal does not have, :func:`by_keyword`
+lists the items that mention a topic. The graph's ``forget`` tool (which only proposes) and the
+application's cascade (which deletes after the user confirms) both resolve names here, so they
+resolve them the same way.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The read path of the memory layers: what a session starts with, what the planner may use,
 and what the model may look up.
 
-:class:`Recollection` reads, for one principal (scoped in storage: the journal and the ledger
-views are the principal's, the cold store is reached through :func:`memory.store.scoped`):
-
-- :meth:`Recollection.profile` — the profile facts the planner may use (:func:`usable_fact`,
-  the rule of :data:`PLANNER_MAY_USE`), each citing its fact and episodes;
-- :meth:`Recollection.active_procedures` — the confirmed standing instructions, enforced in
-  code by the router and executor (:func:`procedure_exclusions`, :func:`procedure_mode`);
-- :meth:`Recollection.load_context` — what a new session starts with: profile and procedures,
-  then the most recent session summaries and their open items within a token budget;
-- :meth:`Recollection.search_episodes`, :meth:`Recollection.open_items`,
-  :meth:`Recollection.has_memory` — what the model path's memory tools
-  (:mod:`agent.learning.tools`) return, cut to size and citing ids.
-
-The write path (:class:`agent.learning.learner.Learner`) extends it. Nothing here takes an id a model
-produced, and what it returns reaches a prompt only quoted as data. What a caller puts into a
-prompt it audits with :meth:`Recollection.audit_read` (one entry per read, the ids read).
+:class:`Recollection` reads for one principal, scoped in storage: the profile facts the planner
+may use (:func:`usable_fact`), the confirmed procedures code enforces, the session context
+within a token budget, and what the model's memory tools return. The write path
+(:class:`agent.learning.learner.Learner`) extends it. Nothing here takes an id a model produced;
+what a caller puts into a prompt it audits with :meth:`Recollection.audit_read`. More:
+``docs/memory-lifecycle.md`` (the read path).
 """
 
 from __future__ import annotations
@@ -38,7 +28,7 @@ if TYPE_CHECKING:
     from memory.journal.base import Journal
     from memory.journal.records import Episode
 
-#: What the planner may use at each confidence level (seed 003); enforced in code below.
+#: What the planner may use at each confidence level; enforced in code below.
 PLANNER_MAY_USE: Mapping[str, str] = {
     "inferred": "nothing: kept as a candidate with its quote for `analyst memory review`",
     "stated": "profile facts the user stated about themselves, cited as stated; a standing "
