@@ -185,6 +185,12 @@ def note(message: str) -> None:
     errors().print(f"[dim]{message}[/]", soft_wrap=True)
 
 
+def renamed(old: str, new: str) -> None:
+    """Say on stderr that the command typed as ``analyst OLD`` is now ``analyst NEW`` (the
+    old spelling is a hidden alias that still works)."""
+    note(f"`analyst {old}` is now `analyst {new}`.")
+
+
 def print_json(value: Any, **options: Any) -> None:
     """Print ``value`` as JSON on stdout, unstyled, for scripts (``options`` go to json.dumps;
     the default indent is 2)."""

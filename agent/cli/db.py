@@ -1,10 +1,12 @@
-"""``analyst db``: schema setup for the storage backends; check, backup and restore.
+"""``analyst db``: schema setup for the storage backends; check, snapshot and restore the files.
 
 ``analyst db check`` runs an integrity check of every embedded file and reads only;
-``analyst db backup DEST`` / ``analyst db restore SRC`` copy the embedded defaults (SQLite's
-online backup API; the long-term memory folder while no process holds it). A restore keeps the
-tombstones and audit entries made since the backup and forgets again what users had forgotten
-(:func:`agent.app.memory_backup.reapply_forgets`), so a restored file does not bring it back.
+``analyst db snapshot DEST`` / ``analyst db restore-snapshot SRC`` copy the embedded files
+themselves, for every user at once (SQLite's online backup API; the long-term memory folder
+while no process holds it); ``analyst memory backup`` is the other kind, one user's memory as a
+logical document on any backend. A restore keeps the tombstones and audit entries made since the
+snapshot and forgets again what users had forgotten, so a restored file does not bring it back.
+``db backup`` / ``db restore`` are hidden aliases of the two (they say the new spelling).
 
 ``analyst db setup`` creates or migrates the checkpointer's tables (Postgres), search indexes
 (Redis) or file (SQLite) and says what it did; running it again changes nothing. The other
@@ -31,7 +33,8 @@ if TYPE_CHECKING:
     from memory.health import FileCheck
 
 app = typer.Typer(
-    help="Storage: set up the backends (idempotent); check, back up and restore the embedded files."
+    help="Storage: set up the backends (idempotent); check, snapshot and restore the embedded "
+    "files."
 )
 
 
@@ -75,18 +78,20 @@ def check(
     if damaged:
         names = ", ".join(f"{c.what} {c.path}" for c in damaged)
         raise StorageError(
-            f"{len(damaged)} damaged: {names}. Restore from a backup with: analyst db restore "
-            "BACKUP (a cache or index can simply be moved aside: it is rebuilt)."
+            f"{len(damaged)} damaged: {names}. Restore from a snapshot with: analyst db "
+            "restore-snapshot SNAPSHOT (a cache or index can simply be moved aside: it is "
+            "rebuilt)."
         )
 
 
-@app.command("backup")
-def backup(
-    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the backup.")],
+@app.command("snapshot")
+def snapshot(
+    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the snapshot.")],
     json_mode: common.JsonOpt = False,
 ) -> None:
     """Copy every embedded file into DEST: SQLite files with SQLite's online backup (safe
-    while other processes use them), the long-term memory folder while no process holds it."""
+    while other processes use them), the long-term memory folder while no process holds it.
+    (One user's memory on any backend: `analyst memory backup FILE`.)"""
     settings = common.settings()
 
     async def body(a: AnalystApp) -> list[Copied]:
@@ -98,15 +103,18 @@ def backup(
         return
     for c in copied:
         print(f"{c.what:<24} {c.source} -> {c.target} ({c.size} bytes)")
-    print(f"backup: {len(copied)} files in {dest} (restore with: analyst db restore {dest})")
+    print(
+        f"snapshot: {len(copied)} files in {dest} "
+        f"(restore with: analyst db restore-snapshot {dest})"
+    )
 
 
-@app.command("restore")
-def restore(
-    src: Annotated[Path, typer.Argument(help="A folder made by `analyst db backup`.")],
+@app.command("restore-snapshot")
+def restore_snapshot(
+    src: Annotated[Path, typer.Argument(help="A folder made by `analyst db snapshot`.")],
     json_mode: common.JsonOpt = False,
 ) -> None:
-    """Restore the embedded files from a backup. Every file is checked first; the files it
+    """Restore the embedded files from a snapshot. Every file is checked first; the files it
     replaces are kept under <data dir>/backups/. Stop other analyst processes first."""
     settings = common.settings()
 
@@ -129,4 +137,24 @@ def restore(
     print(f"restored {len(restored)} files from {src}; the files replaced are kept in {kept}")
     for who, counts in forgotten.items():
         done = ", ".join(f"{n} {tier}" for tier, n in counts.items())
-        print(f"forgotten again for {who} (forgotten after the backup was made): {done}")
+        print(f"forgotten again for {who} (forgotten after the snapshot was made): {done}")
+
+
+@app.command("backup", hidden=True)
+def backup(
+    dest: Annotated[Path, typer.Argument(help="A new (or empty) folder for the snapshot.")],
+    json_mode: common.JsonOpt = False,
+) -> None:
+    """The old name of `analyst db snapshot`."""
+    common.renamed("db backup", "db snapshot")
+    snapshot(dest, json_mode)
+
+
+@app.command("restore", hidden=True)
+def restore(
+    src: Annotated[Path, typer.Argument(help="A folder made by `analyst db snapshot`.")],
+    json_mode: common.JsonOpt = False,
+) -> None:
+    """The old name of `analyst db restore-snapshot`."""
+    common.renamed("db restore", "db restore-snapshot")
+    restore_snapshot(src, json_mode)

@@ -214,28 +214,45 @@ def test_db_check_reports_every_embedded_file(copy: Any) -> None:
 
 def test_backup_then_restore_brings_back_a_damaged_file(copy: Any, tmp_path: Path) -> None:
     dest = tmp_path / "backup"
-    done = copy.json("db", "backup", str(dest))
+    done = copy.json("db", "snapshot", str(dest))
     names = {f["name"] for f in done["files"]}
     assert {"checkpoints.sqlite", "threads.sqlite", "facts.sqlite"} <= names
-    assert copy("db", "backup", str(dest)).code != 0  # never overwrites a backup
+    assert copy("db", "snapshot", str(dest)).code != 0  # never overwrites a backup
 
     damage(copy.data_dir / "checkpoints.sqlite", "pages")
     one_error(copy("show", "t-seed"), "damaged")
-    restored = copy.json("db", "restore", str(dest))
+    restored = copy.json("db", "restore-snapshot", str(dest))
     assert Path(restored["previous_files_kept_in"]).is_dir()
     assert copy("db", "check").code == 0
     assert copy("show", "t-seed", "--json").json()["status"] == "awaiting_approval"
     assert "long-term" in copy("facts", "current", "me", "horizon").out
 
 
+def test_db_backup_and_restore_are_old_names_that_still_work(copy: Any, tmp_path: Path) -> None:
+    """``db backup`` / ``db restore`` (easily confused with ``memory backup``) are hidden
+    aliases of ``db snapshot`` / ``db restore-snapshot``; each says the new spelling."""
+    dest = tmp_path / "backup"
+    made = copy("db", "backup", str(dest), "--json")
+    assert made.code == 0 and "`analyst db backup` is now `analyst db snapshot`" in made.err
+    assert "checkpoints.sqlite" in {f["name"] for f in made.json()["files"]}
+    restored = copy("db", "restore", str(dest), "--json")
+    assert restored.code == 0, str(restored)
+    assert "`analyst db restore` is now `analyst db restore-snapshot`" in restored.err
+    assert Path(restored.json()["previous_files_kept_in"]).is_dir()
+    listed = copy("db", "--help").out
+    assert "snapshot" in listed and "restore-snapshot" in listed
+    commands = [line.strip("│ ").split(" ")[0] for line in listed.splitlines()]
+    assert "backup" not in commands and "restore" not in commands  # hidden
+
+
 def test_restore_refuses_a_damaged_backup_and_changes_nothing(copy: Any, tmp_path: Path) -> None:
     dest = tmp_path / "backup"
-    copy.json("db", "backup", str(dest))
+    copy.json("db", "snapshot", str(dest))
     damage(dest / "threads.sqlite", "header")
     before = (copy.data_dir / "threads.sqlite").read_bytes()
-    one_error(copy("db", "restore", str(dest)), "nothing was restored")
+    one_error(copy("db", "restore-snapshot", str(dest)), "nothing was restored")
     assert (copy.data_dir / "threads.sqlite").read_bytes() == before
-    one_error(copy("db", "restore", str(tmp_path)), "not a backup")
+    one_error(copy("db", "restore-snapshot", str(tmp_path)), "not a backup")
 
 
 def test_backup_is_consistent_while_another_connection_writes(copy: Any, tmp_path: Path) -> None:
@@ -243,7 +260,7 @@ def test_backup_is_consistent_while_another_connection_writes(copy: Any, tmp_pat
     writer.execute("BEGIN IMMEDIATE")
     writer.execute("UPDATE threads SET query = 'changed' WHERE thread_id = 't-seed'")
     try:
-        copy.json("db", "backup", str(tmp_path / "b"))
+        copy.json("db", "snapshot", str(tmp_path / "b"))
     finally:
         writer.rollback()
         writer.close()
