@@ -15,7 +15,7 @@ each). A second user, ``other``, gets 5% of that; it must be untouched (checked,
 1. Forget of one item: ``app.memory.forget([id], confirm=True)`` of ``--forgets`` episodes,
    each on its own thread (the thread and what cites the episode go too), then of as many
    memories (a derived item). Median and min-max, one receipt's per-tier counts, the time per
-   step of the cascade; the baseline in the same run: ``_compact`` alone (Qdrant Edge rebuild,
+   step of the cascade; the baseline in the same run: ``compact`` alone (Qdrant Edge rebuild,
    WAL checkpoint + VACUUM of every embedded SQLite file), split by file.
 2. Account deletion: ``app.memory.forget_account(confirm=True)`` of the seeded user, ``--runs``
    times, each freshly seeded in a fresh folder: median, min-max, ms per item, steps.
@@ -49,8 +49,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import agent.app.compaction as compacting  # noqa: E402
+import agent.app.erasure as erasure  # noqa: E402
 import agent.app.forgetting as forgetting  # noqa: E402
+import agent.app.kinds as kinds  # noqa: E402
 from agent.app import AnalystApp  # noqa: E402
+from agent.app.tiers import Tiers  # noqa: E402
 from agent.nodes.services import Services  # noqa: E402
 from agent.recollection.forgettable import all_items  # noqa: E402
 from agent.settings import Settings  # noqa: E402
@@ -112,25 +116,29 @@ def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-#: The cascade's steps, as forget() and forget_account() call them (module globals).
+#: The cascade's steps: (label, where each is looked up by the code that calls it, name).
 STEPS = {
-    "_read": "read everything (_read)",
-    "_cascade": "plan (_cascade)",
-    "_delete_items": "store deletes (_delete_items)",
-    "_forget_vectors": "embedding cache (_forget_vectors)",
-    "_compact": "compaction (_compact)",
-    "delete_thread": "threads (delete_thread)",
+    "read": ("read everything (read)", [forgetting], "read"),
+    "cascade": ("plan (cascade)", [forgetting], "cascade"),
+    "delete": ("store deletes (Store.delete)", [kinds.Store], "delete"),
+    "forget_vectors": (
+        "embedding cache (forget_vectors)",
+        [forgetting, erasure],
+        "forget_vectors",
+    ),
+    "compact": ("compaction (compact)", [forgetting, erasure], "compact"),
+    "delete_thread": ("threads (delete_thread)", [Tiers], "delete_thread"),
 }
-for _name in STEPS:
-    _owner = AnalystApp if _name == "delete_thread" else forgetting
-    setattr(_owner, _name, timed(_name, getattr(_owner, _name)))
+for _step, (_label, _owners, _attr) in STEPS.items():
+    for _owner in _owners:
+        setattr(_owner, _attr, timed(_step, getattr(_owner, _attr)))
 
 
 def breakdown(into: dict[str, list[float]], total: float) -> None:
     """Add one call's steps to ``into``; what no step holds is "the rest"."""
     seconds = dict(SPENT)
     SPENT.clear()
-    for name, label in STEPS.items():
+    for name, (label, _, _) in STEPS.items():
         if name in seconds:
             into.setdefault(label, []).append(seconds[name])
     rest = "the rest (reads, journal, ledger, audit)"
@@ -269,7 +277,7 @@ async def seed(user: str, items: int) -> Seeded:
                           tickers=[tick(n)])
                 for n in range(share(items, 0.3))
             ]  # fmt: skip
-            store = await app.store()
+            store = await app.tiers.store()
             for first in range(0, len(memories), 500):
                 out.memories += await aremember_many(store, p, memories[first : first + 500])
         out.items = sum((await counts(app)).values()) - len(threads)
@@ -287,7 +295,7 @@ async def counts(app: AnalystApp) -> dict[str, int]:
         "summaries": len(await journal.summaries(limit=1_000_000)),
         "candidates": len(await journal.candidates(status=None, limit=1_000_000)),
         "fact rows": len(rows),
-        "store items": len(await all_items(await app.store(), app.principal)),
+        "store items": len(await all_items(await app.tiers.store(), app.principal)),
     }
 
 
@@ -312,7 +320,9 @@ async def seed_both(items: int, label: str) -> tuple[Seeded, dict[str, int]]:
 
 def compaction_files(app: AnalystApp) -> list[tuple[str, Path]]:
     return [
-        (e.name, e.path) for e in app.embedded_files() if e.kind == "sqlite" and e.path.exists()
+        (e.name, e.path)
+        for e in app.tiers.embedded_files()
+        if e.kind == "sqlite" and e.path.exists()
     ]
 
 
@@ -340,15 +350,15 @@ def show(title: str, steps: dict[str, list[float]]) -> None:
 
 
 async def compaction(app: AnalystApp, n: int) -> tuple[list[float], dict[str, list[float]]]:
-    """``_compact`` alone, ``n`` times, then each of its parts alone (sizes after)."""
-    store, files = await app.store(), compaction_files(app)
+    """``compact`` alone, ``n`` times, then each of its parts alone (sizes after)."""
+    store, files = await app.tiers.store(), compaction_files(app)
     whole: list[float] = []
     parts: dict[str, list[float]] = {}
     jobs: dict[str, Callable[[], Any]] = {"Qdrant Edge rebuild": store.rebuild}  # type: ignore[attr-defined]
-    jobs |= {f"VACUUM {name}": partial(forgetting._vacuum, str(path)) for name, path in files}
+    jobs |= {f"VACUUM {name}": partial(compacting.vacuum, str(path)) for name, path in files}
     for _ in range(n):
         began = time.perf_counter()
-        await forgetting._compact(app)
+        await compacting.compact(app.tiers)
         whole.append(since(began))
         for name, job in jobs.items():
             began = time.perf_counter()
@@ -372,7 +382,7 @@ async def bench_one(folder: Path, args: argparse.Namespace) -> None:
             chosen = {"episode": seeded.episodes, "memory": seeded.memories}
             for what in forgets:
                 if what == "memory":  # some memories went with the episodes they cite
-                    live = {i.key for i in await all_items(await app.store(), app.principal)}
+                    live = {i.key for i in await all_items(await app.tiers.store(), app.principal)}
                     chosen[what] = [k for k in seeded.memories if k in live]
                 for n in range(args.forgets):
                     SPENT.clear()
@@ -393,11 +403,11 @@ async def bench_one(folder: Path, args: argparse.Namespace) -> None:
         print(line(f"forget one {what} (confirm=True)", values, compact))
     for what, found in steps.items():
         show(f"where the time goes, forget one {what}:", found)
-    print(line("baseline: _compact alone", compact))
+    print(line("baseline: compact alone", compact))
     show("", parts)
     for what, values in forgets.items():
         ratio = statistics.median(values) / statistics.median(compact)
-        print(f"  ratio: forget one {what} / _compact   x{ratio:.2f}")
+        print(f"  ratio: forget one {what} / compact   x{ratio:.2f}")
     print(untouched(other, after))
 
 

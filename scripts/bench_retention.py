@@ -146,7 +146,7 @@ async def load(app: AnalystApp, clock: Clock, n: int, expired: float) -> None:
         # A job over one episode: an expired episode takes its job with it.
         await journal.enqueue("decision", f"th-{i // 50}", [f"ep-{i}"])
     clock.at = T
-    view = scoped(await app.store(), p)
+    view = scoped(await app.tiers.store(), p)
     events = [
         PutOp(
             NAMESPACE,

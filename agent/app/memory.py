@@ -1,63 +1,152 @@
-"""The application's memory controls: what the analyst learned from a principal's turns.
+"""Every memory operation of one principal, behind one object: :class:`MemoryControls`.
 
-:class:`MemoryControls` is :attr:`AnalystApp.memory <agent.app.AnalystApp.memory>`, what
-``analyst memory`` and the chat call: review, confirm and reject candidates; the session
-context a new conversation loads; procedures, session summaries, episodes and events; the
-extraction queue (jobs, the worker, ending a session) and consolidation. Each call goes through
-a :class:`~agent.learning.learner.Learner` for the app's principal, over the ledger and journal the
-app's graph uses (opened once, with the app) — never a second connection of its own.
+It is :attr:`AnalystApp.memory <agent.app.AnalystApp.memory>`, what ``analyst memory`` and the
+chat call: long-term memories (add, recall, list, forget one), what the analyst learned
+(review, confirm, reject; procedures, sessions, episodes, events; the extraction queue and
+consolidation), what the user asks for (show, why, remember, list, export), forgetting and
+account deletion, backup and restore, and retention (sweep). Each goes through the
+:class:`~agent.app.tiers.Tiers` of the principal, over the ledger and journal the graph uses.
 
-Seed 003's user-initiated controls are here too: :meth:`MemoryControls.show` (what the agent
-remembers about you, each item with the command that edits or deletes it), :meth:`~MemoryControls.why`
-(what a thread's last request used, from its state), :meth:`~MemoryControls.remember` (as a
-fact, preference or procedure), :meth:`~MemoryControls.listing` and :meth:`~MemoryControls.export`.
+The start-up retention sweep runs from one place, :meth:`MemoryControls.sweep_on_start`: the
+first memory command of the app (through :meth:`MemoryControls.learner`) and the first run of
+a thread call it, after the command's validation, so a refused command writes nothing.
 """
 
 from __future__ import annotations
 
 import os
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# The remember vocabulary lives with its write path in the domain (agent.learning.remembering), so the
-# graph's ``remember`` tool stores exactly what ``analyst memory remember`` does.
+# The remember vocabulary lives with its write path in the domain (agent.learning.remembering),
+# so the graph's ``remember`` tool stores exactly what ``analyst memory remember`` does.
+from agent.app.limits import within_limit
+from agent.errors import AnalystError, InvalidMemoryError
 from agent.learning.remembering import RememberAs, fact_command
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agent.app.service import AnalystApp
+    from agent.app.tiers import Tiers
     from agent.learning.learner import Learner
-    from memory.recall import Recalled
+    from memory.recall import Recalled, RecallWeights
+
+__all__ = ["MemoryControls", "RememberAs"]
 
 
 class MemoryControls:
-    """The memory write path's controls for one app (and so one principal)."""
+    """Every memory operation for one principal, over its :class:`Tiers`; ``threads`` (the
+    app) answers :meth:`why` from a thread's state."""
 
-    def __init__(self, app: AnalystApp) -> None:
-        self.app = app
+    def __init__(self, tiers: Tiers, threads: AnalystApp | None = None) -> None:
+        self.tiers = tiers
+        self.threads = threads
+        #: Whether the start-up sweep ran (or was replaced by an explicit one) already.
+        self.swept = False
+
+    async def sweep_on_start(self) -> None:
+        """The start-up retention sweep (``ANALYST_SWEEP_ON_START``): once per app, when it
+        first uses memory for a command, and at most once a day per principal (one indexed
+        audit read when not due). Called by :meth:`learner` and by the app before a thread
+        runs; opening a tier never sweeps."""
+        if self.swept or not self.tiers.settings.sweep_on_start:
+            return
+        self.swept = True
+        from agent.app.retention import due_for_sweep, sweep
+
+        try:
+            if await due_for_sweep(self.tiers):
+                await sweep(self.tiers, await self.tiers.learner())
+        except AnalystError as error:
+            error.add_note(
+                "This was the daily retention sweep at start-up; run `analyst memory sweep` to "
+                "see it alone, or set ANALYST_SWEEP_ON_START=0 to leave sweeps to that command."
+            )
+            raise
 
     async def learner(self) -> Learner:
-        """The memory write and read paths (episodes, extraction, candidates, procedures)."""
-        from agent.learning.extraction import OfflineExtractor
-        from agent.learning.learner import Learner
+        """The memory write and read paths (episodes, extraction, candidates, procedures),
+        after the start-up sweep: every memory command begins here."""
+        await self.sweep_on_start()
+        return await self.tiers.learner()
 
-        services = await self.app._wired()
-        assert services.journal is not None and services.facts is not None
-        return Learner(
-            journal=services.journal,
-            facts=services.facts,
-            store=await self.app.store(),
-            principal=self.app.principal,
-            extractor=services.extractor or OfflineExtractor(),
-            clock=services.clock,
-            review_days=self.app.settings.review_days,
+    # -- long-term memories -----------------------------------------------------------
+
+    async def add_memory(
+        self, text: str, *, importance: int = 5, kind: str = "note", about: str | None = None
+    ) -> str:
+        """Remember ``text`` in the long-term store; returns its key (the same text, the same
+        key)."""
+        from memory.recall import aremember
+
+        for part, what in ((text, "memory"), (about or "", "--about text")):
+            within_limit(
+                part,
+                self.tiers.settings.max_memory_chars,
+                what,
+                "ANALYST_MAX_MEMORY_CHARS",
+                InvalidMemoryError,
+            )
+        return await aremember(
+            await self.tiers.store(),
+            self.tiers.principal,
+            text,
+            importance=importance,
+            kind=kind,
+            about=about,
         )
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        weights: RecallWeights | None = None,
+        half_life_days: float | None = None,
+    ) -> list[Recalled]:
+        """The principal's ``limit`` best memories for ``query``, with their score parts."""
+        from memory.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_WEIGHTS, arecall
+
+        if self.tiers.store_missing():
+            return []  # nothing remembered yet, and a search creates no store
+        return await arecall(
+            await self.tiers.store(),
+            self.tiers.principal,
+            query,
+            limit=limit,
+            weights=weights or DEFAULT_WEIGHTS,
+            half_life_days=DEFAULT_HALF_LIFE_DAYS if half_life_days is None else half_life_days,
+        )
+
+    async def memories(self, limit: int = 100) -> list[Recalled]:
+        """The principal's long-term memories, newest first (no embedding involved)."""
+        from memory.recall import alist_memories
+
+        if self.tiers.store_missing():
+            return []  # nothing remembered yet, and a listing creates no store
+        return await alist_memories(await self.tiers.store(), self.tiers.principal, limit=limit)
+
+    async def forget_memory(self, key: str) -> None:
+        """Forget one long-term memory as any forget does (:meth:`forget`: a tombstone, its
+        cached vector, the store rewritten so no byte of it is left);
+        :class:`MemoryNotFoundError` if there is none."""
+        from memory.errors import MemoryNotFoundError
+        from memory.recall import NAMESPACE
+        from memory.store.scoped import scoped
+
+        view = scoped(await self.tiers.store(), self.tiers.principal)
+        if await view.aget(NAMESPACE, key, refresh_ttl=False) is None:
+            raise MemoryNotFoundError(key)
+        await self.forget(["/".join((*NAMESPACE, key))], confirm=True)
+
+    # -- what the analyst learned -----------------------------------------------------
 
     async def end_session(self, thread_id: str) -> list[dict[str, Any]]:
         """End the conversation on ``thread_id``: queue its session-end extraction and, unless
         extraction runs in a worker (``ANALYST_EXTRACT_INLINE=0``), run the queue now."""
-        self.app.require_thread(thread_id)
+        self.tiers.require_thread(thread_id)
         learner = await self.learner()
         await learner.end_session(thread_id)
         return await self.extract_due(learner)
@@ -68,7 +157,7 @@ class MemoryControls:
         learner = await self.learner()
         if close_idle:
             await learner.close_idle_sessions(
-                timedelta(minutes=self.app.settings.session_idle_minutes)
+                timedelta(minutes=self.tiers.settings.session_idle_minutes)
             )
         return [job.to_json() for job in await learner.drain()]
 
@@ -97,7 +186,7 @@ class MemoryControls:
     async def context(self) -> dict[str, Any]:
         """What a new session of the principal would load now (``context_loaded``)."""
         learner = await self.learner()
-        return (await learner.load_context(self.app.settings.context_tokens)).to_json()
+        return (await learner.load_context(self.tiers.settings.context_tokens)).to_json()
 
     async def procedures(self, *, status: str | None = "active") -> list[dict[str, Any]]:
         """The principal's procedures (default: those in force)."""
@@ -118,7 +207,7 @@ class MemoryControls:
         from memory.retention import parse_since
 
         learner = await self.learner()
-        start = None if since is None else parse_since(since, self.app.services.clock())
+        start = None if since is None else parse_since(since, self.tiers.services.clock())
         found = await learner.journal.audit_log(since=start, user=user, limit=limit)
         return [entry.to_json() for entry in found]
 
@@ -126,9 +215,10 @@ class MemoryControls:
         """Account deletion (:mod:`agent.app.forgetting`): with ``confirm``, delete everything of
         the principal in every tier and return the receipt; without, only the plan (what
         would be deleted, what is kept and why), deleting nothing."""
-        from agent.app.forgetting import forget_account
+        from agent.app.erasure import forget_account
 
-        return (await forget_account(self.app, confirm=confirm)).to_json()
+        learner = await self.learner()
+        return (await forget_account(self.tiers, learner, confirm=confirm)).to_json()
 
     async def forget(
         self,
@@ -144,26 +234,44 @@ class MemoryControls:
         .forget`): the receipt, per tier, of what was (or, unconfirmed, would be) deleted,
         what is kept and why, and the backups that still hold it. A topic or range deletes
         only with ``confirm`` (everything listed) or ``only`` (those listed ids)."""
-        from agent.app.forgetting import forget
+        from agent.app.forgetting import check_request, forget
 
+        check_request(ids, topic, since, until)  # refused before memory is opened
         receipt = await forget(
-            self.app, ids=ids, topic=topic, since=since, until=until, only=only, confirm=confirm
+            self.tiers,
+            await self.learner(),
+            ids=ids,
+            topic=topic,
+            since=since,
+            until=until,
+            only=only,
+            confirm=confirm,
         )
         return receipt.to_json()
 
     async def backup(self, dest: str | os.PathLike[str]) -> dict[str, Any]:
         """Write everything kept of the principal to the new file ``dest`` (a logical backup
         of one user, on any backend: :mod:`agent.app.memory_backup`); answer counts per tier."""
-        from agent.app.memory_backup import backup
+        from agent.app.memory_backup import backup, check_target
 
-        return await backup(self.app, dest)
+        check_target(dest)  # refused before memory is opened
+        return await backup(self.tiers, await self.learner(), dest)
 
     async def restore(self, src: str | os.PathLike[str]) -> dict[str, Any]:
         """Put back a backup made by :meth:`backup`, except what was forgotten since it was
         made (tombstones and deletes the audit records): the receipt, per tier."""
-        from agent.app.memory_backup import restore
+        from agent.app.memory_backup import load, restore
 
-        return (await restore(self.app, src)).to_json()
+        content = load(Path(src), self.tiers)  # refused before memory is opened
+        return (await restore(self.tiers, await self.learner(), content, src)).to_json()
+
+    async def reapply_forgets(self) -> dict[str, int]:
+        """After the embedded files were restored: forget again what they hold that the
+        principal had forgotten (:func:`agent.app.memory_backup.reapply_forgets`); answers
+        the count deleted per tier."""
+        from agent.app.memory_backup import reapply_forgets
+
+        return await reapply_forgets(self.tiers, await self.learner())
 
     async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """The principal's session summaries, newest first."""
@@ -187,13 +295,13 @@ class MemoryControls:
         from agent.recollection.reader import EVENT_KINDS
         from memory.recall import alist_memories, arecall
 
-        if self.app._store is None and self.app._missing_store():
+        if self.tiers.store_missing():
             return []
-        store = await self.app.store()
+        store = await self.tiers.store()
         if query:
-            found = await arecall(store, self.app.principal, query, limit=max(50, limit * 5))
+            found = await arecall(store, self.tiers.principal, query, limit=max(50, limit * 5))
         else:
-            found = await alist_memories(store, self.app.principal, limit=10_000)
+            found = await alist_memories(store, self.tiers.principal, limit=10_000)
         wanted = (ticker or "").upper()
         return [
             m
@@ -207,9 +315,9 @@ class MemoryControls:
         from agent.learning.consolidation import consolidate
 
         return await consolidate(
-            await self.app.store(),
-            self.app.principal,
-            now=self.app.services.clock(),
+            await self.tiers.store(),
+            self.tiers.principal,
+            now=self.tiers.services.clock(),
             older_than=timedelta(days=older_than_days),
             min_group=min_group,
         )
@@ -217,16 +325,16 @@ class MemoryControls:
     async def extract_due(self, learner: Learner | None = None) -> list[dict[str, Any]]:
         """Run the due extraction jobs now, unless extraction is left to a worker
         (``ANALYST_EXTRACT_INLINE=0``); return them as they ended."""
-        if not self.app.settings.extract_inline:
+        if not self.tiers.settings.extract_inline:
             return []
         learner = learner or await self.learner()
         return [job.to_json() for job in await learner.drain()]
 
-    # -- inspecting and instructing memory (seed 003: user-initiated updates) ---------------
+    # -- what the user inspects and asks for ------------------------------------------
 
     async def show(self, *, sessions: int = 5) -> dict[str, Any]:
-        """What the agent remembers about the principal (seed 003's "what the agent remembers
-        about you"), each item with the command that edits or deletes it: the profile facts
+        """What the agent remembers about the principal, each item with the command that
+        edits or deletes it: the profile facts
         the planner uses, procedures in force, the most recent ``sessions`` session summaries
         with their open items, preferences, events and other long-term memories, and the
         candidates awaiting the principal's word."""
@@ -234,7 +342,7 @@ class MemoryControls:
         from agent.recollection.reader import memory_layer
 
         learner = await self.learner()
-        memories = await self.app.memories(limit=_ALL)
+        memories = await self.memories(limit=_ALL)
         shown: dict[str, list[dict[str, Any]]] = {"preferences": [], "events": [], "memories": []}
         for m in memories:
             layer = {"preference": "preferences", "event": "events"}.get(
@@ -249,8 +357,8 @@ class MemoryControls:
             row["reject"] = f"analyst memory reject {c.candidate_id}"
             candidates.append(row)
         return {
-            "tenant_id": self.app.principal.tenant_id,
-            "user_id": self.app.principal.user_id,
+            "tenant_id": self.tiers.principal.tenant_id,
+            "user_id": self.tiers.principal.user_id,
             "profile": [
                 {
                     "attribute": name,
@@ -274,7 +382,8 @@ class MemoryControls:
         (never a new search): the profile facts the planner read, the procedures enforced,
         the long-term memories recalled for the plan (with their score parts; ``cited`` when
         the plan names them), and what the session loaded at its start, each with its ids."""
-        view = await self.app.view(thread_id)
+        assert self.threads is not None, "why() reads a thread: controls of an app"
+        view = await self.threads.view(thread_id)
         cited = set(view.memories_used)
         return {
             "thread_id": view.thread_id,
@@ -309,7 +418,7 @@ class MemoryControls:
             text,
             as_=as_,
             thread_id=thread_id,
-            max_chars=self.app.settings.max_memory_chars,
+            max_chars=self.tiers.settings.max_memory_chars,
         )
 
     async def listing(self) -> list[dict[str, Any]]:
@@ -338,8 +447,8 @@ class MemoryControls:
             "format": "analyst-memory-export",
             "version": 1,
             "exported_at": learner.clock().isoformat(),
-            "tenant_id": self.app.principal.tenant_id,
-            "user_id": self.app.principal.user_id,
+            "tenant_id": self.tiers.principal.tenant_id,
+            "user_id": self.tiers.principal.user_id,
             "subject": subject,
             "episodes": [e.to_json() for e in await journal.list_episodes(limit=_ALL)],
             "facts": facts,
@@ -347,7 +456,7 @@ class MemoryControls:
             "procedures": [p.to_json() for p in await journal.procedures(status=None)],
             "sessions": [s.to_json() for s in await journal.summaries(limit=_ALL)],
             "jobs": [j.to_json() for j in await journal.jobs(limit=_ALL)],
-            "memories": [_memory_json(m) for m in await self.app.memories(limit=_ALL)],
+            "memories": [_memory_json(m) for m in await self.memories(limit=_ALL)],
         }
 
     async def sweep(self, *, dry_run: bool = False) -> dict[str, Any]:
@@ -357,8 +466,9 @@ class MemoryControls:
         and why, with the items due for review). ``dry_run`` deletes nothing."""
         from agent.app.retention import sweep
 
-        self.app._swept = True  # an explicit sweep (or dry run) replaces the start-up one
-        return (await sweep(self.app, dry_run=dry_run)).to_json()
+        self.swept = True  # an explicit sweep (or dry run) replaces the start-up one
+        learner = await self.tiers.learner()
+        return (await sweep(self.tiers, learner, dry_run=dry_run)).to_json()
 
 
 #: As many rows as a listing or an export may hold.

@@ -1,43 +1,13 @@
 """The retention sweep: delete what the retention policy says has expired, in every tier of
 one principal, and a receipt that says so.
 
-:func:`sweep` is what ``app.memory.sweep`` and ``analyst memory sweep [--dry-run]`` run, and
-what the app runs by itself (:func:`sweep_on_start`) when it first opens memory, at most once a
-day per principal. The policy is :class:`memory.retention.RetentionPolicy`
-(``ANALYST_RETENTION``; its module docstring has the rules and the defaults); the time is the
-services clock (``app.services.clock``), so a test injects it.
-
-What goes, by type (each deletion audited as ``delete`` with the reason
-``retention: <type> older than <age>``):
-
-- episodes older than ``episodes``, **with what was derived from them**: the forget cascade
-  (:func:`agent.app.forgetting._cascade`) picks the session summaries, candidates, retired
-  procedures and cold-store memories citing them (reason ``retention: derived from episodes
-  older than <age>``), and the extraction jobs whose every episode is gone;
-- session summaries, candidates, retired procedures, cold-store events and memories, done or
-  failed extraction jobs and fact history rows older than their own ages;
-- threads idle for longer than ``threads`` (:func:`memory.retention.prune_threads`: every
-  checkpoint, write and blob, the index row, draft charts);
-- the embedding-cache rows of every deleted text (hashes and vectors, never text).
-
-Kept, and said so in the receipt: high-importance items (current facts, active procedures,
-memories of importance 8+ or that the user asked to keep) are never deleted by age; past their
-review date they are listed as *due for review*, each with its owner and the commands that
-confirm (a new review date) or delete it. A swept episode does not take the current facts
-learned from it (they are reviewed), nor its thread (threads follow their own idle age). A
-``session_end`` job is kept while an episode it covers is kept: it is how extraction knows the
-session was summarised (deleting it would queue the session again).
-
-Retention stores **no tombstones**: the user did not ask to forget the content, and expired is
-not forbidden -- the same words said again are learned again. Nor does it compact (rebuild the
-Qdrant Edge shard, VACUUM): freed pages are reused; an erasure that must leave no byte is a
-forget (:mod:`agent.app.forgetting`). Decay (:mod:`agent.learning.consolidation`) lowers retrieval
-priority and never replaces this deletion.
-
-Deletes are batched (:data:`BATCH` ids per journal transaction and audit entry, per store
-batch), so a sweep of 100,000 items holds no lock for long. Each sweep is recorded as one
-``sweep`` audit entry (what the start-up sweep reads), except for a principal with no memory
-at all, which leaves none (its next sweep reads empty tiers, which is as cheap).
+:func:`sweep` asks every memory kind (:mod:`agent.app.kinds`) which of its items are past their
+age (:class:`memory.retention.RetentionPolicy`, ``ANALYST_RETENTION``) at the services clock;
+an expired episode takes what the forget cascade derives from it. High-importance items are
+never deleted by age: past their review date they are listed as due for review. Retention
+stores no tombstones and does not compact. Deletes are batched (:data:`BATCH`), each audited
+with its reason, and each sweep is recorded as one ``sweep`` audit entry, which
+:func:`sweep_on_start` reads. The rules are in ``docs/memory-lifecycle.md``.
 """
 
 from __future__ import annotations
@@ -48,27 +18,31 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from agent.app.forgetting import (
-    Receipt,
-    Tier,
-    _backups,
-    _cascade,
-    _delete_items,
-    _forget_vectors,
-    _key,
-    _read,
-    _strings,
+from agent.app.charts import remove_charts
+from agent.app.compaction import forget_vectors
+from agent.app.forgetting import cascade, read
+from agent.app.kinds import (
+    CANDIDATES,
+    EPISODES,
+    FACTS,
+    JOBS,
+    JOURNAL_KINDS,
+    PROCEDURES,
+    STORE,
+    SUMMARIES,
+    THREADS,
+    Kind,
+    by_tier,
+    high_importance,
 )
-from memory.facts import subject_for
-from memory.journal.queries import OWNED_TABLES
-from memory.recall import happened_at
-from memory.retention import HIGH_IMPORTANCE, prune_threads
+from agent.app.receipts import Receipt, Tier, backups_statement
+from agent.learning.remembering import fact_command
+from memory.retention import prune_threads
 
 if TYPE_CHECKING:
-    from langgraph.store.base import Item
-
-    from agent.app.service import AnalystApp
-    from memory.facts import FactRecord
+    from agent.app.tiers import Tiers
+    from agent.learning.learner import Learner
+    from agent.recollection.forgettable import Remembered
     from memory.journal.records import ExtractionJob
 
 #: Ids per journal delete (one transaction, one audit entry) and per store batch.
@@ -77,44 +51,47 @@ BATCH = 5000
 SWEEP_EVERY = timedelta(days=1)
 #: The audit tier of the ``sweep`` entry that records a sweep ran.
 SWEEP_TIER = "retention"
+#: The kinds that expire by their own age, in the order they are swept.
+_OWN_AGE: tuple[Kind, ...] = (SUMMARIES, CANDIDATES, PROCEDURES, STORE, FACTS)
 
 _DERIVED = "derived from episodes older than {age}"
 
 
 @dataclass
 class _Doomed:
-    """What the sweep deletes, by reason: journal ids by tier, fact ids, store items."""
+    """What the sweep deletes, by reason and kind: each item by its id."""
 
-    journal: dict[str, dict[str, set[str]]] = field(default_factory=dict)
-    facts: dict[str, set[str]] = field(default_factory=dict)
-    items: dict[str, dict[str, Item]] = field(default_factory=dict)
-    texts: list[str] = field(default_factory=list)
+    by_reason: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
-    def add(self, reason: str, tier: str, ids: Iterable[str]) -> None:
-        self.journal.setdefault(reason, {}).setdefault(tier, set()).update(ids)
+    def add(self, reason: str, kind: Kind, items: Iterable[Any]) -> None:
+        found = self.by_reason.setdefault(reason, {}).setdefault(kind.tier, {})
+        found.update({kind.id(i): i for i in items})
 
     def settle(self, derived: str) -> None:
         """An item expired by its own age is audited with that reason, not as derived."""
-        for tier, ids in self.journal.get(derived, {}).items():
-            ids -= {i for why, t in self.journal.items() if why != derived for i in t.get(tier, ())}
-        own = {k for why, by_key in self.items.items() if why != derived for k in by_key}
-        for key in own.intersection(self.items.get(derived, {})):
-            del self.items[derived][key]
+        for tier, found in self.by_reason.get(derived, {}).items():
+            own = {
+                i for why, t in self.by_reason.items() if why != derived for i in t.get(tier, ())
+            }
+            for item_id in own.intersection(found):
+                del found[item_id]
 
-    def tier_ids(self, tier: str) -> set[str]:
-        return {i for by_tier in self.journal.values() for i in by_tier.get(tier, ())}
+    def items(self, tier: str) -> dict[str, Any]:
+        return {
+            i: x for by_tier in self.by_reason.values() for i, x in by_tier.get(tier, {}).items()
+        }
 
 
-async def sweep(app: AnalystApp, *, dry_run: bool = False) -> Receipt:
-    """Delete (or, ``dry_run``, list) everything of ``app.principal`` the retention policy
-    says has expired at ``app.services.clock()``; see the module docstring."""
-    from agent.learning.profile import REGISTRY
+async def sweep(tiers: Tiers, learner: Learner, *, dry_run: bool = False) -> Receipt:
+    """Delete (or, ``dry_run``, list) everything of ``tiers.principal`` the retention policy
+    says has expired at ``tiers.services.clock()``."""
     from memory.embeddings import text_hash
 
-    now = app.services.clock()
-    policy = app.settings.retention
-    review = timedelta(days=app.settings.review_days)
-    principal = app.principal
+    settings = tiers.settings
+    now = tiers.services.clock()
+    policy = settings.retention
+    review = timedelta(days=settings.review_days)
+    principal = tiers.principal
     receipt = Receipt(
         principal.tenant_id,
         principal.user_id,
@@ -123,94 +100,64 @@ async def sweep(app: AnalystApp, *, dry_run: bool = False) -> Receipt:
             "retention": policy.to_json(),
             "now": now.isoformat(),
             "dry_run": dry_run,
-            "review_days": app.settings.review_days,
+            "review_days": settings.review_days,
         },
     )
 
-    def cutoff(kind: str) -> datetime:
-        return now - policy.age(kind)
+    def cutoff(age: str) -> datetime:
+        return now - policy.age(age)
 
-    def reason(kind: str, what: str | None = None) -> str:
-        return f"retention: {what or kind} older than {policy.label(kind)}"
+    def reason(age: str, what: str | None = None) -> str:
+        return f"retention: {what or age} older than {policy.label(age)}"
 
-    learner = await app.memory.learner()
-    journal, facts = learner.journal, learner.facts
-    mem = await _read(app)
-    subject = subject_for(principal)
-    names = set(REGISTRY) | set(await facts.profile(subject, as_of=now))
-    mem.facts = [r for name in sorted(names) for r in await facts.history(subject, name)]
-    jobs = await journal.jobs(limit=1_000_000)
+    journal = learner.journal
+    mem = await read(tiers, learner)
+    mem.facts = await FACTS.fetch(tiers, learner, as_of=now)
+    jobs = await JOBS.fetch(tiers, learner)
     doomed = _Doomed()
+    derived = f"retention: {_DERIVED.format(age=policy.label('episodes'))}"
 
     # Episodes, and what the forget cascade derives from them (minus what is reviewed).
-    old_episodes = [e for e in mem.episodes if e.at < cutoff("episodes")]
+    old_episodes = [e for e in mem.episodes if EPISODES.expired(e, cutoff)]
     gone_episodes = {e.episode_id for e in old_episodes}
-    doomed.add(reason("episodes"), "episodes", gone_episodes)
-    doomed.texts += [e.text for e in old_episodes]
+    doomed.add(reason("episodes"), EPISODES, old_episodes)
     if old_episodes:
-        plan = _cascade(app, mem, [("episodes", e) for e in sorted(gone_episodes)])
-        derived = f"retention: {_DERIVED.format(age=policy.label('episodes'))}"
+        plan = cascade(tiers, mem, [("episodes", e) for e in sorted(gone_episodes)])
+        # An active procedure is reviewed, never deleted with its episodes.
         active = {p.procedure_id for p in mem.procedures if p.status == "active"}
-        for tier in ("summaries", "candidates", "procedures"):
-            doomed.add(derived, tier, plan.deleted[tier] - active)
-        doomed.items[derived] = {_key(i): i for i in plan.items if not _high(i)}
+        derived_kinds: tuple[Kind, ...] = (SUMMARIES, CANDIDATES, PROCEDURES)
+        for kind in derived_kinds:
+            ids = plan.deleted[kind.tier] - active
+            doomed.add(derived, kind, (i for i in kind.items(mem) if kind.id(i) in ids))
+        doomed.add(derived, STORE, (i for i in plan.items if not high_importance(i)))
         receipt.kept += [k for k in plan.kept if k["tier"] == "summaries"]
 
-    # Each type by its own age.
-    summaries = [s for s in mem.summaries if s.ended < cutoff("summaries")]
-    doomed.add(reason("summaries"), "summaries", (s.session_id for s in summaries))
-    candidates = [
-        c for c in mem.candidates if (c.decided_at or c.created_at) < cutoff("candidates")
-    ]
-    doomed.add(reason("candidates"), "candidates", (c.candidate_id for c in candidates))
-    retired = [
-        p
-        for p in mem.procedures
-        if p.status == "retired" and (p.retired_at or p.confirmed_at) < cutoff("procedures")
-    ]
-    doomed.add(reason("procedures", "retired procedures"), "procedures", _ids(retired))
-    for kind in ("events", "memories"):
-        doomed.items[reason(kind)] = {
-            _key(i): i
-            for i in mem.items
-            if _store_kind(i) == kind and not _high(i) and happened_at(i) < cutoff(kind)
-        }
-    history = [r for r in mem.facts if not _current(r) and _ended(r) < cutoff("fact_history")]
-    doomed.facts[reason("fact_history", "fact history rows")] = {r.memory_id for r in history}
+    # Each kind by its own age.
+    for kind in _OWN_AGE:
+        for age, what in kind.ages.items():
+            doomed.add(
+                reason(age, what),
+                kind,
+                (i for i in kind.items(mem) if kind.expired(i, cutoff) == age),
+            )
     kept_episodes = {e.episode_id for e in mem.episodes} - gone_episodes
     old_jobs, covering = _jobs(jobs, gone_episodes, kept_episodes, cutoff("jobs"))
     doomed.add(
-        f"retention: {_DERIVED.format(age=policy.label('episodes'))}",
-        "extraction_jobs",
+        derived,
+        JOBS,
         (
-            j.job_id
+            j
             for j in jobs
             if gone_episodes.intersection(j.episode_ids)
             and not kept_episodes.intersection(j.episode_ids)
         ),
     )
-    doomed.add(reason("jobs", "done and failed extraction jobs"), "extraction_jobs", old_jobs)
+    doomed.add(reason("jobs", JOBS.ages["jobs"]), JOBS, old_jobs)
+    doomed.settle(derived)
 
-    doomed.settle(f"retention: {_DERIVED.format(age=policy.label('episodes'))}")
-
-    # Texts of what goes, for the embedding cache.
-    picked = {tier: doomed.tier_ids(tier) for tier in OWNED_TABLES}
-    doomed.texts += [
-        part
-        for s in mem.summaries
-        if s.session_id in picked["summaries"]
-        for part in (s.topic, s.summary, *s.open_items)
-    ]
-    doomed.texts += [c.quote for c in mem.candidates if c.candidate_id in picked["candidates"]]
-    doomed.texts += [p.text for p in mem.procedures if p.procedure_id in picked["procedures"]]
-    gone_facts = {i for ids in doomed.facts.values() for i in ids}
-    doomed.texts += [t for r in mem.facts if r.memory_id in gone_facts for t in _fact_texts(r)]
-    items = {k: i for by_key in doomed.items.values() for k, i in by_key.items()}
-    doomed.texts += [v for i in items.values() for v in i.value.values() if isinstance(v, str)]
-
-    receipt.kept += _reviews(app, mem, now, review)
+    receipt.kept += _reviews(tiers, mem, now, review)
     receipt.kept += _kept_notes(policy.label("threads"), covering, gone_episodes)
-    receipt.backups = _backups(app)
+    receipt.backups = backups_statement(tiers)
     receipt.notes = [
         "Retention stores no tombstones: expired is not forbidden, and the same words said "
         "again are learned again. Use `analyst memory forget` to erase something for good.",
@@ -219,42 +166,33 @@ async def sweep(app: AnalystApp, *, dry_run: bool = False) -> Receipt:
     ]
 
     # Threads idle for too long (their own deletion and audit).
-    threads = await _threads(app, now, policy.age("threads"), policy.label("threads"), dry_run)
+    threads = await _threads(tiers, now, policy.age("threads"), policy.label("threads"), dry_run)
     receipt.deleted["threads"] = Tier(sorted(threads))
-    doomed.texts += list(threads.values())
-
-    for tier in OWNED_TABLES:
-        receipt.deleted[tier] = Tier(sorted(picked[tier]))
-    receipt.deleted["facts"] = Tier(sorted(gone_facts))
-    receipt.deleted["store"] = Tier(sorted(items))
-    hashes = sorted({text_hash(t) for t in doomed.texts if t})
+    texts: list[str] = []
+    for kind in (*JOURNAL_KINDS, FACTS, STORE):
+        gone = doomed.items(kind.tier)
+        receipt.deleted[kind.tier] = Tier(sorted(gone))
+        texts += [t for item in gone.values() for t in kind.texts(item)]
+    texts += list(threads.values())
+    hashes = sorted({text_hash(t) for t in texts if t})
     receipt.deleted["embedding_cache"] = Tier(hashes)
     if dry_run:
         return receipt
 
-    for why, by_tier in doomed.journal.items():
-        for tier, ids in by_tier.items():
-            ordered = sorted(ids)
+    for why, by_kind in doomed.by_reason.items():
+        for tier, found in by_kind.items():
+            ordered = sorted(found)
             for start in range(0, len(ordered), BATCH):
-                await journal.erase({tier: ordered[start : start + BATCH]}, reason=why)
-    for why, ids in doomed.facts.items():
-        ordered = sorted(ids)
-        for start in range(0, len(ordered), BATCH):
-            chunk = await facts.erase_facts(ordered[start : start + BATCH])
-            if chunk:
-                await app._audit("delete", "facts", chunk, why)
-    for why, by_key in doomed.items.items():
-        keys = sorted(by_key)
-        for start in range(0, len(keys), BATCH):
-            chunk = keys[start : start + BATCH]
-            await _delete_items(app, [by_key[k] for k in chunk])
-            await app._audit("delete", "store", chunk, why)
+                chunk = {i: found[i] for i in ordered[start : start + BATCH]}
+                await by_tier(tier).erase(tiers, learner, chunk, why)
     for start in range(0, len(hashes), BATCH):
-        chunk = hashes[start : start + BATCH]
-        _forget_vectors(app, chunk)
-        await app._audit("delete", "embedding_cache", chunk, "retention: texts of expired items")
+        chunk_hashes = hashes[start : start + BATCH]
+        forget_vectors(tiers, chunk_hashes)
+        await tiers.audit(
+            "delete", "embedding_cache", chunk_hashes, "retention: texts of expired items"
+        )
     held = [mem.episodes, mem.summaries, mem.candidates, mem.procedures, mem.facts, mem.items]
-    if any(held) or jobs or threads or app.index.list(principal, limit=1):
+    if any(held) or jobs or threads or tiers.index.list(principal, limit=1):
         # A principal with no memory at all leaves no trace: its next sweep reads empty tiers.
         deleted = sum(
             len(t.ids) for name, t in receipt.deleted.items() if name != "embedding_cache"
@@ -265,55 +203,20 @@ async def sweep(app: AnalystApp, *, dry_run: bool = False) -> Receipt:
     return receipt
 
 
-async def sweep_on_start(app: AnalystApp) -> Receipt | None:
-    """Sweep unless this principal's memory was swept in the last :data:`SWEEP_EVERY` (one
-    indexed read of the audit when not due); ``None`` when it was not due."""
-    journal = (await app._wired()).journal
-    assert journal is not None
-    now = app.services.clock()
-    mine = journal.with_principal(app.principal)
-    if await mine.latest_audit("sweep", since=now - SWEEP_EVERY) is not None:
-        return None
-    return await sweep(app)
-
-
-def _ids(procedures: Iterable[Any]) -> list[str]:
-    return [p.procedure_id for p in procedures]
-
-
-def _store_kind(item: Item) -> str:
-    from agent.recollection.reader import memory_layer
-
-    return "events" if memory_layer(str(item.value.get("kind"))) == "event" else "memories"
-
-
-def _high(item: Item) -> bool:
-    """A memory reviewed rather than deleted by age: importance 8+ or kept at the user's word."""
-    importance = item.value.get("importance")
-    high = isinstance(importance, int | float) and importance >= HIGH_IMPORTANCE
-    return high or item.value.get("source") == "confirmed"
-
-
-def _current(record: FactRecord) -> bool:
-    return record.status == "open"
-
-
-def _ended(record: FactRecord) -> datetime:
-    """When a fact row stopped holding (withdrawn, retracted, or superseded at ``valid_to``)."""
-    end = record.withdrawn_at or record.retracted_at or record.valid_to
-    return end if end is not None else record.recorded_at
-
-
-def _fact_texts(record: FactRecord) -> list[str]:
-    return [*_strings([record.value]), str(record.value)]
+async def due_for_sweep(tiers: Tiers) -> bool:
+    """Whether this principal's memory was not swept in the last :data:`SWEEP_EVERY` (one
+    indexed read of the audit)."""
+    now = tiers.services.clock()
+    journal = await tiers.journal()
+    return await journal.latest_audit("sweep", since=now - SWEEP_EVERY) is None
 
 
 def _jobs(
     jobs: list[ExtractionJob], gone: set[str], kept: set[str], before: datetime
-) -> tuple[list[str], int]:
+) -> tuple[list[ExtractionJob], int]:
     """Done or failed jobs finished before ``before`` that may go (a ``session_end`` job
     covering a kept episode stays), and how many stayed for that reason."""
-    old: list[str] = []
+    old: list[ExtractionJob] = []
     covering = 0
     for job in jobs:
         if job.status not in ("done", "failed") or (job.finished_at or job.created_at) >= before:
@@ -321,45 +224,45 @@ def _jobs(
         if job.kind == "session_end" and kept.intersection(job.episode_ids):
             covering += 1
             continue
-        old.append(job.job_id)
+        old.append(job)
     return old, covering
 
 
 async def _threads(
-    app: AnalystApp, now: datetime, age: timedelta, label: str, dry_run: bool
+    tiers: Tiers, now: datetime, age: timedelta, label: str, dry_run: bool
 ) -> dict[str, str]:
     """Prune the principal's threads idle for longer than ``age``; their ids and requests."""
-    records = {t.thread_id: t.query for t in app.index.list(app.principal, limit=1_000_000)}
+    records = {t.thread_id: t.query for t in THREADS.records(tiers)}
     if not records:
         return {}
     report = await prune_threads(
-        await app.checkpointer(),
-        app.index,
-        app.principal,
+        await tiers.checkpointer(),
+        tiers.index,
+        tiers.principal,
         older_than=age,
         label=label,
         dry_run=dry_run,
         now=now,
-        busy=app.locks.busy,
+        busy=tiers.locks.busy,
     )
     gone = [c.thread_id for c in report.deleted]
     if gone and not dry_run:
         for thread_id in gone:
-            app._remove_charts(thread_id, set())
-        await app._audit("delete", "threads", gone, f"retention: threads idle for over {label}")
+            remove_charts(tiers.settings, thread_id, set())
+        await tiers.audit("delete", "threads", gone, f"retention: threads idle for over {label}")
     return {t: records.get(t, "") for t in gone}
 
 
-def _reviews(app: AnalystApp, mem: Any, now: datetime, review: timedelta) -> list[dict[str, Any]]:
+def _reviews(
+    tiers: Tiers, mem: Remembered, now: datetime, review: timedelta
+) -> list[dict[str, Any]]:
     """High-importance items past their review date: kept, each with its owner, review date
     and the commands that confirm or delete it."""
-    from agent.app.memory import fact_command
-
-    owner = app.principal.user_id
+    owner = tiers.principal.user_id
     due: list[dict[str, Any]] = []
     why = "{what} is not deleted by age; it is due for review: confirm it or delete it"
     for r in mem.facts:
-        if _current(r) and r.recorded_at + review <= now:
+        if r.status == "open" and r.recorded_at + review <= now:
             due.append(
                 _due(
                     "facts",
@@ -387,7 +290,7 @@ def _reviews(app: AnalystApp, mem: Any, now: datetime, review: timedelta) -> lis
                 )
             )
     for i in mem.items:
-        if _high(i) and i.updated_at + review <= now:
+        if high_importance(i) and i.updated_at + review <= now:
             value = i.value
             again = (
                 f"analyst memories add {shlex.quote(str(value.get('text', '')))}"
@@ -398,7 +301,7 @@ def _reviews(app: AnalystApp, mem: Any, now: datetime, review: timedelta) -> lis
             due.append(
                 _due(
                     "store",
-                    _key(i),
+                    STORE.id(i),
                     f"memory {i.key}",
                     owner,
                     i.updated_at + review,

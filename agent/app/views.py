@@ -2,13 +2,17 @@
 
 :class:`ThreadView` is a thread as a caller sees it (``to_json`` is the stable shape of
 ``--json`` output); :class:`CheckpointView` one entry of a thread's history;
-:func:`thread_status` the one reading of a thread's status from its latest checkpoint.
+:func:`thread_status` the one reading of a thread's status from its latest checkpoint;
+:func:`thread_view` and :func:`checkpoint_views` build them from a thread's checkpoints.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory.threads import ThreadRecord
 
 
 @dataclass
@@ -146,3 +150,81 @@ def confirmation_request(snap: Any) -> dict[str, Any] | None:
         if isinstance(value, dict) and value.get("kind") in CONFIRMATION_KINDS:
             return value
     return None
+
+
+def thread_view(
+    thread_id: str, record: ThreadRecord, snap: Any, busy: bool, model: str
+) -> ThreadView:
+    """The view of a thread from its index ``record`` and latest state ``snap`` (``busy``: a
+    process runs it now; ``model``: the reasoner's label)."""
+    values: dict[str, Any] = snap.values or {}
+    draft = values.get("draft") or {}
+    review = values.get("critique") or {}
+    # Every report the thread ever published, whatever its latest request did; a thread
+    # checkpointed before the list existed still has its last one in ``publication``.
+    publications = [dict(p) for p in values.get("publications") or []]
+    current = values.get("publication")
+    if current and values.get("status") == "published" and current not in publications:
+        publications.append(dict(current))
+    return ThreadView(
+        thread_id=thread_id,
+        status=thread_status(snap, busy),
+        confirmation=confirmation_request(snap),
+        query=values.get("query") or record.query,
+        ticker=(values.get("tickers") or [None])[0],
+        mode=values.get("mode"),
+        draft_hash=draft.get("hash"),
+        draft_markdown=draft.get("markdown"),
+        chart_path=draft.get("chart_path"),
+        revision=draft.get("revision", 0),
+        verdict=review.get("verdict"),
+        findings=list(review.get("findings") or []),
+        publication=publications[-1] if publications else None,
+        publications=publications,
+        stop_reason=values.get("stop_reason") or None,
+        decision_error=values.get("decision_error"),
+        next_nodes=list(snap.next),
+        plan=list(values.get("plan") or []),
+        route_reason=values.get("route_reason") or "",
+        plan_rationale=values.get("plan_rationale") or "",
+        memories_used=list(values.get("memories_used") or []),
+        recalled=list(values.get("recalled") or []),
+        facts_used=dict(values.get("facts_used") or {}),
+        constraints=list(values.get("constraints") or []),
+        reply=values.get("reply") or "",
+        step_notes=[
+            f"{step_id}: {note}"
+            for step_id, result in (values.get("results") or {}).items()
+            for note in result.get("notes") or []
+        ],
+        usage=dict(values.get("usage") or {}),
+        model=model,
+        context_loaded=dict(values.get("context_loaded") or {}),
+        learned=list(values.get("learned") or []),
+        procedures=list(values.get("procedures") or []),
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+    )
+
+
+def checkpoint_views(snaps: list[Any]) -> list[CheckpointView]:
+    """One view per checkpoint of a thread's history (newest first, as the saver lists it)."""
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in snaps}
+    out = []
+    for snap in snaps:
+        meta = snap.metadata or {}
+        parent_id = (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        parent = by_id.get(parent_id) if parent_id else None
+        out.append(
+            CheckpointView(
+                checkpoint_id=snap.config["configurable"]["checkpoint_id"],
+                parent_id=parent_id,
+                step=int(meta.get("step", -1)),
+                source=str(meta.get("source", "")),
+                created_at=snap.created_at or "",
+                next_nodes=list(snap.next),
+                # The nodes that ran to produce this checkpoint: its parent's next tasks.
+                ran=list(parent.next) if parent is not None else [],
+            )
+        )
+    return out

@@ -51,7 +51,7 @@ def setup(
 ) -> None:
     """Create or migrate the checkpointer schema; safe to run any number of times."""
     settings = common.settings(checkpointer_url=checkpointer)
-    message = common.call(settings, lambda a: a.setup_checkpointer())
+    message = common.call(settings, lambda a: a.storage.setup_checkpointer())
     print(f"checkpointer: {message}")
 
 
@@ -64,7 +64,7 @@ def check(
     settings = common.settings()
 
     async def body(a: AnalystApp) -> list[FileCheck]:
-        return a.check_storage()
+        return a.storage.check_storage()
 
     checks = common.call(settings, body)
     if json_mode:
@@ -95,7 +95,7 @@ def snapshot(
     settings = common.settings()
 
     async def body(a: AnalystApp) -> list[Copied]:
-        return a.backup(dest)
+        return a.storage.backup(dest)
 
     copied = common.call(settings, body)
     if json_mode:
@@ -119,8 +119,8 @@ def restore_snapshot(
     settings = common.settings()
 
     async def body(a: AnalystApp) -> tuple[list[Copied], str, dict[str, dict[str, int]]]:
-        restored, kept = a.restore(src)
-        return restored, kept, await a.reapply_forgets()
+        restored, kept = a.storage.restore(src)
+        return restored, kept, await a.storage.reapply_forgets()
 
     restored, kept, forgotten = common.call(settings, body)
     if json_mode:

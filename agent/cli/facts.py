@@ -66,7 +66,7 @@ def _run(
     (``create=False``) never creates the ledger file."""
 
     async def go(app: AnalystApp) -> T:
-        return await body(await app.facts(create=create))
+        return await body(await app.tiers.facts(create=create))
 
     return common.call(settings, go)
 
@@ -335,7 +335,7 @@ def setup(
 ) -> None:
     """Create or upgrade the ledger schema at ANALYST_FACTS (Postgres: run as the owner)."""
     settings = common.settings()
-    applied = common.call(settings, lambda a: a.setup_facts(app_role or ()))
+    applied = common.call(settings, lambda a: a.storage.setup_facts(app_role or ()))
     if json_mode:
         common.print_json({"applied": applied}, indent=None)
         return

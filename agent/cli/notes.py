@@ -41,7 +41,7 @@ def _call(body: Callable[[FileMemory], T]) -> T:
     """Run ``body`` on the app's document memory (opened for this call, closed after it)."""
 
     async def go(app: AnalystApp) -> T:
-        return body(app.documents)
+        return body(app.tiers.documents)
 
     return common.call(common.settings(), go)
 

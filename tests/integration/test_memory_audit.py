@@ -64,8 +64,8 @@ async def test_a_session_is_audited_by_ids_and_hashes_only(
         confirmed = await app.memory.confirm(standing["candidate_id"])
         procedure_id = confirmed["procedure"]["procedure_id"]
         await app.memory.retire_procedure(procedure_id)
-        key = await app.remember("Check the semiconductor cycle before buying.")
-        await app.forget(key)
+        key = await app.memory.add_memory("Check the semiconductor cycle before buying.")
+        await app.memory.forget_memory(key)
     async with session(day=1) as app:
         # A new conversation loads the profile and the last session into its context.
         await app.start("Analyze MSFT", thread_id="s2", keep_session=True)
@@ -183,7 +183,7 @@ async def test_another_users_audit_is_invisible_but_to_the_tenants_admin(
     # Bob becomes the tenant's admin (on Postgres only the ledger's owner can make the first).
     if backend is None:
         async with session("bob") as bob:
-            assert await (await bob.facts()).grant("bob", admin=True)
+            assert await (await bob.tiers.facts()).grant("bob", admin=True)
     else:
         with psycopg.connect(backend.owner_url, autocommit=True) as owner:
             owner.execute(

@@ -109,7 +109,7 @@ async def fill(user: str, first: str, last: str) -> None:
         await app.memory.end_session(f"{user}-1")
         await app.memory.remember(f"I prefer companies {first} can explain.", as_="preference")
         await app.memory.remember(NEIGHBOUR, as_="preference")
-        app.documents.write(
+        app.tiers.documents.write(
             f"user-profiles/{user}.md",
             f"# {user}\n\nCall me {first}.\nI like long reports with charts.\n",
         )
@@ -118,7 +118,7 @@ async def fill(user: str, first: str, last: str) -> None:
         assert any(first in e.text for e in await learner.journal.list_episodes())
         assert await learner.facts.current(subject_for(app.principal), "full_name") is not None
         assert any(first in s.summary for s in await learner.journal.summaries())
-        memories = [m.text for m in await app.memories()]
+        memories = [m.text for m in await app.memory.memories()]
         assert any(first in t for t in memories) and NEIGHBOUR in memories
 
 
@@ -179,7 +179,7 @@ async def test_a_forgotten_canary_is_in_no_byte_and_a_restore_does_not_bring_it_
         assert restored["skipped"]["episodes"]["count"] >= 1
         assert restored["restored"]["documents"]["count"] == 0  # it exists: never overwritten
         assert await learner.facts.current(subject_for(app.principal), "full_name") is None
-        assert NEIGHBOUR in [m.text for m in await app.memories()]
+        assert NEIGHBOUR in [m.text for m in await app.memory.memories()]
         entries = await app.memory.audit()
 
     assert stack.hits(first) == [] and stack.hits(last) == []
@@ -243,16 +243,16 @@ async def test_a_restore_of_the_embedded_files_forgets_again(
     await fill("noor", *OTHER)
     copy = tmp_path / "db-backup"
     async with session("mira") as app:
-        app.backup(copy)
+        app.storage.backup(copy)
     async with session("mira", day=1) as app:
         await app.memory.forget(topic=first, confirm=True)
         forgot = len(await app.memory.audit())
     assert raw_hits(isolated_env / "data", first) == []
 
     async with session("noor", day=2) as app:  # any user may run the restore
-        restored, _ = app.restore(copy)
+        restored, _ = app.storage.restore(copy)
         assert any(c.name == "facts.sqlite" for c in restored)
-        again = await app.reapply_forgets()
+        again = await app.storage.reapply_forgets()
     assert set(again) == {"default/mira"} and again["default/mira"]["threads"] == 1
     live = isolated_env / "data"
     assert [h for h in raw_hits(live, first) if not h.startswith("backups/")] == []
@@ -260,7 +260,7 @@ async def test_a_restore_of_the_embedded_files_forgets_again(
     async with session("mira", day=2) as app:
         learner = await app.memory.learner()
         assert await learner.facts.current(subject_for(app.principal), "full_name") is None
-        assert NEIGHBOUR in [m.text for m in await app.memories()]
+        assert NEIGHBOUR in [m.text for m in await app.memory.memories()]
         assert len(await app.memory.audit()) > forgot  # nothing of the audit was lost
     async with session("noor", day=2) as app:
         learner = await app.memory.learner()
@@ -314,4 +314,4 @@ async def test_account_deletion_leaves_no_byte_of_the_user_in_any_backend(stack:
     kept = stack.hits(OTHER[0])
     assert any("checkpoint" in place for place in kept) and any("user-profiles" in p for p in kept)
     async with session("noor", day=1) as app:
-        assert NEIGHBOUR in [m.text for m in await app.memories()]
+        assert NEIGHBOUR in [m.text for m in await app.memory.memories()]

@@ -70,13 +70,13 @@ async def test_themes_merge_events_decay_them_and_every_fact_survives() -> None:
         before_facts = await ledger(app)
         events = [
             m
-            for m in await alist_memories(await app.store(), app.principal)
+            for m in await alist_memories(await app.tiers.store(), app.principal)
             if m.kind == "decision"
         ]
         report = await app.memory.consolidate(older_than_days=30, min_group=3)
         again = await app.memory.consolidate(older_than_days=30, min_group=3)
         after_facts = await ledger(app)
-        memories = await alist_memories(await app.store(), app.principal)
+        memories = await alist_memories(await app.tiers.store(), app.principal)
     assert len(events) == 6
     nvda = [e for e in events if e.metadata["tickers"] == ["NVDA"]]
     # Four NVDA decisions make a theme; two AAPL ones are too few (min_group 3).

@@ -88,7 +88,7 @@ def stored(env: dict[str, str]) -> dict[str, Any]:
             memory_ids = {
                 r.memory_id: (r.attribute, r.valid_from) for h in facts.values() for r in h
             }
-            memories = await alist_memories(await app.store(), app.principal, limit=1000)
+            memories = await alist_memories(await app.tiers.store(), app.principal, limit=1000)
             jobs = await journal.jobs(limit=1000)
             return {
                 "episodes": [(e.episode_id, e.kind, e.text) for e in await journal.list_episodes()],

@@ -78,7 +78,7 @@ async def _read_back(app: AnalystApp) -> str:
     learner = await app.memory.learner()
     shown = await app.memory.show()
     exported = await app.memory.export()
-    recalled = await app.recall("companies with low debt")
+    recalled = await app.memory.recall("companies with low debt")
     summaries = await learner.journal.summaries()
     candidates = await learner.journal.candidates(status=None, limit=100)
     return repr((shown, exported, [r.text for r in recalled], summaries, candidates))
@@ -110,7 +110,7 @@ async def test_memory_is_sealed_at_rest_and_read_in_clear(
             c for c in await learner.journal.candidates(status=None) if c.quote.startswith("My")
         ]
         assert candidate.payload["value"] == f"{first} {last}"
-        assert any(PREF_CANARY in m.text for m in await app.memories())
+        assert any(PREF_CANARY in m.text for m in await app.memory.memories())
 
     # ... and no byte of it is on disk: databases with their WAL, Qdrant Edge segments and
     # WAL, checkpoints, the thread index, the embedding cache (hashes and vectors only).
@@ -142,7 +142,7 @@ async def test_memory_is_sealed_at_rest_and_read_in_clear(
         with pytest.raises(FactConflictError):
             await learner.facts.record(same.model_copy(update={"value": "Other Name"}))
         await app.memory.remember(PREFERENCE, as_="preference")
-        assert sum(PREF_CANARY in m.text for m in await app.memories()) == 1
+        assert sum(PREF_CANARY in m.text for m in await app.memory.memories()) == 1
 
     # A wrong key, or none, is a clear error naming the variable.
     for key in (OTHER_KEY, None):

@@ -55,7 +55,7 @@ async def fill(user: str) -> None:
 
 
 async def texts(app: AnalystApp) -> list[str]:
-    return [m.text for m in await app.memories()]
+    return [m.text for m in await app.memory.memories()]
 
 
 async def test_forget_one_episode_cascades_and_is_not_learned_again(

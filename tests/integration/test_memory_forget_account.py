@@ -71,7 +71,7 @@ async def fill(user: str) -> None:
         assert any(first in e.text for e in await learner.journal.list_episodes())
         assert (await learner.facts.current(subject_for(app.principal), "full_name")) is not None
         assert await learner.journal.summaries()
-        texts = [m.text for m in await alist_memories(await app.store(), app.principal)]
+        texts = [m.text for m in await alist_memories(await app.tiers.store(), app.principal)]
         assert any(first in t for t in texts) and len(texts) >= 2
         state = await app.view(f"{user}-1")
         assert state.thread_id == f"{user}-1"
@@ -163,7 +163,7 @@ async def test_account_deletion_erases_every_tier_and_keeps_other_users(
     assert not list((data / "artifacts").glob("mira-*")) if (data / "artifacts").exists() else True
     async with session("mira", day=2) as app:
         assert await app.threads() == []
-        assert await app.memories() == []
+        assert await app.memory.memories() == []
         assert await app.memory.episodes() == []
         again = await app.memory.forget_account(confirm=False)
         assert all(t["count"] == 0 for t in again["deleted"].values()), again["deleted"]
@@ -180,9 +180,9 @@ async def test_account_deletion_erases_every_tier_and_keeps_other_users(
         assert [t.thread_id for t in await app.threads()] == ["noor-2", "noor-1"] or sorted(
             t.thread_id for t in await app.threads()
         ) == ["noor-1", "noor-2"]
-        assert any(noor in m.text for m in await app.memories())
+        assert any(noor in m.text for m in await app.memory.memories())
         assert (await app.view("noor-1")).thread_id == "noor-1"
-        hits = await app.recall(f"companies {noor} can explain")
+        hits = await app.memory.recall(f"companies {noor} can explain")
         assert hits and noor in hits[0].text
 
 

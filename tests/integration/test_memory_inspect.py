@@ -132,7 +132,7 @@ async def test_remember_stores_each_kind_with_an_episode(isolated_env: Path) -> 
         after = await app.memory.episodes()
         learner = await app.memory.learner()
         currency = await learner.facts.current(learner.subject, "base_currency")
-        memories = {m.key: m for m in await app.memories()}
+        memories = {m.key: m for m in await app.memory.memories()}
         procedures = await app.memory.procedures()
         # The worker finds nothing to extract again from what was remembered.
         assert await app.memory.drain() == []
@@ -177,7 +177,7 @@ async def test_export_holds_every_item_and_nothing_of_another_user(isolated_env:
         exported = await app.memory.export()
         episodes = await app.memory.episodes()
         listing = await app.memory.listing()
-        memories = await app.memories()
+        memories = await app.memory.memories()
         sessions = await app.memory.sessions()
     assert list(exported) == [
         "format",

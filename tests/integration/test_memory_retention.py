@@ -154,7 +154,7 @@ async def fill(user: str) -> dict[str, Any]:
             )
             ids[f"fact_{value}"] = record.memory_id
 
-        store = await app.store()
+        store = await app.tiers.store()
         memories: list[tuple[str, str, int, datetime, list[str] | None]] = [
             ("ev_old", "decision", 6, ago(200), None),
             ("ev_new", "decision", 6, ago(10), None),
@@ -188,7 +188,7 @@ async def snapshot(app: AnalystApp) -> dict[str, set[str]]:
         "extraction_jobs": {x.job_id for x in await j.jobs(limit=ALL)},
         "procedures": {x.procedure_id for x in await j.procedures(status=None)},
         "facts": {r.memory_id for r in await learner.facts.history(subject, "risk_tolerance")},
-        "store": {m.key for m in await app.memories(limit=ALL)},
+        "store": {m.key for m in await app.memory.memories(limit=ALL)},
         "threads": {t.thread_id for t in app.index.list(app.principal, limit=ALL)},
     }
 

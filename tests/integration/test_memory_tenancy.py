@@ -225,7 +225,7 @@ async def read_paths(app: AnalystApp, own: Own) -> dict[str, Any]:
         own.owns(s, "session")
         own.cites(s["episode_ids"], "session", s)
         assert s["thread_id"] in own.threads and set(s["facts_learned"]) <= own.facts, s
-    memories = await app.memories(limit=1000)
+    memories = await app.memory.memories(limit=1000)
     for m in memories:
         own.cites(m.metadata.get("episode_ids") or [], "memory", m)
     context = await app.memory.context()

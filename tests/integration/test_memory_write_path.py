@@ -54,7 +54,7 @@ async def layers(app: AnalystApp) -> dict[str, Any]:
     horizon = await learner.facts.history(subject_for(app.principal), "horizon_years")
     events = [
         m
-        for m in await alist_memories(await app.store(), app.principal)
+        for m in await alist_memories(await app.tiers.store(), app.principal)
         if m.kind in ("decision", "rejection", "milestone")
     ]
     return {

@@ -135,7 +135,7 @@ async def test_an_invented_event_is_refused_and_never_reaches_a_later_prompt(
         assert len(extractions) == 2  # the decision's job and the session end's
         episodes = {e["kind"]: e for e in await app.memory.episodes(thread_id="A1")}
         candidates = await app.memory.review(status=None)
-        memories = await app.memories()
+        memories = await app.memory.memories()
         sessions = await app.memory.sessions()
 
     # Recorded as an ungrounded candidate, with its reason, once.
@@ -232,7 +232,7 @@ async def test_the_memory_tools_read_the_principals_memory_only_as_quoted_data(
         await approved_session(app, "A1")
         alice_episodes = {e["kind"] + ":" + e["text"][:12]: e for e in await app.memory.episodes()}
         [alice_session] = await app.memory.sessions()
-        [alice_event] = [m for m in await app.memories() if m.kind == "decision"]
+        [alice_event] = [m for m in await app.memory.memories() if m.kind == "decision"]
     request_episode = next(e for e in alice_episodes.values() if e["text"] == REQUEST)
     horizon_episode = next(e for e in alice_episodes.values() if "horizon" in e["text"])
 

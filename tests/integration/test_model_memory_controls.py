@@ -135,7 +135,7 @@ async def test_a_proposed_forget_waits_for_the_user_and_only_yes_deletes(
         listed = [r["text"] for r in await app.memory.listing()]
         assert TSLA not in listed and NEIGHBOUR in listed
         assert said["episode_id"] not in {e["episode_id"] for e in await app.memory.episodes()}
-        assert kept["stored"][0]["id"] in {m.key for m in await app.memories()}
+        assert kept["stored"][0]["id"] in {m.key for m in await app.memory.memories()}
         entries = await app.memory.audit()
         assert (await app.view("A2")).status == "published"
     forgets = [e for e in entries if e["action"] == "delete" and e["reason"] == FORGET_REASON]
@@ -144,7 +144,7 @@ async def test_a_proposed_forget_waits_for_the_user_and_only_yes_deletes(
     assert receipt["deleted"]["store"]["ids"][0] in deleted_ids
     assert TSLA not in json.dumps(entries)
     async with open_app("bob") as app:  # the same words of another user stay
-        assert bobs["stored"][0]["id"] in {m.key for m in await app.memories()}
+        assert bobs["stored"][0]["id"] in {m.key for m in await app.memory.memories()}
 
 
 def result_of_all(request: dict[str, Any], tool: str) -> list[str]:

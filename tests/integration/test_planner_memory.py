@@ -19,7 +19,11 @@ async def seed(app: Any) -> str:
     await app.graph()
     who = app.principal
     key = await aremember(
-        app._store, who, "I prefer conservative positions", importance=8, about="risk tolerance"
+        await app.tiers.store(),
+        who,
+        "I prefer conservative positions",
+        importance=8,
+        about="risk tolerance",
     )
     await app.services.facts.record(
         MemoryDelta(

@@ -1,0 +1,66 @@
+"""Leaving no byte of deleted memory behind: the embedding-cache rows of deleted texts, the
+Qdrant Edge shard rebuilt, and the embedded SQLite files checkpointed and vacuumed."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent.app.tiers import Tiers
+
+#: The embedded SQLite files a deletion in each tier leaves freed pages in (the ledger's file,
+#: which holds the journal, the tombstones and the audit, is rewritten after every deletion;
+#: the embeddings cache rewrites itself when rows are deleted from it).
+FILES_OF = {
+    "threads": ("checkpoints.sqlite", "threads.sqlite"),
+    "documents": ("documents.sqlite",),
+}
+
+
+def forget_vectors(tiers: Tiers, hashes: list[str]) -> None:
+    """Drop the cached vectors of the deleted texts: the file, and this process's LRU."""
+    from memory.embeddings import CachedEmbedder, SqliteEmbeddingCache, embedding_cache_path
+
+    path = embedding_cache_path(tiers.settings)
+    embedder = getattr(tiers.opened_store, "embeddings", None)
+    if isinstance(embedder, CachedEmbedder):
+        embedder.forget_hashes(hashes)  # this process's LRU (and its file, if it has one)
+        if getattr(embedder.store, "path", None) == path:
+            return  # that file was the cache file: its rows are gone and it was rewritten
+    SqliteEmbeddingCache(path).delete(hashes)  # deletes, then rewrites the file
+
+
+async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[str]:
+    """Rewrite what keeps the deleted bytes: the Qdrant Edge shard when store items were
+    deleted, and the embedded SQLite files the deletion touched (WAL checkpointed and
+    truncated, then VACUUM). ``deleted`` names the tiers that lost something (``None``:
+    every file, as account deletion does). The shard is rebuilt whole (its cost grows with
+    the shard, not with what was deleted), so it is skipped when no store item went."""
+    kinds = None if deleted is None else set(deleted)
+    done: list[str] = []
+    store = tiers.opened_store
+    rebuild = getattr(store, "rebuild", None)
+    if callable(rebuild) and (kinds is None or "store" in kinds):
+        await asyncio.to_thread(rebuild)
+        done.append(str(getattr(store, "path", "long-term store")))
+    names = {"facts.sqlite"} | {n for t in kinds or () for n in FILES_OF.get(t, ())}
+    for embedded in tiers.embedded_files():
+        wanted = kinds is None or embedded.name in names
+        if embedded.kind == "sqlite" and wanted and embedded.path.exists():
+            await asyncio.to_thread(vacuum, str(embedded.path))
+            done.append(str(embedded.path))
+    return done
+
+
+def vacuum(path: str) -> None:
+    """Checkpoint and truncate the WAL of the SQLite file ``path``, then VACUUM it."""
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()

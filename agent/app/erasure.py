@@ -1,0 +1,97 @@
+"""Account deletion: everything of one principal, in every tier, and a receipt that says so.
+
+:func:`forget_account` without ``confirm`` only reads and returns the plan (what would be
+deleted, by kind); with it, it deletes the threads, the journal, the ledger's rows and grants,
+the store's items, the embedding-cache rows of every deleted text and the profile document,
+then compacts every embedded file. What is kept on purpose (published research notes, the
+audit, earlier tombstones) is listed with its reason. The order and the reasons are in
+``docs/memory-lifecycle.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agent.app.compaction import compact, forget_vectors
+from agent.app.kinds import DOCUMENTS, FACTS, KINDS, STORE, THREADS
+from agent.app.receipts import (
+    REASON,
+    Receipt,
+    Tier,
+    backend_notes,
+    backups_statement,
+    kept_records,
+)
+from agent.recollection.forgettable import item_key, profile_path
+
+if TYPE_CHECKING:
+    from agent.app.kinds import Kind
+    from agent.app.tiers import Tiers
+    from agent.learning.learner import Learner
+
+
+async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Receipt:
+    """Delete everything of ``tiers.principal`` (``confirm``), or say what would go (not)."""
+    from memory.embeddings import text_hash
+
+    principal = tiers.principal
+    receipt = Receipt(principal.tenant_id, principal.user_id, confirm)
+    journal, facts = learner.journal, learner.facts
+
+    held: dict[Kind, list[Any]] = {}
+    for kind in KINDS:
+        if kind is FACTS:  # the rows of every attribute the user has a current fact of
+            held[kind] = await FACTS.fetch(tiers, learner, registry=False)
+        elif kind is not DOCUMENTS:  # the profile document goes whole, not by line
+            held[kind] = await kind.fetch(tiers, learner)
+    texts = [t for kind, items in held.items() for i in items for t in kind.texts(i)]
+    hashes = sorted({text_hash(t) for t in texts if t})
+    for kind, items in held.items():
+        receipt.deleted[kind.tier] = Tier(sorted(kind.id(i) for i in items))
+        if kind is FACTS:
+            grants = await facts.grants()
+            receipt.deleted["grants"] = Tier(
+                sorted(f"{g.role}:{g.subject}" for g in grants if g.user_id == principal.user_id)
+            )
+    receipt.deleted["embedding_cache"] = Tier(hashes)
+    documents = tiers.documents
+    document = profile_path(principal)
+    receipt.deleted["documents"] = Tier([document] if documents.exists(document) else [])
+    receipt.kept = [
+        *kept_records(tiers, {t.thread_id for t in held[THREADS]}),
+        {
+            "tier": "tombstones",
+            "what": "tombstones of what this user forgot earlier",
+            "why": "keyed hashes, never text: they stop a restored backup or a re-imported "
+            "conversation from teaching the forgotten things again",
+        },
+    ]
+    receipt.backups = backups_statement(tiers)
+    if not confirm:
+        return receipt
+
+    await THREADS.delete(tiers, (t.thread_id for t in held[THREADS]))
+    erased = await journal.erase_principal(reason=REASON)
+    for tier, ids in erased.items():
+        receipt.deleted[tier] = Tier(ids)
+    fact_ids, grants_gone = await facts.erase_own()
+    receipt.deleted["facts"] = Tier(fact_ids)
+    receipt.deleted["grants"] = Tier(grants_gone)
+    items = await STORE.fetch(tiers)  # anything written since the plan goes too
+    receipt.deleted["store"] = Tier(
+        sorted({*receipt.deleted["store"].ids, *(item_key(i) for i in items)})
+    )
+    await STORE.delete(tiers, items, None)
+    if fact_ids or grants_gone:
+        await tiers.audit("delete", "facts", [*fact_ids, *grants_gone], REASON)
+    if receipt.deleted["store"].ids:
+        await tiers.audit("delete", "store", receipt.deleted["store"].ids, REASON)
+    forget_vectors(tiers, hashes)
+    if hashes:
+        await tiers.audit("delete", "embedding_cache", hashes, REASON)
+    if documents.delete(document):
+        documents.reindex()  # the index's rows of the document go with it
+        await tiers.audit("delete", "documents", [document], REASON)
+    receipt.compacted = await compact(tiers)
+    receipt.notes = backend_notes(tiers)
+    return receipt
