@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from agent.app.tiers import Tiers
     from agent.learning.learner import Learner
+    from memory.recall import Recalled
 
 #: As many rows as one read takes (everything of one principal).
 ALL = 1_000_000
@@ -61,6 +62,8 @@ class Kind:
     tier: str = ""
     #: A table of the memory journal: erased with the other journal kinds in one transaction.
     journal: bool = False
+    #: The key of this kind in ``analyst memory export`` ("" when it is not exported).
+    export_key: str = ""
     #: The retention ages that expire this kind, each with the words its audit reason uses.
     ages: ClassVar[dict[str, str]] = {}
 
@@ -103,6 +106,10 @@ class Kind:
     def to_json(self, item: Any) -> dict[str, Any]:
         return dict(item.to_json())
 
+    async def exported(self, tiers: Tiers, learner: Learner) -> Any:
+        """What ``analyst memory export`` holds of this kind."""
+        return [self.to_json(i) for i in await self.fetch(tiers, learner)]
+
     async def erase(
         self, tiers: Tiers, learner: Learner, found: dict[str, Any], reason: str
     ) -> list[str]:
@@ -135,6 +142,7 @@ class JournalKind(Kind):
 
 class Episodes(JournalKind):
     tier, record, key = "episodes", Episode, "episode_id"
+    export_key = "episodes"
     ages: ClassVar[dict[str, str]] = {"episodes": "episodes"}
 
     def items(self, mem: Remembered) -> Sequence[Episode]:
@@ -160,6 +168,7 @@ class Jobs(JournalKind):
     """Extraction jobs: not in a forget's read (they are listed when a forget is applied)."""
 
     tier, record, key = "extraction_jobs", ExtractionJob, "job_id"
+    export_key = "jobs"
     ages: ClassVar[dict[str, str]] = {"jobs": "done and failed extraction jobs"}
 
     async def fetch(self, tiers: Tiers, learner: Learner) -> list[ExtractionJob]:
@@ -168,6 +177,7 @@ class Jobs(JournalKind):
 
 class Candidates(JournalKind):
     tier, record, key = "candidates", Candidate, "candidate_id"
+    export_key = "candidates"
     ages: ClassVar[dict[str, str]] = {"candidates": "candidates"}
 
     def items(self, mem: Remembered) -> Sequence[Candidate]:
@@ -189,6 +199,7 @@ class Candidates(JournalKind):
 
 class Summaries(JournalKind):
     tier, record, key = "summaries", SessionSummary, "session_id"
+    export_key = "sessions"
     ages: ClassVar[dict[str, str]] = {"summaries": "summaries"}
 
     def items(self, mem: Remembered) -> Sequence[SessionSummary]:
@@ -220,6 +231,7 @@ class Summaries(JournalKind):
 
 class Procedures(JournalKind):
     tier, record, key = "procedures", Procedure, "procedure_id"
+    export_key = "procedures"
     ages: ClassVar[dict[str, str]] = {"procedures": "retired procedures"}
 
     def items(self, mem: Remembered) -> Sequence[Procedure]:
@@ -243,7 +255,7 @@ class Procedures(JournalKind):
 class Facts(Kind):
     """Fact rows of the ledger, each with its whole history."""
 
-    tier = "facts"
+    tier, export_key = "facts", "facts"
     ages: ClassVar[dict[str, str]] = {"fact_history": "fact history rows"}
 
     def items(self, mem: Remembered) -> Sequence[FactRecord]:
@@ -302,6 +314,13 @@ class Facts(Kind):
         names = sorted({*current, *REGISTRY}) if registry else list(current)
         return [r for a in names for r in await facts.history(subject, a)]
 
+    async def exported(self, tiers: Tiers, learner: Learner) -> dict[str, list[dict[str, Any]]]:
+        """Each attribute's history, by attribute."""
+        by_name: dict[str, list[dict[str, Any]]] = {}
+        for r in await self.fetch(tiers, learner):
+            by_name.setdefault(r.attribute, []).append(r.to_json())
+        return by_name
+
     def from_json(self, row: dict[str, Any]) -> FactRecord:
         return record_from_json(FactRecord, row)
 
@@ -319,7 +338,7 @@ class Store(Kind):
     """Items of the long-term store under the principal's namespace root (memories, events,
     themes), named ``<namespace>/<key>``."""
 
-    tier = "store"
+    tier, export_key = "store", "memories"
     ages: ClassVar[dict[str, str]] = {"events": "events", "memories": "memories"}
 
     def items(self, mem: Remembered) -> Sequence[Item]:
@@ -358,6 +377,15 @@ class Store(Kind):
     def to_json(self, item: Item) -> dict[str, Any]:
         return {"namespace": list(item.namespace), "key": item.key, "value": item.value}
 
+    async def exported(self, tiers: Tiers, learner: Learner) -> list[dict[str, Any]]:
+        """The long-term memories, newest first, without their listing score."""
+        from memory.recall import alist_memories
+
+        if tiers.store_missing():
+            return []
+        found = await alist_memories(await tiers.store(), tiers.principal, limit=ALL)
+        return [memory_json(m) for m in found]
+
     def from_json(self, row: dict[str, Any]) -> Item:
         from datetime import UTC
 
@@ -391,6 +419,13 @@ class Store(Kind):
             await view.abatch([PutOp(tuple(i.namespace), i.key, None) for i in chunk])
         if reason is not None:
             await tiers.audit("delete", "store", sorted(item_key(i) for i in items), reason)
+
+
+def memory_json(m: Recalled) -> dict[str, Any]:
+    """A long-term memory without its listing score (not stable: recency moves with time)."""
+    row = m.to_json()
+    row.pop("score", None)
+    return row
 
 
 def high_importance(item: Item) -> bool:
@@ -516,6 +551,8 @@ KINDS: tuple[Kind, ...] = (
 JOURNAL_KINDS: tuple[JournalKind, ...] = (EPISODES, JOBS, CANDIDATES, SUMMARIES, PROCEDURES)
 #: The kinds derived from episodes, in the order a forget's cascade considers them.
 DERIVED: tuple[Kind, ...] = (SUMMARIES, CANDIDATES, PROCEDURES, FACTS, STORE)
+#: The kinds ``analyst memory export`` holds, in its order.
+EXPORTED: tuple[Kind, ...] = (EPISODES, FACTS, CANDIDATES, PROCEDURES, SUMMARIES, JOBS, STORE)
 #: The kinds of a forget's read whose text can be tombstoned, by tier.
 TOMBSTONED: tuple[Kind, ...] = (EPISODES, CANDIDATES, FACTS, STORE)
 

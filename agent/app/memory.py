@@ -338,6 +338,7 @@ class MemoryControls:
         the planner uses, procedures in force, the most recent ``sessions`` session summaries
         with their open items, preferences, events and other long-term memories, and the
         candidates awaiting the principal's word."""
+        from agent.app.kinds import memory_json
         from agent.learning.learner import CONFIRMABLE
         from agent.recollection.reader import memory_layer
 
@@ -348,7 +349,7 @@ class MemoryControls:
             layer = {"preference": "preferences", "event": "events"}.get(
                 memory_layer(m.kind), "memories"
             )
-            shown[layer].append({**_memory_json(m), "delete": f"analyst memories forget {m.key}"})
+            shown[layer].append({**memory_json(m), "delete": f"analyst memories forget {m.key}"})
         candidates = []
         for c in await learner.journal.candidates(status="pending", limit=_ALL):
             row = c.to_json()
@@ -433,30 +434,17 @@ class MemoryControls:
         candidates, procedures, session summaries and extraction jobs of every status, and
         the long-term memories. Storage is scoped to the principal, so nothing of another
         user is in it."""
-        from agent.learning.profile import REGISTRY
+        from agent.app.kinds import EXPORTED
 
         learner = await self.learner()
-        journal, subject = learner.journal, learner.subject
-        names = set(REGISTRY) | set(await learner.facts.profile(subject))
-        facts = {}
-        for name in sorted(names):
-            history = await learner.facts.history(subject, name)
-            if history:
-                facts[name] = [r.to_json() for r in history]
         return {
             "format": "analyst-memory-export",
             "version": 1,
             "exported_at": learner.clock().isoformat(),
             "tenant_id": self.tiers.principal.tenant_id,
             "user_id": self.tiers.principal.user_id,
-            "subject": subject,
-            "episodes": [e.to_json() for e in await journal.list_episodes(limit=_ALL)],
-            "facts": facts,
-            "candidates": [c.to_json() for c in await journal.candidates(limit=_ALL)],
-            "procedures": [p.to_json() for p in await journal.procedures(status=None)],
-            "sessions": [s.to_json() for s in await journal.summaries(limit=_ALL)],
-            "jobs": [j.to_json() for j in await journal.jobs(limit=_ALL)],
-            "memories": [_memory_json(m) for m in await self.memories(limit=_ALL)],
+            "subject": learner.subject,
+            **{kind.export_key: await kind.exported(self.tiers, learner) for kind in EXPORTED},
         }
 
     async def sweep(self, *, dry_run: bool = False) -> dict[str, Any]:
@@ -473,10 +461,3 @@ class MemoryControls:
 
 #: As many rows as a listing or an export may hold.
 _ALL = 1_000_000
-
-
-def _memory_json(m: Recalled) -> dict[str, Any]:
-    """A long-term memory without its listing score (not stable: recency moves with time)."""
-    row = m.to_json()
-    row.pop("score", None)
-    return row
