@@ -2,7 +2,8 @@
 
 - ``app``: the root Typer app (run, resume, approve, reject, edit, show, history, chat) and the
   registration of the command groups below
-- ``threads``, ``facts``, ``memories``, ``notes``, ``db``: one command group each
+- ``threads``, ``facts``, ``memory`` (a package: learning, items, lifecycle), ``notes``,
+  ``db``: one command group each; ``memories``: the hidden old spelling of part of ``memory``
 - ``chat``: the REPL; ``render``: Rich output of threads, progress and tables
 - ``common``: options, the consoles, the app session, and the one mapping from failures to
   exit codes (:func:`agent.cli.common.run`)

@@ -5,9 +5,10 @@ Each command parses its options, calls :class:`~agent.app.AnalystApp` through
 with ``--json`` (its keys are stable for scripts). Failures are raised, never caught here:
 :func:`agent.cli.common.run` turns them into one ``error:`` line and an exit code.
 
-The command groups (``threads``, ``facts``, ``memories``, ``memory``, ``notes``, ``db``) live in their own
-modules, which import only typer at top level; this one registers them. Heavy modules (LangGraph, numpy, matplotlib) are
-imported inside commands so ``--help`` stays fast.
+The command groups (``threads``, ``facts``, ``memory``, ``notes``, ``db``; ``memories`` is the
+hidden old name of part of ``memory``) live in their own modules, which import only typer at top
+level; this one registers them. Heavy modules (LangGraph, numpy, matplotlib) are imported inside
+commands so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
-from agent.cli import common
+import agent.cli.common as common
 from agent.cli.common import (
     CheckpointerOpt,
     CommandError,
@@ -82,7 +83,7 @@ def progress(json_mode: bool) -> Callable[[str, dict[str, Any]], None] | None:
     """One line per finished node on the console (nothing with ``--json``)."""
     if json_mode:
         return None
-    from agent.cli import render
+    import agent.cli.render as render
 
     console = common.console()
     return lambda node, update: render.progress(console, node, update)
@@ -92,7 +93,7 @@ def emit(view: ThreadView, json_mode: bool, *, show_draft: bool = True) -> None:
     if json_mode:
         common.print_json(view.to_json())
         return
-    from agent.cli import render
+    import agent.cli.render as render
 
     render.thread(common.console(), view, show_draft=show_draft)
 
@@ -292,7 +293,7 @@ def history(
     if json_mode:
         common.print_json([vars(c) for c in items])
         return
-    from agent.cli import render
+    import agent.cli.render as render
 
     render.history_table(common.console(), thread_id, items)
 
@@ -324,6 +325,6 @@ def chat(
 
 app.add_typer(db_app, name="db")
 app.add_typer(facts_app, name="facts")
-app.add_typer(memories_app, name="memories")
+app.add_typer(memories_app, name="memories", hidden=True)  # the old name of `memory`
 app.add_typer(memory_app, name="memory")
 app.add_typer(notes_app, name="notes")

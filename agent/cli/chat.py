@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import agent.cli.common as common
+import agent.cli.render as render
 from agent.app import ThreadView, new_thread_id
-from agent.cli import common, render
 from agent.cli.common import Terminated
 from agent.errors import AnalystError, ModelError
 
@@ -384,8 +385,6 @@ def forget_args(rest: str) -> dict[str, Any] | None:
     """``/forget``'s WHAT as keyword arguments of ``app.memory.forget`` (``everything``: of
     ``forget_account``); None when it is none of the forms (the caller prints the usage). A
     date that is not ``YYYY-MM-DD`` is a :class:`~agent.cli.common.CommandError`."""
-    from agent.cli.memory import _day
-
     words = rest.split()
     if not words:
         return None
@@ -398,8 +397,8 @@ def forget_args(rest: str) -> dict[str, Any] | None:
     ranged = _RANGE.match(rest.strip())
     if ranged:
         return {
-            "since": _day(ranged.group(1), "from"),
-            "until": _day(ranged.group(2), "to", end=True),
+            "since": common.day(ranged.group(1), "from"),
+            "until": common.day(ranged.group(2), "to", end=True),
         }
     if head in ("everything", "topic", "from"):
         return None

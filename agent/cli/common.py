@@ -30,6 +30,8 @@ import typer
 from agent.errors import AnalystError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
 
     from agent.app import AnalystApp
@@ -209,6 +211,41 @@ def forget_answer(text: str, *, allow_ids: bool = True) -> bool | list[str]:
     if not allow_ids or said.lower() in ("n", "no", ""):
         return False
     return [i for i in re.split(r"[\s,]+", said) if i]
+
+
+def day(value: str | None, flag: str, *, end: bool = False) -> datetime | None:
+    """``YYYY-MM-DD`` (given as ``flag``) as the start of that day in UTC (``end``: of the
+    next day, so the day is included); None stays None; anything else is a
+    :class:`CommandError` naming ``flag``."""
+    from datetime import UTC, datetime, timedelta
+
+    if value is None:
+        return None
+    try:
+        start = datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError as e:
+        raise CommandError(f"{flag} {value!r} is not a date like 2026-09-30.") from e
+    return start + timedelta(days=1) if end else start
+
+
+def print_rows(
+    rows: list[dict[str, Any]],
+    json_mode: bool,
+    key: str,
+    empty: str,
+    columns: Callable[[list[dict[str, Any]]], Sequence[Any]],
+) -> None:
+    """A listing: ``{key: rows}`` as JSON, else ``empty`` when there are no rows, else one
+    line per row with the :class:`~agent.cli.render.Column` list ``columns(rows)`` gives."""
+    if json_mode:
+        print_json({key: rows}, ensure_ascii=False)
+        return
+    if not rows:
+        console().print(empty, soft_wrap=True)
+        return
+    from agent.cli.render import listing
+
+    listing(console(), columns(rows))
 
 
 def group(name: str, help: str) -> typer.Typer:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli import common
+import agent.cli.common as common
 from memory.errors import StorageError
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from agent.cli import common
+import agent.cli.common as common
 from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt, group
 
 if TYPE_CHECKING:

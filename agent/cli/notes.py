@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from agent.cli import common
+import agent.cli.common as common
 from agent.cli.common import CommandError, JsonOpt, group
 
 if TYPE_CHECKING:

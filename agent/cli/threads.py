@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli import common
+import agent.cli.common as common
 from agent.cli.common import CheckpointerOpt, JsonOpt, TenantOpt, UserOpt
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def threads(
     if json_mode:
         common.print_json([{k: v.to_json()[k] for k in LISTED_KEYS} for v in views])
         return
-    from agent.cli import render
+    import agent.cli.render as render
 
     render.thread_table(common.console(), views)
 

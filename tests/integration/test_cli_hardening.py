@@ -71,7 +71,7 @@ def test_a_later_declined_request_keeps_the_thread_s_publications_in_view(analys
 def test_oversized_input_is_refused_before_anything_is_written(analyst: Any) -> None:
     query, memory = analyst.many(
         ["run", "Analyze NVDA " + "x" * 100_000, "--json"],
-        ["memories", "add", "I prefer " + "y" * 125_000],
+        ["memory", "add", "I prefer " + "y" * 125_000],
     )
     assert query.refused and query.code == 2, str(query)
     assert "The query is 100,013 characters long; the limit is 2,000" in query.err
@@ -139,11 +139,11 @@ def test_thread_listings_fit_80_columns_and_never_cut_ids_or_dates(analyst: Any)
 @pytest.mark.slow
 def test_memory_listings_fit_80_columns_and_show_whole_keys(analyst: Any) -> None:
     keys = [
-        analyst.json("memories", "add", text, "--about", "risk tolerance")["key"]
+        analyst.json("memory", "add", text, "--about", "risk tolerance")["key"]
         for text in ("I prefer conservative positions", "Line one\nline two\n" + "and more " * 150)
     ]
     cli = narrow(analyst)
-    for args in (["memories", "list"], ["memories", "search", "what risk do I like"]):
+    for args in (["memory", "list", "--memories"], ["memory", "search", "what risk do I like"]):
         shown = cli(*args)
         assert shown.code == 0, str(shown)
         lines = body_lines(shown.out)
@@ -152,7 +152,7 @@ def test_memory_listings_fit_80_columns_and_show_whole_keys(analyst: Any) -> Non
         for key in keys:
             assert sum(key in line for line in lines) == 1, shown.out
         assert "…" in shown.out
-    wide = analyst("memories", "search", "what risk do I like")
+    wide = analyst("memory", "search", "what risk do I like")
     assert all(word in wide.out for word in ("recency", "importance", "relevance", "about"))
 
 

@@ -1,4 +1,5 @@
-"""``analyst memories``: seed, list, search with score parts, forget — real processes, the
+"""``analyst memory add|search|list --memories|forget --key`` (and their old spelling
+``analyst memories ...``): seed, list, search with score parts, forget — real processes, the
 default store (Qdrant local in the test's data folder) and the real MiniLM embedder.
 
 Memories are seeded in-process through the same settings (one model load instead of one per
@@ -61,7 +62,7 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
         },
     )
 
-    found = analyst.json("memories", "search", "how much risk am I comfortable with")
+    found = analyst.json("memory", "search", "how much risk am I comfortable with")
     assert (found["user"], found["tenant"]) == ("tester", "default")
     assert found["weights"] == {"recency": 0.3, "importance": 0.2, "relevance": 0.5}
     memories = found["memories"]
@@ -79,7 +80,7 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
     totals = [m["score"]["total"] for m in memories]
     assert totals == sorted(totals, reverse=True)
 
-    table = analyst("memories", "search", "which sectors do I like", "--limit", "2")
+    table = analyst("memory", "search", "which sectors do I like", "--limit", "2")
     assert table.code == 0, str(table)
     lines = table.out.splitlines()
     assert any("score" in line and "relevance" in line for line in lines)
@@ -88,7 +89,7 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
     assert "violin" not in table.out  # --limit 2
 
     relevance_only = analyst.json(
-        "memories", "search", "which sectors do I like", "--weights", "0,0,1"
+        "memory", "search", "which sectors do I like", "--weights", "0,0,1"
     )
     assert relevance_only["weights"] == {"recency": 0.0, "importance": 0.0, "relevance": 1.0}
     top = relevance_only["memories"][0]
@@ -96,18 +97,18 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
 
     # The same question again: its embedding comes from the cache, no model load.
     before = cached_embeddings(analyst.data_dir)
-    bob = analyst.json("memories", "search", "how much risk am I comfortable with", "--user", "bob")
+    bob = analyst.json("memory", "search", "how much risk am I comfortable with", "--user", "bob")
     assert cached_embeddings(analyst.data_dir) == before
     assert [m["text"] for m in bob["memories"]] == ["I love aggressive, risky bets"]
 
 
 def test_add_list_forget(analyst: Any) -> None:
     added = analyst.json(
-        "memories", "add", "Keep my reports short", "--importance", "9", "--about", "report format"
+        "memory", "add", "Keep my reports short", "--importance", "9", "--about", "report format"
     )
     assert added["key"].startswith("mem-") and added["importance"] == 9
     again = analyst.json(
-        "memories",
+        "memory",
         "add",
         "  Keep my reports short ",
         "--importance",
@@ -117,22 +118,42 @@ def test_add_list_forget(analyst: Any) -> None:
     )
     assert again["key"] == added["key"]  # the same memory, refreshed
 
-    listed = analyst.json("memories", "list")["memories"]
+    listed = analyst.json("memory", "list", "--memories")["memories"]
     assert [(m["key"], m["text"], m["about"]) for m in listed] == [
         (added["key"], "Keep my reports short", "report format")
     ]
-    plain = analyst("memories", "list")
+    plain = analyst("memory", "list", "--memories")
     assert plain.code == 0 and added["key"] in plain.out and "report format" in plain.out
-    assert analyst.json("memories", "list", "--user", "someone-else")["memories"] == []
+    assert analyst.json("memory", "list", "--memories", "--user", "someone-else")["memories"] == []
 
-    assert analyst.json("memories", "forget", added["key"]) == {"forgotten": added["key"]}
-    assert analyst.json("memories", "list")["memories"] == []
-    gone = analyst.fail("memories", "forget", added["key"])
+    assert analyst.json("memory", "forget", "--key", added["key"]) == {"forgotten": added["key"]}
+    assert analyst.json("memory", "list", "--memories")["memories"] == []
+    gone = analyst.fail("memory", "forget", "--key", added["key"])
     assert gone.code == 3 and "analyst memories list" in gone.err
 
 
+def test_the_old_memories_commands_still_work_and_say_their_new_spelling(analyst: Any) -> None:
+    added = analyst(
+        "memories", "add", "Keep my reports short", "--about", "report format", "--json"
+    )
+    assert added.code == 0, str(added)
+    assert "`analyst memories add` is now `analyst memory add`" in added.err
+    key = added.json()["key"]
+    listed = analyst("memories", "list", "--json")
+    assert "`analyst memories list` is now `analyst memory list --memories`" in listed.err
+    assert listed.json() == analyst.json("memory", "list", "--memories")
+    found = analyst("memories", "search", "how long should reports be", "--json")
+    assert "`analyst memories search` is now `analyst memory search`" in found.err
+    assert [m["key"] for m in found.json()["memories"]] == [key]
+    gone = analyst("memories", "forget", key, "--json")
+    assert "`analyst memories forget` is now `analyst memory forget --key`" in gone.err
+    assert gone.json() == {"forgotten": key}
+    assert analyst.fail("memories", "forget", key).code == 3
+    assert "memories" not in analyst("--help").out  # hidden; `memory` holds the commands
+
+
 def test_nothing_to_recall_embeds_nothing(analyst: Any) -> None:
-    empty = analyst("memories", "search", "how much risk am I comfortable with")
+    empty = analyst("memory", "search", "how much risk am I comfortable with")
     assert empty.code == 0, str(empty)
     assert "No memories for tester" in empty.out
     # The query was not embedded (so no model was loaded): the cache holds nothing.
@@ -140,11 +161,11 @@ def test_nothing_to_recall_embeds_nothing(analyst: Any) -> None:
 
 
 def test_bad_input_is_refused_clearly(analyst: Any) -> None:
-    assert analyst.fail("memories", "add", "   ").code == 2
-    bad_importance = analyst("memories", "add", "x", "--importance", "11")
+    assert analyst.fail("memory", "add", "   ").code == 2
+    bad_importance = analyst("memory", "add", "x", "--importance", "11")
     assert bad_importance.code == 2 and "--importance" in bad_importance.err
-    assert analyst.fail("memories", "search", "q", "--weights", "1,2").code == 2
-    assert analyst.fail("memories", "search", "q", "--limit", "0").code == 2
+    assert analyst.fail("memory", "search", "q", "--weights", "1,2").code == 2
+    assert analyst.fail("memory", "search", "q", "--limit", "0").code == 2
     elsewhere = dataclasses.replace(analyst, env={**analyst.env, "ANALYST_STORE": "redis://x"})
-    unknown = elsewhere.fail("memories", "list")
+    unknown = elsewhere.fail("memory", "list", "--memories")
     assert "qdrant://local" in unknown.err

@@ -132,7 +132,7 @@ def test_a_damaged_embeddings_cache_is_moved_aside_and_rebuilt(tmp_path: Path, h
 
 def test_the_cli_warns_and_keeps_working_over_a_damaged_embeddings_cache(copy: Any) -> None:
     damage(copy.data_dir / "embeddings.sqlite", "header")
-    run = copy("memories", "search", "investment horizon")
+    run = copy("memory", "search", "investment horizon")
     assert run.code == 0 and "Traceback" not in run.err, str(run)
     assert "warning: the embeddings cache" in run.err and "moved it aside" in run.err
     assert copy("db", "check").code == 0

@@ -21,8 +21,8 @@ READS = [
     ("facts", "as-of", "me", "horizon", "2026-01-01"),
     ("facts", "history", "me", "horizon"),
     ("facts", "profile", "me"),
-    ("memories", "list"),
-    ("memories", "search", "risk tolerance"),
+    ("memory", "list", "--memories"),
+    ("memory", "search", "risk tolerance"),
     ("notes", "list"),
 ]
 
