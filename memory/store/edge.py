@@ -1,39 +1,11 @@
-"""``EdgeStore``: a LangGraph ``BaseStore`` on Qdrant Edge, the Qdrant engine in-process.
+"""``EdgeStore``: the long-term store on Qdrant Edge, the Qdrant engine in-process.
 
-(Longer than 600 lines on purpose: one engine's complete ``BaseStore`` -- the per-process
-shard lease, setup and migration from local mode, and the get/put/search/list/TTL operations
-that share its lock -- reads best as one class; what both Qdrant stores share is in
-:mod:`memory.store.common`.)
-
-One on-disk shard (``qdrant-edge-py``: HNSW, payload indexes, a write-ahead log) holds every
-item. The storage format is :mod:`memory.store.qdrant`'s (version 1: point ids, payload
-fields, filter and TTL semantics are the same, and so are the helpers), plus:
-
-- a sparse vector ``bm25`` per item (Qdrant's built-in BM25 document embedding of the embedded
-  fields, IDF applied by the shard at query time), next to the dense multivector ``text``;
-- ``search(query=...)`` is **hybrid**: a dense prefetch and a BM25 prefetch over the same
-  filter, fused by reciprocal rank (``Fusion.Rrf``, k = :data:`RRF_K`, equal weights). The
-  reported score is the fused score normalised to [0, 1] (1 = ranked first by both; 0.5 =
-  first by one and absent from the other), so it stays comparable across queries.
-  ``hybrid=False`` gives plain cosine. k = 10 rather than the usual 60: on the LoCoMo
-  development split (``scripts/eval_recall.py``) evidence R@10 is 0.68–0.69 for k in 5–10
-  and 0.61 at 60, and a small k keeps rank differences visible in the score.
-- ``analyst-store.json`` in the shard folder records the format, the embedder and its size;
-  opening the shard with other embeddings raises :class:`~memory.errors.StoreIndexMismatchError`.
-
-Processes. Qdrant Edge lets one process open a shard at a time (its WAL is locked). The store
-takes an advisory lock (``<folder>.lock``, ``fcntl.flock``) before it opens the shard and
-writes its holder (pid and command line) into it:
-
-- ``access="shared"`` (default): an operation waits for the lock (up to ``lock_timeout``
-  seconds, then :class:`~memory.errors.StoreLockedError` naming the holder) and opens the
-  shard; the process keeps this lease while it is busy and gives it up after ``LINGER``
-  seconds idle or ``MAX_LEASE`` seconds of continuous use, whichever comes first. CLI
-  commands, a chat REPL and ``langgraph dev`` therefore take turns and none starves; a write
-  is durable when it returns (the WAL), whoever holds the shard next sees it;
-- ``access="exclusive"``: the lock and the shard are held until :meth:`close` (benchmarks,
-  bulk loads). Other processes wait, then get :class:`~memory.errors.StoreLockedError` naming
-  the holder.
+One on-disk shard (HNSW, payload indexes, a write-ahead log) holds every item in the format
+of :mod:`memory.store.common`, with a BM25 vector next to the dense one; query searches are
+hybrid (dense and BM25 fused by reciprocal rank). One process opens the shard at a time: the
+store takes ``<folder>.lock`` and, with ``access="shared"``, gives it up when idle so that
+processes take turns. The shared logic is :class:`~memory.store.engine.QdrantFormatStore`;
+details in ``docs/architecture.md``, "Long-term memory store".
 """
 
 from __future__ import annotations
@@ -45,22 +17,13 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
 import qdrant_edge as qe
-from langgraph.store.base import (
-    GetOp,
-    IndexConfig,
-    ListNamespacesOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-    get_text_at_path,
-)
+from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 
 from memory.errors import StoreIndexMismatchError, StoreLockedError
 from memory.sealing import MemoryCipher
@@ -72,16 +35,10 @@ from memory.store.common import (
     SPARSE,
     VECTOR,
     LocalAccess,
-    PlannedStore,
-    _namespace_matches,
-    _now_us,
-    _Plan,
-    _search_item,
     namespace_text,
-    point_id,
-    point_payload,
     prefilter,
 )
+from memory.store.engine import NewPoint, Payload, QdrantFormatStore
 
 logger = logging.getLogger(__name__)
 
@@ -161,16 +118,10 @@ def _edge_prefilter(filter: Mapping[str, Any] | None) -> list[Any]:
     return prefilter(filter, equal=equal, compare=compare)
 
 
-def _ns_condition(prefix: tuple[str, ...]) -> list[Any]:
-    if not prefix:
-        return []
-    return [qe.FieldCondition("ns_prefixes", match=qe.MatchValue(namespace_text(prefix)))]
-
-
 # -- the store ----------------------------------------------------------------------------------
 
 
-class EdgeStore(PlannedStore):
+class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     """LangGraph ``BaseStore`` on a Qdrant Edge shard in ``path`` (see the module docstring).
 
     Call :meth:`setup` once (``open_store`` does), and :meth:`close` when done.
@@ -354,7 +305,7 @@ class EdgeStore(PlannedStore):
                     if self.dims and stored.get(VECTOR):
                         vector[VECTOR] = stored[VECTOR]
                         texts: list[str] = []
-                        for _, tokens in self._fields:
+                        for _, tokens in self.fields:
                             value = self.cipher.open_object(payload.get("value", {}))
                             texts.extend(get_text_at_path(value, tokens))
                         if texts:
@@ -413,143 +364,66 @@ class EdgeStore(PlannedStore):
             }
             meta_path.write_text(json.dumps(meta), encoding="utf-8")
 
-    # -- batch --------------------------------------------------------------------------------
+    # -- primitives -------------------------------------------------------------------------
 
-    def _execute(
-        self,
-        plan: _Plan,
-        doc_vectors: dict[str, list[float]],
-        query_vectors: dict[str, list[float]],
-    ) -> list[Result]:
-        results: list[Result] = [None] * len(plan.ops)
-        with self._connected() as shard:
-            now = _now_us()
-            refresh: dict[str, float] = {}
-            if plan.gets:
-                self._gets(shard, plan.gets, results, now, refresh)
-            for i, op in plan.searches:
-                results[i] = self._search(
-                    shard, op, query_vectors.get(op.query or ""), now, refresh
-                )
-            for i, lop in plan.lists:
-                results[i] = self._list_namespaces(shard, lop, now)
-            if refresh:
-                self._refresh(shard, refresh, now)
-            if plan.puts:
-                self._puts(shard, plan, doc_vectors, now)
-        return results
-
-    # -- reads --------------------------------------------------------------------------------
-
-    def _filter(self, now: int, must: list[Any]) -> qe.Filter | None:
-        must_not: list[Any] = []
-        if self._omit_expired():
-            must_not.append(qe.FieldCondition("expires_us", range=qe.RangeFloat(lte=float(now))))
-        if not must and not must_not:
-            return None
-        return qe.Filter(must=must or None, must_not=must_not or None)
-
-    def _gets(
-        self,
-        shard: qe.EdgeShard,
-        gets: list[tuple[int, GetOp]],
-        results: list[Result],
-        now: int,
-        refresh: dict[str, float],
-    ) -> None:
-        ids = list(dict.fromkeys(point_id(op.namespace, op.key) for _, op in gets))
-        records = shard.retrieve(cast(list[Any], ids), True, False)
-        by_id = {str(r.id): r.payload or {} for r in records}
-        self._resolve_gets(gets, by_id, now, results, refresh)
+    def _retrieve(
+        self, handle: qe.EdgeShard, ids: list[str], fields: list[str] | None = None
+    ) -> dict[str, Payload]:
+        selector: Any = True if fields is None else qe.PayloadSelector.Include(fields)
+        records = handle.retrieve(cast(list[Any], ids), selector, False)
+        return {str(r.id): r.payload or {} for r in records}
 
     def _query(
-        self, shard: qe.EdgeShard, query: str, vector: list[float], flt: Any, fetch: int
-    ) -> list[qe.ScoredPoint]:
+        self, handle: qe.EdgeShard, query: str, vector: list[float], flt: Any, fetch: int
+    ) -> list[tuple[float, Payload]]:
+        """Dense only, or (hybrid) dense and BM25 prefetches fused by reciprocal rank."""
         params = qe.SearchParams(hnsw_ef=max(HNSW_EF, fetch))
         dense = qe.Query.Nearest([vector], using=VECTOR)
         if not self.hybrid:
-            return shard.query(
-                qe.QueryRequest(
-                    limit=fetch, query=dense, filter=flt, params=params, with_payload=True
+            request = qe.QueryRequest(
+                limit=fetch, query=dense, filter=flt, params=params, with_payload=True
+            )
+        else:
+            sparse = self._bm25.embed_query(query)
+            prefetches = [qe.Prefetch(limit=fetch, query=dense, filter=flt, params=params)]
+            weights = [RRF_WEIGHTS[0]]
+            if sparse.indices:
+                prefetches.append(
+                    qe.Prefetch(
+                        limit=fetch, query=qe.Query.Nearest(sparse, using=SPARSE), filter=flt
+                    )
                 )
-            )
-        sparse = self._bm25.embed_query(query)
-        prefetches = [qe.Prefetch(limit=fetch, query=dense, filter=flt, params=params)]
-        weights = [RRF_WEIGHTS[0]]
-        if sparse.indices:
-            prefetches.append(
-                qe.Prefetch(limit=fetch, query=qe.Query.Nearest(sparse, using=SPARSE), filter=flt)
-            )
-            weights.append(RRF_WEIGHTS[1])
-        points = shard.query(
-            qe.QueryRequest(
+                weights.append(RRF_WEIGHTS[1])
+            request = qe.QueryRequest(
                 limit=fetch,
                 prefetches=prefetches,
                 query=cast(Any, qe.Fusion.Rrf(k=RRF_K, weights=weights)),
                 filter=flt,
                 with_payload=True,
             )
-        )
-        return points
+        return [(p.score, p.payload or {}) for p in handle.query(request)]
 
-    def _search(
-        self,
-        shard: qe.EdgeShard,
-        op: SearchOp,
-        query_vector: list[float] | None,
-        now: int,
-        refresh: dict[str, float],
-    ) -> list[SearchItem]:
-        want = op.offset + op.limit
-        if op.limit <= 0 or want <= 0:
-            return []
-        must = _ns_condition(op.namespace_prefix) + _edge_prefilter(self._value_filter(op.filter))
-        flt = self._filter(now, must)
-        found: list[tuple[float | None, dict[str, Any]]] = []
-        if op.query and query_vector is not None:
-            fetch = want if not op.filter else max(2 * want, 16)
-            # RRF scores are at most sum(weights) / RRF_K (first in both lists): scale to [0, 1].
-            scale = RRF_K / sum(RRF_WEIGHTS) if self.hybrid else 1.0
-            while True:
-                points = self._query(shard, op.query, query_vector, flt, fetch)
-                found = [
-                    (min(1.0, p.score * scale), p.payload or {})
-                    for p in points
-                    if self._matches(p.payload, op.filter)
-                ]
-                if len(found) >= want or len(points) < fetch:
-                    break
-                fetch *= 2
-        elif not op.filter:
-            records, _ = shard.scroll(
-                qe.ScrollRequest(
-                    limit=want,
-                    filter=flt,
-                    with_payload=True,
-                    order_by=qe.OrderBy("updated_us", direction=qe.Direction.Desc),
-                )
+    def search_score(self, raw: float) -> float:
+        """As the base class, and a cosine score is capped at 1 too."""
+        return min(1.0, super().search_score(raw))
+
+    def _recent(self, handle: qe.EdgeShard, flt: Any, limit: int) -> list[Payload]:
+        records, _ = handle.scroll(
+            qe.ScrollRequest(
+                limit=limit,
+                filter=flt,
+                with_payload=True,
+                order_by=qe.OrderBy("updated_us", direction=qe.Direction.Desc),
             )
-            found = [(None, r.payload or {}) for r in records]
-            found.sort(key=lambda f: (-int(f[1]["updated_us"]), f[1]["ns_key"], f[1]["key"]))
-        else:
-            matches = [
-                payload for payload in self._scan(shard, flt) if self._matches(payload, op.filter)
-            ]
-            matches.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
-            found = [(None, p) for p in matches]
-        page = found[op.offset : want]
-        if op.refresh_ttl:
-            for _, payload in page:
-                if payload.get("ttl_minutes") is not None:
-                    refresh[point_id(payload["namespace"], payload["key"])] = float(
-                        payload["ttl_minutes"]
-                    )
-        return [_search_item(payload, score, self.cipher) for score, payload in page]
+        )
+        found = [r.payload or {} for r in records]
+        found.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
+        return found
 
-    def _scan(self, shard: qe.EdgeShard, flt: Any) -> Iterator[dict[str, Any]]:
+    def _scan(self, handle: qe.EdgeShard, flt: Any) -> Iterator[Payload]:
         offset: Any = None
         while True:
-            records, offset = shard.scroll(
+            records, offset = handle.scroll(
                 qe.ScrollRequest(offset=offset, limit=_SCAN_PAGE, filter=flt, with_payload=True)
             )
             for record in records:
@@ -557,87 +431,45 @@ class EdgeStore(PlannedStore):
             if offset is None:
                 return
 
-    def _list_namespaces(
-        self, shard: qe.EdgeShard, op: ListNamespacesOp, now: int
-    ) -> list[tuple[str, ...]]:
-        conditions = list(op.match_conditions or ())
-        must: list[Any] = []
-        for condition in conditions:
-            if condition.match_type == "prefix":
-                literal: list[str] = []
-                for label in condition.path:
-                    if label == "*":
-                        break
-                    literal.append(label)
-                must.extend(_ns_condition(tuple(literal)))
-        facets = shard.facet(
-            qe.FacetRequest(
-                "ns_key", limit=_FACET_LIMIT, exact=True, filter=self._filter(now, must)
-            )
-        )
-        namespaces = {tuple(json.loads(str(hit.value))) for hit in facets.hits}
-        matched = [ns for ns in namespaces if all(_namespace_matches(c, ns) for c in conditions)]
-        if op.max_depth is not None:
-            matched = list({ns[: op.max_depth] for ns in matched})
-        return sorted(matched)[op.offset : op.offset + op.limit]
+    def _namespace_keys(self, handle: qe.EdgeShard, flt: Any) -> Iterable[str]:
+        facets = handle.facet(qe.FacetRequest("ns_key", limit=_FACET_LIMIT, exact=True, filter=flt))
+        return [str(hit.value) for hit in facets.hits]
 
-    # -- writes -------------------------------------------------------------------------------
+    def _set_payload(self, handle: qe.EdgeShard, ids: list[str], payload: Payload) -> None:
+        handle.update(qe.UpdateOperation.set_payload(cast(list[Any], ids), payload))
 
-    def _refresh(self, shard: qe.EdgeShard, refresh: dict[str, float], now: int) -> None:
-        by_ttl: dict[float, list[str]] = {}
-        for pid, minutes in refresh.items():
-            by_ttl.setdefault(minutes, []).append(pid)
-        for minutes, ids in by_ttl.items():
-            shard.update(
-                qe.UpdateOperation.set_payload(
-                    cast(list[Any], ids), {"expires_us": now + int(minutes * 60_000_000)}
-                )
-            )
+    def _upsert(self, handle: qe.EdgeShard, points: list[NewPoint]) -> None:
+        rows: list[qe.Point] = []
+        for point in points:
+            vector: dict[str, Any] = {}
+            if point.texts:
+                vector[VECTOR] = point.vectors
+                vector[SPARSE] = self._bm25.embed_document(" \n".join(point.texts))
+            rows.append(qe.Point(point.id, vector, point.payload))
+        handle.update(qe.UpdateOperation.upsert_points(rows))
 
-    def _puts(
-        self, shard: qe.EdgeShard, plan: _Plan, doc_vectors: dict[str, list[float]], now: int
-    ) -> None:
-        deletes = [point_id(ns, key) for (ns, key), op in plan.puts.items() if op.value is None]
-        upserts = [(ident, op) for ident, op in plan.puts.items() if op.value is not None]
-        if upserts:
-            ids = [point_id(ns, key) for (ns, key), _ in upserts]
-            existing = shard.retrieve(
-                cast(list[Any], ids), qe.PayloadSelector.Include(["created_us"]), False
-            )
-            created = {str(r.id): int((r.payload or {})["created_us"]) for r in existing}
-            points: list[qe.Point] = []
-            for ((namespace, key), op), pid in zip(upserts, ids, strict=True):
-                payload = point_payload(op, created.get(pid, now), now, self.cipher)
-                texts = plan.put_texts.get((namespace, key), [])
-                vector: dict[str, Any] = {}
-                if texts:
-                    vector[VECTOR] = [doc_vectors[t] for t in texts]
-                    vector[SPARSE] = self._bm25.embed_document(" \n".join(texts))
-                points.append(qe.Point(pid, vector, payload))
-            shard.update(qe.UpdateOperation.upsert_points(points))
-        if deletes:
-            shard.update(qe.UpdateOperation.delete_points(cast(list[Any], deletes)))
+    def _delete(self, handle: qe.EdgeShard, ids: list[str]) -> None:
+        handle.update(qe.UpdateOperation.delete_points(cast(list[Any], ids)))
 
-    # -- TTL ----------------------------------------------------------------------------------
+    def _delete_where(self, handle: qe.EdgeShard, flt: Any) -> None:
+        handle.update(qe.UpdateOperation.delete_points_by_filter(flt))
 
-    def sweep_ttl(self) -> int:
-        """Delete every expired item now; return how many were deleted."""
-        with self._connected() as shard:
-            expired = qe.Filter(
-                must=[qe.FieldCondition("expires_us", range=qe.RangeFloat(lte=float(_now_us())))]
-            )
-            count = shard.count(qe.CountRequest(filter=expired, exact=True))
-            if count:
-                shard.update(qe.UpdateOperation.delete_points_by_filter(expired))
-            return int(count)
+    def _count(self, handle: qe.EdgeShard, flt: Any) -> int:
+        return int(handle.count(qe.CountRequest(filter=flt, exact=True)))
+
+    def _namespace_condition(self, prefix: tuple[str, ...]) -> Any:
+        return qe.FieldCondition("ns_prefixes", match=qe.MatchValue(namespace_text(prefix)))
+
+    def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
+        return _edge_prefilter(filter)
+
+    def _expired_condition(self, now: int) -> Any:
+        return qe.FieldCondition("expires_us", range=qe.RangeFloat(lte=float(now)))
+
+    def _filter(self, must: list[Any], must_not: list[Any]) -> qe.Filter:
+        return qe.Filter(must=must or None, must_not=must_not or None)
 
     # -- diagnostics --------------------------------------------------------------------------
-
-    def count(self, namespace_prefix: tuple[str, ...] = ()) -> int:
-        """How many items live under ``namespace_prefix`` (expired ones included until swept)."""
-        with self._connected() as shard:
-            flt = qe.Filter(must=_ns_condition(namespace_prefix)) if namespace_prefix else None
-            return int(shard.count(qe.CountRequest(filter=flt, exact=True)))
 
     def rebuild(self) -> int:
         """Rewrite the shard with its live items only; return how many were kept.

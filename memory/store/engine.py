@@ -1,0 +1,539 @@
+"""The shared engine of the Qdrant-format stores (:class:`QdrantFormatStore`).
+
+A LangGraph ``BaseStore`` whose batches are validated, planned (puts de-duplicated, every text
+and query embedded once, the vectors checked) and run over a few engine primitives: retrieve,
+query, scroll, scan, facet, upsert, delete, count and the filter conditions they take. Gets,
+puts, searches, namespace listing, TTL refresh and sweeps are implemented here once; each
+engine (:mod:`memory.store.edge`, :mod:`memory.store.qdrant`) supplies its connection and
+primitives. Format and semantics: ``docs/architecture.md``, "Long-term memory store".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
+    validate_op_namespace,
+)
+
+from memory.embeddings import check_vectors
+from memory.sealing import PLAIN, MemoryCipher
+from memory.store.common import (
+    RRF_K,
+    RRF_WEIGHTS,
+    namespace_matches,
+    now_us,
+    point_id,
+    point_payload,
+    search_item,
+    stored_item,
+    value_matches,
+)
+
+logger = logging.getLogger(__name__)
+
+#: The engine's connection: what its primitives are handed (a shard, a client).
+H = TypeVar("H")
+
+#: A stored point's payload, as the engine returns it.
+Payload = dict[str, Any]
+
+
+def validate_op(op: Op) -> None:
+    """Raise ``InvalidNamespaceError`` (or ``TypeError``) for an op LangGraph would refuse:
+    namespaces are tuples of valid labels, a put needs a non-empty one not rooted at
+    ``langgraph``."""
+    namespaces: list[Any] = []
+    if isinstance(op, GetOp | PutOp):
+        namespaces.append(op.namespace)
+    elif isinstance(op, SearchOp):
+        namespaces.append(op.namespace_prefix)
+    elif isinstance(op, ListNamespacesOp):
+        namespaces.extend(c.path for c in op.match_conditions or ())
+    else:
+        raise TypeError(f"Unknown store operation {type(op).__name__}")
+    for namespace in namespaces:
+        if not isinstance(namespace, tuple):
+            raise InvalidNamespaceError(
+                f"Namespaces are tuples of strings; got {type(namespace).__name__} {namespace!r}."
+            )
+    validate_op_namespace(op)
+    if isinstance(op, PutOp) and op.value is not None:
+        if not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty.")
+        if op.namespace[0] == "langgraph":
+            raise InvalidNamespaceError(
+                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
+            )
+
+
+@dataclass
+class BatchPlan:
+    """One batch, split by kind, with the texts it needs embedded: ``puts`` keeps the last put
+    of each ``(namespace, key)``, ``put_texts`` the texts each put embeds, ``texts`` and
+    ``queries`` every distinct document text and query of the batch."""
+
+    ops: list[Op]
+    gets: list[tuple[int, GetOp]] = field(default_factory=list)
+    searches: list[tuple[int, SearchOp]] = field(default_factory=list)
+    lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
+    puts: dict[tuple[tuple[str, ...], str], PutOp] = field(default_factory=dict)
+    put_texts: dict[tuple[tuple[str, ...], str], list[str]] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class NewPoint:
+    """A point to upsert: its id and payload, and the texts it embeds with their dense vectors
+    (one per text, same order; both empty for an item without an index). The engine adds its
+    BM25 vector from ``texts``."""
+
+    id: str
+    payload: Payload
+    texts: list[str]
+    vectors: list[list[float]]
+
+
+class QdrantFormatStore(BaseStore, Generic[H]):
+    """What the Qdrant-format stores share (see the module docstring).
+
+    Subclasses implement the connection (:meth:`_connected`) and the primitives below, and
+    set :attr:`hybrid` when query searches fuse a dense and a BM25 ranking.
+    """
+
+    #: names the TTL sweeper's thread and its log lines
+    engine = "qdrant"
+    ttl_config: TTLConfig | None = None
+    #: query searches fuse dense and BM25 rankings by reciprocal rank (scores scaled to [0, 1])
+    hybrid: bool = False
+
+    def __init__(self, index: IndexConfig | None, cipher: MemoryCipher | None = None) -> None:
+        #: Seals item values at rest (``ANALYST_MEMORY_KEY``; :mod:`memory.store.common`).
+        self.cipher: MemoryCipher = cipher or PLAIN
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
+        self.index_config: IndexConfig | None = None
+        self.embeddings: Embeddings | None = None
+        #: the embedded fields of the index config: (path, tokenized path)
+        self.fields: list[tuple[str, Any]] = []
+        if index:
+            if not index.get("dims"):
+                raise ValueError("index config needs 'dims' (the embedding size)")
+            self.index_config = cast(IndexConfig, dict(index))
+            self.embeddings = ensure_embeddings(index.get("embed"))
+            self.fields = [
+                (p, "$" if p == "$" else tokenize_path(p)) for p in (index.get("fields") or ["$"])
+            ]
+
+    @property
+    def dims(self) -> int | None:
+        return self.index_config["dims"] if self.index_config else None
+
+    @property
+    def model_id(self) -> str | None:
+        return getattr(self.embeddings, "model_id", None) if self.embeddings else None
+
+    # -- the engine's primitives ------------------------------------------------------------
+
+    @abstractmethod
+    def _connected(self) -> AbstractContextManager[H]:
+        """Hold the store's lock with an open connection for one operation."""
+
+    @abstractmethod
+    def _retrieve(
+        self, handle: H, ids: list[str], fields: list[str] | None = None
+    ) -> dict[str, Payload]:
+        """The payloads of the points among ``ids`` that exist, by id (only ``fields`` if given)."""
+
+    @abstractmethod
+    def _query(
+        self, handle: H, query: str, vector: list[float], flt: Any, fetch: int
+    ) -> list[tuple[float, Payload]]:
+        """The ``fetch`` best points for a query (dense, or hybrid): raw score and payload."""
+
+    @abstractmethod
+    def _recent(self, handle: H, flt: Any, limit: int) -> list[Payload]:
+        """The ``limit`` most recently updated points passing ``flt``, newest first."""
+
+    @abstractmethod
+    def _scan(self, handle: H, flt: Any) -> Iterator[Payload]:
+        """Every point passing ``flt``, page by page."""
+
+    @abstractmethod
+    def _namespace_keys(self, handle: H, flt: Any) -> Iterable[str]:
+        """The distinct ``ns_key`` values of the points passing ``flt`` (a facet)."""
+
+    @abstractmethod
+    def _set_payload(self, handle: H, ids: list[str], payload: Payload) -> None:
+        """Set the given payload fields on the points ``ids``."""
+
+    @abstractmethod
+    def _upsert(self, handle: H, points: list[NewPoint]) -> None:
+        """Write the points (replacing any with the same id)."""
+
+    @abstractmethod
+    def _delete(self, handle: H, ids: list[str]) -> None:
+        """Delete the points ``ids``."""
+
+    @abstractmethod
+    def _delete_where(self, handle: H, flt: Any) -> None:
+        """Delete every point passing ``flt``."""
+
+    @abstractmethod
+    def _count(self, handle: H, flt: Any) -> int:
+        """How many points pass ``flt`` (``None``: all), counted exactly."""
+
+    @abstractmethod
+    def _namespace_condition(self, prefix: tuple[str, ...]) -> Any:
+        """The condition "the namespace starts with ``prefix``" (non-empty)."""
+
+    @abstractmethod
+    def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
+        """Conditions on value fields selecting a superset of what ``filter`` accepts
+        (:func:`memory.store.common.prefilter`)."""
+
+    @abstractmethod
+    def _expired_condition(self, now: int) -> Any:
+        """The condition "expired at ``now``" (``expires_us <= now``)."""
+
+    @abstractmethod
+    def _filter(self, must: list[Any], must_not: list[Any]) -> Any:
+        """The engine's filter of all ``must`` conditions and none of ``must_not``."""
+
+    # -- planning and embedding ---------------------------------------------------------------
+
+    def plan(self, ops: Iterable[Op]) -> BatchPlan:
+        """Validate ``ops`` and split them into a :class:`BatchPlan` (the last put of a key wins)."""
+        plan = BatchPlan(ops=list(ops))
+        texts: dict[str, None] = {}
+        queries: dict[str, None] = {}
+        for i, op in enumerate(plan.ops):
+            validate_op(op)
+            if isinstance(op, GetOp):
+                plan.gets.append((i, op))
+            elif isinstance(op, SearchOp):
+                plan.searches.append((i, op))
+                if op.query and self.embeddings is not None:
+                    queries[op.query] = None
+            elif isinstance(op, ListNamespacesOp):
+                plan.lists.append((i, op))
+            else:
+                plan.puts.pop((op.namespace, op.key), None)
+                plan.puts[(op.namespace, op.key)] = op
+        for ident, op in plan.puts.items():
+            if op.value is None or op.index is False or self.embeddings is None:
+                continue
+            paths = (
+                self.fields
+                if op.index is None
+                else [(p, "$" if p == "$" else tokenize_path(p)) for p in op.index]
+            )
+            found: list[str] = []
+            for _, tokens in paths:
+                found.extend(get_text_at_path(dict(op.value), tokens))
+            if found:
+                plan.put_texts[ident] = found
+                texts.update(dict.fromkeys(found))
+        plan.texts = list(texts)
+        plan.queries = list(queries)
+        return plan
+
+    def _vectors(
+        self, plan: BatchPlan, docs: list[list[float]], queries: list[list[float]]
+    ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+        dims = cast(int, self.dims)
+        source = self.model_id or type(self.embeddings).__name__
+        docs = check_vectors(docs, count=len(plan.texts), dims=dims, source=source)
+        queries = check_vectors(queries, count=len(plan.queries), dims=dims, source=source)
+        return dict(zip(plan.texts, docs, strict=True)), dict(
+            zip(plan.queries, queries, strict=True)
+        )
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = self.plan(ops)
+        docs: list[list[float]] = []
+        queries: list[list[float]] = []
+        if self.embeddings is not None:
+            if plan.texts:
+                docs = self.embeddings.embed_documents(plan.texts)
+            queries = [self.embeddings.embed_query(q) for q in plan.queries]
+        return self.execute(plan, *self._vectors(plan, docs, queries))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        plan = self.plan(ops)
+        docs: list[list[float]] = []
+        queries: list[list[float]] = []
+        if self.embeddings is not None:
+            if plan.texts:
+                docs = await self.embeddings.aembed_documents(plan.texts)
+            queries = list(
+                await asyncio.gather(*(self.embeddings.aembed_query(q) for q in plan.queries))
+            )
+        doc_vectors, query_vectors = self._vectors(plan, docs, queries)
+        return await asyncio.to_thread(self.execute, plan, doc_vectors, query_vectors)
+
+    def execute(
+        self,
+        plan: BatchPlan,
+        doc_vectors: dict[str, list[float]],
+        query_vectors: dict[str, list[float]],
+    ) -> list[Result]:
+        """Run a planned, embedded batch on one connection: reads see the state before the
+        batch's writes; TTLs the reads refresh are pushed forward, then the puts run."""
+        results: list[Result] = [None] * len(plan.ops)
+        with self._connected() as handle:
+            now = now_us()
+            refresh: dict[str, float] = {}
+            if plan.gets:
+                self._gets(handle, plan.gets, results, now, refresh)
+            for i, op in plan.searches:
+                results[i] = self._search(
+                    handle, op, query_vectors.get(op.query or ""), now, refresh
+                )
+            for i, lop in plan.lists:
+                results[i] = self._list_namespaces(handle, lop, now)
+            if refresh:
+                self._refresh(handle, refresh, now)
+            if plan.puts:
+                self._puts(handle, plan, doc_vectors, now)
+        return results
+
+    # -- filters ------------------------------------------------------------------------------
+
+    def omit_expired(self) -> bool:
+        """Whether reads hide expired items before a sweep (``ttl_config["omit_expired"]``)."""
+        return bool(self.ttl_config and self.ttl_config.get("omit_expired"))
+
+    def live_filter(self, now: int, must: list[Any]) -> Any:
+        """The engine filter of ``must`` that also drops items expired at ``now`` when reads
+        omit them; ``None`` when there is nothing to filter."""
+        must_not = [self._expired_condition(now)] if self.omit_expired() else []
+        if not must and not must_not:
+            return None
+        return self._filter(must, must_not)
+
+    def namespace_conditions(self, prefix: tuple[str, ...]) -> list[Any]:
+        """The conditions selecting namespaces under ``prefix`` (none for the empty prefix)."""
+        return [self._namespace_condition(prefix)] if prefix else []
+
+    def value_filter(self, filter: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The part of a search filter the engine may apply: none when values are sealed
+        (the engine sees only tokens); :meth:`matches` then checks every candidate."""
+        return None if self.cipher.sealing else filter
+
+    def matches(self, payload: Mapping[str, Any] | None, filter: Mapping[str, Any] | None) -> bool:
+        """Whether the stored item passes ``filter``, checked on its opened value."""
+        if not filter:
+            return True
+        return value_matches(self.cipher.open_object((payload or {}).get("value", {})), filter)
+
+    def search_score(self, raw: float) -> float:
+        """The reported score of a query hit: hybrid RRF scores (at most ``sum(weights) /
+        RRF_K``, first in both rankings) scaled to [0, 1]; cosine as it is."""
+        if self.hybrid:
+            return min(1.0, raw * (RRF_K / sum(RRF_WEIGHTS)))
+        return raw
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _live(self, payload: Mapping[str, Any], now: int) -> bool:
+        expires = payload.get("expires_us")
+        return not (self.omit_expired() and expires is not None and expires <= now)
+
+    def _gets(
+        self,
+        handle: H,
+        gets: Sequence[tuple[int, GetOp]],
+        results: list[Result],
+        now: int,
+        refresh: dict[str, float],
+    ) -> None:
+        """Answer each get: None unless the point is this very (namespace, key) and not
+        expired; note the TTLs a read refreshes."""
+        ids = list(dict.fromkeys(point_id(op.namespace, op.key) for _, op in gets))
+        by_id = self._retrieve(handle, ids)
+        for i, op in gets:
+            pid = point_id(op.namespace, op.key)
+            payload = by_id.get(pid)
+            if (
+                payload is None
+                or tuple(payload.get("namespace", ())) != op.namespace
+                or payload.get("key") != op.key
+                or not self._live(payload, now)
+            ):
+                results[i] = None
+                continue
+            results[i] = stored_item(payload, self.cipher)
+            if op.refresh_ttl and payload.get("ttl_minutes") is not None:
+                refresh[pid] = float(payload["ttl_minutes"])
+
+    def _search(
+        self,
+        handle: H,
+        op: SearchOp,
+        query_vector: list[float] | None,
+        now: int,
+        refresh: dict[str, float],
+    ) -> list[SearchItem]:
+        want = op.offset + op.limit
+        if op.limit <= 0 or want <= 0:
+            return []
+        must = self.namespace_conditions(op.namespace_prefix) + self._value_conditions(
+            self.value_filter(op.filter)
+        )
+        flt = self.live_filter(now, must)
+        found: list[tuple[float | None, Payload]] = []
+        if op.query and query_vector is not None:
+            fetch = want if not op.filter else max(2 * want, 16)
+            while True:
+                points = self._query(handle, op.query, query_vector, flt, fetch)
+                found = [
+                    (self.search_score(score), payload)
+                    for score, payload in points
+                    if self.matches(payload, op.filter)
+                ]
+                if len(found) >= want or len(points) < fetch:
+                    break
+                fetch *= 2
+        elif not op.filter:
+            found = [(None, payload) for payload in self._recent(handle, flt, want)]
+        else:
+            matches = [p for p in self._scan(handle, flt) if self.matches(p, op.filter)]
+            matches.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
+            found = [(None, p) for p in matches]
+        page = found[op.offset : want]
+        if op.refresh_ttl:
+            for _, payload in page:
+                if payload.get("ttl_minutes") is not None:
+                    refresh[point_id(payload["namespace"], payload["key"])] = float(
+                        payload["ttl_minutes"]
+                    )
+        return [search_item(payload, score, self.cipher) for score, payload in page]
+
+    def _list_namespaces(self, handle: H, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
+        conditions = list(op.match_conditions or ())
+        must: list[Any] = []
+        for condition in conditions:
+            if condition.match_type == "prefix":
+                literal: list[str] = []
+                for label in condition.path:
+                    if label == "*":
+                        break
+                    literal.append(label)
+                must.extend(self.namespace_conditions(tuple(literal)))
+        keys = self._namespace_keys(handle, self.live_filter(now, must))
+        namespaces = {tuple(json.loads(key)) for key in keys}
+        matched = [ns for ns in namespaces if all(namespace_matches(c, ns) for c in conditions)]
+        if op.max_depth is not None:
+            matched = list({ns[: op.max_depth] for ns in matched})
+        return sorted(matched)[op.offset : op.offset + op.limit]
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def _refresh(self, handle: H, refresh: dict[str, float], now: int) -> None:
+        by_ttl: dict[float, list[str]] = {}
+        for pid, minutes in refresh.items():
+            by_ttl.setdefault(minutes, []).append(pid)
+        for minutes, ids in by_ttl.items():
+            self._set_payload(handle, ids, {"expires_us": now + int(minutes * 60_000_000)})
+
+    def _puts(
+        self, handle: H, plan: BatchPlan, doc_vectors: dict[str, list[float]], now: int
+    ) -> None:
+        deletes = [point_id(ns, key) for (ns, key), op in plan.puts.items() if op.value is None]
+        upserts = [(ident, op) for ident, op in plan.puts.items() if op.value is not None]
+        if upserts:
+            ids = [point_id(ns, key) for (ns, key), _ in upserts]
+            existing = self._retrieve(handle, ids, ["created_us"])
+            created = {pid: int(payload["created_us"]) for pid, payload in existing.items()}
+            points: list[NewPoint] = []
+            for (ident, op), pid in zip(upserts, ids, strict=True):
+                payload = point_payload(op, created.get(pid, now), now, self.cipher)
+                texts = plan.put_texts.get(ident, [])
+                points.append(NewPoint(pid, payload, texts, [doc_vectors[t] for t in texts]))
+            self._upsert(handle, points)
+        if deletes:
+            self._delete(handle, deletes)
+
+    # -- TTL and counts -----------------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Delete every expired item now; return how many were deleted."""
+        with self._connected() as handle:
+            expired = self._filter([self._expired_condition(now_us())], [])
+            count = self._count(handle, expired)
+            if count:
+                self._delete_where(handle, expired)
+            return int(count)
+
+    async def asweep_ttl(self) -> int:
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def count(self, namespace_prefix: tuple[str, ...] = ()) -> int:
+        """How many items live under ``namespace_prefix`` (expired ones included until swept)."""
+        with self._connected() as handle:
+            flt = (
+                self._filter(self.namespace_conditions(namespace_prefix), [])
+                if namespace_prefix
+                else None
+            )
+            return int(self._count(handle, flt))
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Sweep on a daemon thread every interval (default: ttl_config's, else 5 minutes)."""
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return
+        interval = (
+            sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        )
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            while not self._sweeper_stop.wait(float(interval) * 60):
+                try:
+                    self.sweep_ttl()
+                except Exception:  # a failed sweep must not kill the thread; it retries
+                    logger.exception("%s store TTL sweep failed", self.engine)
+
+        self._sweeper = threading.Thread(
+            target=loop, name=f"{self.engine}-ttl-sweeper", daemon=True
+        )
+        self._sweeper.start()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True when it is not running afterwards."""
+        if self._sweeper is None:
+            return True
+        self._sweeper_stop.set()
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
+
+
+__all__ = ["BatchPlan", "NewPoint", "QdrantFormatStore", "validate_op"]
