@@ -5,6 +5,9 @@
   dense + BM25 search).
 - :mod:`memory.store.qdrant` — :class:`QdrantStore` on a Qdrant server, or qdrant-client's
   local mode (``qdrant+local://local``, the former default).
+- :mod:`memory.store.common` and :mod:`memory.store.engine` — the Qdrant format both engines
+  write, and :class:`~memory.store.engine.QdrantFormatStore`, the base that runs their
+  batches over a few engine primitives (``docs/architecture.md``, "Long-term memory store").
 - :mod:`memory.store.factory` — :func:`open_store` / :func:`open_store_from_settings`: a store
   from a URL (``qdrant://local``, ``qdrant+http(s)://``, ``memory://``, ``postgres://``,
   ``qdrant+local://local``).
