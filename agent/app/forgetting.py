@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from agent.app.compaction import compact, forget_vectors
 from agent.app.kinds import (
-    ALL,
     DERIVED,
     DOCUMENTS,
     EPISODES,
@@ -26,8 +25,8 @@ from agent.app.kinds import (
     KINDS,
     STORE,
     THREADS,
-    Kind,
 )
+from agent.app.memory_kind import ALL, Kind
 from agent.app.receipts import (
     FORGET_REASON,
     Receipt,

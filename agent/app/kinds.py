@@ -1,7 +1,7 @@
 """The registry of memory kinds: one adapter per kind, so forget, retention, backup and export
 loop over :data:`KINDS` instead of naming every tier.
 
-A :class:`Kind` says, for the items of one kind of one principal, how to list them (from the
+A :class:`~agent.app.memory_kind.Kind` says, for the items of one kind of one principal, how to list them (from the
 memory a forget reads once, :class:`~agent.recollection.forgettable.Remembered`, or from
 storage), which episodes each was derived from (:meth:`Kind.cited_by`) and whether forgetting
 those episodes takes it (:meth:`Kind.follows`), the texts whose embedding-cache rows go with it
@@ -14,11 +14,11 @@ A new memory kind is its storage plus one adapter here, added to :data:`KINDS`.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from agent.app.memory_kind import ALL, SENTENCE, Cutoff, JournalKind, Kind, strings
 from agent.recollection.forgettable import Remembered, all_items, item_key, profile_path
 from memory.facts import FactRecord, subject_for
 from memory.journal.records import Candidate, Episode, ExtractionJob, Procedure, SessionSummary
@@ -33,111 +33,8 @@ if TYPE_CHECKING:
     from agent.learning.learner import Learner
     from memory.recall import Recalled
 
-#: As many rows as one read takes (everything of one principal).
-ALL = 1_000_000
-#: Sentences of an episode, each hashed into a tombstone of its own.
-SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 #: Store items are deleted in batches of this size.
 _PAGE = 1000
-
-#: The retention cutoff of a policy age (``episodes``, ``events``, ...): older goes.
-Cutoff = Callable[[str], datetime]
-
-
-def strings(values: Iterable[Any]) -> list[str]:
-    """The strings among ``values``, and those inside list values."""
-    found: list[str] = []
-    for v in values:
-        if isinstance(v, str):
-            found.append(v)
-        elif isinstance(v, list):
-            found += [x for x in v if isinstance(x, str)]
-    return found
-
-
-class Kind:
-    """One kind of memory; the defaults are those of a kind nothing is derived into."""
-
-    #: The kind's name in receipts, the audit and backups.
-    tier: str = ""
-    #: A table of the memory journal: erased with the other journal kinds in one transaction.
-    journal: bool = False
-    #: The key of this kind in ``analyst memory export`` ("" when it is not exported).
-    export_key: str = ""
-    #: The retention ages that expire this kind, each with the words its audit reason uses.
-    ages: ClassVar[dict[str, str]] = {}
-
-    def items(self, mem: Remembered) -> Sequence[Any]:
-        """The items of this kind in ``mem``."""
-        return ()
-
-    def id(self, item: Any) -> str:
-        raise NotImplementedError
-
-    def named(self, item: Any, ids: set[str]) -> bool:
-        """Whether ``ids`` names ``item``."""
-        return self.id(item) in ids
-
-    def cited_by(self, item: Any) -> set[str]:
-        """The episodes ``item`` was derived from."""
-        return set()
-
-    def follows(self, item: Any, gone: set[str]) -> tuple[bool, dict[str, Any] | None]:
-        """Whether forgetting the episodes ``gone`` takes ``item``, and what the receipt
-        keeps to say about it (``None``: nothing)."""
-        return bool(gone.intersection(self.cited_by(item))), None
-
-    def texts(self, item: Any) -> list[str]:
-        """The texts whose embedding-cache rows go with ``item``."""
-        return []
-
-    def tombstones(self, item: Any) -> list[str]:
-        """The text units a forget of ``item`` hashes into tombstones."""
-        return []
-
-    def expired(self, item: Any, cutoff: Cutoff) -> str | None:
-        """The retention age (a key of :attr:`ages`) past which ``item`` is, if any."""
-        return None
-
-    async def fetch(self, tiers: Tiers, learner: Learner) -> list[Any]:
-        """Every item of this kind of the principal, from storage."""
-        return []
-
-    def to_json(self, item: Any) -> dict[str, Any]:
-        return dict(item.to_json())
-
-    async def exported(self, tiers: Tiers, learner: Learner) -> Any:
-        """What ``analyst memory export`` holds of this kind."""
-        return [self.to_json(i) for i in await self.fetch(tiers, learner)]
-
-    async def erase(
-        self, tiers: Tiers, learner: Learner, found: dict[str, Any], reason: str
-    ) -> list[str]:
-        """Delete the items ``found`` (by id), audited with ``reason``; answer the ids gone."""
-        raise NotImplementedError(f"{self.tier} are not deleted item by item")
-
-
-class JournalKind(Kind):
-    journal = True
-    record: type[Any] = object
-    key = ""
-
-    def id(self, item: Any) -> str:
-        return str(getattr(item, self.key))
-
-    def cited_by(self, item: Any) -> set[str]:
-        return set(getattr(item, "episode_ids", ()) or ())
-
-    def from_json(self, row: dict[str, Any]) -> Any:
-        return record_from_json(self.record, row)
-
-    async def erase(
-        self, tiers: Tiers, learner: Learner, found: dict[str, Any], reason: str
-    ) -> list[str]:
-        """One journal transaction (audited by the journal); a forget erases every journal
-        kind in one call of :meth:`memory.journal.base.Journal.erase` instead."""
-        erased = await learner.journal.erase({self.tier: sorted(found)}, reason=reason)
-        return erased.get(self.tier, [])
 
 
 class Episodes(JournalKind):
@@ -196,6 +93,19 @@ class Candidates(JournalKind):
     async def fetch(self, tiers: Tiers, learner: Learner) -> list[Candidate]:
         return await learner.journal.candidates(status=None, limit=ALL)
 
+    async def shown(self, tiers: Tiers, learner: Learner, *, sessions: int) -> dict[str, Any]:
+        """The candidates awaiting the principal's word."""
+        from agent.learning.learner import CONFIRMABLE
+
+        rows = []
+        for c in await learner.journal.candidates(status="pending", limit=ALL):
+            row = c.to_json()
+            if c.kind in CONFIRMABLE:
+                row["confirm"] = f"analyst memory confirm {c.candidate_id}"
+            row["reject"] = f"analyst memory reject {c.candidate_id}"
+            rows.append(row)
+        return {"candidates": rows}
+
 
 class Summaries(JournalKind):
     tier, record, key = "summaries", SessionSummary, "session_id"
@@ -228,6 +138,10 @@ class Summaries(JournalKind):
     async def fetch(self, tiers: Tiers, learner: Learner) -> list[SessionSummary]:
         return await learner.journal.summaries(limit=ALL)
 
+    async def shown(self, tiers: Tiers, learner: Learner, *, sessions: int) -> dict[str, Any]:
+        """The most recent ``sessions`` session summaries, with their open items."""
+        return {"sessions": [s.to_json() for s in await learner.journal.summaries(limit=sessions)]}
+
 
 class Procedures(JournalKind):
     tier, record, key = "procedures", Procedure, "procedure_id"
@@ -250,6 +164,15 @@ class Procedures(JournalKind):
 
     async def fetch(self, tiers: Tiers, learner: Learner) -> list[Procedure]:
         return await learner.journal.procedures(status=None)
+
+    async def shown(self, tiers: Tiers, learner: Learner, *, sessions: int) -> dict[str, Any]:
+        """The procedures in force."""
+        return {
+            "procedures": [
+                {**p.to_json(), "delete": f"analyst memory procedures --retire {p.procedure_id}"}
+                for p in await learner.journal.procedures(status="active")
+            ]
+        }
 
 
 class Facts(Kind):
@@ -321,6 +244,22 @@ class Facts(Kind):
             by_name.setdefault(r.attribute, []).append(r.to_json())
         return by_name
 
+    async def shown(self, tiers: Tiers, learner: Learner, *, sessions: int) -> dict[str, Any]:
+        """The profile facts the planner uses."""
+        from agent.learning.remembering import fact_command
+
+        return {
+            "profile": [
+                {
+                    "attribute": name,
+                    **fact,
+                    "edit": fact_command("record", name, fact["value"]),
+                    "delete": fact_command("retract", name),
+                }
+                for name, fact in (await learner.profile()).items()
+            ]
+        }
+
     def from_json(self, row: dict[str, Any]) -> FactRecord:
         return record_from_json(FactRecord, row)
 
@@ -385,6 +324,22 @@ class Store(Kind):
             return []
         found = await alist_memories(await tiers.store(), tiers.principal, limit=ALL)
         return [memory_json(m) for m in found]
+
+    async def shown(self, tiers: Tiers, learner: Learner, *, sessions: int) -> dict[str, Any]:
+        """Preferences, events and other long-term memories (the layer rule of
+        :func:`agent.recollection.reader.memory_layer`)."""
+        from agent.recollection.reader import memory_layer
+        from memory.recall import alist_memories
+
+        shown: dict[str, list[dict[str, Any]]] = {"preferences": [], "events": [], "memories": []}
+        if tiers.store_missing():
+            return shown
+        for m in await alist_memories(await tiers.store(), tiers.principal, limit=ALL):
+            layer = {"preference": "preferences", "event": "events"}.get(
+                memory_layer(m.kind), "memories"
+            )
+            shown[layer].append({**memory_json(m), "delete": f"analyst memories forget {m.key}"})
+        return shown
 
     def from_json(self, row: dict[str, Any]) -> Item:
         from datetime import UTC
@@ -553,6 +508,8 @@ JOURNAL_KINDS: tuple[JournalKind, ...] = (EPISODES, JOBS, CANDIDATES, SUMMARIES,
 DERIVED: tuple[Kind, ...] = (SUMMARIES, CANDIDATES, PROCEDURES, FACTS, STORE)
 #: The kinds ``analyst memory export`` holds, in its order.
 EXPORTED: tuple[Kind, ...] = (EPISODES, FACTS, CANDIDATES, PROCEDURES, SUMMARIES, JOBS, STORE)
+#: The kinds ``analyst memory show`` holds, in its order.
+SHOWN: tuple[Kind, ...] = (FACTS, PROCEDURES, SUMMARIES, STORE, CANDIDATES)
 #: The kinds of a forget's read whose text can be tombstoned, by tier.
 TOMBSTONED: tuple[Kind, ...] = (EPISODES, CANDIDATES, FACTS, STORE)
 

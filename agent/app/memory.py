@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 # so the graph's ``remember`` tool stores exactly what ``analyst memory remember`` does.
 from agent.app.limits import within_limit
 from agent.errors import AnalystError, InvalidMemoryError
-from agent.learning.remembering import RememberAs, fact_command
+from agent.learning.remembering import RememberAs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -334,49 +334,19 @@ class MemoryControls:
 
     async def show(self, *, sessions: int = 5) -> dict[str, Any]:
         """What the agent remembers about the principal, each item with the command that
-        edits or deletes it: the profile facts
-        the planner uses, procedures in force, the most recent ``sessions`` session summaries
-        with their open items, preferences, events and other long-term memories, and the
-        candidates awaiting the principal's word."""
-        from agent.app.kinds import memory_json
-        from agent.learning.learner import CONFIRMABLE
-        from agent.recollection.reader import memory_layer
+        edits or deletes it: the profile facts the planner uses, procedures in force, the most
+        recent ``sessions`` session summaries with their open items, preferences, events and
+        other long-term memories, and the candidates awaiting the principal's word."""
+        from agent.app.kinds import SHOWN
 
         learner = await self.learner()
-        memories = await self.memories(limit=_ALL)
-        shown: dict[str, list[dict[str, Any]]] = {"preferences": [], "events": [], "memories": []}
-        for m in memories:
-            layer = {"preference": "preferences", "event": "events"}.get(
-                memory_layer(m.kind), "memories"
-            )
-            shown[layer].append({**memory_json(m), "delete": f"analyst memories forget {m.key}"})
-        candidates = []
-        for c in await learner.journal.candidates(status="pending", limit=_ALL):
-            row = c.to_json()
-            if c.kind in CONFIRMABLE:
-                row["confirm"] = f"analyst memory confirm {c.candidate_id}"
-            row["reject"] = f"analyst memory reject {c.candidate_id}"
-            candidates.append(row)
-        return {
+        shown = {
             "tenant_id": self.tiers.principal.tenant_id,
             "user_id": self.tiers.principal.user_id,
-            "profile": [
-                {
-                    "attribute": name,
-                    **fact,
-                    "edit": fact_command("record", name, fact["value"]),
-                    "delete": fact_command("retract", name),
-                }
-                for name, fact in (await learner.profile()).items()
-            ],
-            "procedures": [
-                {**p.to_json(), "delete": f"analyst memory procedures --retire {p.procedure_id}"}
-                for p in await learner.journal.procedures(status="active")
-            ],
-            "sessions": [s.to_json() for s in await learner.journal.summaries(limit=sessions)],
-            **shown,
-            "candidates": candidates,
         }
+        for kind in SHOWN:
+            shown |= await kind.shown(self.tiers, learner, sessions=sessions)
+        return shown
 
     async def why(self, thread_id: str) -> dict[str, Any]:
         """What the thread's last request used from memory, read from the thread's own state
@@ -457,7 +427,3 @@ class MemoryControls:
         self.swept = True  # an explicit sweep (or dry run) replaces the start-up one
         learner = await self.tiers.learner()
         return (await sweep(self.tiers, learner, dry_run=dry_run)).to_json()
-
-
-#: As many rows as a listing or an export may hold.
-_ALL = 1_000_000

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.app.forgetting import apply, cascade, read
-from agent.app.kinds import ALL, FACTS, JOURNAL_KINDS, STORE, TOMBSTONED, by_tier
+from agent.app.kinds import FACTS, JOURNAL_KINDS, STORE, TOMBSTONED, by_tier
+from agent.app.memory_kind import ALL
 from agent.app.receipts import FORGET_REASON, REASON, Receipt, Tier
 from agent.recollection.forgettable import Remembered, item_key, known_ids, profile_path
 from memory.errors import InvalidMemoryError

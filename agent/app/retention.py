@@ -31,10 +31,10 @@ from agent.app.kinds import (
     STORE,
     SUMMARIES,
     THREADS,
-    Kind,
     by_tier,
     high_importance,
 )
+from agent.app.memory_kind import Kind
 from agent.app.receipts import Receipt, Tier, backups_statement
 from agent.learning.remembering import fact_command
 from memory.retention import prune_threads
