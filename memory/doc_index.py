@@ -1,34 +1,11 @@
 """Keyword search over document memory: a SQLite FTS5 index kept in step with the files.
 
-(Over 600 lines on purpose: the index, its incremental refresh and its damage recovery share
-one connection and one lock; split, each half would need the other's internals.)
-
-Contract
-- One row per Markdown document (``**/*.md`` under the root, links not followed, hidden names
-  skipped), holding the file's exact text, front matter included. Search returns the path, the
-  best-matching paragraph and a BM25 score, best first.
-- Words are maximal runs of Unicode letters and digits (the FTS5 ``unicode61`` tokenizer with
-  diacritics kept), compared case-insensitively. A query matches a document when every word
-  of the query occurs in it as a whole word — exactly what :func:`text_has_words` finds by
-  scanning the text, which the tests and ``scripts/bench_documents.py`` hold the index to.
-  Query words are quoted, so FTS5 operators in a query (AND, OR, NEAR, ``*``) are plain words.
-- Refresh is incremental. A scan only stats the files; a file is re-read only if its
-  modification time or size differs from the indexed one, and re-indexed only if its bytes
-  did change (SHA-256). Files that disappeared are dropped. A file modified less than
-  ``racy_window`` seconds before it was read is re-read on the next scan, because a second
-  edit within the file system's timestamp granularity could keep the same time and size.
-- Freshness: :meth:`DocumentIndex.search` scans first when the last scan (by any process; the
-  time is stored in the database) is ``refresh_interval`` seconds old or more; otherwise it
-  only re-indexes documents this process wrote or deleted since. :meth:`refresh` scans now.
-- Files that are too large or not UTF-8 are recorded with the reason (``RefreshStats.skipped``)
-  and not indexed; they are retried when they change.
-- The database is derived data bound to one root folder: opened for a different root, it is
-  emptied and rebuilt. An unreadable database raises :class:`DocumentIndexError`; ``rebuild``
-  (``analyst notes reindex --full``) deletes and recreates it.
-
-Schema changes are append-only migrations (``MIGRATIONS``, tracked by ``PRAGMA user_version``),
-applied on first use of the connection. The connection is opened lazily, shared by threads
-behind a lock, and closed by :meth:`DocumentIndex.close`.
+One row per Markdown document under the root; :meth:`DocumentIndex.search` returns the path,
+the best paragraph and a BM25 score, best first, for documents holding every query word
+(:mod:`memory.doc_search` defines the match). Refresh is incremental (files are stat-ed, re-read
+when their time or size changed, re-indexed when their bytes did); the database is derived
+data, rebuilt when unusable or opened for another root. Details: ``docs/architecture.md``,
+"Document memory".
 """
 
 from __future__ import annotations
@@ -39,13 +16,22 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from memory.doc_search import (
+    RefreshStats,
+    SearchHit,
+    best_paragraph,
+    document_title,
+    match_expression,
+    query_words,
+    word_pattern,
+)
 from memory.errors import (
     DocumentIndexError,
     DocumentNotFoundError,
@@ -53,11 +39,9 @@ from memory.errors import (
     InvalidSearchError,
 )
 from memory.health import is_corruption
-from memory.markdown import DocumentStat, RawDocument, split_front_matter
+from memory.markdown import DocumentStat, RawDocument
 from memory.sqlite_schema import Migrations, migrate
 
-#: A word: a maximal run of letters and digits (``_`` and punctuation separate words).
-WORD = re.compile(r"[^\W_]+")
 #: Rank: a hit in the title weighs more than one in the text. Called directly rather than
 #: through FTS5's configurable ``rank`` column, which costs about a third more per row.
 RANK = "bm25(docs_fts, 4.0, 1.0)"
@@ -84,52 +68,6 @@ MIGRATIONS: Migrations = (
 )
 
 
-@dataclass(frozen=True)
-class SearchHit:
-    """One ranked result: the document, its best paragraph (and its first line number)."""
-
-    path: str
-    title: str
-    paragraph: str
-    line: int
-    score: float  # higher is better (negated BM25)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "title": self.title,
-            "paragraph": self.paragraph,
-            "line": self.line,
-            "score": round(self.score, 6),
-        }
-
-
-@dataclass(frozen=True)
-class RefreshStats:
-    """What one refresh did. ``read`` counts files opened; ``indexed`` rows rewritten."""
-
-    full_scan: bool
-    scanned: int = 0
-    read: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    skipped: tuple[tuple[str, str], ...] = ()
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "full_scan": self.full_scan,
-            "scanned": self.scanned,
-            "read": self.read,
-            "indexed": self.indexed,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-            "seconds": round(self.seconds, 4),
-        }
-
-
 @dataclass
 class _Counts:
     read: int = 0
@@ -137,24 +75,6 @@ class _Counts:
     unchanged: int = 0
     removed: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def query_words(query: str) -> list[str]:
-    """The words of a query, lower-cased, duplicates dropped, in order."""
-    seen: dict[str, None] = {}
-    for word in WORD.findall(query):
-        seen.setdefault(word.lower(), None)
-    return list(seen)
-
-
-def word_pattern(word: str) -> re.Pattern[str]:
-    """Whole-word, case-insensitive occurrences of ``word``."""
-    return re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", re.IGNORECASE)
-
-
-def text_has_words(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:
-    """The plain-scan definition of a match: every word occurs in ``text`` as a whole word."""
-    return all(p.search(text) for p in patterns)
 
 
 class IndexedFolder(Protocol):
@@ -425,7 +345,7 @@ class DocumentIndex:
             )
             counts.unchanged += 1
             return
-        title = _title(path, text)
+        title = document_title(path, text)
         if old is None:
             doc_id = conn.execute(
                 "INSERT INTO documents (path, mtime_ns, size, sha256, title) VALUES (?, ?, ?, ?, ?)",
@@ -506,7 +426,7 @@ class DocumentIndex:
             f"SELECT f.rowid, d.path, d.title, {RANK} AS score FROM docs_fts f "
             "JOIN documents d ON d.id = f.rowid WHERE docs_fts MATCH ?"
         )
-        params: list[Any] = [_match_expression(words)]
+        params: list[Any] = [match_expression(words)]
         if path_regex is not None:
             sql += " AND regexp(?, d.path)"
             params.append(path_regex.pattern)
@@ -536,7 +456,7 @@ class DocumentIndex:
                 for row in conn.execute(
                     "SELECT d.path FROM docs_fts f JOIN documents d ON d.id = f.rowid "
                     "WHERE docs_fts MATCH ?",
-                    (_match_expression(words),),
+                    (match_expression(words),),
                 )
             }
 
@@ -551,47 +471,8 @@ class DocumentIndex:
         return words
 
 
-def best_paragraph(text: str, patterns: Sequence[re.Pattern[str]]) -> tuple[str, int]:
-    """The paragraph (blank-line separated) with the most distinct words, then occurrences.
-
-    Returns the paragraph and its first line number (1-based); ties go to the earlier one.
-    """
-    best: tuple[int, int] = (-1, -1)
-    chosen, chosen_line = "", 1
-    line = 1
-    for block in re.split(r"(\n[ \t]*\n)", text):
-        if block.strip() and not re.fullmatch(r"\n[ \t]*\n", block):
-            found = [len(p.findall(block)) for p in patterns]
-            score = (sum(1 for n in found if n), sum(found))
-            if score > best:
-                best = score
-                lead = len(block) - len(block.lstrip("\n"))
-                chosen, chosen_line = block.strip(), line + lead
-        line += block.count("\n")
-    return chosen, chosen_line
-
-
 def _indexable(path: str) -> bool:
     return path.endswith(".md") and not any(p.startswith(".") for p in path.split("/"))
-
-
-def _match_expression(words: Sequence[str]) -> str:
-    # Words contain only letters and digits, so quoting is enough to make each a literal.
-    return " ".join(f'"{w}"' for w in words)
-
-
-def _title(path: str, text: str) -> str:
-    try:
-        metadata, body = split_front_matter(text)
-    except ValueError:
-        metadata, body = {}, text
-    title = metadata.get("title")
-    if isinstance(title, str) and title.strip():
-        return title.strip()
-    for line in body.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return Path(path).stem
 
 
 def _regexp(pattern: str, value: str | None) -> bool:

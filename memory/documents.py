@@ -1,33 +1,11 @@
 """Document memory: Markdown files with optional YAML front matter under one root folder.
 
-Contract
-- Paths are relative to the root (``research/NVDA-2023-12-29.md``). An empty path, an
-  absolute path, a path with a ``..`` part, and a path that leads outside the root through a
-  symbolic link (a linked folder on the way, or a linked file at the end) are refused with
-  :class:`DocumentPathError` by every operation (read, write, update, delete, exists, list,
-  search), before anything is created. Symbolic links that stay inside the root work.
-- Every file is at most ``max_bytes`` bytes (:class:`DocumentTooLargeError`), and a Markdown
-  document (``*.md``) must be UTF-8 text (:class:`DocumentEncodingError`); on refusal nothing
-  is written. Other files (the PNG chart beside a research note) are stored as exact bytes
-  with :meth:`FileMemory.write_bytes`. Text reads (``read``, ``read_text``) enforce both
-  rules for every file, so a huge or binary file put there by hand never reaches a prompt.
-- Writes are atomic: the bytes go to a uniquely named temporary file in the target folder,
-  are flushed to disk, and are renamed over the target. Concurrent writers never interleave:
-  a reader sees one complete version. ``exclusive=True`` creates the file only if the name is
-  still free (:class:`FileExistsError` otherwise) — what makes publishing exactly-once.
-  :meth:`FileMemory.update` is a read-modify-write under an advisory lock on the folder, so
-  concurrent appenders (run logs) do not lose each other's entries.
-- Every step below the root goes through folder descriptors opened with ``O_NOFOLLOW``, so a
-  folder swapped for a link between the check and the write is refused, not followed.
-- Walking (``list``, ``scan`` and the search index) never follows symbolic links and skips
-  hidden names (those starting with ``.``: temporary files, ``.git``, ``.gitkeep``).
-- ``search`` ranks documents from a SQLite FTS5 index (:mod:`memory.doc_index`) kept in the
-  data folder and refreshed incrementally: this object's own writes are seen by its next
-  search, edits made by hand or by other processes within ``refresh_interval`` seconds, and at
-  once after :meth:`FileMemory.reindex` (``analyst notes reindex``).
-
-POSIX only (descriptor-relative calls and ``flock``). Constructing a ``FileMemory`` touches
-nothing on disk; the root is created by the first write, the index by the first search.
+Paths are relative to the root; one that is absolute, has a ``..`` part or leads outside the
+root through a symbolic link is refused (:class:`DocumentPathError`) before anything is made.
+Files are size-limited, Markdown must be UTF-8, writes are atomic (``exclusive=True``: only if
+the name is free), :meth:`FileMemory.update` is a locked read-modify-write, and ``search``
+ranks from the FTS5 index of :mod:`memory.doc_index`. POSIX only. Details:
+``docs/architecture.md``, "Document memory".
 """
 
 from __future__ import annotations
@@ -62,7 +40,8 @@ from memory.markdown import (
 
 if TYPE_CHECKING:
     from memory.config import StorageSettings
-    from memory.doc_index import DocumentIndex, RefreshStats, SearchHit
+    from memory.doc_index import DocumentIndex
+    from memory.doc_search import RefreshStats, SearchHit
 
 DEFAULT_MAX_BYTES = 1_000_000
 #: Seconds a search trusts the index before it re-checks the files' sizes and times.

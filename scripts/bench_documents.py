@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memory.doc_index import query_words, text_has_words, word_pattern
+from memory.doc_search import query_words, text_has_words, word_pattern
 from memory.documents import FileMemory
 
 TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")

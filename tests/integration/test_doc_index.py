@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent.errors import InvalidSearchError
-from memory.doc_index import query_words, text_has_words, word_pattern
+from memory.doc_search import query_words, text_has_words, word_pattern
 from memory.documents import FileMemory, RawDocument
 
 pytestmark = pytest.mark.integration
