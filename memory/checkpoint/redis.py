@@ -38,7 +38,7 @@ from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 from langgraph.checkpoint.redis.ashallow import AsyncShallowRedisSaver
 from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
 
-from memory.checkpoint import redis_wire as wire
+import memory.checkpoint.redis_wire as wire
 from memory.checkpoint.guard import Guarded, reason, unavailable_types
 from memory.checkpoint.url import CheckpointerURL, parse_duration_minutes
 from memory.errors import (
