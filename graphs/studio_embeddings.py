@@ -17,7 +17,8 @@ from langchain_core.embeddings import Embeddings
 
 from agent.errors import ConfigurationError
 from agent.settings import Settings
-from memory.embeddings import CachedEmbedder, MiniLMEmbedder, parse_embeddings_setting
+from memory.embedding_cache import CachedEmbedder
+from memory.embeddings import MiniLMEmbedder, parse_embeddings_setting
 
 #: ``store.index.dims`` in ``langgraph.json``; the configured embedder must produce as many.
 INDEX_DIMS = 384
@@ -43,7 +44,7 @@ class StudioEmbeddings(Embeddings):
     def _embedder(self) -> CachedEmbedder:
         with self._lock:
             if self._inner is None:
-                from memory.embeddings import embedder_from_settings
+                from memory.embedding_cache import embedder_from_settings
 
                 self._inner = embedder_from_settings(self._settings)
             return self._inner

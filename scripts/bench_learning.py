@@ -60,7 +60,8 @@ import agent.learning.learner as learning  # noqa: E402
 from agent.learning.learner import Learner  # noqa: E402
 from agent.nodes.analyst import decision_text  # noqa: E402
 from agent.recollection.reader import estimate_tokens  # noqa: E402
-from memory.embeddings import CachedEmbedder, MiniLMEmbedder, SqliteEmbeddingCache  # noqa: E402
+from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
+from memory.embeddings import MiniLMEmbedder  # noqa: E402
 from memory.facts import MemoryDelta, open_fact_store, subject_for  # noqa: E402
 from memory.identity import Principal  # noqa: E402
 from memory.journal import (  # noqa: E402

@@ -31,12 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.embeddings import (  # noqa: E402
-    CachedEmbedder,
-    HashingEmbedder,
-    MiniLMEmbedder,
-    SqliteEmbeddingCache,
-)
+from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
+from memory.embeddings import HashingEmbedder, MiniLMEmbedder  # noqa: E402
 
 LOAD = "import time; t=time.perf_counter(); from memory.embeddings import MiniLMEmbedder; e=MiniLMEmbedder(); e.load(); e.embed_query('warm up'); print(time.perf_counter()-t)"
 IMPORT_ONLY = "import time; t=time.perf_counter(); from memory.embeddings import MiniLMEmbedder; MiniLMEmbedder(); print(time.perf_counter()-t)"

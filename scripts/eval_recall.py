@@ -47,11 +47,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.embeddings import (  # noqa: E402
-    CachedEmbedder,
-    MiniLMEmbedder,
-    SqliteEmbeddingCache,
-)
+from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
+from memory.embeddings import MiniLMEmbedder  # noqa: E402
 from memory.identity import Principal  # noqa: E402
 from memory.recall import NewMemory, arecall, aremember_many  # noqa: E402
 from memory.store.factory import open_store  # noqa: E402

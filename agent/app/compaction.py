@@ -22,7 +22,11 @@ FILES_OF = {
 
 def forget_vectors(tiers: Tiers, hashes: list[str]) -> None:
     """Drop the cached vectors of the deleted texts: the file, and this process's LRU."""
-    from memory.embeddings import CachedEmbedder, SqliteEmbeddingCache, embedding_cache_path
+    from memory.embedding_cache import (
+        CachedEmbedder,
+        SqliteEmbeddingCache,
+        embedding_cache_path,
+    )
 
     path = embedding_cache_path(tiers.settings)
     embedder = getattr(tiers.opened_store, "embeddings", None)

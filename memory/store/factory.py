@@ -38,7 +38,8 @@ from urllib.parse import urlsplit
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, IndexConfig, TTLConfig
 
-from memory.embeddings import Embedder, embedder_from_settings
+from memory.embedding_cache import embedder_from_settings
+from memory.embeddings import Embedder
 from memory.errors import (
     ConfigurationError,
     MissingDependencyError,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent.settings import Settings
-from memory.embeddings import SqliteEmbeddingCache
+from memory.embedding_cache import SqliteEmbeddingCache
 from memory.identity import Principal
 from memory.recall import MAX_BOOST, aremember
 from memory.store.factory import open_store_from_settings

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from langgraph.store.base import BaseStore
 
-from memory.embeddings import CachedEmbedder, MiniLMEmbedder
+from memory.embedding_cache import CachedEmbedder
+from memory.embeddings import MiniLMEmbedder
 from memory.identity import Principal
 from memory.recall import MAX_BOOST, arecall, aremember
 from memory.store.factory import open_store

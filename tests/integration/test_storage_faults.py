@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from memory.embeddings import SqliteEmbeddingCache
+from memory.embedding_cache import SqliteEmbeddingCache
 from memory.errors import DocumentIndexError
 from tests.integration.conftest import EXE, Run
 

@@ -14,13 +14,11 @@ import pytest
 
 from agent.errors import ConfigurationError, EmbeddingError
 from agent.settings import Settings
+from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache, embedder_from_settings
 from memory.embeddings import (
-    CachedEmbedder,
     HashingEmbedder,
     MiniLMEmbedder,
     OpenAIEmbedder,
-    SqliteEmbeddingCache,
-    embedder_from_settings,
     parse_embeddings_setting,
 )
 
@@ -71,7 +69,8 @@ _PROCESS = textwrap.dedent(
     """
     import hashlib, json, sys
     from pathlib import Path
-    from memory.embeddings import CachedEmbedder, HashingEmbedder, SqliteEmbeddingCache
+    from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache
+    from memory.embeddings import HashingEmbedder
 
     cache = SqliteEmbeddingCache(Path(sys.argv[1]))
     cache.setup()

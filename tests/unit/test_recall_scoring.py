@@ -13,7 +13,8 @@ from langgraph.store.base import SearchItem
 from langgraph.store.memory import InMemoryStore
 
 from agent.errors import InvalidMemoryError, MemoryNotFoundError
-from memory.embeddings import CachedEmbedder, HashingEmbedder, MiniLMEmbedder
+from memory.embedding_cache import CachedEmbedder
+from memory.embeddings import HashingEmbedder, MiniLMEmbedder
 from memory.identity import Principal
 from memory.recall import (
     DEFAULT_WEIGHTS,
