@@ -288,7 +288,8 @@ class MemoryNotFoundError(AnalystError):
     def __init__(self, key: str) -> None:
         self.key = key
         super().__init__(
-            f"No memory '{key}' for this user. List your memories with: analyst memories list"
+            f"No memory '{key}' for this user. List your memories with: "
+            "analyst memory list --memories"
         )
 
 

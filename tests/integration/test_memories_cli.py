@@ -129,7 +129,7 @@ def test_add_list_forget(analyst: Any) -> None:
     assert analyst.json("memory", "forget", "--key", added["key"]) == {"forgotten": added["key"]}
     assert analyst.json("memory", "list", "--memories")["memories"] == []
     gone = analyst.fail("memory", "forget", "--key", added["key"])
-    assert gone.code == 3 and "analyst memories list" in gone.err
+    assert gone.code == 3 and "analyst memory list --memories" in gone.err
 
 
 def test_the_old_memories_commands_still_work_and_say_their_new_spelling(analyst: Any) -> None:
