@@ -31,7 +31,7 @@ variable and the fix.
 | ANALYST_TENANT / ANALYST_USER | default / $USER | the principal the CLI acts for |
 | ANALYST_STEP_DELAY | 0 | seconds to pause before each executor step (demos, crash drills) |
 | ANALYST_MAX_QUERY_CHARS | 2000 | longest request (`run`, a chat message, reject feedback) |
-| ANALYST_MAX_MEMORY_CHARS | 2000 | longest long-term memory (`memories add`) |
+| ANALYST_MAX_MEMORY_CHARS | 2000 | longest long-term memory (`memory add`) |
 | ANALYST_MAX_EDIT_CHARS | 100000 | longest report text published with `edit` |
 | ANALYST_RETENTION | episodes=365d,summaries=90d,events=180d,memories=365d,candidates=90d,jobs=30d,fact_history=365d,procedures=365d,threads=90d | how long each memory type is kept (`type=age` pairs override these); current facts, active procedures and memories of importance 8+ are never deleted by age: past their review date (ANALYST_REVIEW_DAYS) `analyst memory sweep` lists them as due for review (see memory.retention) |
 | ANALYST_SWEEP_ON_START | 1 | sweep expired memory when the app first opens memory, at most once a day per principal |

@@ -119,7 +119,7 @@ def restore(
     manifest_path = src / MANIFEST
     if not manifest_path.is_file():
         raise StorageError(
-            f"{src} is not a backup made by `analyst db backup` (no {MANIFEST}).",
+            f"{src} is not a backup made by `analyst db snapshot` (no {MANIFEST}).",
             "backup folder",
             src,
         )

@@ -376,7 +376,7 @@ class StorageCorruptError(StorageError):
     def __init__(self, what: str, path: object, detail: str) -> None:
         super().__init__(
             f"The {what} {path} is damaged ({detail.rstrip('.')}). See every file's state "
-            "with: analyst db check. Restore it from a backup (analyst db restore BACKUP), or "
+            "with: analyst db check. Restore it from a backup (analyst db restore-snapshot BACKUP), or "
             "move the file aside to start it empty (what it held is then lost).",
             what,
             path,

@@ -338,7 +338,9 @@ class Store(Kind):
             layer = {"preference": "preferences", "event": "events"}.get(
                 memory_layer(m.kind), "memories"
             )
-            shown[layer].append({**memory_json(m), "delete": f"analyst memories forget {m.key}"})
+            shown[layer].append(
+                {**memory_json(m), "delete": f"analyst memory forget --key {m.key}"}
+            )
         return shown
 
     def from_json(self, row: dict[str, Any]) -> Item:

@@ -340,7 +340,7 @@ def _put_documents(
     return restored, skipped
 
 
-# -- a restore of the embedded files (`analyst db restore`) --------------------------------
+# -- a restore of the embedded files (`analyst db restore-snapshot`) --------------------------------
 
 #: What a restore of the ledger file must not lose: the forgets made since its backup.
 _CARRIED = ("memory_tombstones", "memory_audit")
@@ -348,7 +348,7 @@ _CARRIED = ("memory_tombstones", "memory_audit")
 
 @dataclass
 class Carried:
-    """The tombstone and audit rows of the ledger file a ``db restore`` replaces."""
+    """The tombstone and audit rows of the ledger file a ``db restore-snapshot`` replaces."""
 
     path: Path
     rows: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = field(default_factory=dict)

@@ -111,7 +111,7 @@ def backups_statement(tiers: Tiers) -> str:
     """The backups that still hold what a deletion removed."""
     folder = tiers.settings.data_dir / "backups"
     return (
-        "Backups made before this deletion (`analyst db backup DEST`, in the folders you chose) "
+        "Backups made before this deletion (`analyst db snapshot DEST`, in the folders you chose) "
         f"and the copies a restore keeps in {folder} still hold this data until they are "
         "deleted; delete them, or restore none of them, to complete the erasure."
     )

@@ -293,7 +293,7 @@ def _reviews(
         if high_importance(i) and i.updated_at + review <= now:
             value = i.value
             again = (
-                f"analyst memories add {shlex.quote(str(value.get('text', '')))}"
+                f"analyst memory add {shlex.quote(str(value.get('text', '')))}"
                 f" --importance {value.get('importance', 5)} --kind {value.get('kind', 'note')}"
             )
             if value.get("about"):
@@ -307,7 +307,7 @@ def _reviews(
                     i.updated_at + review,
                     why.format(what="a high-importance memory"),
                     again,
-                    f"analyst memories forget {i.key}",
+                    f"analyst memory forget --key {i.key}",
                 )
             )
     return due

@@ -246,5 +246,5 @@ async def _remember_preference(learner: Learner, episode: Episode) -> dict[str, 
         "text": episode.text,
         "importance": 7,
         "episode_ids": [episode.episode_id],
-        "remove": f"analyst memories forget {key}",
+        "remove": f"analyst memory forget --key {key}",
     }

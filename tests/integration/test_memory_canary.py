@@ -236,7 +236,7 @@ async def test_a_backup_restores_every_tier_into_empty_storage(
 async def test_a_restore_of_the_embedded_files_forgets_again(
     isolated_env: Path, tmp_path: Path
 ) -> None:
-    """``analyst db backup`` -> forget -> ``analyst db restore``: the restored files held the
+    """``analyst db snapshot`` -> forget -> ``analyst db restore-snapshot``: the restored files held the
     canary; the restore keeps the tombstones and audit made since and forgets it again."""
     first, last = CANARY
     await fill("mira", first, last)

@@ -77,7 +77,7 @@ async def test_show_lists_every_layer_with_its_commands(isolated_env: Path) -> N
     assert summary["summary"] and summary["episode_ids"]
     (preference,) = seen["preferences"]
     assert preference["key"] == done["preference"]
-    assert preference["delete"] == f"analyst memories forget {done['preference']}"
+    assert preference["delete"] == f"analyst memory forget --key {done['preference']}"
     (event,) = seen["events"]
     assert event["kind"] == "decision" and event["delete"].endswith(event["key"])
     (candidate,) = seen["candidates"]
@@ -268,7 +268,7 @@ def test_chat_remember_why_and_memories(analyst: Any) -> None:
         child.sendline("/remember I prefer companies with low debt")
         child.expect(r"preference (mem-[0-9a-f]+): 'I prefer companies with low debt'")
         key = child.match.group(1)
-        child.expect_exact(f"remove: analyst memories forget {key}")
+        child.expect_exact(f"remove: analyst memory forget --key {key}")
         child.expect_exact(PROMPT)
 
         child.sendline("Analyze NVDA")
@@ -288,7 +288,7 @@ def test_chat_remember_why_and_memories(analyst: Any) -> None:
         child.sendline("/memories")
         child.expect_exact("What the analyst remembers about you (tester, tenant default):")
         child.expect_exact("delete: analyst facts retract me horizon_years")
-        child.expect_exact(f"delete: analyst memories forget {key}")
+        child.expect_exact(f"delete: analyst memory forget --key {key}")
         child.expect_exact(PROMPT)
 
         child.sendline("/remember hello there as fact")
