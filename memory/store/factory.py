@@ -1,28 +1,12 @@
 """Open the long-term store (cold memory) from a URL; the context manager owns its lifetime.
 
-``open_store(url, ...)`` yields a ready LangGraph ``BaseStore`` (schema or collection set up
-explicitly on entry, one TTL sweep run, a periodic sweeper running while it is open) and
-closes every connection, thread and folder lock on exit.
-
-| URL | backend |
-|---|---|
-| ``qdrant://local`` (default; also ``qdrant+edge://local``) | :class:`~memory.store.edge.EdgeStore`, a Qdrant Edge shard in ``<data dir>/qdrant-edge`` (HNSW, WAL, hybrid dense + BM25 search), leased per burst of operations so several processes take turns. A store kept by local mode in ``<data dir>/qdrant`` is copied in when the shard is first created |
-| ``qdrant+local://local`` | :class:`~memory.store.qdrant.QdrantStore`, qdrant-client's local mode in ``qdrant_path`` (``<data dir>/qdrant``; scans every point, for small stores and comparisons), opened per operation by default |
-| ``qdrant+http://host:port``, ``qdrant+https://host:port`` | the same store on a Qdrant server (``api_key`` from ``QDRANT_API_KEY``) |
-| ``memory://`` | LangGraph ``InMemoryStore`` with the same index config (no TTL support) |
-| ``postgres://…``, ``postgresql://…`` | LangGraph ``AsyncPostgresStore`` with a pgvector index |
-
-With settings, :func:`store_url` picks the URL: ``ANALYST_STORE``, except that the default
-``qdrant://local`` becomes the server in ``QDRANT_URL`` when that is set.
-:func:`open_store_from_settings` also builds the embedder (:mod:`memory.embeddings`).
-
-Every index config embeds the value fields ``text`` and ``about`` (:data:`TEXT_FIELDS`), one
-vector each, an item scoring as its best field: values with either field are searchable by
-meaning, other values only by filter.
-
-``cipher`` (``ANALYST_MEMORY_KEY``, :mod:`memory.sealing`) seals item values in the Qdrant
-stores (Edge, local mode, server); ``memory://`` keeps nothing at rest. The Postgres store is
-LangGraph's own table layout, which would keep values in clear: with a key it is refused.
+``open_store(url, ...)`` yields a ready LangGraph ``BaseStore`` (set up on entry, one TTL
+sweep run, a periodic sweeper while it is open) and closes every connection, thread and folder
+lock on exit. URLs: ``qdrant://local`` (the default, :class:`~memory.store.edge.EdgeStore`),
+``qdrant+local://local``, ``qdrant+http(s)://host:port``, ``memory://``, ``postgres://``.
+Every index embeds the value fields ``text`` and ``about`` (:data:`TEXT_FIELDS`); with a
+``cipher`` the Qdrant stores seal values, and Postgres (values in clear) is refused. The
+backends in detail: ``docs/architecture.md``, "Opening a store".
 """
 
 from __future__ import annotations
