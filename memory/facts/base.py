@@ -96,7 +96,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from typing import Any, Self, TypeVar, cast
 
@@ -145,6 +145,7 @@ from memory.facts.rules import (  # noqa: F401
 )
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
+from memory.sql.clock import system_clock
 
 T = TypeVar("T")
 
@@ -214,10 +215,6 @@ class _GroupCommit:
 Clock = Callable[[], datetime]
 
 
-def _system_clock() -> datetime:
-    return datetime.now(UTC)
-
-
 class FactStore(ABC):
     """The fact ledger for one principal. Backends: SQLite (embedded) and Postgres.
 
@@ -244,7 +241,7 @@ class FactStore(ABC):
         self.cipher: MemoryCipher = cipher or PLAIN
         self.policy = ConflictPolicy(policy)
         self.source_ranks = dict(source_ranks or DEFAULT_SOURCE_RANKS)
-        self.clock: Clock = clock or _system_clock
+        self.clock: Clock = clock or system_clock
         self.max_attempts = max_attempts
         self._group = _GroupCommit()
 

@@ -36,7 +36,7 @@ def sqlite_path(url: str) -> str:
 
 def _postgres_backend() -> Any:
     try:
-        from memory.facts import postgres
+        import memory.facts.postgres as postgres
     except ImportError as e:
         raise MissingDependencyError(
             "The Postgres fact ledger", "psycopg[binary,pool]", "postgres"

@@ -1,87 +1,33 @@
-"""Append-only, numbered schema migrations of the fact ledger, for SQLite and Postgres.
+"""Append-only, numbered schema migrations of the ledger's database, for SQLite and Postgres,
+and the runners that apply them.
 
-(Over 600 lines on purpose: the migrations are append-only history; each one's SQLite and
-Postgres statements stay side by side, and released ones are never edited or moved.)
-
-Rules: a migration, once released, is never edited or removed -- a change is a new entry at
-the end of :data:`MIGRATIONS`. Each database records the versions it applied with a checksum
-of the statements; opening a database whose record disagrees with this list (a migration
-edited after it ran, or a version this code does not know) is a :class:`FactLedgerSchemaError`.
-
-Every record also carries ``schema_version``: the record shape it was written in. A migration
-that changes the shape rewrites existing rows and bumps their ``schema_version``, in the same
-transaction as the DDL.
-
-History:
-
-1. The ledger as first specified: string values, validity intervals, supersession, source
-   episode, and the database guards (closed intervals are non-empty, one open fact per key,
-   one fact per key and start, no overlapping intervals; Postgres adds row-level security).
-2. Typed records: values become JSON (old strings become JSON strings), plus memory type,
-   source, confidence, retention policy, retraction provenance and withdrawal (a fact replaced
-   at the same ``valid_from`` under a conflict policy is kept, withdrawn). The guards are
-   rebuilt to ignore withdrawn rows. Rows are upgraded to ``schema_version`` 2.
-
-3. Reads and guards at the speed of the index: each record keeps the episodes that restated
-   it (same value, same ``valid_from``) in ``restated_in``; the overlap guard (SQLite triggers)
-   checks the two neighbours of a row by seeks instead of scanning the key; the
-   ``(tenant, subject, valid_from)`` index, which misled the Postgres planner and nothing
-   reads any more, is dropped (reads seek ``facts_one_start``, ordered (tenant, subject,
-   attribute, valid_from), and ``facts_one_open``). Rows are upgraded to ``schema_version`` 3.
-
-4. Write authority: each record names the user whose principal wrote it (``recorded_by``),
-   and ``grants`` (SQLite ``fact_grants``) lets a user write subjects other than its own
-   (``writer`` of a subject or ``prefix*`` pattern, or ``admin`` of the tenant). On Postgres a
-   restrictive row-security policy checks every inserted and updated fact against the grants
-   for ``app.user_id`` (``analyst_facts.may_write``, the rule of
-   :func:`memory.facts.rules.authority_of`); only a tenant's admin (or the owner) changes
-   grants. Rows are upgraded to ``schema_version`` 4.
-
-5. The memory journal (:mod:`memory.journal`): ``episodes`` (immutable user turns: an update
-   trigger refuses every change, and on Postgres the application role has no UPDATE on
-   them), ``extraction_jobs``, ``memory_candidates``, ``session_summaries`` and
-   ``procedures``. Each row belongs to one tenant *and* one user; on Postgres every journal
-   table has forced row-level security on both (``app.tenant_id`` and ``app.user_id``).
-   Facts are unchanged (their records stay at ``schema_version`` 4).
-
-6. The memory audit (:mod:`memory.journal.audit`): ``memory_audit``, an append-only log of
-   memory writes, confirmations, rejections, reads into a prompt, retirements and deletions
-   (acting user, whose memory, time, action, tier, item ids, a keyed content hash, a fixed
-   reason), and ``memory_secrets``, which holds the database's random audit key (created here;
-   ``ANALYST_AUDIT_KEY`` replaces it). Triggers refuse every UPDATE and DELETE of audit rows
-   (and any change of the key), for everyone; on Postgres the application role gets only
-   SELECT and INSERT on the audit (SELECT on the key), and forced row security shows a user
-   the entries about its memory or written by it (a tenant admin: the tenant's), and lets it
-   insert only entries it acted in.
-
-7. Account deletion: facts are otherwise never deleted, but a user's account deletion removes
-   every fact about it. On Postgres a restrictive DELETE policy lets the application role
-   delete only facts of subject ``user:<app.user_id>`` (a tenant admin: any of the tenant's),
-   and a second DELETE policy on ``grants`` lets a user drop the grants it holds itself
-   (only an admin could before). The guard triggers (SQLite) and the exclusion constraint
-   fire on INSERT and UPDATE only, so a DELETE passes them; SQLite needs no change (its
-   single file has no roles), and records a no-op statement.
-
-8. Tombstones (:mod:`agent.app.forgetting`): ``memory_tombstones`` holds, per tenant and
-   user, the keyed hash (the audit key of migration 6) of every text unit a user forgot --
-   never the text -- so extraction does not learn it again. Forced row security on Postgres
-   as on the journal tables; the application role may read, insert and (account deletion)
-   delete them.
-
-SQLite keeps everything in one file; Postgres keeps the ledger in the ``analyst_facts`` schema.
-The Postgres runner must connect as the tables' owner (or a superuser); the application role
-only reads the migrations table to check the version.
+A released migration is never edited or removed -- a change is a new entry at the end of
+:data:`MIGRATIONS`. Each database records the versions it applied with a checksum of the
+statements; a record that disagrees with this list (an edited migration, or a version this code
+does not know) is a :class:`FactLedgerSchemaError`. Versions 5, 6 and 8 are the journal's own
+(:mod:`memory.journal.migrations`), run here at their positions. What each version does is in
+``docs/memory-lifecycle.md`` (Schema migrations). The Postgres runner connects as the tables'
+owner (or a superuser); the application role only reads the migrations table.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memory.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
+from memory.journal.migrations import (
+    AUDIT,
+    AUDIT_TABLE,
+    EPISODES,
+    JOURNAL_IMMUTABLE,
+    JOURNAL_TABLES,
+    SECRETS_TABLE,
+    TOMBSTONES,
+    TOMBSTONES_TABLE,
+)
+from memory.sql.migrations import PG_SCHEMA, PG_USER, Backend, Migration
 
 if TYPE_CHECKING:
     import sqlite3
@@ -89,28 +35,28 @@ if TYPE_CHECKING:
     import aiosqlite
     import psycopg
 
-Backend = Literal["sqlite", "postgres"]
+__all__ = [
+    "AUDIT_TABLE",
+    "JOURNAL_IMMUTABLE",
+    "JOURNAL_TABLES",
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "PG_SCHEMA",
+    "SECRETS_TABLE",
+    "TOMBSTONES_TABLE",
+    "Backend",
+    "Migration",
+    "check_applied",
+    "grant_app_role",
+    "migrate_postgres",
+    "migrate_sqlite",
+    "migrate_sqlite_sync",
+    "postgres_version",
+    "refuse_unsafe_role",
+]
 
-#: The Postgres schema that holds the ledger's tables.
-PG_SCHEMA = "analyst_facts"
 #: Advisory lock taken by the Postgres runner so two setups cannot interleave.
 PG_MIGRATION_LOCK = 0x616E_6C66_6D69_67  # "anlfmig"
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    description: str
-    sqlite: tuple[str, ...]
-    postgres: tuple[str, ...]
-
-    def statements(self, backend: Backend) -> tuple[str, ...]:
-        return self.sqlite if backend == "sqlite" else self.postgres
-
-    def checksum(self, backend: Backend) -> str:
-        """SHA-256 of the statements with whitespace collapsed (layout edits do not count)."""
-        text = "\n;\n".join(" ".join(s.split()) for s in self.statements(backend))
-        return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _sqlite_overlap_trigger(name: str, event: str, active: str) -> str:
@@ -167,456 +113,6 @@ def _sqlite_neighbour_trigger(name: str, event: str) -> str:
 
 _PG_FACTS = f"{PG_SCHEMA}.facts"
 _PG_GRANTS = f"{PG_SCHEMA}.grants"
-_PG_USER = "current_setting('app.user_id', true)"
-
-#: The memory journal's tables (migration 5), in both backends' spelling.
-JOURNAL_TABLES = (
-    "episodes",
-    "extraction_jobs",
-    "memory_candidates",
-    "session_summaries",
-    "procedures",
-)
-#: The journal's table that the application may insert into and delete from, never update.
-JOURNAL_IMMUTABLE = "episodes"
-#: The append-only memory audit (migration 6): the application may read and insert, only.
-AUDIT_TABLE = "memory_audit"
-#: The database's secrets (migration 6): the audit key; the application may only read it.
-SECRETS_TABLE = "memory_secrets"
-#: Keyed hashes of forgotten text (migration 8): read, inserted and deleted, never updated.
-TOMBSTONES_TABLE = "memory_tombstones"
-
-
-def _sqlite_time(column: str, *, null: bool = False) -> str:
-    """A fixed-width UTC time column (``2026-06-03T10:00:00.000000+00:00``), as in ``facts``."""
-    shape = f"length({column}) = 32 AND {column} LIKE '%+00:00'"
-    if null:
-        return f"{column} TEXT CHECK ({column} IS NULL OR ({shape}))"
-    return f"{column} TEXT NOT NULL CHECK ({shape})"
-
-
-def _sqlite_json(column: str, kind: Literal["array", "object"]) -> str:
-    empty = "[]" if kind == "array" else "{}"
-    return (
-        f"{column} TEXT NOT NULL DEFAULT '{empty}'"
-        f" CHECK (json_valid({column}) AND json_type({column}) = '{kind}')"
-    )
-
-
-def _pg_json(column: str, kind: Literal["array", "object"]) -> str:
-    empty = "[]" if kind == "array" else "{}"
-    return f"{column} jsonb NOT NULL DEFAULT '{empty}' CHECK (jsonb_typeof({column}) = '{kind}')"
-
-
-def _pg_principal_rls(table: str) -> tuple[str, ...]:
-    """Forced row security on a journal table: rows of the transaction's tenant *and* user."""
-    principal = f"tenant_id = current_setting('app.tenant_id', true) AND user_id = {_PG_USER}"
-    return (
-        f"ALTER TABLE {PG_SCHEMA}.{table} ENABLE ROW LEVEL SECURITY",
-        f"ALTER TABLE {PG_SCHEMA}.{table} FORCE ROW LEVEL SECURITY",
-        f"""
-        CREATE POLICY {table}_principal_isolation ON {PG_SCHEMA}.{table}
-        USING ({principal})
-        WITH CHECK ({principal})
-        """,
-    )
-
-
-_JOURNAL_ENUMS = {
-    "role": "('user', 'analyst')",
-    "episode_kind": "('message', 'approve', 'reject', 'edit')",
-    "job_kind": "('decision', 'session_end')",
-    "job_status": "('pending', 'running', 'done', 'failed')",
-    "candidate_kind": "('fact', 'preference', 'procedure', 'event', 'open_item', 'behaviour')",
-    "candidate_status": "('pending', 'confirmed', 'rejected', 'ungrounded')",
-    "procedure_status": "('active', 'retired')",
-}
-
-
-def _journal_sqlite() -> tuple[str, ...]:
-    e = _JOURNAL_ENUMS
-    return (
-        f"""
-        CREATE TABLE episodes (
-            tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
-            episode_id TEXT NOT NULL CHECK (episode_id <> ''),
-            user_id    TEXT NOT NULL CHECK (user_id <> ''),
-            thread_id  TEXT NOT NULL CHECK (thread_id <> ''),
-            {_sqlite_time("at")},
-            role       TEXT NOT NULL CHECK (role IN {e["role"]}),
-            kind       TEXT NOT NULL CHECK (kind IN {e["episode_kind"]}),
-            text       TEXT NOT NULL,
-            {_sqlite_json("meta", "object")},
-            PRIMARY KEY (tenant_id, episode_id)
-        )
-        """,
-        "CREATE INDEX episodes_thread ON episodes (tenant_id, user_id, thread_id, at)",
-        "CREATE INDEX episodes_time ON episodes (tenant_id, user_id, at)",
-        """
-        CREATE TRIGGER episodes_immutable BEFORE UPDATE ON episodes
-        BEGIN
-            SELECT RAISE(ABORT, 'memory journal: episodes are immutable; store a new episode');
-        END
-        """,
-        f"""
-        CREATE TABLE extraction_jobs (
-            tenant_id   TEXT NOT NULL CHECK (tenant_id <> ''),
-            job_id      TEXT NOT NULL CHECK (job_id <> ''),
-            user_id     TEXT NOT NULL CHECK (user_id <> ''),
-            thread_id   TEXT NOT NULL,
-            kind        TEXT NOT NULL CHECK (kind IN {e["job_kind"]}),
-            {_sqlite_json("episode_ids", "array")},
-            status      TEXT NOT NULL CHECK (status IN {e["job_status"]}),
-            attempts    INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
-            {_sqlite_time("created_at")},
-            {_sqlite_time("next_attempt_at")},
-            {_sqlite_time("leased_until", null=True)},
-            {_sqlite_time("finished_at", null=True)},
-            last_error  TEXT,
-            {_sqlite_json("result", "object")},
-            PRIMARY KEY (tenant_id, job_id),
-            CONSTRAINT extraction_jobs_running_leased
-                CHECK (status <> 'running' OR leased_until IS NOT NULL)
-        )
-        """,
-        """
-        CREATE INDEX extraction_jobs_due
-        ON extraction_jobs (tenant_id, user_id, status, next_attempt_at)
-        """,
-        f"""
-        CREATE TABLE memory_candidates (
-            tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
-            candidate_id TEXT NOT NULL CHECK (candidate_id <> ''),
-            user_id      TEXT NOT NULL CHECK (user_id <> ''),
-            kind         TEXT NOT NULL CHECK (kind IN {e["candidate_kind"]}),
-            {_sqlite_json("payload", "object")},
-            quote        TEXT NOT NULL,
-            {_sqlite_json("episode_ids", "array")},
-            status       TEXT NOT NULL CHECK (status IN {e["candidate_status"]}),
-            reason       TEXT NOT NULL,
-            {_sqlite_time("created_at")},
-            {_sqlite_time("decided_at", null=True)},
-            job_id       TEXT,
-            PRIMARY KEY (tenant_id, candidate_id)
-        )
-        """,
-        """
-        CREATE INDEX memory_candidates_status
-        ON memory_candidates (tenant_id, user_id, status, created_at)
-        """,
-        f"""
-        CREATE TABLE session_summaries (
-            tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
-            session_id TEXT NOT NULL CHECK (session_id <> ''),
-            user_id    TEXT NOT NULL CHECK (user_id <> ''),
-            thread_id  TEXT NOT NULL,
-            {_sqlite_time("started")},
-            {_sqlite_time("ended")},
-            topic      TEXT NOT NULL,
-            summary    TEXT NOT NULL,
-            {_sqlite_json("facts_learned", "array")},
-            {_sqlite_json("open_items", "array")},
-            {_sqlite_json("episode_ids", "array")},
-            PRIMARY KEY (tenant_id, session_id),
-            CONSTRAINT session_summaries_interval CHECK (started <= ended)
-        )
-        """,
-        "CREATE INDEX session_summaries_ended ON session_summaries (tenant_id, user_id, ended)",
-        f"""
-        CREATE TABLE procedures (
-            tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
-            procedure_id TEXT NOT NULL CHECK (procedure_id <> ''),
-            user_id      TEXT NOT NULL CHECK (user_id <> ''),
-            text         TEXT NOT NULL,
-            {_sqlite_json("rule", "object")},
-            status       TEXT NOT NULL CHECK (status IN {e["procedure_status"]}),
-            {_sqlite_time("confirmed_at")},
-            {_sqlite_time("review_at")},
-            {_sqlite_json("episode_ids", "array")},
-            candidate_id TEXT,
-            {_sqlite_time("retired_at", null=True)},
-            PRIMARY KEY (tenant_id, procedure_id)
-        )
-        """,
-        """
-        CREATE INDEX procedures_status
-        ON procedures (tenant_id, user_id, status, confirmed_at)
-        """,
-    )
-
-
-def _journal_postgres() -> tuple[str, ...]:
-    e = _JOURNAL_ENUMS
-    s = PG_SCHEMA
-    return (
-        f"""
-        CREATE TABLE {s}.episodes (
-            tenant_id  text NOT NULL CHECK (tenant_id <> ''),
-            episode_id text NOT NULL CHECK (episode_id <> ''),
-            user_id    text NOT NULL CHECK (user_id <> ''),
-            thread_id  text NOT NULL CHECK (thread_id <> ''),
-            at         timestamptz NOT NULL,
-            role       text NOT NULL CHECK (role IN {e["role"]}),
-            kind       text NOT NULL CHECK (kind IN {e["episode_kind"]}),
-            text       text NOT NULL,
-            {_pg_json("meta", "object")},
-            PRIMARY KEY (tenant_id, episode_id)
-        )
-        """,
-        f"CREATE INDEX episodes_thread ON {s}.episodes (tenant_id, user_id, thread_id, at)",
-        f"CREATE INDEX episodes_time ON {s}.episodes (tenant_id, user_id, at)",
-        # The application role gets no UPDATE on episodes (see grant_app_role); the trigger
-        # holds for everyone else, the owner included.
-        f"""
-        CREATE FUNCTION {s}.episodes_immutable() RETURNS trigger
-        LANGUAGE plpgsql AS $$
-        BEGIN
-            RAISE EXCEPTION 'memory journal: episodes are immutable; store a new episode'
-                USING ERRCODE = 'integrity_constraint_violation';
-        END
-        $$
-        """,
-        f"""
-        CREATE TRIGGER episodes_immutable BEFORE UPDATE ON {s}.episodes
-        FOR EACH ROW EXECUTE FUNCTION {s}.episodes_immutable()
-        """,
-        f"""
-        CREATE TABLE {s}.extraction_jobs (
-            tenant_id       text NOT NULL CHECK (tenant_id <> ''),
-            job_id          text NOT NULL CHECK (job_id <> ''),
-            user_id         text NOT NULL CHECK (user_id <> ''),
-            thread_id       text NOT NULL,
-            kind            text NOT NULL CHECK (kind IN {e["job_kind"]}),
-            {_pg_json("episode_ids", "array")},
-            status          text NOT NULL CHECK (status IN {e["job_status"]}),
-            attempts        integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
-            created_at      timestamptz NOT NULL,
-            next_attempt_at timestamptz NOT NULL,
-            leased_until    timestamptz,
-            finished_at     timestamptz,
-            last_error      text,
-            {_pg_json("result", "object")},
-            PRIMARY KEY (tenant_id, job_id),
-            CONSTRAINT extraction_jobs_running_leased
-                CHECK (status <> 'running' OR leased_until IS NOT NULL)
-        )
-        """,
-        f"""
-        CREATE INDEX extraction_jobs_due
-        ON {s}.extraction_jobs (tenant_id, user_id, status, next_attempt_at)
-        """,
-        f"""
-        CREATE TABLE {s}.memory_candidates (
-            tenant_id    text NOT NULL CHECK (tenant_id <> ''),
-            candidate_id text NOT NULL CHECK (candidate_id <> ''),
-            user_id      text NOT NULL CHECK (user_id <> ''),
-            kind         text NOT NULL CHECK (kind IN {e["candidate_kind"]}),
-            {_pg_json("payload", "object")},
-            quote        text NOT NULL,
-            {_pg_json("episode_ids", "array")},
-            status       text NOT NULL CHECK (status IN {e["candidate_status"]}),
-            reason       text NOT NULL,
-            created_at   timestamptz NOT NULL,
-            decided_at   timestamptz,
-            job_id       text,
-            PRIMARY KEY (tenant_id, candidate_id)
-        )
-        """,
-        f"""
-        CREATE INDEX memory_candidates_status
-        ON {s}.memory_candidates (tenant_id, user_id, status, created_at)
-        """,
-        f"""
-        CREATE TABLE {s}.session_summaries (
-            tenant_id  text NOT NULL CHECK (tenant_id <> ''),
-            session_id text NOT NULL CHECK (session_id <> ''),
-            user_id    text NOT NULL CHECK (user_id <> ''),
-            thread_id  text NOT NULL,
-            started    timestamptz NOT NULL,
-            ended      timestamptz NOT NULL,
-            topic      text NOT NULL,
-            summary    text NOT NULL,
-            {_pg_json("facts_learned", "array")},
-            {_pg_json("open_items", "array")},
-            {_pg_json("episode_ids", "array")},
-            PRIMARY KEY (tenant_id, session_id),
-            CONSTRAINT session_summaries_interval CHECK (started <= ended)
-        )
-        """,
-        f"""
-        CREATE INDEX session_summaries_ended
-        ON {s}.session_summaries (tenant_id, user_id, ended)
-        """,
-        f"""
-        CREATE TABLE {s}.procedures (
-            tenant_id    text NOT NULL CHECK (tenant_id <> ''),
-            procedure_id text NOT NULL CHECK (procedure_id <> ''),
-            user_id      text NOT NULL CHECK (user_id <> ''),
-            text         text NOT NULL,
-            {_pg_json("rule", "object")},
-            status       text NOT NULL CHECK (status IN {e["procedure_status"]}),
-            confirmed_at timestamptz NOT NULL,
-            review_at    timestamptz NOT NULL,
-            {_pg_json("episode_ids", "array")},
-            candidate_id text,
-            retired_at   timestamptz,
-            PRIMARY KEY (tenant_id, procedure_id)
-        )
-        """,
-        f"""
-        CREATE INDEX procedures_status
-        ON {s}.procedures (tenant_id, user_id, status, confirmed_at)
-        """,
-        *(statement for table in JOURNAL_TABLES for statement in _pg_principal_rls(table)),
-    )
-
-
-def _audit_sqlite() -> tuple[str, ...]:
-    refuse = "SELECT RAISE(ABORT, 'memory audit: the log is append-only; add an entry instead')"
-    return (
-        """
-        CREATE TABLE memory_secrets (
-            name       TEXT PRIMARY KEY CHECK (name <> ''),
-            secret     TEXT NOT NULL CHECK (length(secret) >= 64),
-            created_at TEXT NOT NULL
-        )
-        """,
-        """
-        INSERT INTO memory_secrets (name, secret, created_at)
-        VALUES ('audit', lower(hex(randomblob(32))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-        """,
-        *(
-            f"""
-            CREATE TRIGGER memory_secrets_no_{event.lower()} BEFORE {event} ON memory_secrets
-            BEGIN
-                SELECT RAISE(ABORT, 'memory secrets: a key never changes (audit hashes use it)');
-            END
-            """
-            for event in ("UPDATE", "DELETE")
-        ),
-        f"""
-        CREATE TABLE memory_audit (
-            tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
-            audit_id     TEXT NOT NULL CHECK (audit_id <> ''),
-            user_id      TEXT NOT NULL CHECK (user_id <> ''),
-            subject_user TEXT NOT NULL CHECK (subject_user <> ''),
-            {_sqlite_time("at")},
-            action       TEXT NOT NULL CHECK (action <> ''),
-            tier         TEXT NOT NULL CHECK (tier <> ''),
-            {_sqlite_json("item_ids", "array")},
-            content_hash TEXT CHECK (content_hash IS NULL OR length(content_hash) = 64),
-            reason       TEXT NOT NULL DEFAULT '',
-            PRIMARY KEY (tenant_id, audit_id)
-        )
-        """,
-        "CREATE INDEX memory_audit_subject ON memory_audit (tenant_id, subject_user, at)",
-        "CREATE INDEX memory_audit_actor ON memory_audit (tenant_id, user_id, at)",
-        f"CREATE TRIGGER memory_audit_no_update BEFORE UPDATE ON memory_audit BEGIN {refuse}; END",
-        f"CREATE TRIGGER memory_audit_no_delete BEFORE DELETE ON memory_audit BEGIN {refuse}; END",
-    )
-
-
-def _audit_postgres() -> tuple[str, ...]:
-    s = PG_SCHEMA
-    tenant = "tenant_id = current_setting('app.tenant_id', true)"
-    return (
-        f"""
-        CREATE TABLE {s}.memory_secrets (
-            name       text PRIMARY KEY CHECK (name <> ''),
-            secret     text NOT NULL CHECK (length(secret) >= 64),
-            created_at timestamptz NOT NULL DEFAULT now()
-        )
-        """,
-        # 2 x 122 random bits (gen_random_uuid reads the strong random source), hashed.
-        f"""
-        INSERT INTO {s}.memory_secrets (name, secret) VALUES ('audit', encode(sha256(
-            convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex'))
-        """,
-        f"""
-        CREATE TABLE {s}.memory_audit (
-            tenant_id    text NOT NULL CHECK (tenant_id <> ''),
-            audit_id     text NOT NULL CHECK (audit_id <> ''),
-            user_id      text NOT NULL CHECK (user_id <> ''),
-            subject_user text NOT NULL CHECK (subject_user <> ''),
-            at           timestamptz NOT NULL,
-            action       text NOT NULL CHECK (action <> ''),
-            tier         text NOT NULL CHECK (tier <> ''),
-            {_pg_json("item_ids", "array")},
-            content_hash text CHECK (content_hash IS NULL OR length(content_hash) = 64),
-            reason       text NOT NULL DEFAULT '',
-            PRIMARY KEY (tenant_id, audit_id)
-        )
-        """,
-        f"CREATE INDEX memory_audit_subject ON {s}.memory_audit (tenant_id, subject_user, at)",
-        f"CREATE INDEX memory_audit_actor ON {s}.memory_audit (tenant_id, user_id, at)",
-        # The application role has no UPDATE or DELETE on either table (grant_app_role); the
-        # triggers hold for everyone else, the owner included.
-        f"""
-        CREATE FUNCTION {s}.append_only() RETURNS trigger
-        LANGUAGE plpgsql AS $$
-        BEGIN
-            RAISE EXCEPTION 'memory audit: % is append-only; add an entry instead',
-                TG_TABLE_NAME USING ERRCODE = 'integrity_constraint_violation';
-        END
-        $$
-        """,
-        f"""
-        CREATE TRIGGER memory_audit_append_only BEFORE UPDATE OR DELETE ON {s}.memory_audit
-        FOR EACH ROW EXECUTE FUNCTION {s}.append_only()
-        """,
-        f"""
-        CREATE TRIGGER memory_audit_no_truncate BEFORE TRUNCATE ON {s}.memory_audit
-        FOR EACH STATEMENT EXECUTE FUNCTION {s}.append_only()
-        """,
-        f"""
-        CREATE TRIGGER memory_secrets_fixed BEFORE UPDATE OR DELETE ON {s}.memory_secrets
-        FOR EACH ROW EXECUTE FUNCTION {s}.append_only()
-        """,
-        f"ALTER TABLE {s}.memory_audit ENABLE ROW LEVEL SECURITY",
-        f"ALTER TABLE {s}.memory_audit FORCE ROW LEVEL SECURITY",
-        f"""
-        CREATE POLICY memory_audit_read ON {s}.memory_audit FOR SELECT
-        USING ({tenant} AND (
-            subject_user = {_PG_USER} OR user_id = {_PG_USER} OR {s}.is_admin(tenant_id)
-        ))
-        """,
-        f"""
-        CREATE POLICY memory_audit_insert ON {s}.memory_audit FOR INSERT
-        WITH CHECK ({tenant} AND user_id = {_PG_USER}
-            AND (subject_user = {_PG_USER} OR {s}.is_admin(tenant_id)))
-        """,
-    )
-
-
-def _tombstones_sqlite() -> tuple[str, ...]:
-    return (
-        f"""
-        CREATE TABLE memory_tombstones (
-            tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
-            user_id    TEXT NOT NULL CHECK (user_id <> ''),
-            hash       TEXT NOT NULL CHECK (length(hash) = 64),
-            {_sqlite_time("created_at")},
-            PRIMARY KEY (tenant_id, user_id, hash)
-        )
-        """,
-    )
-
-
-def _tombstones_postgres() -> tuple[str, ...]:
-    s = PG_SCHEMA
-    return (
-        f"""
-        CREATE TABLE {s}.memory_tombstones (
-            tenant_id  text NOT NULL CHECK (tenant_id <> ''),
-            user_id    text NOT NULL CHECK (user_id <> ''),
-            hash       text NOT NULL CHECK (length(hash) = 64),
-            created_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant_id, user_id, hash)
-        )
-        """,
-        *_pg_principal_rls(TOMBSTONES_TABLE),
-    )
-
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -845,7 +341,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                 SELECT EXISTS (
                     SELECT 1 FROM {_PG_GRANTS} g
                     WHERE g.tenant_id = p_tenant AND g.role = 'admin'
-                      AND g.user_id = {_PG_USER}
+                      AND g.user_id = {PG_USER}
                 )
             $$
             """,
@@ -869,14 +365,14 @@ MIGRATIONS: tuple[Migration, ...] = (
                         THEN p_source = 'inferred' AND p_withdrawn IS NOT NULL
                     ELSE true
                 END
-                FROM (SELECT {_PG_USER} AS u) AS acting
+                FROM (SELECT {PG_USER} AS u) AS acting
             $$
             """,
             f"""
             CREATE POLICY facts_write_authority ON {_PG_FACTS} AS RESTRICTIVE FOR INSERT
             WITH CHECK (
                 {PG_SCHEMA}.may_write(tenant_id, subject, source, withdrawn_at)
-                AND recorded_by = {_PG_USER}
+                AND recorded_by = {PG_USER}
             )
             """,
             f"""
@@ -909,19 +405,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             f"ALTER TABLE {_PG_FACTS} FORCE ROW LEVEL SECURITY",
         ),
     ),
-    Migration(
-        version=5,
-        description="memory journal: episodes, extraction jobs, candidates, session "
-        "summaries, procedures",
-        sqlite=_journal_sqlite(),
-        postgres=_journal_postgres(),
-    ),
-    Migration(
-        version=6,
-        description="memory audit: an append-only log of memory operations, and its key",
-        sqlite=_audit_sqlite(),
-        postgres=_audit_postgres(),
-    ),
+    EPISODES,  # the journal's
+    AUDIT,  # the journal's
     Migration(
         version=7,
         description="account deletion: a user deletes the facts about itself and its grants",
@@ -929,23 +414,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         postgres=(
             f"""
             CREATE POLICY facts_delete_authority ON {_PG_FACTS} AS RESTRICTIVE FOR DELETE
-            USING (subject = 'user:' || {_PG_USER} OR {PG_SCHEMA}.is_admin(tenant_id))
+            USING (subject = 'user:' || {PG_USER} OR {PG_SCHEMA}.is_admin(tenant_id))
             """,
             f"""
             CREATE POLICY grants_delete_own ON {_PG_GRANTS} FOR DELETE
             USING (
                 tenant_id = current_setting('app.tenant_id', true)
-                AND user_id = {_PG_USER}
+                AND user_id = {PG_USER}
             )
             """,
         ),
     ),
-    Migration(
-        version=8,
-        description="tombstones: keyed hashes of forgotten text, so it is not learned again",
-        sqlite=_tombstones_sqlite(),
-        postgres=_tombstones_postgres(),
-    ),
+    TOMBSTONES,  # the journal's
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

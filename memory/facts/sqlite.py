@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import threading
-import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,18 +50,14 @@ from memory.facts.base import (
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
+from memory.sql.clock import encode_optional, encode_time
+from memory.sql.connect import BUSY_TIMEOUT, connect, is_locked, prepare, prepare_folder
 
 COLUMNS = (
     "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
     "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
     "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
 )
-
-#: Seconds a connection waits for another writer's lock before "database is locked".
-BUSY_TIMEOUT = 30.0
-#: Page cache per connection (KiB) and memory-mapped window (bytes).
-CACHE_KIB = 65536
-MMAP_BYTES = 1 << 30
 
 _KEY = "tenant_id = ? AND subject = ? AND attribute = ?"
 _ACTIVE = "withdrawn_at IS NULL"
@@ -113,15 +107,6 @@ _HAS_ADMIN = "SELECT 1 FROM fact_grants WHERE tenant_id = ? AND role = 'admin' L
 _GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 
 
-def encode_time(value: datetime) -> str:
-    """Fixed-width ISO-8601 in UTC with microseconds: sorts like the instants it names."""
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _encode_optional(value: datetime | None) -> str | None:
-    return None if value is None else encode_time(value)
-
-
 _fromiso = datetime.fromisoformat
 
 
@@ -162,71 +147,34 @@ def _record_row(record: FactRecord, cipher: MemoryCipher) -> tuple[Any, ...]:
         record.memory_type,
         record.schema_version,
         encode_time(record.valid_from),
-        _encode_optional(record.valid_to),
+        encode_optional(record.valid_to),
         encode_time(record.recorded_at),
         record.supersedes_memory_id,
         record.source_episode_id,
         record.source,
         record.confidence,
         record.retention_policy,
-        _encode_optional(record.retracted_at),
+        encode_optional(record.retracted_at),
         record.retraction_episode_id,
-        _encode_optional(record.withdrawn_at),
+        encode_optional(record.withdrawn_at),
         json.dumps(list(record.restated_in)),
         record.recorded_by,
     )
 
 
-def _locked(error: BaseException) -> bool:
-    message = str(error).lower()
-    return isinstance(error, sqlite3.OperationalError) and (
-        "locked" in message or "busy" in message
-    )
+def _open_connection(where: str) -> sqlite3.Connection:
+    return connect(where, timeout=BUSY_TIMEOUT)  # read at call time (tests shorten it)
 
 
-def _prepare_folder(path: Path) -> None:
-    """Refuse a folder where the file should be; create the file's parent folders."""
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
-
-
-def _connect(where: str) -> sqlite3.Connection:
-    target, uri = where, False
-    if where != ":memory:" and Path(where).exists() and not os.access(Path(where).parent, os.W_OK):
-        # A read-only folder: SQLite cannot create the WAL index beside the file, so it is
-        # opened immutable (nobody can write it here); reads work, a write is refused.
-        target, uri = f"file:{where}?mode=ro&immutable=1", True
-    conn = sqlite3.connect(
-        target, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False, uri=uri
-    )
-    conn.execute("PRAGMA synchronous=FULL")
-    # A million facts are a few hundred MB: keep the upper index levels cached and read
-    # through a memory map instead of a system call per page.
-    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-    return conn
-
-
-def _prepare(conn: sqlite3.Connection, where: str, attempts: int = 10) -> list[int]:
-    """Switch the file to WAL and migrate it; return the versions applied.
-
-    While another connection converts a fresh file to WAL, SQLite can report "database is
-    locked" at once instead of waiting on the busy timeout, so this step retries briefly.
-    """
-    for attempt in range(1, attempts + 1):
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            return migrate_sqlite_sync(conn, where=where)
-        except sqlite3.Error as e:
-            if _locked(e) and attempt < attempts:
-                time.sleep(0.02 * attempt)
-                continue
-            raise FactLedgerUnavailableError(
-                f"Cannot use {where} as the fact ledger: {e}. Is it an analyst facts "
-                "database? Point ANALYST_FACTS at another file."
-            ) from e
-    raise AssertionError("unreachable")  # pragma: no cover
+def _prepare(conn: sqlite3.Connection, where: str) -> list[int]:
+    """Switch the file to WAL and migrate it; return the versions applied."""
+    try:
+        return prepare(conn, where, migrate_sqlite_sync)
+    except sqlite3.Error as e:
+        raise FactLedgerUnavailableError(
+            f"Cannot use {where} as the fact ledger: {e}. Is it an analyst facts "
+            "database? Point ANALYST_FACTS at another file."
+        ) from e
 
 
 class _Reads:
@@ -335,7 +283,7 @@ class _Writes:
     ) -> None:
         self._update(
             "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?",
-            (encode_time(valid_to), _encode_optional(retracted_at), retraction_episode_id),
+            (encode_time(valid_to), encode_optional(retracted_at), retraction_episode_id),
             key[0],
             memory_id,
         )
@@ -350,7 +298,7 @@ class _Writes:
     ) -> None:
         self._update(
             "UPDATE facts SET withdrawn_at = ?, retracted_at = ?, retraction_episode_id = ?",
-            (encode_time(withdrawn_at), _encode_optional(retracted_at), retraction_episode_id),
+            (encode_time(withdrawn_at), encode_optional(retracted_at), retraction_episode_id),
             key[0],
             memory_id,
         )
@@ -425,7 +373,7 @@ class SqliteFactStore(FactStore):
             if not memory:
                 # Off the event loop, like every file call here: an API server (langgraph dev)
                 # refuses blocking calls on its loop.
-                await asyncio.to_thread(_prepare_folder, Path(path))
+                await asyncio.to_thread(prepare_folder, Path(path))
         except OSError as e:
             raise FactLedgerUnavailableError(
                 f"Cannot open the fact ledger file {where}: {e}. Check the path and its "
@@ -434,10 +382,10 @@ class SqliteFactStore(FactStore):
         writer: sqlite3.Connection | None = None
         reader: sqlite3.Connection | None = None
         try:
-            writer = await asyncio.to_thread(_connect, where)
+            writer = await asyncio.to_thread(_open_connection, where)
             applied = await asyncio.to_thread(_prepare, writer, where)
             # A private in-memory database exists once, in one connection: it reads too.
-            reader = writer if memory else await asyncio.to_thread(_connect, where)
+            reader = writer if memory else await asyncio.to_thread(_open_connection, where)
         except (sqlite3.Error, FactLedgerUnavailableError) as e:
             for conn in {id(c): c for c in (writer, reader) if c is not None}.values():
                 conn.close()
@@ -482,7 +430,7 @@ class SqliteFactStore(FactStore):
     # -- writes ---------------------------------------------------------------------------
 
     def _is_transient(self, error: BaseException) -> bool:
-        return _locked(error)
+        return is_locked(error)
 
     async def _change_grant(self, grant: Grant, *, revoke: bool) -> bool:
         loop = asyncio.get_running_loop()
@@ -518,7 +466,7 @@ class SqliteFactStore(FactStore):
                             grant.role,
                             grant.subject,
                             grant.granted_by,
-                            _encode_optional(grant.granted_at),
+                            encode_optional(grant.granted_at),
                         ),
                     )
                 changed = cursor.rowcount == 1
@@ -640,7 +588,7 @@ class SqliteFactStore(FactStore):
                 except FactLedgerError as e:
                     write.error = e
                 except Exception as e:
-                    if _locked(e):
+                    if is_locked(e):
                         raise
                     if not careful:
                         raise _WriteFailed from e

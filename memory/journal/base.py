@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Self
 
 from memory.identity import Principal
@@ -36,6 +36,7 @@ from memory.journal.records import (
     Procedure,
     SessionSummary,
 )
+from memory.sql.clock import system_clock
 
 #: Attempts after which a failing job stops being retried (status ``failed``).
 MAX_JOB_ATTEMPTS = 5
@@ -50,10 +51,6 @@ def tombstone_text(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .!?;:,")
 
 
-def _system_clock() -> datetime:
-    return datetime.now(UTC)
-
-
 class Journal(ABC):
     """The memory journal of one database, seen by one principal (or by none, until
     :meth:`with_principal`). Backends: :mod:`memory.journal.sqlite`,
@@ -65,7 +62,7 @@ class Journal(ABC):
     """
 
     def __init__(
-        self, principal: Principal | None, *, clock: Callable[[], datetime] = _system_clock
+        self, principal: Principal | None, *, clock: Callable[[], datetime] = system_clock
     ) -> None:
         self._principal = principal
         self.clock = clock

@@ -27,7 +27,7 @@ from memory.urls import backend_for
 
 def _postgres_backend() -> Any:
     try:
-        from memory.journal import postgres
+        import memory.journal.postgres as postgres
     except ImportError as e:
         raise MissingDependencyError(
             "The Postgres memory journal", "psycopg[binary,pool]", "postgres"

@@ -39,6 +39,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
+import memory.journal.rules as rules
 from memory.errors import FactLedgerSchemaError, JournalUnavailableError
 from memory.facts.migrations import (
     AUDIT_TABLE,
@@ -52,12 +53,11 @@ from memory.facts.migrations import (
     refuse_unsafe_role,
 )
 from memory.identity import Principal
-from memory.journal import rules
-from memory.journal.base import _system_clock
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
 from memory.journal.sql import Program, SqlJournal, Transaction, run_async
 from memory.sealing import MemoryCipher
+from memory.sql.clock import system_clock
 from memory.urls import redact
 
 T = TypeVar("T")
@@ -110,7 +110,7 @@ class PostgresJournal(SqlJournal):
         principal: Principal | None,
         *,
         where: str,
-        clock: Callable[[], datetime] = _system_clock,
+        clock: Callable[[], datetime] = system_clock,
         audit_key: str | bytes | None = None,
         cipher: MemoryCipher | None = None,
     ) -> None:
@@ -125,7 +125,7 @@ class PostgresJournal(SqlJournal):
         url: str,
         principal: Principal | None = None,
         *,
-        clock: Callable[[], datetime] = _system_clock,
+        clock: Callable[[], datetime] = system_clock,
         min_size: int = 1,
         max_size: int = 10,
         connect_timeout: float = 10.0,

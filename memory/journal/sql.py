@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal, Self, TypeVar, cast
 
+import memory.journal.rules as rules
 from memory.errors import CandidateNotFoundError, InvalidMemoryError, JournalError
 from memory.identity import Principal
-from memory.journal import rules
 from memory.journal.audit import AUDIT_SECRET, keyed_hash
 from memory.journal.audit import audit_key as parse_audit_key
-from memory.journal.base import Journal, _system_clock, tombstone_text
+from memory.journal.base import Journal, tombstone_text
 from memory.journal.queries import OWNED_TABLES, Mine, Queries, Statement
 from memory.journal.records import (
     AuditAction,
@@ -39,6 +39,7 @@ from memory.journal.records import (
     SessionSummary,
 )
 from memory.sealing import MemoryCipher
+from memory.sql.clock import system_clock
 
 T = TypeVar("T")
 
@@ -94,7 +95,7 @@ class SqlJournal(Journal):
         queries: Queries,
         principal: Principal | None,
         *,
-        clock: Callable[[], datetime] = _system_clock,
+        clock: Callable[[], datetime] = system_clock,
         audit_key: str | bytes | None = None,
         cipher: MemoryCipher | None = None,
     ) -> None:

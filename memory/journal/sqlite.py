@@ -34,18 +34,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memory.errors import FactLedgerUnavailableError, JournalError, JournalUnavailableError
+import memory.journal.rules as rules
+from memory.errors import JournalError, JournalUnavailableError
 
-# The ledger file's own connection settings and migration step, so that the journal and the
+# The ledger's migrations and the shared connection settings, so that the journal and the
 # fact store open one file identically (whichever of them opens it first).
-from memory.facts.sqlite import _connect, _prepare, _prepare_folder, encode_time
+from memory.facts.migrations import migrate_sqlite_sync
 from memory.identity import Principal
-from memory.journal import rules
-from memory.journal.base import _system_clock
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
 from memory.journal.sql import Program, SqlJournal, Transaction, run_sync
 from memory.sealing import MemoryCipher
+from memory.sql.clock import encode_time, system_clock
+from memory.sql.connect import connect, prepare, prepare_folder
 
 T = TypeVar("T")
 
@@ -85,15 +86,15 @@ def _open_file(where: str) -> tuple[sqlite3.Connection, list[int]]:
     """Connect and migrate (blocking: run on a worker thread)."""
     try:
         if where != ":memory:":
-            _prepare_folder(Path(where))
-        conn = _connect(where)
+            prepare_folder(Path(where))
+        conn = connect(where)
     except (OSError, sqlite3.Error) as e:
         raise _cannot_open(where, e) from e
     try:
-        applied = _prepare(conn, where)
-    except FactLedgerUnavailableError as e:
+        applied = prepare(conn, where, migrate_sqlite_sync)
+    except sqlite3.Error as e:
         conn.close()
-        raise _cannot_open(where, e.__cause__ or e) from e
+        raise _cannot_open(where, e) from e
     except BaseException:
         conn.close()
         raise
@@ -152,7 +153,7 @@ class SqliteJournal(SqlJournal):
         file: _File,
         principal: Principal | None,
         *,
-        clock: Callable[[], datetime] = _system_clock,
+        clock: Callable[[], datetime] = system_clock,
         audit_key: str | bytes | None = None,
         cipher: MemoryCipher | None = None,
     ) -> None:
@@ -166,7 +167,7 @@ class SqliteJournal(SqlJournal):
         path: Path | str,
         principal: Principal | None = None,
         *,
-        clock: Callable[[], datetime] = _system_clock,
+        clock: Callable[[], datetime] = system_clock,
         audit_key: str | bytes | None = None,
         cipher: MemoryCipher | None = None,
     ) -> AsyncIterator[SqliteJournal]:

@@ -1,0 +1,81 @@
+"""Open the ledger's SQLite file the same way whichever tier opens it first.
+
+:func:`prepare_folder` refuses a folder where the file should be and creates its parents;
+:func:`connect` opens an autocommit connection (explicit transactions, full sync, a large page
+cache and memory map; a file in a read-only folder opens immutable, read-only);
+:func:`prepare` switches it to WAL and runs the caller's migrations, retrying briefly while
+another connection converts a fresh file. Errors are ``OSError`` / ``sqlite3.Error``: each
+tier words them for its own user.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+#: Seconds a connection waits for another writer's lock before "database is locked".
+BUSY_TIMEOUT = 30.0
+#: Page cache per connection (KiB) and memory-mapped window (bytes).
+CACHE_KIB = 65536
+MMAP_BYTES = 1 << 30
+
+#: Applies pending migrations on an autocommit connection; returns the versions applied.
+Migrate = Callable[..., list[int]]
+
+
+def is_locked(error: BaseException) -> bool:
+    """``error`` is SQLite's "database is locked" / "busy" (another writer holds the file)."""
+    message = str(error).lower()
+    return isinstance(error, sqlite3.OperationalError) and (
+        "locked" in message or "busy" in message
+    )
+
+
+def prepare_folder(path: Path) -> None:
+    """Refuse a folder where the file should be; create the file's parent folders."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def connect(where: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+    """An autocommit connection to ``where`` (a path or ``:memory:``), usable from any thread."""
+    target, uri = where, False
+    if where != ":memory:" and Path(where).exists() and not os.access(Path(where).parent, os.W_OK):
+        # A read-only folder: SQLite cannot create the WAL index beside the file, so it is
+        # opened immutable (nobody can write it here); reads work, a write is refused.
+        target, uri = f"file:{where}?mode=ro&immutable=1", True
+    conn = sqlite3.connect(
+        target, timeout=timeout, isolation_level=None, check_same_thread=False, uri=uri
+    )
+    conn.execute("PRAGMA synchronous=FULL")
+    # A million facts are a few hundred MB: keep the upper index levels cached and read
+    # through a memory map instead of a system call per page.
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+    return conn
+
+
+def prepare(
+    conn: sqlite3.Connection, where: str, migrate: Migrate, attempts: int = 10
+) -> list[int]:
+    """Switch the file to WAL and run ``migrate(conn, where=where)``; return the versions
+    applied.
+
+    While another connection converts a fresh file to WAL, SQLite can report "database is
+    locked" at once instead of waiting on the busy timeout, so this step retries briefly; any
+    other ``sqlite3.Error`` (or the last lock) is raised.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return migrate(conn, where=where)
+        except sqlite3.Error as e:
+            if is_locked(e) and attempt < attempts:
+                time.sleep(0.02 * attempt)
+                continue
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover
