@@ -2,7 +2,7 @@
 
 Each node reads state and returns an update (never mutates state in place). Jumps are typed
 ``Command[Literal[...]]`` so the routing is visible in the graph. Decisions are delegated to the
-:class:`~agent.reasoning.reasoners.Reasoner` in :class:`~agent.nodes.services.Services` (offline rules or a chat
+:class:`~agent.reasoning.base.Reasoner` in :class:`~agent.nodes.services.Services` (offline rules or a chat
 model); dependencies come from the services the builder binds, identity from
 ``runtime.context``. Model usage is accounted per request in ``state["usage"]``.
 """
@@ -27,8 +27,8 @@ from agent.learning.tools import MemoryTools
 from agent.market import MarketDataProvider
 from agent.nodes.decisions import validate_decision
 from agent.nodes.services import Services
+from agent.reasoning.base import Context as ReasoningContext
 from agent.reasoning.models import add_usage, no_usage
-from agent.reasoning.reasoners import Context as ReasoningContext
 from agent.recollection.reader import procedure_exclusions, procedure_mode
 from agent.research import constraints as rules
 from agent.research.conventions import Conventions, load_conventions

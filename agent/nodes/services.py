@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.market import MarketDataProvider, provider_from_name
-from agent.reasoning.reasoners import ModelReasoner, OfflineReasoner, Reasoner
+from agent.reasoning.base import Reasoner
+from agent.reasoning.model import ModelReasoner
+from agent.reasoning.offline import OfflineReasoner
 from agent.settings import Settings
 from memory.documents import FileMemory
 

@@ -1,229 +1,38 @@
-"""Reasoners: who makes each decision in the graph — the offline analyst or a chat model.
+"""The model path: every decision through an OpenAI-compatible chat model.
 
-Nodes call one :class:`Reasoner` interface; the graph, its state and its checkpoints are the
-same on both paths. :class:`OfflineReasoner` is deterministic (rules and computation, no
-network). :class:`ModelReasoner` uses structured output for routing, planning, report prose,
-criticism and summaries, and a bounded tool-calling loop for each executor step. On both
-paths every figure in a report comes from tool results, never from the model's memory.
-
-The model path's planner and executor may also read the user's memory through the run's
-memory tools (:class:`agent.learning.tools.MemoryTools`, in :attr:`Context.memory`): the planner gets
-a bounded look-up turn before it decides, the executor has them beside the market tools. The
-offline reasoner ignores them.
+:class:`ModelReasoner` uses structured output for routing, planning, report prose, criticism and
+summaries, and a bounded tool-calling loop over :func:`market_tools` for each executor step
+(:data:`STEP_TOOLS` says which tool a step must run). The planner gets a bounded memory look-up
+turn before it decides and the executor has the run's memory tools beside the market tools
+(:class:`agent.learning.tools.MemoryTools`, in :attr:`Context.memory`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import AnalystError
 from agent.learning.tools import MEMORY_TOOLS
+from agent.reasoning.base import Context, Planned
 from agent.reasoning.models import Usage, add_usage, invoke, no_usage, structured, usage_of
+from agent.reasoning.offline import offline_summary
 from agent.research.critic import critique as check_draft
-from agent.research.planning import STEP_DESCRIPTIONS, deep_plan, snapshot_plan, step
+from agent.research.planning import STEP_DESCRIPTIONS, step
 from agent.research.report import collect, compose_report
-from agent.research.routing import Route, route_query
+from agent.research.routing import Route
 from agent.research.steps import StepResult, run_step
 from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, ToolMessage
 
-    from agent.learning.tools import MemoryTools
     from agent.market import MarketDataProvider
     from agent.research.conventions import Conventions
 
-
-@dataclass(frozen=True)
-class Context:
-    """What a reasoner may know beyond its direct inputs. Every text field is memory or user
-    content and reaches prompts only as quoted reference blocks (``conventions`` arrives
-    already quoted by ``Conventions.quoted()``; the rest is quoted with ``quote_data``)."""
-
-    constraints: Sequence[str] = ()
-    conversation: str = ""
-    memories: Sequence[Mapping[str, Any]] = ()
-    facts: Mapping[str, Any] = field(default_factory=dict)
-    conventions: str = ""
-    #: The user's confirmed procedures in force ({procedure_id, text, rule, ...}).
-    procedures: Sequence[Mapping[str, Any]] = ()
-    #: What the session loaded from memory: recent sessions and open items.
-    sessions: Sequence[Mapping[str, Any]] = ()
-    open_items: Sequence[Mapping[str, Any]] = ()
-    #: Lines the report's "Memory context" section states, each citing its source.
-    personal: Sequence[str] = ()
-    #: The run's memory read tools, built by the node for the run's principal (never from an
-    #: id a model produced); the model path binds them, the offline reasoner ignores them.
-    memory: MemoryTools | None = None
-
-
-@dataclass(frozen=True)
-class Planned:
-    steps: list[PlanStep]
-    rationale: str
-    memories_used: list[str]
-
-
-class Reasoner(Protocol):
-    label: str
-
-    async def route(
-        self, query: str, available: Sequence[str], mode: ModeChoice
-    ) -> tuple[Route, Usage]: ...
-
-    async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]: ...
-
-    async def execute(
-        self, step: PlanStep, market: MarketDataProvider, ctx: Context
-    ) -> tuple[StepResult, Usage]: ...
-
-    async def report(
-        self,
-        *,
-        ticker: str,
-        mode: Mode,
-        results: Mapping[str, Mapping[str, Any]],
-        feedback: Sequence[str],
-        revision: int,
-        requested: Sequence[str],
-        sections: Sequence[str],
-        ctx: Context,
-    ) -> tuple[Draft, Usage]: ...
-
-    async def critique(
-        self, draft: Draft, *, today: date, conventions: Conventions | None
-    ) -> tuple[Critique, Usage]: ...
-
-    async def summarise(
-        self, previous: str, messages: Sequence[BaseMessage]
-    ) -> tuple[str, Usage]: ...
-
-
-# -- offline ----------------------------------------------------------------------------------
-
-
-class OfflineReasoner:
-    """Deterministic rules and computation; the default when no model is configured."""
-
-    label = "offline"
-
-    async def route(
-        self, query: str, available: Sequence[str], mode: ModeChoice
-    ) -> tuple[Route, Usage]:
-        return route_query(query, available, mode), no_usage()
-
-    async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]:
-        """The standard plan; a cautious user (a stated fact or a recalled memory) gets the
-        risk step first. The rationale cites every fact and memory key it was given."""
-        steps = snapshot_plan(route) if route.mode == "flash" else deep_plan(route)
-        notes = ["Standard research plan: returns, risk, trend, beta and peers."]
-        cautious = _cautious_reasons(ctx)
-        if cautious and route.mode == "deep":
-            steps.sort(key=lambda s: s["kind"] != "risk")  # stable: risk first, rest in order
-            notes.append(f"Risk first because {'; '.join(cautious)}.")
-        if ctx.facts:
-            facts = ", ".join(f"{k}={v!r}" for k, v in sorted(ctx.facts.items()))
-            notes.append(f"Current facts: {facts}.")
-        if ctx.procedures:
-            notes.append(
-                "Procedures in force: "
-                + "; ".join(f"[{p['procedure_id']}] {p['text']}" for p in ctx.procedures)
-                + "."
-            )
-        if ctx.sessions:
-            notes.append(
-                "Recent sessions: "
-                + "; ".join(f"[{s['session_id']}] {s['topic']}".rstrip(".") for s in ctx.sessions)
-                + "."
-            )
-        used = [str(m["key"]) for m in ctx.memories]
-        if used:
-            notes.append(
-                "Recalled memories: "
-                + "; ".join(
-                    f"[{m['key']}] (score {float(m.get('score', {}).get('total', 0)):.2f})"
-                    for m in ctx.memories
-                )
-                + "."
-            )
-        return Planned(steps, " ".join(notes), used), no_usage()
-
-    async def execute(
-        self, step: PlanStep, market: MarketDataProvider, ctx: Context
-    ) -> tuple[StepResult, Usage]:
-        # Reads price files: keep it off the event loop.
-        return await asyncio.to_thread(run_step, step, market), no_usage()
-
-    async def report(
-        self,
-        *,
-        ticker: str,
-        mode: Mode,
-        results: Mapping[str, Mapping[str, Any]],
-        feedback: Sequence[str],
-        revision: int,
-        requested: Sequence[str],
-        sections: Sequence[str],
-        ctx: Context,
-    ) -> tuple[Draft, Usage]:
-        draft = compose_report(
-            ticker=ticker,
-            mode=mode,
-            results=results,
-            feedback=feedback,
-            revision=revision,
-            requested=requested,
-            sections=sections,
-            personal=ctx.personal,
-        )
-        return draft, no_usage()
-
-    async def critique(
-        self, draft: Draft, *, today: date, conventions: Conventions | None
-    ) -> tuple[Critique, Usage]:
-        return check_draft(draft, today=today, conventions=conventions), no_usage()
-
-    async def summarise(self, previous: str, messages: Sequence[BaseMessage]) -> tuple[str, Usage]:
-        return offline_summary(previous, messages), no_usage()
-
-
-_CAUTIOUS = re.compile(
-    r"\b(conservative|cautious|risk[- ]averse|low[- ]risk|capital preservation|defensive)\b",
-    re.IGNORECASE,
-)
-
-
-def _cautious_reasons(ctx: Context) -> list[str]:
-    """Why the user looks risk-averse: facts first (authoritative), then recalled memories."""
-    reasons = [
-        f"the fact {name}={value!r}"
-        for name, value in sorted(ctx.facts.items())
-        if isinstance(value, str) and _CAUTIOUS.search(value)
-    ]
-    reasons += [
-        f"memory [{m['key']}] says {str(m.get('text'))[:80]!r}"
-        for m in ctx.memories
-        if _CAUTIOUS.search(str(m.get("text", "")))
-    ]
-    return reasons
-
-
-def offline_summary(previous: str, messages: Sequence[BaseMessage]) -> str:
-    lines = [previous] if previous else []
-    for m in messages:
-        who = "user" if m.type == "human" else "analyst"
-        text = " ".join(str(m.content).split())
-        lines.append(f"{who}: {text[:160]}")
-    return "\n".join(lines)
-
-
-# -- model ------------------------------------------------------------------------------------
 
 #: Which tool must run for each plan step kind (the executor checks coverage).
 STEP_TOOLS = {

@@ -1,0 +1,91 @@
+"""The contract between the graph's nodes and whoever makes their decisions.
+
+Nodes call one :class:`Reasoner`; :mod:`agent.reasoning.offline` (rules, no network) and
+:mod:`agent.reasoning.model` (a chat model) implement it. :class:`Context` is what a reasoner may
+know beyond its direct inputs; :class:`Planned` is what planning returns. On every path each
+figure in a report comes from tool results, never from a model's memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agent.reasoning.models import Usage
+from agent.research.routing import Route
+from agent.research.steps import StepResult
+from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+    from agent.learning.tools import MemoryTools
+    from agent.market import MarketDataProvider
+    from agent.research.conventions import Conventions
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a reasoner may know beyond its direct inputs. Every text field is memory or user
+    content and reaches prompts only as quoted reference blocks (``conventions`` arrives
+    already quoted by ``Conventions.quoted()``; the rest is quoted with ``quote_data``)."""
+
+    constraints: Sequence[str] = ()
+    conversation: str = ""
+    memories: Sequence[Mapping[str, Any]] = ()
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    conventions: str = ""
+    #: The user's confirmed procedures in force ({procedure_id, text, rule, ...}).
+    procedures: Sequence[Mapping[str, Any]] = ()
+    #: What the session loaded from memory: recent sessions and open items.
+    sessions: Sequence[Mapping[str, Any]] = ()
+    open_items: Sequence[Mapping[str, Any]] = ()
+    #: Lines the report's "Memory context" section states, each citing its source.
+    personal: Sequence[str] = ()
+    #: The run's memory read tools, built by the node for the run's principal (never from an
+    #: id a model produced); the model path binds them, the offline reasoner ignores them.
+    memory: MemoryTools | None = None
+
+
+@dataclass(frozen=True)
+class Planned:
+    steps: list[PlanStep]
+    rationale: str
+    memories_used: list[str]
+
+
+class Reasoner(Protocol):
+    label: str
+
+    async def route(
+        self, query: str, available: Sequence[str], mode: ModeChoice
+    ) -> tuple[Route, Usage]: ...
+
+    async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]: ...
+
+    async def execute(
+        self, step: PlanStep, market: MarketDataProvider, ctx: Context
+    ) -> tuple[StepResult, Usage]: ...
+
+    async def report(
+        self,
+        *,
+        ticker: str,
+        mode: Mode,
+        results: Mapping[str, Mapping[str, Any]],
+        feedback: Sequence[str],
+        revision: int,
+        requested: Sequence[str],
+        sections: Sequence[str],
+        ctx: Context,
+    ) -> tuple[Draft, Usage]: ...
+
+    async def critique(
+        self, draft: Draft, *, today: date, conventions: Conventions | None
+    ) -> tuple[Critique, Usage]: ...
+
+    async def summarise(
+        self, previous: str, messages: Sequence[BaseMessage]
+    ) -> tuple[str, Usage]: ...
