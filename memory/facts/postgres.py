@@ -1,45 +1,18 @@
 """Postgres backend of the fact ledger: shared by processes and hosts, row-level security.
 
-(Over 600 lines on purpose: one backend's complete dialect of the ledger -- pool, the
-per-transaction tenant and user settings row-level security reads, seeks, group writes, bulk
-import, grants -- kept beside each other so the SQL can be read as one.)
-
-Two roles, two steps:
-
-- **Setup** (:func:`setup_postgres`) runs as the owner of the ledger (or a superuser): it
-  applies the migrations in ``memory.facts.migrations`` (schema ``analyst_facts``) and grants
-  the application role what it needs. The facts table has ``FORCE ROW LEVEL SECURITY`` and a
-  policy whose ``USING`` and ``WITH CHECK`` both require ``tenant_id =
-  current_setting('app.tenant_id')``.
-- **The application** (:meth:`PostgresFactStore.open`) connects as a role that is neither
-  superuser nor BYPASSRLS -- it refuses otherwise, since row security would not apply -- and
-  checks that the schema is current and row security is on. Every write transaction first
-  runs ``set_config('app.tenant_id', <principal's tenant>, true)`` (local to it), every read
-  runs on a session set to the principal's tenant (below), and every statement also filters
-  by tenant: a query that forgets the filter still sees, and can write, only the principal's
-  tenant. Without the setting a session sees nothing.
-
-Reads are one index seek each (``facts_one_start``, ordered (tenant, subject, attribute,
-valid_from), and ``facts_one_open``) and one statement, in autocommit: a pooled connection's
-session carries ``app.tenant_id`` of the principal it last read for, and a read for another
-tenant sets it first (the statement still filters by tenant too). ``store.sync`` reads
-through a blocking pool opened on first use. Pooled connections are not pinged before use; a read or a write that
-finds its connection dropped by the server is run once more on a fresh one.
-
-Writes run in groups (see :class:`memory.facts.base.FactStore`): one transaction takes a
-transaction-scoped advisory lock on every key of the group (tenant, subject, attribute), in
-one statement and a global order, so writers on one key serialize while other keys proceed;
-each write's statements are pipelined behind its first read. Serialization failures,
-deadlocks, lock timeouts and unique/exclusion collisions retry the whole group. Besides the
-guards SQLite has, an exclusion constraint (``btree_gist``) makes overlapping active
-intervals impossible.
+:func:`setup_postgres` runs as the owner and applies the migrations; the application
+(:meth:`PostgresFactStore.open`) connects as a role that cannot bypass row security and sets
+``app.tenant_id`` / ``app.user_id`` for every read session and write transaction. A group of
+writes locks its keys (advisory locks, one global order) and retries whole on a collision.
+Statements and write operations are in :mod:`memory.facts.postgres_ops`; the details are in
+``docs/memory-lifecycle.md`` (The fact ledger's backends).
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,7 +20,6 @@ from typing import Any, Self
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from memory.errors import (
@@ -55,15 +27,8 @@ from memory.errors import (
     FactLedgerSchemaError,
     FactLedgerUnavailableError,
 )
-from memory.facts.base import (
-    FactRecord,
-    FactStore,
-    Grant,
-    Key,
-    PendingWrite,
-    grant_refused,
-    run_async,
-)
+from memory.facts.base import FactStore
+from memory.facts.group import PendingWrite
 from memory.facts.migrations import (
     LATEST_VERSION,
     PG_SCHEMA,
@@ -71,122 +36,28 @@ from memory.facts.migrations import (
     postgres_version,
     refuse_unsafe_role,
 )
+from memory.facts.postgres_ops import (
+    FACTS,
+    GRANT_COLUMNS,
+    GRANTS,
+    HISTORY,
+    LAST_FROM,
+    LOCK_KEYS,
+    OPEN_FACT,
+    PROFILE,
+    SET_SESSION_TENANT,
+    SET_TENANT,
+    TRANSIENT,
+    Writes,
+    key_text,
+    record_of,
+)
+from memory.facts.records import FactRecord, Grant
+from memory.facts.rules import Key, grant_refused, run_async
 from memory.identity import Principal
-from memory.sealing import MemoryCipher
 from memory.urls import redact
 
-FACTS = f"{PG_SCHEMA}.facts"
-COLUMNS = (
-    "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
-    "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
-    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
-)
-#: A write transaction acts for one principal: its tenant and its user (the write policy
-#: checks the user's authority over each row's subject).
-_SET_TENANT = "SELECT set_config('app.tenant_id', %s, true), set_config('app.user_id', %s, true)"
-GRANTS = f"{PG_SCHEMA}.grants"
-_GRANTS_OF = f"SELECT role, subject FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
-_GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
-#: Reads set the tenant for the connection's session (see :class:`_Shared.tenants`).
-_SET_SESSION_TENANT = "SELECT set_config('app.tenant_id', %s, false)"
 LOCK_TIMEOUT = "10s"
-
-_KEY = "tenant_id = %s AND subject = %s AND attribute = %s"
-_ACTIVE = "withdrawn_at IS NULL"
-_OPEN_FACT = f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND valid_to IS NULL AND {_ACTIVE}"
-_LAST_FROM = (
-    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from <= %s"
-    " ORDER BY valid_from DESC LIMIT 1"
-)
-_LAST_BEFORE = (
-    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from < %s"
-    " ORDER BY valid_from DESC LIMIT 1"
-)
-#: The fact starting last at or before a time and the one starting first after it: two seeks
-#: on ``facts_one_start``, one round trip. The last column says which is which.
-_NEIGHBOURS = (
-    f"(SELECT {COLUMNS}, true FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from <= %s"
-    " ORDER BY valid_from DESC LIMIT 1)"
-    f" UNION ALL (SELECT {COLUMNS}, false FROM {FACTS} WHERE {_KEY} AND {_ACTIVE}"
-    " AND valid_from > %s ORDER BY valid_from LIMIT 1)"
-)
-_HISTORY = (
-    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY}"
-    " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at"
-)
-#: Every attribute of a subject in one statement: a loose index scan over its attribute names
-#: (one seek per name), then one ``as_of`` seek per name.
-_PROFILE = f"""
-WITH RECURSIVE names(attribute) AS (
-    SELECT (SELECT min(attribute) FROM {FACTS}
-            WHERE tenant_id = %(tenant)s AND subject = %(subject)s AND {_ACTIVE})
-    UNION ALL
-    SELECT (SELECT min(g.attribute) FROM {FACTS} g
-            WHERE g.tenant_id = %(tenant)s AND g.subject = %(subject)s
-              AND g.withdrawn_at IS NULL AND g.attribute > names.attribute)
-    FROM names WHERE names.attribute IS NOT NULL
-)
-SELECT f.* FROM names CROSS JOIN LATERAL (
-    SELECT {COLUMNS} FROM {FACTS} h
-    WHERE h.tenant_id = %(tenant)s AND h.subject = %(subject)s AND h.attribute = names.attribute
-      AND h.withdrawn_at IS NULL AND h.valid_from <= %(at)s
-    ORDER BY h.valid_from DESC LIMIT 1
-) f
-WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > %(at)s)
-"""
-_INSERT = f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 20)})"
-_UPDATE_WHERE = " WHERE tenant_id = %s AND memory_id = %s AND withdrawn_at IS NULL"
-#: Every key of a group, locked in one statement in a global order (no deadlock between
-#: groups); a writer stuck behind another gives up after LOCK_TIMEOUT and the group retries.
-_LOCK_KEYS = (
-    "SELECT set_config('lock_timeout', %s, true),"
-    " (SELECT count(pg_advisory_xact_lock(h)) FROM ("
-    "   SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(%s::text[]) AS k ORDER BY 1"
-    " ) AS keys)"
-)
-
-_TRANSIENT = (
-    pg_errors.SerializationFailure,
-    pg_errors.DeadlockDetected,
-    pg_errors.LockNotAvailable,
-    pg_errors.UniqueViolation,
-    pg_errors.ExclusionViolation,
-)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC)
-
-
-def _record(row: Sequence[Any], cipher: MemoryCipher) -> FactRecord:
-    """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
-    read)."""
-    return FactRecord(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        cipher.open(row[4]),
-        row[5],
-        row[6],
-        row[7].astimezone(UTC),
-        _utc(row[8]),
-        row[9].astimezone(UTC),
-        row[10],
-        row[11],
-        row[12],
-        row[13],
-        row[14],
-        _utc(row[15]),
-        row[16],
-        _utc(row[17]),
-        tuple(row[18]),
-        row[19],
-    )
-
-
-def _key_text(key: Key) -> str:
-    return "\x1f".join(key)
 
 
 class _AsyncReads:
@@ -203,7 +74,7 @@ class _AsyncReads:
                 async with self._store._pool.connection() as conn:
                     if tenants.get(conn) != tenant_id:
                         tenants.pop(conn, None)
-                        await conn.execute(_SET_SESSION_TENANT, (tenant_id,))
+                        await conn.execute(SET_SESSION_TENANT, (tenant_id,))
                         tenants[conn] = tenant_id
                     cursor = await conn.execute(sql, params)
                     return await cursor.fetchall()
@@ -214,21 +85,21 @@ class _AsyncReads:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def open_fact(self, key: Key) -> FactRecord | None:
-        rows = await self._rows(key[0], _OPEN_FACT, key)
-        return _record(rows[0], self._store.cipher) if rows else None
+        rows = await self._rows(key[0], OPEN_FACT, key)
+        return record_of(rows[0], self._store.cipher) if rows else None
 
     async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        rows = await self._rows(key[0], _LAST_FROM, (*key, at))
-        return _record(rows[0], self._store.cipher) if rows else None
+        rows = await self._rows(key[0], LAST_FROM, (*key, at))
+        return record_of(rows[0], self._store.cipher) if rows else None
 
     async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
         params = {"tenant": tenant_id, "subject": subject, "at": at}
-        rows = await self._rows(tenant_id, _PROFILE, params)
-        return [_record(row, self._store.cipher) for row in rows]
+        rows = await self._rows(tenant_id, PROFILE, params)
+        return [record_of(row, self._store.cipher) for row in rows]
 
     async def history(self, key: Key) -> list[FactRecord]:
-        rows = await self._rows(key[0], _HISTORY, key)
-        return [_record(row, self._store.cipher) for row in rows]
+        rows = await self._rows(key[0], HISTORY, key)
+        return [record_of(row, self._store.cipher) for row in rows]
 
 
 class _SyncReads:
@@ -245,7 +116,7 @@ class _SyncReads:
                 with shared.sync_pool().connection() as conn:
                     if shared.tenants.get(conn) != tenant_id:
                         shared.tenants.pop(conn, None)
-                        conn.execute(_SET_SESSION_TENANT, (tenant_id,))
+                        conn.execute(SET_SESSION_TENANT, (tenant_id,))
                         shared.tenants[conn] = tenant_id
                     return conn.execute(sql, params).fetchall()
             except psycopg.OperationalError as e:
@@ -255,127 +126,21 @@ class _SyncReads:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def open_fact(self, key: Key) -> FactRecord | None:
-        rows = self._rows(key[0], _OPEN_FACT, key)
-        return _record(rows[0], self._store.cipher) if rows else None
+        rows = self._rows(key[0], OPEN_FACT, key)
+        return record_of(rows[0], self._store.cipher) if rows else None
 
     def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        rows = self._rows(key[0], _LAST_FROM, (*key, at))
-        return _record(rows[0], self._store.cipher) if rows else None
+        rows = self._rows(key[0], LAST_FROM, (*key, at))
+        return record_of(rows[0], self._store.cipher) if rows else None
 
     def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
         params = {"tenant": tenant_id, "subject": subject, "at": at}
-        rows = self._rows(tenant_id, _PROFILE, params)
-        return [_record(row, self._store.cipher) for row in rows]
+        rows = self._rows(tenant_id, PROFILE, params)
+        return [record_of(row, self._store.cipher) for row in rows]
 
     def history(self, key: Key) -> list[FactRecord]:
-        rows = self._rows(key[0], _HISTORY, key)
-        return [_record(row, self._store.cipher) for row in rows]
-
-
-class _Writes:
-    """:class:`memory.facts.base.KeyOps` inside a group's transaction (keys locked)."""
-
-    def __init__(self, conn: psycopg.AsyncConnection[Any], cipher: MemoryCipher) -> None:
-        self.conn = conn
-        self.cipher = cipher
-        #: Updates whose row counts are checked once the pipeline has delivered them.
-        self.updates: list[tuple[psycopg.AsyncCursor[Any], str]] = []
-
-    def check_updates(self) -> None:
-        for cursor, memory_id in self.updates:
-            if cursor.rowcount != 1:
-                raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
-        self.updates.clear()
-
-    async def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
-        cursor = await self.conn.execute(_NEIGHBOURS, (*key, at, *key, at))
-        before: FactRecord | None = None
-        next_start: datetime | None = None
-        for row in await cursor.fetchall():
-            if row[-1]:
-                before = _record(row, self.cipher)
-            else:
-                next_start = row[7].astimezone(UTC)
-        return before, next_start
-
-    async def before(self, key: Key, at: datetime) -> FactRecord | None:
-        cursor = await self.conn.execute(_LAST_BEFORE, (*key, at))
-        row = await cursor.fetchone()
-        return None if row is None else _record(row, self.cipher)
-
-    async def insert(self, record: FactRecord) -> None:
-        await self.conn.execute(
-            _INSERT,
-            (
-                record.tenant_id,
-                record.memory_id,
-                record.subject,
-                record.attribute,
-                Jsonb(self.cipher.seal(record.value)),
-                record.memory_type,
-                record.schema_version,
-                record.valid_from,
-                record.valid_to,
-                record.recorded_at,
-                record.supersedes_memory_id,
-                record.source_episode_id,
-                record.source,
-                record.confidence,
-                record.retention_policy,
-                record.retracted_at,
-                record.retraction_episode_id,
-                record.withdrawn_at,
-                Jsonb(list(record.restated_in)),
-                record.recorded_by,
-            ),
-        )
-
-    async def _update(self, sql: str, params: tuple[Any, ...], key: Key, memory_id: str) -> None:
-        cursor = self.conn.cursor()
-        await cursor.execute(sql + _UPDATE_WHERE, (*params, key[0], memory_id))
-        self.updates.append((cursor, memory_id))
-
-    async def set_end(
-        self,
-        key: Key,
-        memory_id: str,
-        valid_to: datetime,
-        retracted_at: datetime | None,
-        retraction_episode_id: str | None,
-    ) -> None:
-        await self._update(
-            f"UPDATE {FACTS} SET valid_to = %s, retracted_at = %s, retraction_episode_id = %s",
-            (valid_to, retracted_at, retraction_episode_id),
-            key,
-            memory_id,
-        )
-
-    async def withdraw(
-        self,
-        key: Key,
-        memory_id: str,
-        withdrawn_at: datetime,
-        retracted_at: datetime | None,
-        retraction_episode_id: str | None,
-    ) -> None:
-        await self._update(
-            f"UPDATE {FACTS} SET withdrawn_at = %s, retracted_at = %s, retraction_episode_id = %s",
-            (withdrawn_at, retracted_at, retraction_episode_id),
-            key,
-            memory_id,
-        )
-
-    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        cursor = await self.conn.execute(_GRANTS_OF, (tenant_id, user_id))
-        return [(row[0], row[1]) for row in await cursor.fetchall()]
-
-    async def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
-        await self._update(
-            f"UPDATE {FACTS} SET restated_in = restated_in || jsonb_build_array(%s::text)",
-            (episode_id,),
-            key,
-            memory_id,
-        )
+        rows = self._rows(key[0], HISTORY, key)
+        return [record_of(row, self._store.cipher) for row in rows]
 
 
 @dataclass
@@ -502,14 +267,14 @@ class PostgresFactStore(FactStore):
     # -- writes ---------------------------------------------------------------------------
 
     def _is_transient(self, error: BaseException) -> bool:
-        return isinstance(error, (*_TRANSIENT, _Reconnect))
+        return isinstance(error, (*TRANSIENT, _Reconnect))
 
     async def _change_grant(self, grant: Grant, *, revoke: bool) -> bool:
         """Row security decides: the tenant's admin (``is_admin``) or the owner may."""
         user = self.principal.user_id
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(_SET_TENANT, (grant.tenant_id, user))
+                await conn.execute(SET_TENANT, (grant.tenant_id, user))
                 if revoke:
                     cursor = await conn.execute(
                         f"DELETE FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
@@ -531,7 +296,7 @@ class PostgresFactStore(FactStore):
                             raise grant_refused(grant, user)
                     return cursor.rowcount == 1
                 cursor = await conn.execute(
-                    f"INSERT INTO {GRANTS} ({_GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
+                    f"INSERT INTO {GRANTS} ({GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
                     " ON CONFLICT DO NOTHING",
                     (
                         grant.tenant_id,
@@ -551,7 +316,7 @@ class PostgresFactStore(FactStore):
     async def _erase_facts(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(_SET_TENANT, (tenant_id, self.principal.user_id))
+                await conn.execute(SET_TENANT, (tenant_id, self.principal.user_id))
                 cursor = await conn.execute(
                     f"DELETE FROM {FACTS} WHERE tenant_id = %s AND subject = %s"
                     " AND memory_id = ANY(%s) RETURNING memory_id",
@@ -568,7 +333,7 @@ class PostgresFactStore(FactStore):
         subject = f"user:{user_id}"
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                await conn.execute(_SET_TENANT, (tenant_id, self.principal.user_id))
+                await conn.execute(SET_TENANT, (tenant_id, self.principal.user_id))
                 cursor = await conn.execute(
                     f"DELETE FROM {FACTS} WHERE tenant_id = %s AND subject = %s"
                     " RETURNING memory_id",
@@ -587,7 +352,7 @@ class PostgresFactStore(FactStore):
 
     async def _list_grants(self, tenant_id: str) -> list[Grant]:
         rows = await self._async_reads._rows(
-            tenant_id, f"SELECT {_GRANT_COLUMNS} FROM {GRANTS} WHERE tenant_id = %s", (tenant_id,)
+            tenant_id, f"SELECT {GRANT_COLUMNS} FROM {GRANTS} WHERE tenant_id = %s", (tenant_id,)
         )
         return [
             Grant(r[0], r[1], r[2], r[3], r[4], None if r[5] is None else r[5].astimezone(UTC))
@@ -614,9 +379,9 @@ class PostgresFactStore(FactStore):
         async with self._pool.connection() as conn:
             try:
                 async with conn.transaction():
-                    keys = sorted({_key_text(w.key) for w in group})
-                    await conn.execute(_LOCK_KEYS, (LOCK_TIMEOUT, keys))
-                    ops = _Writes(conn, self.cipher)
+                    keys = sorted({key_text(w.key) for w in group})
+                    await conn.execute(LOCK_KEYS, (LOCK_TIMEOUT, keys))
+                    ops = Writes(conn, self.cipher)
                     if careful:
                         await self._writes(conn, ops, group, careful=True)
                     else:
@@ -633,7 +398,7 @@ class PostgresFactStore(FactStore):
     async def _writes(
         self,
         conn: psycopg.AsyncConnection[Any],
-        ops: _Writes,
+        ops: Writes,
         group: list[PendingWrite],
         *,
         careful: bool,
@@ -644,13 +409,13 @@ class PostgresFactStore(FactStore):
             try:
                 if careful:
                     async with conn.transaction():  # a savepoint
-                        await conn.execute(_SET_TENANT, (write.key[0], write.user_id))
+                        await conn.execute(SET_TENANT, (write.key[0], write.user_id))
                         write.result = await run_async(write.rules(), ops)
                     acting = None
                     continue
                 if (write.key[0], write.user_id) != acting:
                     acting = (write.key[0], write.user_id)
-                    await conn.execute(_SET_TENANT, acting)
+                    await conn.execute(SET_TENANT, acting)
                 write.result = await run_async(write.rules(), ops)
             except FactLedgerError as e:
                 write.error = e

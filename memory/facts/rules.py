@@ -8,11 +8,22 @@ answer the same requests, so their semantics cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import uuid
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, cast
 
-from memory.facts.records import FactRecord
+from memory.errors import FactAuthorityError, FactConflictError, FactNotFoundError
+from memory.facts.records import (
+    RECORD_SCHEMA_VERSION,
+    ConflictPolicy,
+    FactRecord,
+    Grant,
+    MemoryDelta,
+    WriteOutcome,
+    canonical_json,
+)
 
 T = TypeVar("T")
 
@@ -164,3 +175,217 @@ def authority_rules(key: Key, user_id: str) -> Rules[Authority]:
     """One read in the write transaction: the writer's grants; then :func:`authority_of`."""
     grants = yield ("grants", (key[0], user_id))
     return authority_of(user_id, key[1], list(grants))
+
+
+# -- the write rules -----------------------------------------------------------------------------
+
+
+def record_rules(
+    key: Key,
+    delta: MemoryDelta,
+    policy: ConflictPolicy,
+    user: str,
+    *,
+    now: Callable[[], datetime],
+    source_ranks: Mapping[str, int],
+) -> Rules[FactRecord]:
+    """Store ``delta`` on ``key``'s timeline as ``user`` (see ``docs/memory-lifecycle.md``,
+    The fact ledger): close what covers its start, inherit the old end, or refuse."""
+    at = now()
+    authority = yield from authority_rules(key, user)
+    if authority is None:
+        raise no_authority(key, user, "write")
+    if authority == "candidate":
+        # Someone else's word about a user: kept for that user to review, outside the
+        # timeline (withdrawn, source inferred), so it never changes what they are told.
+        candidate = replace(
+            new_record(key[0], delta, at, None, None, "recorded", user),
+            source="inferred",
+            withdrawn_at=at,
+        )
+        yield ("insert", (candidate,))
+        return candidate
+    start = delta.valid_from
+    before, next_start = yield ("neighbours", (key, start))
+    cover = before if before is not None and before.holds_at(start) else None
+    if cover is not None and cover.valid_from == start:
+        why = refusal(policy, delta, cover, source_ranks)
+        same = (
+            canonical_json(cover.value) == canonical_json(delta.value)
+            and cover.memory_type == delta.memory_type
+        )
+        if same and (why is not None or delta.source == cover.source):
+            # A restatement: nothing new holds, but the episode that said it again is
+            # provenance worth keeping.
+            episode = delta.source_episode_id
+            if episode is None or episode == cover.source_episode_id:
+                return replace(cover, outcome="duplicate")
+            if episode in cover.restated_in:
+                return replace(cover, outcome="duplicate")
+            yield ("restate", (key, cover.memory_id, episode))
+            return replace(cover, restated_in=(*cover.restated_in, episode), outcome="duplicate")
+        if why is not None:
+            raise FactConflictError(
+                delta.subject, delta.attribute, start.isoformat(), cover.memory_id, cover.value, why
+            )
+        yield (
+            "withdraw",
+            (key, cover.memory_id, at, cover.retracted_at, cover.retraction_episode_id),
+        )
+        new = new_record(key[0], delta, at, cover.valid_to, cover, "replaced", user)
+    elif cover is not None:
+        yield ("set_end", (key, cover.memory_id, start, None, None))
+        new = new_record(key[0], delta, at, cover.valid_to, cover, "recorded", user)
+    else:
+        new = new_record(key[0], delta, at, next_start, None, "recorded", user)
+    yield ("insert", (new,))
+    return new
+
+
+def retract_rules(
+    key: Key,
+    given_at: datetime | None,
+    source_episode_id: str | None,
+    user: str,
+    *,
+    now: Callable[[], datetime],
+) -> Rules[FactRecord]:
+    """Close the fact holding at ``given_at`` (default: now) without a successor; a fact
+    retracted at its own start is withdrawn, and its predecessor then ends by retraction."""
+    at = now()
+    authority = yield from authority_rules(key, user)
+    if authority is None or authority == "candidate":
+        raise no_authority(key, user, "retract")
+    when = at if given_at is None else given_at
+    before, _ = yield ("neighbours", (key, when))
+    if before is None or not before.holds_at(when):
+        raise FactNotFoundError(key[1], key[2], when.isoformat())
+    cover: FactRecord = before
+    if cover.valid_from < when:
+        yield ("set_end", (key, cover.memory_id, when, at, source_episode_id))
+        return replace(
+            cover, valid_to=when, retracted_at=at, retraction_episode_id=source_episode_id
+        )
+    yield ("withdraw", (key, cover.memory_id, at, at, source_episode_id))
+    previous = yield ("before", (key, when))
+    if previous is not None and previous.valid_to == when:
+        # Its end now marks the retraction, not a successor that no longer counts.
+        yield ("set_end", (key, previous.memory_id, when, at, source_episode_id))
+    return replace(cover, withdrawn_at=at, retracted_at=at, retraction_episode_id=source_episode_id)
+
+
+def insert_rules(record: FactRecord) -> Rules[FactRecord]:
+    """Insert ``record`` as it is (a restore: the backup's rows already obey the rules)."""
+    yield ("insert", (record,))
+    return record
+
+
+def refusal(
+    policy: ConflictPolicy,
+    delta: MemoryDelta,
+    existing: FactRecord,
+    source_ranks: Mapping[str, int],
+) -> str | None:
+    """Why ``delta`` may not replace ``existing`` at the same ``valid_from``; None if it may."""
+    if policy is ConflictPolicy.SOURCE_PRECEDENCE:
+        new_rank = source_ranks.get(delta.source, -1)
+        old_rank = source_ranks.get(existing.source, -1)
+        if new_rank > old_rank:
+            return None
+        return (
+            f"under the source_precedence policy a '{delta.source}' fact does not outrank "
+            f"the stored '{existing.source}' fact. Nothing was changed."
+        )
+    if policy is ConflictPolicy.CONFIRMED_REVISION:
+        if delta.source == "confirmed":
+            return None
+        return (
+            "under the confirmed_revision policy only a fact with source 'confirmed' (the "
+            f"user confirmed the correction) replaces it; this one is '{delta.source}'. "
+            "Nothing was changed."
+        )
+    return (
+        "a different value (or memory type) with the same valid_from is a conflict (policy "
+        "'reject'). Give the correction its own valid_from, retract the stored fact, or "
+        "record it under the source_precedence or confirmed_revision policy. Nothing was "
+        "changed."
+    )
+
+
+def new_record(
+    tenant_id: str,
+    delta: MemoryDelta,
+    now: datetime,
+    valid_to: datetime | None,
+    superseded: FactRecord | None,
+    outcome: WriteOutcome,
+    user: str,
+) -> FactRecord:
+    """The record ``delta`` becomes, recorded ``now`` by ``user``."""
+    return FactRecord(
+        tenant_id=tenant_id,
+        memory_id=uuid.uuid4().hex,
+        subject=delta.subject,
+        attribute=delta.attribute,
+        value=delta.value,
+        memory_type=delta.memory_type,
+        schema_version=RECORD_SCHEMA_VERSION,
+        valid_from=delta.valid_from,
+        valid_to=valid_to,
+        recorded_at=now,
+        supersedes_memory_id=None if superseded is None else superseded.memory_id,
+        source_episode_id=delta.source_episode_id,
+        source=delta.source,
+        confidence=delta.confidence,
+        retention_policy=delta.retention_policy,
+        # An inherited end keeps its cause: a fact dropped inside a retracted interval
+        # ends at that retraction.
+        retracted_at=None if superseded is None else superseded.retracted_at,
+        retraction_episode_id=None if superseded is None else superseded.retraction_episode_id,
+        recorded_by=user,
+        outcome=outcome,
+    )
+
+
+def no_authority(key: Key, user: str, action: str) -> FactAuthorityError:
+    """Why ``user`` may not ``action`` (write, retract) facts on ``key``, and the fix."""
+    tenant, subject = key[0], key[1]
+    who = f"user '{user}' of tenant '{tenant}'"
+    if action == "retract" and subject.startswith("user:"):
+        fix = (
+            f"Only {subject.removeprefix('user:')} may retract facts about {subject}; "
+            "others can only propose candidates"
+        )
+    else:
+        fix = (
+            f"A principal writes its own subject (user:{user}) freely; for {subject} ask the "
+            f"tenant's admin to run: analyst facts grant {user} {subject}"
+        )
+    return FactAuthorityError(
+        f"{who} may not {action} facts about {subject}. {fix}. Nothing was written.",
+        subject=subject,
+        tenant_id=tenant,
+        user_id=user,
+    )
+
+
+def may_administer(
+    user: str, grants: list[tuple[str, str]], tenant_has_admin: bool, role: str
+) -> bool:
+    """Whether ``user`` may grant or revoke: an admin may; in a tenant with no admin yet, the
+    first grant may make one (SQLite only: its file has no other owner)."""
+    if any(r == "admin" for r, _ in grants):
+        return True
+    return not tenant_has_admin and role == "admin"
+
+
+def grant_refused(grant: Grant, user: str) -> FactAuthorityError:
+    """``user`` may not change grants: only the tenant's admin (or the Postgres owner) may."""
+    return FactAuthorityError(
+        f"user '{user}' of tenant '{grant.tenant_id}' may not change grants: only the tenant's "
+        "admin may (or, on Postgres, the ledger's owner: ANALYST_FACTS=<owner URL> analyst "
+        f"facts grant {grant.user_id} --admin). Nothing was changed.",
+        subject=grant.subject,
+        tenant_id=grant.tenant_id,
+        user_id=user,
+    )

@@ -1,24 +1,11 @@
 """SQLite backend of the fact ledger: the embedded default, one file in the data directory.
 
-``SqliteFactStore.open(path, principal)`` is an async context manager: it applies pending
-migrations (WAL journal), opens two connections -- one that reads, one that writes, both in
-autocommit mode so transactions are explicit, 30 s busy timeout -- yields the store, and
-closes them on exit.
-
-Reads are one index seek each (``facts_one_open`` for ``current``, ``facts_one_start`` in
-``valid_from`` order for ``as_of``). The async API runs them inline on the event loop: in WAL
-mode a reader never waits for a writer, and a seek on a cached page costs less than handing
-the call to a worker thread and back. ``store.sync`` runs the same code without a loop.
-
-Writes run on one worker thread, in groups (see :class:`memory.facts.base.FactStore`): one
-``BEGIN IMMEDIATE`` transaction (the write lock is taken before any key is read, so two
-writers -- coroutines, connections or processes -- cannot both decide from the same state),
-a savepoint per write, and one durable commit (``synchronous=FULL``). A "database is locked"
-collision retries the whole group.
-
-Times are stored as fixed-width ISO-8601 UTC text (``2026-06-03T10:00:00.000000+00:00``), which
-orders lexicographically exactly as the instants do; the table refuses any other shape.
-Tenancy is enforced by a ``tenant_id = ?`` in every statement (SQLite has no row security).
+``SqliteFactStore.open(path, principal)`` migrates the file (WAL) and opens a reading and a
+writing connection (:mod:`memory.sql.connect`). Reads are one index seek each, inline on the
+event loop (or on a worker thread for a server); writes run in groups on one worker thread,
+one ``BEGIN IMMEDIATE`` transaction and one durable commit each, a savepoint per write.
+Tenancy is a ``tenant_id = ?`` in every statement. Details: ``docs/memory-lifecycle.md``
+(The fact ledger's backends).
 """
 
 from __future__ import annotations
@@ -36,18 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import FactLedgerError, FactLedgerUnavailableError
-from memory.facts.base import (
-    FactRecord,
-    FactStore,
-    Grant,
-    Key,
-    PendingWrite,
-    canonical_json,
-    grant_refused,
-    may_administer,
-    run_sync,
-)
+from memory.facts.base import FactStore
+from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
+from memory.facts.records import FactRecord, Grant, canonical_json
+from memory.facts.rules import Key, grant_refused, may_administer, run_sync
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
 from memory.sql.clock import encode_optional, encode_time

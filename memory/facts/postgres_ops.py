@@ -1,0 +1,242 @@
+"""The Postgres fact ledger's SQL: statements, row decoding, and the write operations
+(:class:`memory.facts.rules.KeyOps`) a group runs inside its transaction, its keys locked.
+
+Every statement names the tenant; row security checks it again (:mod:`memory.facts.postgres`
+sets ``app.tenant_id`` and ``app.user_id``). Times are ``timestamptz`` read back in UTC,
+values ``jsonb`` (sealed when a cipher is set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+
+from memory.facts.records import FactRecord
+from memory.facts.rules import Key
+from memory.sealing import MemoryCipher
+from memory.sql.migrations import PG_SCHEMA
+
+FACTS = f"{PG_SCHEMA}.facts"
+COLUMNS = (
+    "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
+    "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
+    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
+)
+#: A write transaction acts for one principal: its tenant and its user (the write policy
+#: checks the user's authority over each row's subject).
+SET_TENANT = "SELECT set_config('app.tenant_id', %s, true), set_config('app.user_id', %s, true)"
+GRANTS = f"{PG_SCHEMA}.grants"
+GRANTS_OF = f"SELECT role, subject FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
+GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
+#: Reads set the tenant for the connection's session (``memory.facts.postgres``).
+SET_SESSION_TENANT = "SELECT set_config('app.tenant_id', %s, false)"
+
+_KEY = "tenant_id = %s AND subject = %s AND attribute = %s"
+_ACTIVE = "withdrawn_at IS NULL"
+OPEN_FACT = f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND valid_to IS NULL AND {_ACTIVE}"
+LAST_FROM = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from <= %s"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+LAST_BEFORE = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from < %s"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+#: The fact starting last at or before a time and the one starting first after it: two seeks
+#: on ``facts_one_start``, one round trip. The last column says which is which.
+NEIGHBOURS = (
+    f"(SELECT {COLUMNS}, true FROM {FACTS} WHERE {_KEY} AND {_ACTIVE} AND valid_from <= %s"
+    " ORDER BY valid_from DESC LIMIT 1)"
+    f" UNION ALL (SELECT {COLUMNS}, false FROM {FACTS} WHERE {_KEY} AND {_ACTIVE}"
+    " AND valid_from > %s ORDER BY valid_from LIMIT 1)"
+)
+HISTORY = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY}"
+    " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at"
+)
+#: Every attribute of a subject in one statement: a loose index scan over its attribute names
+#: (one seek per name), then one ``as_of`` seek per name.
+PROFILE = f"""
+WITH RECURSIVE names(attribute) AS (
+    SELECT (SELECT min(attribute) FROM {FACTS}
+            WHERE tenant_id = %(tenant)s AND subject = %(subject)s AND {_ACTIVE})
+    UNION ALL
+    SELECT (SELECT min(g.attribute) FROM {FACTS} g
+            WHERE g.tenant_id = %(tenant)s AND g.subject = %(subject)s
+              AND g.withdrawn_at IS NULL AND g.attribute > names.attribute)
+    FROM names WHERE names.attribute IS NOT NULL
+)
+SELECT f.* FROM names CROSS JOIN LATERAL (
+    SELECT {COLUMNS} FROM {FACTS} h
+    WHERE h.tenant_id = %(tenant)s AND h.subject = %(subject)s AND h.attribute = names.attribute
+      AND h.withdrawn_at IS NULL AND h.valid_from <= %(at)s
+    ORDER BY h.valid_from DESC LIMIT 1
+) f
+WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > %(at)s)
+"""
+INSERT = f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 20)})"
+UPDATE_WHERE = " WHERE tenant_id = %s AND memory_id = %s AND withdrawn_at IS NULL"
+#: Every key of a group, locked in one statement in a global order (no deadlock between
+#: groups); a writer stuck behind another gives up after the lock timeout (its first
+#: parameter) and the group retries.
+LOCK_KEYS = (
+    "SELECT set_config('lock_timeout', %s, true),"
+    " (SELECT count(pg_advisory_xact_lock(h)) FROM ("
+    "   SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(%s::text[]) AS k ORDER BY 1"
+    " ) AS keys)"
+)
+
+TRANSIENT = (
+    pg_errors.SerializationFailure,
+    pg_errors.DeadlockDetected,
+    pg_errors.LockNotAvailable,
+    pg_errors.UniqueViolation,
+    pg_errors.ExclusionViolation,
+)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def record_of(row: Sequence[Any], cipher: MemoryCipher) -> FactRecord:
+    """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
+    read)."""
+    return FactRecord(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        cipher.open(row[4]),
+        row[5],
+        row[6],
+        row[7].astimezone(UTC),
+        _utc(row[8]),
+        row[9].astimezone(UTC),
+        row[10],
+        row[11],
+        row[12],
+        row[13],
+        row[14],
+        _utc(row[15]),
+        row[16],
+        _utc(row[17]),
+        tuple(row[18]),
+        row[19],
+    )
+
+
+def key_text(key: Key) -> str:
+    """The text a key's advisory lock is hashed from."""
+    return "\x1f".join(key)
+
+
+class Writes:
+    """:class:`memory.facts.base.KeyOps` inside a group's transaction (keys locked)."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], cipher: MemoryCipher) -> None:
+        self.conn = conn
+        self.cipher = cipher
+        #: Updates whose row counts are checked once the pipeline has delivered them.
+        self.updates: list[tuple[psycopg.AsyncCursor[Any], str]] = []
+
+    def check_updates(self) -> None:
+        for cursor, memory_id in self.updates:
+            if cursor.rowcount != 1:
+                raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
+        self.updates.clear()
+
+    async def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
+        cursor = await self.conn.execute(NEIGHBOURS, (*key, at, *key, at))
+        before: FactRecord | None = None
+        next_start: datetime | None = None
+        for row in await cursor.fetchall():
+            if row[-1]:
+                before = record_of(row, self.cipher)
+            else:
+                next_start = row[7].astimezone(UTC)
+        return before, next_start
+
+    async def before(self, key: Key, at: datetime) -> FactRecord | None:
+        cursor = await self.conn.execute(LAST_BEFORE, (*key, at))
+        row = await cursor.fetchone()
+        return None if row is None else record_of(row, self.cipher)
+
+    async def insert(self, record: FactRecord) -> None:
+        await self.conn.execute(
+            INSERT,
+            (
+                record.tenant_id,
+                record.memory_id,
+                record.subject,
+                record.attribute,
+                Jsonb(self.cipher.seal(record.value)),
+                record.memory_type,
+                record.schema_version,
+                record.valid_from,
+                record.valid_to,
+                record.recorded_at,
+                record.supersedes_memory_id,
+                record.source_episode_id,
+                record.source,
+                record.confidence,
+                record.retention_policy,
+                record.retracted_at,
+                record.retraction_episode_id,
+                record.withdrawn_at,
+                Jsonb(list(record.restated_in)),
+                record.recorded_by,
+            ),
+        )
+
+    async def _update(self, sql: str, params: tuple[Any, ...], key: Key, memory_id: str) -> None:
+        cursor = self.conn.cursor()
+        await cursor.execute(sql + UPDATE_WHERE, (*params, key[0], memory_id))
+        self.updates.append((cursor, memory_id))
+
+    async def set_end(
+        self,
+        key: Key,
+        memory_id: str,
+        valid_to: datetime,
+        retracted_at: datetime | None,
+        retraction_episode_id: str | None,
+    ) -> None:
+        await self._update(
+            f"UPDATE {FACTS} SET valid_to = %s, retracted_at = %s, retraction_episode_id = %s",
+            (valid_to, retracted_at, retraction_episode_id),
+            key,
+            memory_id,
+        )
+
+    async def withdraw(
+        self,
+        key: Key,
+        memory_id: str,
+        withdrawn_at: datetime,
+        retracted_at: datetime | None,
+        retraction_episode_id: str | None,
+    ) -> None:
+        await self._update(
+            f"UPDATE {FACTS} SET withdrawn_at = %s, retracted_at = %s, retraction_episode_id = %s",
+            (withdrawn_at, retracted_at, retraction_episode_id),
+            key,
+            memory_id,
+        )
+
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        cursor = await self.conn.execute(GRANTS_OF, (tenant_id, user_id))
+        return [(row[0], row[1]) for row in await cursor.fetchall()]
+
+    async def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
+        await self._update(
+            f"UPDATE {FACTS} SET restated_in = restated_in || jsonb_build_array(%s::text)",
+            (episode_id,),
+            key,
+            memory_id,
+        )
