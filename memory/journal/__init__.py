@@ -16,7 +16,8 @@ the contract every backend keeps. Public API::
         await journal.audit("read", "facts", ids, reason="...", content=values)  # ids + a hash
         await journal.audit_log(since=..., user=None)       # the principal's audit, oldest first
 
-The journal lives in the fact ledger's database (same URL, same migrations). Backends: SQLite
+The journal lives in the fact ledger's database (same URL; its tables are its own migrations,
+:mod:`memory.journal.migrations`, numbered in the ledger's list). Backends: SQLite
 (:mod:`memory.journal.sqlite`, the default) and Postgres with row-level security on tenant
 and user (:mod:`memory.journal.postgres`, imported only when a ``postgresql://`` URL is
 opened). Both share everything but connections and transactions: the state changes are written

@@ -53,9 +53,10 @@ from memory.facts.migrations import (
     refuse_unsafe_role,
 )
 from memory.identity import Principal
+from memory.journal.programs import Program, Transaction, run_async
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
-from memory.journal.sql import Program, SqlJournal, Transaction, run_async
+from memory.journal.sql import SqlJournal
 from memory.sealing import MemoryCipher
 from memory.sql.clock import system_clock
 from memory.urls import redact

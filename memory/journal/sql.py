@@ -1,12 +1,11 @@
 """The journal over SQL, written once: every call as a program of statements.
 
 :class:`SqlJournal` implements :class:`~memory.journal.base.Journal` for both backends. A call
-validates its arguments (:mod:`memory.journal.rules`), then runs a *program*: a generator that
-yields the :class:`~memory.journal.queries.Statement` s it needs (built by the backend's
-:class:`~memory.journal.queries.Queries`) and receives each one's answer, asking the rules for
+validates its arguments (:mod:`memory.journal.rules`), then runs a *program* (:mod:`memory.journal.programs`) of
+the backend's statements (:class:`~memory.journal.queries.Queries`), asking the rules for
 every state change in between. A backend only supplies :meth:`SqlJournal._run`: one
 transaction of the requested kind, in which it executes the statements -- SQLite with plain
-calls on a worker thread (:func:`run_sync`), Postgres with ``await`` (:func:`run_async`).
+calls on a worker thread, Postgres with ``await``.
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ from __future__ import annotations
 import copy
 import uuid
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Literal, Self, TypeVar, cast
+from typing import Any, Self, TypeVar
 
 import memory.journal.rules as rules
 from memory.errors import CandidateNotFoundError, InvalidMemoryError, JournalError
@@ -24,6 +23,7 @@ from memory.identity import Principal
 from memory.journal.audit import AUDIT_SECRET, keyed_hash
 from memory.journal.audit import audit_key as parse_audit_key
 from memory.journal.base import Journal, tombstone_text
+from memory.journal.programs import Program, Transaction, put, read_rows
 from memory.journal.queries import OWNED_TABLES, Mine, Queries, Statement
 from memory.journal.records import (
     AuditAction,
@@ -42,49 +42,6 @@ from memory.sealing import MemoryCipher
 from memory.sql.clock import system_clock
 
 T = TypeVar("T")
-
-#: A call's statements: yields each, receives its answer, returns the call's result.
-Program = Generator[Statement, Any, T]
-
-#: ``read``: one or more statements that only read; ``snapshot``: reads that must all see one
-#: snapshot; ``write``: reads and writes, serialised against other writers.
-Transaction = Literal["read", "snapshot", "write"]
-
-
-def run_sync(program: Program[T], execute: Callable[[Statement], Any]) -> T:
-    """Drive ``program``, answering each statement with ``execute`` (blocking)."""
-    try:
-        statement = next(program)
-        while True:
-            statement = program.send(execute(statement))
-    except StopIteration as done:
-        return cast(T, done.value)
-
-
-async def run_async(program: Program[T], execute: Callable[[Statement], Awaitable[Any]]) -> T:
-    """Drive ``program``, answering each statement with ``await execute(...)``."""
-    try:
-        statement = next(program)
-        while True:
-            statement = program.send(await execute(statement))
-    except StopIteration as done:
-        return cast(T, done.value)
-
-
-def _rows(statement: Statement, decode: Callable[[Any], T]) -> Program[list[T]]:
-    rows = yield statement
-    return [decode(row) for row in rows]
-
-
-def _put(insert: Statement, read: Statement, what: str, item_id: str) -> Program[Any]:
-    """Insert a record (a no-op if its id is stored) and read the principal's row back; an id
-    another user of the tenant holds is refused (ids are unique per tenant). Returns the row
-    and whether this call inserted it."""
-    inserted = yield insert
-    row = yield read
-    if row is None:
-        raise rules.id_taken(what, item_id)
-    return row, inserted == 1
 
 
 class SqlJournal(Journal):
@@ -139,7 +96,7 @@ class SqlJournal(Journal):
             new: list[Episode] = []
             for episode in batch:
                 eid = episode.episode_id
-                row, inserted = yield from _put(
+                row, inserted = yield from put(
                     q.add_episode(episode), q.episode(mine, eid), "episode", eid
                 )
                 stored.append(rules.same_episode(self._codec.episode(row), episode))
@@ -160,7 +117,7 @@ class SqlJournal(Journal):
     async def episodes(self, episode_ids: Sequence[str]) -> list[Episode]:
         ids = rules.id_list(episode_ids, "episode_ids")
         statement = self._queries.episodes(self._mine(), ids)
-        return await self._run(_rows(statement, self._codec.episode), "read")
+        return await self._run(read_rows(statement, self._codec.episode), "read")
 
     async def list_episodes(
         self,
@@ -176,7 +133,7 @@ class SqlJournal(Journal):
         statement = self._queries.list_episodes(
             mine, thread_id, since, until, rules.check_limit(limit)
         )
-        return await self._run(_rows(statement, self._codec.episode), "read")
+        return await self._run(read_rows(statement, self._codec.episode), "read")
 
     # -- extraction jobs ------------------------------------------------------------------
 
@@ -188,7 +145,7 @@ class SqlJournal(Journal):
         q = self._queries
 
         def program() -> Program[ExtractionJob]:
-            row, _ = yield from _put(q.add_job(job), q.job(mine, job.job_id), "job", job.job_id)
+            row, _ = yield from put(q.add_job(job), q.job(mine, job.job_id), "job", job.job_id)
             return self._codec.job(row)
 
         return await self._run(program(), "write")
@@ -249,7 +206,7 @@ class SqlJournal(Journal):
         rules.check_job_filters(status, kind)
         mine = self._mine()
         statement = self._queries.jobs(mine, status, kind, thread_id, rules.check_limit(limit))
-        return await self._run(_rows(statement, self._codec.job), "read")
+        return await self._run(read_rows(statement, self._codec.job), "read")
 
     # -- candidates -----------------------------------------------------------------------
 
@@ -265,7 +222,7 @@ class SqlJournal(Journal):
             for candidate in batch:
                 cid = candidate.candidate_id
                 read = q.candidate(mine, cid)
-                row, inserted = yield from _put(q.add_candidate(candidate), read, "candidate", cid)
+                row, inserted = yield from put(q.add_candidate(candidate), read, "candidate", cid)
                 stored.append(self._codec.candidate(row))
                 if inserted:
                     new.append(candidate)
@@ -291,7 +248,7 @@ class SqlJournal(Journal):
         rules.check_candidate_filters(status, kind)
         mine = self._mine()
         statement = self._queries.candidates(mine, status, kind, rules.check_limit(limit))
-        return await self._run(_rows(statement, self._codec.candidate), "read")
+        return await self._run(read_rows(statement, self._codec.candidate), "read")
 
     async def decide(
         self, candidate_id: str, status: CandidateStatus, reason: str = ""
@@ -343,7 +300,7 @@ class SqlJournal(Journal):
 
     async def summaries(self, *, limit: int = 5) -> list[SessionSummary]:
         statement = self._queries.summaries(self._mine(), rules.check_limit(limit))
-        return await self._run(_rows(statement, self._codec.summary), "read")
+        return await self._run(read_rows(statement, self._codec.summary), "read")
 
     async def put_procedure(self, procedure: Procedure) -> Procedure:
         new = rules.new_procedure(self.principal, procedure)
@@ -352,7 +309,7 @@ class SqlJournal(Journal):
 
         def program() -> Program[Procedure]:
             pid = new.procedure_id
-            row, inserted = yield from _put(
+            row, inserted = yield from put(
                 q.add_procedure(new), q.procedure(mine, pid), "procedure", pid
             )
             if inserted:
@@ -370,7 +327,7 @@ class SqlJournal(Journal):
     async def procedures(self, *, status: str | None = "active") -> list[Procedure]:
         rules.check_procedure_filter(status)
         statement = self._queries.procedures(self._mine(), status)
-        return await self._run(_rows(statement, self._codec.procedure), "read")
+        return await self._run(read_rows(statement, self._codec.procedure), "read")
 
     async def retire_procedure(self, procedure_id: str) -> Procedure:
         now = self._now()

@@ -41,9 +41,10 @@ from memory.errors import JournalError, JournalUnavailableError
 # fact store open one file identically (whichever of them opens it first).
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.identity import Principal
+from memory.journal.programs import Program, Transaction, run_sync
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
-from memory.journal.sql import Program, SqlJournal, Transaction, run_sync
+from memory.journal.sql import SqlJournal
 from memory.sealing import MemoryCipher
 from memory.sql.clock import encode_time, system_clock
 from memory.sql.connect import connect, prepare, prepare_folder
