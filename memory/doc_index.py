@@ -40,7 +40,7 @@ from memory.errors import (
 )
 from memory.health import is_corruption
 from memory.markdown import DocumentStat, RawDocument
-from memory.sqlite_schema import Migrations, migrate
+from memory.sql.user_version import Migrations, migrate
 
 #: Rank: a hit in the title weighs more than one in the text. Called directly rather than
 #: through FTS5's configurable ``rank`` column, which costs about a third more per row.

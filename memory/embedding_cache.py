@@ -25,7 +25,7 @@ from langchain_core.embeddings import Embeddings
 from memory.embeddings import Embedder, base_embedder_from_settings, check_vectors, text_hash
 from memory.errors import StorageCorruptError
 from memory.health import guarded
-from memory.sqlite_schema import Migrations, migrate
+from memory.sql.user_version import Migrations, migrate
 
 if TYPE_CHECKING:
     from memory.config import StorageSettings

@@ -24,7 +24,7 @@ from memory.errors import ThreadBusyError
 from memory.health import guarded
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
-from memory.sqlite_schema import Migrations, migrate
+from memory.sql.user_version import Migrations, migrate
 
 MIGRATIONS: Migrations = (
     (
@@ -73,7 +73,7 @@ class ThreadIndex:
                 conn.close()
 
     def setup(self) -> None:
-        """Apply pending migrations, one process at a time (:func:`memory.sqlite_schema.migrate`):
+        """Apply pending migrations, one process at a time (:func:`memory.sql.user_version.migrate`):
         a second process waits for the first one's schema instead of reading a bare file."""
         with self._connect() as conn:
             migrate(conn, MIGRATIONS)

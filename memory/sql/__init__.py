@@ -1,6 +1,8 @@
-"""What the fact ledger and the memory journal share about their one database: the clock
-and time encoding (:mod:`memory.sql.clock`), opening a SQLite file (:mod:`memory.sql.connect`)
-and the shape of a numbered migration (:mod:`memory.sql.migrations`).
+"""What the SQL tiers share: the clock and time encoding (:mod:`memory.sql.clock`), opening
+the ledger's SQLite file (:mod:`memory.sql.connect`), the shape of a numbered migration
+(:mod:`memory.sql.migrations`), and the ``user_version`` migration runner of the small SQLite
+files (:mod:`memory.sql.user_version`).
 
-Import from the submodules; this package re-exports nothing.
+The fact ledger and the memory journal both use it, so neither imports the other's private
+names. Import from the submodules; this package re-exports nothing.
 """
