@@ -1,30 +1,12 @@
 """Postgres backend of the memory journal: tables beside the facts, row-level security.
 
-The journal's tables live in the fact ledger's ``analyst_facts`` schema and are created by
-its migration 5 (``analyst facts setup``, run by the owner; see
-:mod:`memory.facts.migrations`). Each has forced row-level security whose policy admits only
-rows of ``current_setting('app.tenant_id')`` *and* ``current_setting('app.user_id')``, and the
-application role has no UPDATE on ``episodes`` (a trigger refuses it for everyone else). The
-memory audit (migration 6) is append-only: the role has only SELECT and INSERT on it, its row
-security admits a user's own entries (a tenant admin's: the tenant's), and triggers refuse
-UPDATE, DELETE and TRUNCATE for everyone.
-
-:meth:`PostgresJournal.open` connects as the application role -- refusing a superuser or
-BYPASSRLS role, a schema without migration 5, tables without forced row security, and missing
-privileges, each with the fix -- then opens a pool. Every call is one transaction that first
-runs ``set_config('app.tenant_id', ..., true), set_config('app.user_id', ..., true)`` for the
-view's principal (local to the transaction), and every statement also filters by tenant and
-user: a query that forgot the filter would still see only the principal's rows.
-
-The calls and their statements are written once for both backends (:mod:`memory.journal.sql`,
-:mod:`memory.journal.queries`); this module holds the pool and its transactions, and the
-Postgres :data:`QUERIES` dialect: ``%s`` placeholders, tables qualified with the schema,
-``timestamptz`` and ``jsonb`` columns, ``= ANY(%s)`` for a list of ids, and row locks: a row
-read to be changed is read ``FOR UPDATE``, and ``claim`` takes the oldest due job with ``FOR
-UPDATE SKIP LOCKED`` (concurrent workers never take the same job and never wait for each
-other). ``idle_threads`` reads one snapshot (REPEATABLE READ). A pooled connection found
-dropped by the server before a call did any work is replaced once; later failures are
-:class:`~memory.errors.JournalUnavailableError`.
+The tables live in the ``analyst_facts`` schema (the journal's migrations, applied by
+``analyst facts setup``), each with forced row security on tenant *and* user.
+:meth:`PostgresJournal.open` connects as the application role (refusing one that bypasses
+row security, or a schema not set up) and opens a pool; every call is one transaction that
+sets ``app.tenant_id`` and ``app.user_id`` first. :data:`QUERIES` is the Postgres dialect of
+the shared statements (row locks, ``FOR UPDATE SKIP LOCKED`` for ``claim``). Details:
+``docs/memory-lifecycle.md`` (The memory journal's backends).
 """
 
 from __future__ import annotations

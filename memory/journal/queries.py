@@ -1,7 +1,7 @@
 """The journal's SQL, written once: every statement and its parameters, for either backend.
 
-Both backends run the same statements over the same tables (migration 5 in
-:mod:`memory.facts.migrations`); a :class:`Dialect` says how one of them spells what differs:
+Both backends run the same statements over the same tables (the journal's migrations,
+:mod:`memory.journal.migrations`); a :class:`Dialect` says how one of them spells what differs:
 the placeholder (``?`` or ``%s``), the schema that qualifies table names, times and JSON (its
 :class:`~memory.journal.rows.Codec`), a list of ids as one parameter, and whether a row read
 to be changed is locked (Postgres: ``FOR UPDATE``, and ``FOR UPDATE SKIP LOCKED`` on the due

@@ -1,6 +1,6 @@
 """Records of the memory journal: what a user said (episodes) and what was derived from it.
 
-The journal lives in the fact ledger's database (same URL, same migrations) and holds the
+The journal lives in the fact ledger's database (same URL; its tables are :mod:`memory.journal.migrations`) and holds the
 write path's own records, each scoped to one principal (tenant and user):
 
 - :class:`Episode` -- one user turn (a chat message, a ``run`` query, an approval, a rejection

@@ -1,7 +1,7 @@
 """The journal's tables as rows: one column layout, two spellings of times and JSON.
 
-Both backends have the same tables and columns (migration 5 in
-:mod:`memory.facts.migrations`); they differ only in how a row holds a time (SQLite:
+Both backends have the same tables and columns (the journal's migrations,
+:mod:`memory.journal.migrations`); they differ only in how a row holds a time (SQLite:
 fixed-width ISO-8601 UTC text; Postgres: ``timestamptz``) and JSON (SQLite: text; Postgres:
 ``jsonb``). A :class:`Codec` says which, and turns records into rows and rows into records,
 so the mapping is written once.

@@ -2,29 +2,9 @@
 
 A call (:mod:`memory.journal.sql`, shared by both backends) locks a row, reads it as a
 record, asks a function here for the record's next state, and writes that state back (or, for
-a new record, validates it here and inserts it). So SQLite and Postgres cannot drift apart on
-what a transition means: these functions are the semantics, the backends only store.
-
-Jobs
-    ``pending`` --claim--> ``running`` (attempt counted, leased until ``now + lease``)
-    --complete--> ``done``; --fail--> ``pending`` after a backoff, or ``failed`` once
-    :data:`~memory.journal.base.MAX_JOB_ATTEMPTS` attempts have been made. A running job whose
-    lease expired (its worker died) is due again; if that was its last attempt it becomes
-    ``failed`` instead, so a job that kills its worker cannot loop forever. A report about a
-    job that is done already (a late worker's) changes nothing. A late failure report about a
-    job another worker holds by now sends it back to pending; either way its results are
-    stored under deterministic ids, so a repeated attempt costs time, never a duplicate.
-
-Candidates
-    Decided once, from ``pending`` only.
-
-Procedures
-    ``active`` until retired; retiring twice is a no-op.
-
-Audit
-    Append-only: an entry is validated here and inserted, never changed or deleted. A
-    principal audits operations on its own memory; naming another user's needs the tenant's
-    admin grant (checked in :mod:`memory.journal.sql`, and by row security on Postgres).
+a new record, validates it here and inserts it), so SQLite and Postgres cannot drift apart.
+The life cycles (jobs, candidates, procedures, the audit) are described in
+``docs/memory-lifecycle.md`` (The memory journal's state changes).
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """SQLite backend of the memory journal: tables in the fact ledger's own file.
 
-``SqliteJournal.open(path, principal)`` is an async context manager. It opens the file the way
-the fact ledger does (same connection settings, WAL journal, 30 s busy timeout) and applies
-the ledger's pending migrations, so opening the journal first on a fresh file creates the
-whole schema; it yields the journal and closes the connection on exit.
-
-Every call runs on a worker thread (``asyncio.to_thread``), one at a time per opened file (a
-lock around its one connection): an API server's event loop (``langgraph dev``) refuses
-blocking calls. Each call is one transaction: a read is a deferred ``BEGIN`` (one snapshot
-for all its statements), a write ``BEGIN IMMEDIATE`` (the write lock is taken before anything
-is read, so two claimers -- coroutines, connections or processes -- never take one job).
-
-The calls and their statements are written once for both backends (:mod:`memory.journal.sql`,
-:mod:`memory.journal.queries`); this module holds the file, its connection and its
-transactions, and SQLite's :data:`QUERIES` dialect: ``?`` placeholders, unqualified table
-names, times as fixed-width ISO-8601 UTC text (as in ``facts``), JSON as text, a list of ids
-as one JSON parameter (``json_each``), and no row locks (``BEGIN IMMEDIATE`` covers the file).
-Tenancy is a ``tenant_id = ? AND user_id = ?`` in every statement (SQLite has no row
-security). Episodes are immutable in the file itself: a trigger aborts any ``UPDATE`` of them; the memory
-audit is append-only there too (triggers abort any ``UPDATE`` or ``DELETE`` of its rows).
+``SqliteJournal.open(path, principal)`` opens the file as the fact ledger does
+(:mod:`memory.sql.connect`) and applies the ledger's pending migrations. Every call runs on a
+worker thread, one at a time per file, as one transaction (a read a deferred ``BEGIN``, a
+write ``BEGIN IMMEDIATE``); :data:`QUERIES` is SQLite's dialect of the shared statements.
+Details: ``docs/memory-lifecycle.md`` (The memory journal's backends).
 """
 
 from __future__ import annotations
