@@ -224,7 +224,7 @@ class Learner(CandidateDesk):
         ]
         if not episodes:
             return {"episodes": 0}
-        extraction = await self._unforgotten(await _extract(self.extractor, episodes))
+        extraction = await self._unforgotten(await extract(self.extractor, episodes))
         grounded = ground(extraction, episodes)
         result: dict[str, Any] = {"episodes": len(episodes), "facts": [], "candidates": []}
         refused = [
@@ -458,7 +458,7 @@ def build_learner(
     )
 
 
-async def _extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
+async def extract(extractor: Any, episodes: Sequence[Episode]) -> Extraction:
     """Run an offline (sync) or model (async, with usage) extractor; the result only."""
     result = extractor.extract(list(episodes))
     if inspect.isawaitable(result):

@@ -1,31 +1,52 @@
-"""The layer contract: imports only go down.
+"""The module contract: imports only go down, no import cycles, no private names across modules.
 
-    scripts/  ->  app layer (agent.app, agent.cli)  ->  graphs/  ->  agent domain  ->  memory/
+    scripts/ -> app (agent.app, agent.cli) -> graphs/ -> agent.nodes
+             -> the domain (agent.research, .reasoning, .learning, .recollection, .market)
+             -> the core (agent.errors, .settings, .state, .thread_ids) -> memory/
 
-Every ``import`` and ``from ... import`` in the project's source is read with :mod:`ast`
-(function-level and ``TYPE_CHECKING`` imports included: a lazy import is still a dependency),
-and each one must name a module in the same layer or a lower one. ``memory/`` knows nothing of
-the analyst; the domain does not know how it is assembled or driven.
+Every ``import`` and ``from ... import`` of the project's source is read with :mod:`ast`.
+Function-level imports count (a lazy import is still a dependency); imports under
+``if TYPE_CHECKING:`` count for the layers but not for cycles (they never run). Inside the
+domain, ``agent.research`` (the analyst's craft) reads no user memory: it imports nothing from
+``agent.learning`` or ``agent.recollection``. Each check is probed with a module that breaks it.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("agent", "graphs", "memory")
 
 #: Highest layer first. A module belongs to the first entry whose prefix it matches.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts", ("scripts",)),
     ("app", ("agent.app", "agent.cli")),
     ("graphs", ("graphs",)),
-    ("domain", ("agent",)),
+    ("nodes", ("agent.nodes",)),
+    (
+        "domain",
+        (
+            "agent.research",
+            "agent.reasoning",
+            "agent.learning",
+            "agent.recollection",
+            "agent.market",
+        ),
+    ),
+    ("core", ("agent",)),
     ("memory", ("memory",)),
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
+
+#: Packages of one layer that must not import each other: (importer, forbidden prefixes).
+SIBLING_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("agent.research", ("agent.learning", "agent.recollection")),
+)
 
 
 def layer_of(module: str) -> str | None:
@@ -42,51 +63,171 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(path: Path, text: str | None = None) -> list[tuple[int, str]]:
-    """(line, module) of every import in ``path``, relative imports resolved."""
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """ids of every node inside an ``if TYPE_CHECKING:`` block."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                inside.update(id(n) for n in ast.walk(child))
+    return inside
+
+
+def imports(
+    path: Path, text: str | None = None, *, runtime_only: bool = False
+) -> list[tuple[int, str, list[str]]]:
+    """(line, module, imported names) of every import in ``path``, relative imports resolved."""
     source = path.read_text(encoding="utf-8") if text is None else text
     tree = ast.parse(source, filename=str(path))
-    package = (
-        module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
-    )
-    found: list[tuple[int, str]] = []
+    skip = _type_checking_nodes(tree) if runtime_only else set()
+    own = module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    found: list[tuple[int, str, list[str]]] = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
+            found += [(node.lineno, alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            found.append((node.lineno, base))
-            # ``from agent import cli`` imports agent.cli, not just the agent package.
-            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+            found.append((node.lineno, base, [alias.name for alias in node.names]))
+    return found
+
+
+def imported_modules(path: Path, text: str | None = None) -> list[tuple[int, str]]:
+    """(line, module) of every import; ``from a import b`` also names ``a.b``."""
+    found: list[tuple[int, str]] = []
+    for line, base, names in imports(path, text):
+        found.append((line, base))
+        found += [(line, f"{base}.{name}") for name in names]
     return found
 
 
 def sources() -> list[Path]:
-    files = [p for pkg in ("agent", "graphs", "memory") for p in (ROOT / pkg).rglob("*.py")]
+    files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")]
     return sorted([*files, *(ROOT / "scripts").glob("*.py")])
 
 
-def violations(paths: list[Path], text: str | None = None) -> list[str]:
+def _is_project(module: str) -> bool:
+    return module.split(".")[0] in (*PACKAGES, "scripts")
+
+
+def violations(paths: Iterable[Path], text: str | None = None) -> list[str]:
     found: dict[tuple[Path, int], str] = {}  # one finding per import statement
     for path in paths:
-        own = layer_of(module_name(path))
+        own_module = module_name(path)
+        own = layer_of(own_module)
         assert own is not None, path
         for line, target in imported_modules(path, text):
             theirs = layer_of(target)
-            if theirs is None or theirs == own:
+            if theirs is None or target in PACKAGES or (path, line) in found:
                 continue
-            # ``from agent import render`` names agent.render; the package itself is not a layer
-            # above anything, so only modules that exist are judged.
-            if target in ("agent", "graphs", "memory"):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if RANK[theirs] < RANK[own]:
+                found[path, line] = f"{where}: {own} imports {target} ({theirs})"
                 continue
-            if RANK[theirs] < RANK[own] and (path, line) not in found:
-                found[path, line] = (
-                    f"{path.relative_to(ROOT)}:{line}: {own} imports {target} ({theirs})"
-                )
+            for importer, forbidden in SIBLING_RULES:
+                inside = own_module == importer or own_module.startswith(importer + ".")
+                if inside and any(target == f or target.startswith(f + ".") for f in forbidden):
+                    found[path, line] = f"{where}: {importer} imports {target}"
     return list(found.values())
+
+
+def dependency_graph(
+    paths: Iterable[Path], texts: dict[Path, str] | None = None
+) -> dict[str, set[str]]:
+    """Module -> the project modules it imports when it runs (``TYPE_CHECKING`` excluded)."""
+    paths = list(paths)
+    texts = texts or {}
+    known = {module_name(p) for p in paths}
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        own = module_name(path)
+        edges = graph.setdefault(own, set())
+        for _, base, names in imports(path, texts.get(path), runtime_only=True):
+            for target in (base, *(f"{base}.{n}" for n in names)):
+                if target in known and target != own:
+                    edges.add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, list[str]]] = [(root, sorted(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, todo = work[-1]
+            if todo:
+                nxt = todo.pop()
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, sorted(graph.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def private_imports(paths: Iterable[Path], text: str | None = None) -> list[str]:
+    """``from project.module import _name``, and ``module._name`` through an imported module."""
+    found: list[str] = []
+    for path in paths:
+        source = path.read_text(encoding="utf-8") if text is None else text
+        tree = ast.parse(source)
+        where = path.relative_to(ROOT)
+        aliases: set[str] = set()
+        for line, base, names in imports(path, text):
+            if not _is_project(base):
+                continue
+            for name in names:
+                if name.startswith("_") and not name.startswith("__"):
+                    found.append(f"{where}:{line}: imports {base}.{name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                aliases |= {
+                    (a.asname or a.name).split(".")[0] for a in node.names if _is_project(a.name)
+                }
+            elif isinstance(node, ast.ImportFrom) and node.module and _is_project(node.module):
+                # ``from agent.app import forgetting`` binds a module: its privates are off limits.
+                aliases |= {a.asname or a.name for a in node.names if not a.name[0].isupper()}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.append(f"{where}:{node.lineno}: uses {node.value.id}.{node.attr}")
+    return found
 
 
 def test_imports_only_go_down() -> None:
@@ -105,6 +246,14 @@ def test_memory_imports_nothing_from_the_analyst() -> None:
     assert offending == []
 
 
+def test_no_import_cycles() -> None:
+    assert cycles(dependency_graph(sources())) == []
+
+
+def test_no_private_name_crosses_a_module() -> None:
+    assert private_imports(sources()) == []
+
+
 @pytest.mark.parametrize(
     ("code", "where"),
     [
@@ -113,8 +262,36 @@ def test_memory_imports_nothing_from_the_analyst() -> None:
         ("from agent.cli import main\n", "agent/probe.py"),
         ("import agent.app\n", "graphs/probe.py"),
         ("from .app import AnalystApp\n", "agent/probe.py"),
+        ("from agent.nodes.services import Services\n", "agent/research/probe.py"),
+        ("from graphs.builder import build_graph\n", "agent/nodes/probe.py"),
+        ("from agent.learning.profile import attribute\n", "agent/state.py"),
+        ("from agent.recollection.reader import Recollection\n", "agent/research/probe.py"),
     ],
 )
 def test_the_contract_catches_an_upward_import(code: str, where: str) -> None:
     """The checker itself can fail: a probe module (never written to disk) in each layer."""
     assert len(violations([ROOT / where], text=code)) == 1
+
+
+def test_the_cycle_check_catches_a_cycle() -> None:
+    a, b, c = (ROOT / "agent" / f"probe_{n}.py" for n in "abc")
+    texts = {
+        a: "from agent.probe_b import x\n",
+        b: "def f():\n    from agent.probe_a import y\n",  # a lazy import still closes a cycle
+        c: "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent.probe_a import y\n",
+    }
+    graph = dependency_graph([a, b, c], texts)
+    assert cycles(graph) == [["agent.probe_a", "agent.probe_b"]]
+    assert graph["agent.probe_c"] == set()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from agent.app.service import _helper\n",
+        "from agent.app import service\nservice._helper()\n",
+        "import memory.facts.sqlite as backend\nbackend._connect()\n",
+    ],
+)
+def test_the_private_name_check_catches_one(code: str) -> None:
+    assert len(private_imports([ROOT / "agent" / "probe.py"], text=code)) == 1
