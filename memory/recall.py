@@ -1,62 +1,10 @@
 """Long-term memories of a principal: remember, forget, list, and recall ranked by a score.
 
-Memories live in the principal's ``("tenants", t, "users", u, "memories")`` namespace (layout:
-:mod:`memory.store.scoped`) of any LangGraph ``BaseStore``; every helper goes through
-:func:`~memory.store.scoped.scoped`, so it cannot touch another principal's data. A memory's
-value is::
-
-    {"text": "I prefer conservative positions", "about": "risk tolerance",
-     "importance": 7, "kind": "preference", "at": "2026-03-02T10:00:00+00:00",
-     "source": "chat", "episode_ids": ["chat-1"], "tickers": ["NVDA"]}
-
-``text`` is the memory; ``about`` (optional) names what it is about — the attribute the write
-path extracted (risk tolerance, investment horizon, sectors of interest). The store embeds
-both, one vector each, and an item scores as its better match. ``about`` matters: a small
-local model does not see that "how much risk am I comfortable with" concerns "I prefer
-conservative positions" (MiniLM cosine 0.12, below unrelated memories), but it does match
-"risk tolerance" (0.57). ``importance`` is an integer 1–10 (default 5); ``kind`` is free text
-(``note``, ``preference``, ``question``, ...).
-
-Time: ``at`` (optional, UTC ISO 8601) is when the thing happened or was said, set by
-``aremember(..., at=...)`` or the write path's episode; it is separate from the store's
-``created_at``/``updated_at`` (when it was stored). ``source``, ``episode_ids`` and ``tickers``
-are optional metadata kept with the item.
-
-Keys (``mem-<12 hex>``): a memory with ``at`` is an event, keyed by kind, topic, text *and*
-time, so the same sentence said on two days stays two memories; a memory without ``at`` is a
-standing note, keyed by kind, topic and text, so remembering it again refreshes it.
-:func:`aremember_many` stores many in one store batch (one embedding call).
-
-Ranking (:func:`score`): relevance first, recency and importance as bounded boosts::
-
-    boost = (alpha·recency + beta·importance) / (alpha + beta)                  in [0, 1]
-    total = (1 − B)·relevance + B·boost,   B = min(MAX_BOOST, alpha + beta)     with a query
-    total = boost                                                                without one
-
-- recency = 0.5 ** (age / half_life), age since ``at`` (else ``updated_at``; 30-day half-life);
-- importance = (importance − 1) / 9;
-- relevance = the store's score clipped to [0, 1]: on Qdrant (Edge, a server, local mode) the
-  fused dense + BM25 rank (reciprocal-rank fusion, normalised), elsewhere cosine similarity;
-- weights default to 0.3 / 0.2 / 0.5 (rescaled to sum to 1) and ``MAX_BOOST`` is 0.1, so a
-  memory more relevant than another by more than B / (1 − B) (0.11) always ranks above it:
-  a boost reorders near-ties and cannot push a clearly relevant memory out of the top k.
-  Each :class:`Recalled` carries all four parts, so a user can see why an item ranked where
-  it did.
-
-Time in the question (:func:`time_window`): "yesterday", "last week", "last month", "this
-year", "in March", "in 2023" and similar become a window on ``at``, used as a store filter
-(nothing in the window: the unfiltered ranking is kept); "recently"/"lately" shorten the
-recency half-life to a week instead.
-
-:func:`arecall` takes the ``candidates`` best items (4× the limit, at least 20) and re-ranks
-them by the total. If the principal has no memories it returns at once without embedding the
-query: a run with nothing to recall never loads an embedding model.
-
-Recalled text is data, not instructions: the analyst quotes it as an untrusted reference block
-(``agent.reasoning.prompts.quote_data``) before it reaches a prompt.
-
-Only ``async`` helpers: every caller (the planner, the app, scripts) runs on an event loop, and
-a store's sync methods are LangGraph's own if a caller without one needs them.
+Every helper goes through :func:`~memory.store.scoped.scoped` (the principal's namespace of any
+LangGraph ``BaseStore``), so it cannot touch another principal's data. :func:`score` ranks
+relevance first, with recency and importance as bounded boosts that reorder near-ties only;
+:func:`time_window` turns time named in a question into a filter. The value layout, keys and
+the ranking formula are in docs/memory-lifecycle.md ("Long-term memories and recall").
 """
 
 from __future__ import annotations

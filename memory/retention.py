@@ -1,41 +1,9 @@
-"""Retention for hot memory: delete whole threads that have been idle too long.
-
-``prune_threads`` looks at the principal's threads (the thread index), takes each one's last
-activity from its latest checkpoint (``aget_tuple`` → ``checkpoint["ts"]``; the index's
-``updated_at`` when the backend holds no checkpoint, e.g. Redis keys that expired by TTL),
-and deletes every thread idle for longer than ``older_than`` with the saver's own
-``adelete_thread`` plus its index row. It never removes part of a thread's history: a kept
-thread keeps all its checkpoints and still resumes. A thread a live process is running is
-never pruned (``busy``). ``dry_run`` reports the same selection and deletes nothing.
-
-Redis can also expire checkpoints by itself: ``redis://...?ttl=90d`` (see
-:mod:`memory.checkpoint`).
-
-**Retention policy** (:class:`RetentionPolicy`, ``ANALYST_RETENTION``): how long each type of
-a principal's memory is kept, as ``type=age`` pairs over :data:`DEFAULT_RETENTION` (e.g.
-``summaries=30d,events=26w``; ages are :func:`parse_age`'s, in ``s m h d w``). Nothing is kept
-indefinitely by default, and no type can be set to "never":
-
-- ``episodes`` (what the user said, by ``at``), ``summaries`` (session summaries, by
-  ``ended``), ``events`` (cold-store decisions, rejections, milestones and themes, by their
-  ``at``, else ``updated_at``), ``memories`` (other cold-store memories and preferences,
-  likewise), ``candidates`` (any status, by ``decided_at``, else ``created_at``), ``jobs``
-  (``done`` and ``failed`` extraction jobs, by ``finished_at``; a pending or running job is
-  work not done yet and is never swept), ``fact_history`` (fact rows no longer in force:
-  superseded, retracted, withdrawn or candidates, by when they stopped holding),
-  ``procedures`` (retired procedures, by ``retired_at``) and ``threads`` (idle threads,
-  :func:`prune_threads`).
-- **High-importance items are not deleted by age**: a current fact (open, not withdrawn), an
-  active procedure and a memory of importance :data:`HIGH_IMPORTANCE` or more, or one the
-  user asked to keep (source ``confirmed``), each have an owner (the user they are about) and
-  a review date (a procedure's ``review_at``; a fact's ``recorded_at`` and a memory's
-  ``updated_at`` plus ``ANALYST_REVIEW_DAYS``). Past it, the sweep reports the item as *due
-  for review*, with the command that confirms it (a new review date) and the one that deletes
-  it. So nothing is kept indefinitely without a person saying so again.
-- Decay (:mod:`agent.learning.consolidation`) lowers an event's retrieval priority; it never replaces
-  deletion: a decayed event is still swept when it is older than ``events``.
-
-The sweep itself is :mod:`agent.app.retention` (``analyst memory sweep``).
+"""Retention: the per-type policy (:class:`RetentionPolicy`, ``ANALYST_RETENTION``) and the
+pruning of whole idle threads (:func:`prune_threads`; never part of a thread's history, never
+a thread a live process runs). Nothing is kept indefinitely by default; current facts, active
+procedures and high-importance memories are reported for review instead of deleted by age.
+The types, their clocks and the review rule are in docs/memory-lifecycle.md ("Retention
+policy and idle threads"); the sweep itself is :mod:`agent.app.retention`.
 """
 
 from __future__ import annotations
