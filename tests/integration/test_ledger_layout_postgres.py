@@ -1,0 +1,132 @@
+"""A Postgres ledger set up before the journal owned its migrations opens unchanged.
+
+:mod:`tests.support.ledger_v8_postgres` freezes the statements, checksums and grants with
+which the old code set a database up (versions 1-8). The application role of such a database
+reads and writes every tier with the current code, and the owner's setup finds nothing to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from memory.facts import MemoryDelta, open_fact_store, setup_fact_store, subject_for
+from memory.facts.migrations import LATEST_VERSION, MIGRATIONS
+from memory.identity import Principal
+from memory.journal import Episode, open_journal
+from tests.support.ledger_v8_postgres import RELEASED_POSTGRES, build_old_postgres_ledger
+from tests.support.servers import PgLedger, postgres_ledger
+
+MIRA = Principal("acme", "mira")
+WHEN = datetime(2026, 6, 3, 10, tzinfo=UTC)
+
+
+@pytest.fixture
+def old_ledger() -> Iterator[PgLedger]:
+    with postgres_ledger(migrate=False) as ledger:
+        build_old_postgres_ledger(ledger.owner_url, ledger.app_role)
+        yield ledger
+
+
+def test_every_postgres_migration_is_the_one_released() -> None:
+    assert [(m.version, m.description, m.postgres, m.checksum("postgres")) for m in MIGRATIONS] == [
+        (v, d, s, c) for v, d, s, c in RELEASED_POSTGRES
+    ]
+
+
+def _bookkeeping(url: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT version, description, checksum, applied_at"
+            " FROM analyst_facts.migrations ORDER BY version"
+        ).fetchall()
+    return [tuple(r) for r in rows]
+
+
+def _schema(url: str) -> list[tuple[Any, ...]]:
+    """Every relation, column, constraint, policy, trigger and privilege in the schema."""
+    queries = (
+        "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
+        " coalesce(c.relacl::text, '') FROM pg_class c JOIN pg_namespace n"
+        " ON n.oid = c.relnamespace WHERE n.nspname = 'analyst_facts' ORDER BY 1",
+        "SELECT table_name, column_name, data_type, is_nullable, coalesce(column_default, '')"
+        " FROM information_schema.columns WHERE table_schema = 'analyst_facts' ORDER BY 1, 2",
+        "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint"
+        " WHERE connamespace = 'analyst_facts'::regnamespace ORDER BY 1, 2",
+        "SELECT tablename, policyname, permissive, roles::text, cmd, coalesce(qual, ''),"
+        " coalesce(with_check, '') FROM pg_policies WHERE schemaname = 'analyst_facts'"
+        " ORDER BY 1, 2",
+        "SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid) FROM pg_trigger"
+        " WHERE NOT tgisinternal AND tgrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1, 2",
+        "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p"
+        " WHERE p.pronamespace = 'analyst_facts'::regnamespace ORDER BY 1",
+    )
+    with psycopg.connect(url) as conn:
+        return [tuple(row) for query in queries for row in conn.execute(query).fetchall()]
+
+
+async def test_a_database_set_up_by_the_old_layout_opens_reads_and_writes_unmigrated(
+    old_ledger: PgLedger,
+) -> None:
+    recorded, schema = _bookkeeping(old_ledger.admin_url), _schema(old_ledger.admin_url)
+    assert [r[0] for r in recorded] == list(range(1, LATEST_VERSION + 1))
+
+    # The application role opens both tiers without any setup by the new code.
+    async with open_journal(old_ledger.app_url, MIRA) as journal:
+        await journal.add_episodes(
+            [
+                Episode(
+                    tenant_id="acme",
+                    episode_id="ep-1",
+                    user_id="mira",
+                    thread_id="t1",
+                    at=WHEN,
+                    role="user",
+                    kind="message",
+                    text="I hold for the long term",
+                )
+            ]
+        )
+        await journal.audit("read", "facts", ["f-1"], reason="test", content=["x"])
+    async with open_fact_store(old_ledger.app_url, MIRA) as facts:
+        subject = subject_for(MIRA)
+        await facts.record(
+            MemoryDelta(
+                subject=subject,
+                attribute="horizon",
+                value="long-term",
+                valid_from=WHEN,
+                source_episode_id="ep-1",
+            )
+        )
+        current = await facts.current(subject, "horizon")
+        assert current is not None and current.value == "long-term"
+    async with open_journal(old_ledger.app_url, MIRA) as journal:
+        assert [e.text for e in await journal.episodes(["ep-1"])] == ["I hold for the long term"]
+        assert [e.item_ids for e in await journal.audit_log()][-1] == ("f-1",)
+
+    # The owner's setup finds the database up to date and grants what the old code granted.
+    applied = await setup_fact_store(old_ledger.owner_url, app_roles=[old_ledger.app_role])
+    assert applied == []
+    assert _bookkeeping(old_ledger.admin_url) == recorded  # nothing re-migrated or re-recorded
+    assert _schema(old_ledger.admin_url) == schema
+
+
+def _roles_named(rows: list[tuple[Any, ...]], ledger: PgLedger) -> list[tuple[str, ...]]:
+    owner = urlsplit(ledger.owner_url).username or ""
+    return [
+        tuple(str(v).replace(ledger.app_role, "<app>").replace(owner, "<owner>") for v in row)
+        for row in rows
+    ]
+
+
+def test_the_new_code_sets_up_the_schema_the_old_code_did(old_ledger: PgLedger) -> None:
+    with postgres_ledger() as new:
+        assert _roles_named(_schema(new.admin_url), new) == _roles_named(
+            _schema(old_ledger.admin_url), old_ledger
+        )
