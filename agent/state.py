@@ -142,9 +142,9 @@ def append_publications(
 class AnalystState(TypedDict, total=False):
     """Working state of one conversation thread.
 
-    Per-request fields are plain last-value channels that the router resets when a new request
-    arrives on a finished thread (a chat keeps one thread). Conversation fields persist across
-    requests: ``messages`` (trimmed and summarised into ``summary`` as they grow),
+    Per-request fields are plain last-value channels that the capture node resets when a new
+    request arrives on a finished thread (a chat keeps one thread). Conversation fields persist
+    across requests: ``messages`` (trimmed and summarised into ``summary`` as they grow),
     ``constraints`` — the user's explicit instructions, kept outside any summary — and
     ``publications``, every report the thread has published (``publication`` is the current
     request's only).

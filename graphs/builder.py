@@ -2,15 +2,16 @@
 
 ::
 
-    START -> router -+-> planner -> executor --(more steps)--> executor
-                     |                      \\--(done)--> reporter -> critic -> approval
-                     +-> (flash) executor                                         |
-                     +-> (noted / declined) remember -> END                       |
-                                   approval --approve/edit--> publish -> remember |
-                                   approval --reject--> reporter (at most 3 times) |
-                                   approval --4th reject--> remember (rejected) ---+
-                                   remember -> END   (in chat: may pause to ask the user to
-                                                      confirm what it proposes to remember)
+    START -> capture --> router --> planner -> executor --(more steps)--> executor
+               |           |                       \\--(done)--> reporter -> critic -> approval
+               |           +--(flash)--> executor
+               |           +--(noted / declined)--> remember
+               +--(forget ...)--> remember
+    approval --approve/edit--> publish -> remember
+    approval --reject--> reporter (at most 3 times)
+    approval --4th reject--> remember (rejected)
+    remember -> END   (may first pause to confirm a proposed forget and, in chat, what it
+                       proposes to remember)
 
 ``build_graph`` returns the uncompiled ``StateGraph``; ``compile_graph`` is the one place the
 checkpointer (hot memory) and store (cold memory) are handed to ``compile(...)``. Neither
@@ -24,7 +25,15 @@ from typing import TYPE_CHECKING
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from agent.nodes.analyst import AnalystNodes
+from agent.nodes.approval import Approval
+from agent.nodes.capture import Capture
+from agent.nodes.critic import Critic
+from agent.nodes.executor import Executor
+from agent.nodes.planner import Planner
+from agent.nodes.publish import Publish
+from agent.nodes.remember import Remember
+from agent.nodes.reporter import Reporter
+from agent.nodes.router import Router
 from agent.state import AnalystState, Context, InputState
 
 if TYPE_CHECKING:
@@ -52,7 +61,6 @@ def build_graph(
         from agent.settings import Settings
 
         services = Services.from_settings(Settings.from_env())
-    nodes = AnalystNodes(services)
     retry = RetryPolicy(
         max_attempts=services.retry_attempts,
         initial_interval=services.retry_initial_interval,
@@ -61,15 +69,16 @@ def build_graph(
         retry_on=_retryable,
     )
     graph = StateGraph(AnalystState, context_schema=Context, input_schema=InputState)
-    graph.add_node("router", nodes.router, retry_policy=retry)
-    graph.add_node("planner", nodes.planner, retry_policy=retry)
-    graph.add_node("executor", nodes.executor, retry_policy=retry)
-    graph.add_node("reporter", nodes.reporter, retry_policy=retry)
-    graph.add_node("critic", nodes.critic, retry_policy=retry)
-    graph.add_node("approval", nodes.approval)
-    graph.add_node("publish", nodes.publish, retry_policy=retry)
-    graph.add_node("remember", nodes.remember, retry_policy=retry)
-    graph.add_edge(START, "router")
+    graph.add_node("capture", Capture(services), retry_policy=retry)
+    graph.add_node("router", Router(services), retry_policy=retry)
+    graph.add_node("planner", Planner(services), retry_policy=retry)
+    graph.add_node("executor", Executor(services), retry_policy=retry)
+    graph.add_node("reporter", Reporter(services), retry_policy=retry)
+    graph.add_node("critic", Critic(services), retry_policy=retry)
+    graph.add_node("approval", Approval(services))
+    graph.add_node("publish", Publish(services), retry_policy=retry)
+    graph.add_node("remember", Remember(services), retry_policy=retry)
+    graph.add_edge(START, "capture")
     graph.add_edge("planner", "executor")
     graph.add_edge("reporter", "critic")
     graph.add_edge("critic", "approval")

@@ -10,7 +10,7 @@ offline extractor. Figures, each as median with p95 and IQR:
 
 1. Learning per turn. ``--sessions`` scripted conversations of 10 user turns each (a request,
    stated facts, a correction, a standing instruction, an open item, casual and hedged
-   remarks, and two decisions recorded as ``agent.nodes.analyst`` records them, with
+   remarks, and two decisions recorded as ``agent.nodes.approval`` records them, with
    ``decision_text`` and the draft's meta):
 
    - hot path: ``Learner.record`` + ``learn_now`` for a message, ``record`` for a decision
@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 
 import agent.learning.learner as learning  # noqa: E402
 from agent.learning.learner import Learner  # noqa: E402
-from agent.nodes.analyst import decision_text  # noqa: E402
+from agent.nodes.approval import decision_text  # noqa: E402
 from agent.recollection.reader import estimate_tokens  # noqa: E402
 from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
 from memory.embeddings import MiniLMEmbedder  # noqa: E402
@@ -196,7 +196,7 @@ def draft_of(n: int, ticker: str, revision: int) -> dict[str, Any]:
 
 
 def decision_turn(n: int, action: EpisodeKind, ticker: str, revision: int, request: str) -> Turn:
-    """A decision as ``agent.nodes.analyst`` records it (``_remember_decision``)."""
+    """A decision as ``agent.nodes.approval`` records it."""
     draft = draft_of(n, ticker, revision)
     decision: dict[str, Any] = {"action": action, "draft_hash": draft["hash"], "approver": "b"}
     if action == "reject":

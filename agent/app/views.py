@@ -138,7 +138,7 @@ def thread_status(snap: Any, busy: bool) -> str:
     return "interrupted" if values else "new"
 
 
-#: The questions the ``remember`` node asks (``agent.nodes.analyst``).
+#: The questions the ``remember`` node asks (``agent.nodes.remember``).
 CONFIRMATION_KINDS = ("memory_confirmation", "forget_confirmation")
 
 

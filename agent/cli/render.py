@@ -38,7 +38,9 @@ def plural(count: int, word: str) -> str:
 
 def progress(console: Console, node: str, update: dict[str, Any]) -> None:
     """One line per finished node, saying what it did."""
-    if node == "router" and update.get("status") in ("noted", "declined"):
+    if node == "capture" and update.get("status") not in ("noted", "declined"):
+        return  # it stored the turn; the router's line says what the request is
+    if node in ("capture", "router") and update.get("status") in ("noted", "declined"):
         detail = str(update["status"])
     elif node == "router":
         tickers = ", ".join(update.get("tickers", []))

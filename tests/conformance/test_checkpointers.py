@@ -60,9 +60,9 @@ SHARED = ["sqlite", "postgres", "redis", "redis+shallow"]
 WITH_HISTORY = ["sqlite", "postgres", "redis", "memory"]
 CONTEXT = Context(tenant_id="default", user_id="tester")
 WHO = Principal("default", "tester")
-#: The super-steps of "Analyze NVDA" up to the approval pause: input, router, planner,
-#: five executor steps, reporter, critic, approval.
-STEPS_TO_APPROVAL = 11
+#: The super-steps of "Analyze NVDA" up to the approval pause: input, capture, router,
+#: planner, five executor steps, reporter, critic, approval.
+STEPS_TO_APPROVAL = 12
 KEY = base64.b64encode(b"k" * 32).decode()
 
 

@@ -188,7 +188,7 @@ async def test_flash_mode_runs_exactly_one_executor_step(graph: Any, tmp_path: P
     ran = await nodes_run(graph, config)
     assert ran.count("executor") == 1
     assert "planner" not in ran
-    assert ran[:2] == ["__start__", "router"]
+    assert ran[:3] == ["__start__", "capture", "router"]
 
     markdown = state["draft"]["markdown"]
     assert "**Mode:** quick snapshot" in markdown

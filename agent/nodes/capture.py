@@ -1,0 +1,159 @@
+"""The capture node: a new message arrives; store it, start a fresh request, route nothing.
+
+It stores the message as an episode, applies the profile facts and corrections it states (hot
+path), loads the procedures in force and, on a thread's first request, the session context;
+merges the constraints it states into the thread's list; summarises older turns once the
+history outgrows its budget; and resets every per-request field (:func:`fresh_request`). A
+request to forget is answered here: what it names is proposed, ``remember`` asks the user.
+Everything else goes to the router, which classifies the text alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_origin, get_type_hints
+
+from langchain_core.messages import HumanMessage, RemoveMessage
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from agent.nodes.base import Node, answered, thread_id
+from agent.reasoning.models import add_usage, no_usage
+from agent.research import constraints as rules
+from agent.research.routing import forget_topic
+from agent.state import AnalystState, Context, Usage
+
+#: Fields of :class:`~agent.state.AnalystState` that outlive a request: the conversation, and
+#: what a thread loads or asks once. A field not listed here is per-request.
+THREAD_FIELDS = frozenset(
+    {
+        "messages",
+        "summary",
+        "constraints",
+        "publications",
+        "turns",
+        "context_loaded",
+        "memory_asked",
+    }
+)
+#: Per-request fields that capture sets itself rather than resets: the input, the episode the
+#: message is stored as (when memory is open) and the request's model usage.
+SET_BY_CAPTURE = frozenset({"query", "episode_id", "usage"})
+
+
+def fresh_request() -> dict[str, Any]:
+    """Every per-request field of the state at its empty value (lists and dicts empty, text
+    ``""``, counters 0, records ``None``), ``status`` running."""
+    hints = get_type_hints(AnalystState)
+    fresh = {
+        name: _empty(hint)
+        for name, hint in hints.items()
+        if name not in THREAD_FIELDS and name not in SET_BY_CAPTURE
+    }
+    fresh["status"] = "running"
+    return fresh
+
+
+def _empty(hint: Any) -> Any:
+    kind = get_origin(hint) or hint
+    return {list: [], dict: {}, str: "", int: 0}.get(kind) if isinstance(kind, type) else None
+
+
+class Capture(Node):
+    async def __call__(
+        self, state: AnalystState, runtime: Runtime[Context]
+    ) -> Command[Literal["router", "remember"]]:
+        """Store the turn and start a fresh request; a forget request is answered at once."""
+        query = state["query"]
+        forget = forget_topic(query)
+        new_rules, _ = rules.split_constraints("" if forget else query)
+        # A request to forget is stored as the user's turn, but nothing is learned from it.
+        memory = await self._remember_turn(state, runtime, learn=forget is None)
+        update: dict[str, Any] = {
+            **fresh_request(),
+            "constraints": rules.merge(state.get("constraints", []), new_rules),
+            **memory,
+        }
+        summary, trimmed, usage = await self._trim_history(state)
+        update.update(summary=summary, usage=usage, messages=[*trimmed, HumanMessage(query)])
+        if forget is not None:
+            return Command(
+                goto="remember", update=await self._propose_forget(update, runtime, forget)
+            )
+        return Command(goto="router", update=update)
+
+    async def _remember_turn(
+        self, state: AnalystState, runtime: Runtime[Context], *, learn: bool = True
+    ) -> dict[str, Any]:
+        """Store the message as an episode, apply what it states now (unless not ``learn``),
+        load the procedures in force and, on a thread's first request, what the session
+        starts with."""
+        learner = self.learner(runtime)
+        if learner is None:
+            return {}
+        turn = state.get("turns", 0) + 1
+        episode = await learner.record(
+            thread_id(get_config()),
+            "message",
+            state["query"],
+            turn=f"turn:{turn}",
+            meta=None if learn else {"request": "forget"},
+        )
+        update: dict[str, Any] = {
+            "turns": turn,
+            "episode_id": episode.episode_id,
+            "learned": await learner.learn_now(episode) if learn else [],
+            "procedures": await learner.active_procedures(),
+        }
+        if not state.get("context_loaded"):
+            loaded = await learner.load_context(self.services.context_tokens)
+            update["context_loaded"] = loaded.to_json()
+            await learner.audit_read(
+                "context",
+                [
+                    *(f["memory_id"] for f in loaded.profile.values()),
+                    *(p["procedure_id"] for p in loaded.procedures),
+                    *(s["session_id"] for s in loaded.sessions),
+                ],
+                reason="session context loaded",
+                content=loaded.to_json(),
+            )
+        return update
+
+    async def _trim_history(self, state: AnalystState) -> tuple[str, list[Any], Usage]:
+        """Summarise older turns once the history exceeds its budget; keep the recent ones."""
+        history = list(state.get("messages", []))
+        summary = state.get("summary", "")
+        limit, keep = self.services.history_max_messages, self.services.history_keep
+        if len(history) + 1 <= limit:
+            return summary, [], no_usage()
+        old = history[: max(0, len(history) - keep)]
+        summary, used = await self.reasoner.summarise(summary, old)
+        return summary, [RemoveMessage(id=m.id) for m in old if m.id], add_usage(no_usage(), used)
+
+    async def _propose_forget(
+        self, update: dict[str, Any], runtime: Runtime[Context], topic: str
+    ) -> dict[str, Any]:
+        """ "Forget ...": propose what mentions ``topic`` (by keyword, the principal's own, as
+        the model's ``forget`` tool does); the ``remember`` node asks the user to confirm and
+        nothing is deleted without a yes."""
+        from agent.recollection.forgettable import by_keyword, read_all
+
+        learner = self.learner(runtime)
+        if learner is None:
+            reply = (
+                "Memory is not open in this run, so there is nothing to forget here; use "
+                f'analyst memory forget --topic "{topic}".'
+            )
+            return answered(update, "noted", reply)
+        found = by_keyword(await read_all(learner), topic)
+        # This very request names the topic; it goes too, but alone it is not "found".
+        if all(row["id"] == update.get("episode_id") for row in found):
+            found = []
+        if not found:
+            reply = f'I found nothing of yours about "{topic}": nothing to forget.'
+            return answered(update, "noted", reply)
+        reply = (
+            f'I found {len(found)} item(s) about "{topic}". Nothing is forgotten until you confirm.'
+        )
+        return answered({**update, "forget_proposed": found}, "noted", reply)

@@ -1,0 +1,86 @@
+"""The reporter node: draft the report in the sections the project conventions require.
+
+Each draft carries a price chart (rendered once per draft hash under the thread's artifacts
+folder) and a "Memory context" section citing what memory said that the report relies on
+(:func:`personal_lines`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
+from agent.nodes.base import Node
+from agent.reasoning.models import add_usage
+from agent.state import AnalystState, Draft
+from agent.thread_ids import thread_folder
+
+
+class Reporter(Node):
+    async def __call__(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
+        """The draft (revision ``revisions``, answering the feedback so far) and its chart."""
+        conventions = await self.conventions()
+        draft, used = await self.reasoner.report(
+            ticker=state["tickers"][0],
+            mode=state["mode"],
+            results=state["results"],
+            feedback=state.get("feedback", []),
+            revision=state.get("revisions", 0),
+            requested=state["tickers"],
+            sections=conventions.required_sections,
+            ctx=replace(self.context(state, conventions), personal=personal_lines(state)),
+        )
+        draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
+        note = (
+            f"Draft {draft['hash'][:12]} for {draft['ticker']} (revision {draft['revision']}): "
+            f"{draft['recommendation']['rating']}. Awaiting your decision."
+        )
+        return {
+            "draft": draft,
+            "status": "running",
+            "usage": add_usage(state.get("usage"), used),
+            "messages": [AIMessage(note)],
+        }
+
+    def _chart(self, draft: Draft, config: RunnableConfig) -> Path:
+        from agent.research.chart import render_price_chart
+
+        thread_id = str(config.get("configurable", {}).get("thread_id") or "no-thread")
+        folder = thread_folder(thread_id)
+        path = self.services.artifacts_dir / folder / f"{draft['hash'][:16]}.png"
+        if not path.exists():
+            render_price_chart(self.services.market.history(draft["ticker"]), path)
+        return path
+
+
+def personal_lines(state: AnalystState) -> list[str]:
+    """What memory says about this user that the report relies on, each with its source
+    (a personal attribute's value is not written: reports are published business records)."""
+    from agent.learning.profile import shown
+
+    lines = []
+    for name, fact in sorted((state.get("facts_used") or {}).items()):
+        episodes = ", ".join(fact.get("episode_ids") or []) or "no episode"
+        lines.append(
+            f"Your {name.replace('_', ' ')}: {shown(name, fact['value'])} ({fact['source']} since "
+            f"{str(fact['since'])[:10]}; fact {fact['memory_id']}; episodes {episodes})."
+        )
+    for p in state.get("procedures") or []:
+        lines.append(
+            f'Procedure in force: "{p["text"]}" ({p["procedure_id"]}, confirmed '
+            f"{str(p['confirmed_at'])[:10]}; episodes {', '.join(p['episode_ids']) or '-'})."
+        )
+    for m in state.get("recalled") or []:
+        if m.get("kind") in ("decision", "rejection", "milestone"):
+            episodes = ", ".join(m.get("episode_ids") or []) or "no episode"
+            when = str(m.get("at") or "")[:10]
+            lines.append(
+                f'Earlier {m["kind"]} ({when}): "{m["text"]}" (memory {m["key"]}; '
+                f"episodes {episodes})."
+            )
+    return lines
