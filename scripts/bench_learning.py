@@ -293,7 +293,7 @@ async def bench_turns(tiers: Tiers, sessions: int) -> TurnFigures:
     # the jobs they belong to.
     events, parts = Stopwatch(), Stopwatch()
     learner._apply_events = events.wrap_async(learner._apply_events)  # type: ignore[method-assign,assignment]
-    learning._extract = parts.wrap_async(learning._extract)  # type: ignore[assignment]
+    learning.extract = parts.wrap_async(learning.extract)  # type: ignore[assignment]
     learning.ground = parts.wrap(learning.ground)
     figures = TurnFigures()
     for n in range(sessions + 1):
