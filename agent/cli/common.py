@@ -279,7 +279,7 @@ def settings(
     chosen = Settings.from_env(user_id=user, tenant_id=tenant, **overrides)
     flagged = overrides.get("model") is not None
     if announce_model or flagged:
-        from agent.reasoning.models import resolve_model
+        from agent.reasoning.chat_model import resolve_model
 
         line = resolve_model(chosen, flag="--model" if flagged else None).note
         if line and announce_model:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, JsonValue, field_validator
 from agent.errors import InvalidProfileValueError
 from agent.learning import profile
 from agent.learning.quotes import locate, normalise_text, plain
-from agent.reasoning.models import no_usage
+from agent.reasoning.chat_model import no_usage
 from agent.research.constraints import clauses, excluded_tickers, forced_mode, is_constraint
 from agent.research.routing import NOT_TICKERS, extract_tickers
 from agent.research.tickers import COMPANY_NAMES

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.learning import profile
 from agent.learning.extraction import Extraction
-from agent.reasoning.models import no_usage, structured
+from agent.reasoning.chat_model import no_usage, structured
 
 if TYPE_CHECKING:
     from agent.state import Usage
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class ModelExtractor:
-    """Extraction by a chat model, through structured output (:func:`agent.reasoning.models.structured`).
+    """Extraction by a chat model, through structured output (:func:`agent.reasoning.chat_model.structured`).
 
     ``make_model`` builds the chat model on first use (importing the SDK costs about a second).
     Each episode reaches the prompt as a quoted, untrusted data block labelled

@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agent.nodes.base import Node, answered, thread_id
-from agent.reasoning.models import add_usage, no_usage
+from agent.reasoning.chat_model import add_usage, no_usage
 from agent.research import constraints as rules
 from agent.research.routing import forget_topic
 from agent.state import AnalystState, Context, Usage

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.nodes.base import Node
-from agent.reasoning.models import add_usage
+from agent.reasoning.chat_model import add_usage
 from agent.state import AnalystState
 
 

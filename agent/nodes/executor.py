@@ -16,7 +16,7 @@ from langgraph.types import Command
 
 from agent.market import MarketDataProvider
 from agent.nodes.base import Node, with_proposals
-from agent.reasoning.models import add_usage
+from agent.reasoning.chat_model import add_usage
 from agent.recollection.reader import procedure_exclusions
 from agent.research import constraints as rules
 from agent.state import AnalystState, Context

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from agent.nodes.base import Node, principal, with_proposals
-from agent.reasoning.models import add_usage
+from agent.reasoning.chat_model import add_usage
 from agent.research.routing import Route
 from agent.state import AnalystState, Context
 from memory.identity import Principal

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
 from agent.nodes.base import Node
-from agent.reasoning.models import add_usage
+from agent.reasoning.chat_model import add_usage
 from agent.state import AnalystState, Draft
 from agent.thread_ids import thread_folder
 

@@ -18,7 +18,7 @@ from langgraph.types import Command
 from agent.errors import NoTickerError
 from agent.learning.learner import describe_learned, remove_statements
 from agent.nodes.base import Node, answered
-from agent.reasoning.models import add_usage, no_usage
+from agent.reasoning.chat_model import add_usage, no_usage
 from agent.recollection.reader import procedure_exclusions, procedure_mode
 from agent.research import constraints as rules
 from agent.research.planning import snapshot_plan

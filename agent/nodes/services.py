@@ -67,7 +67,7 @@ class Services:
     def from_settings(cls, settings: Settings) -> Services:
         from agent.learning.extraction import OfflineExtractor
         from agent.learning.model_extraction import ModelExtractor
-        from agent.reasoning.models import build_chat_model, resolve_model
+        from agent.reasoning.chat_model import build_chat_model, resolve_model
 
         choice = resolve_model(settings)
         reasoner: Reasoner

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agent.reasoning.models import Usage
+from agent.reasoning.chat_model import Usage
 from agent.research.routing import Route
 from agent.research.steps import StepResult
 from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agent.errors import AnalystError
 from agent.learning.tools import MEMORY_TOOLS
 from agent.reasoning.base import Context, Planned
-from agent.reasoning.models import Usage, add_usage, invoke, no_usage, structured, usage_of
+from agent.reasoning.chat_model import Usage, add_usage, invoke, no_usage, structured, usage_of
 from agent.reasoning.offline import offline_summary
 from agent.research.critic import critique as check_draft
 from agent.research.planning import STEP_DESCRIPTIONS, step

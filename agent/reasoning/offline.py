@@ -13,7 +13,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from agent.reasoning.base import Context, Planned
-from agent.reasoning.models import Usage, no_usage
+from agent.reasoning.chat_model import Usage, no_usage
 from agent.research.critic import critique as check_draft
 from agent.research.planning import deep_plan, snapshot_plan
 from agent.research.report import compose_report

@@ -20,7 +20,7 @@ from agent.learning.extraction import Extraction
 from agent.learning.grounding import ground
 from agent.learning.model_extraction import ModelExtractor
 from agent.reasoning import prompts
-from agent.reasoning.models import build_chat_model, resolve_model
+from agent.reasoning.chat_model import build_chat_model, resolve_model
 from agent.settings import Settings
 from memory.journal.records import Episode
 from tests.support.fake_openai import USAGE, FakeOpenAI, error, structured

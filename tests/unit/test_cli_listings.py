@@ -16,7 +16,7 @@ from rich.console import Console
 from agent.cli import render
 from agent.cli.render import Column
 from agent.errors import ConfigurationError, InvalidThreadIdError
-from agent.reasoning.models import resolve_model
+from agent.reasoning.chat_model import resolve_model
 from agent.settings import Settings
 from agent.thread_ids import check_thread_id, thread_folder
 

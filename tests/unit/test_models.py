@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agent.errors import ConfigurationError, ModelAuthError, ModelOutputError, ModelTransientError
-from agent.reasoning.models import (
+from agent.reasoning.chat_model import (
     DEFAULT_OPENAI_MODEL,
     add_usage,
     build_chat_model,
