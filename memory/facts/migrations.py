@@ -1,11 +1,9 @@
-"""Append-only, numbered schema migrations of the ledger's database, for SQLite and Postgres,
-and the runners that apply them.
+"""Append-only, numbered schema migrations of the ledger's database, for SQLite and Postgres.
 
 A released migration is never edited or removed -- a change is a new entry at the end of
-:data:`MIGRATIONS`. Each database records the versions it applied with a checksum of the
-statements; a record that disagrees with this list (an edited migration, or a version this code
-does not know) is a :class:`FactLedgerSchemaError`. Versions 5, 6 and 8 are the journal's own
-(:mod:`memory.journal.migrations`), run here at their positions. What each version does is in
+:data:`MIGRATIONS`. Versions 5, 6 and 8 are the journal's own (:mod:`memory.journal.migrations`),
+run here at their positions. The functions below bind the one runner
+(:mod:`memory.sql.migrations`) to this list; what each version does is in
 ``docs/memory-lifecycle.md`` (Schema migrations). The Postgres runner connects as the tables'
 owner (or a superuser); the application role only reads the migrations table.
 """
@@ -13,20 +11,12 @@ owner (or a superuser); the application role only reads the migrations table.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import memory.journal.migrations as journal_migrations
+import memory.sql.migrations as runner
 from memory.errors import FactLedgerSchemaError, UnsafeDatabaseRoleError
-from memory.journal.migrations import (
-    AUDIT,
-    AUDIT_TABLE,
-    EPISODES,
-    JOURNAL_IMMUTABLE,
-    JOURNAL_TABLES,
-    SECRETS_TABLE,
-    TOMBSTONES,
-    TOMBSTONES_TABLE,
-)
+from memory.journal.migrations import AUDIT, EPISODES, TOMBSTONES
 from memory.sql.migrations import PG_SCHEMA, PG_USER, Backend, Migration
 
 if TYPE_CHECKING:
@@ -36,14 +26,8 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
-    "AUDIT_TABLE",
-    "JOURNAL_IMMUTABLE",
-    "JOURNAL_TABLES",
     "LATEST_VERSION",
     "MIGRATIONS",
-    "PG_SCHEMA",
-    "SECRETS_TABLE",
-    "TOMBSTONES_TABLE",
     "Backend",
     "Migration",
     "check_applied",
@@ -52,11 +36,7 @@ __all__ = [
     "migrate_sqlite",
     "migrate_sqlite_sync",
     "postgres_version",
-    "refuse_unsafe_role",
 ]
-
-#: Advisory lock taken by the Postgres runner so two setups cannot interleave.
-PG_MIGRATION_LOCK = 0x616E_6C66_6D69_67  # "anlfmig"
 
 
 def _sqlite_overlap_trigger(name: str, event: str, active: str) -> str:
@@ -433,111 +413,22 @@ LATEST_VERSION = MIGRATIONS[-1].version
 
 def check_applied(applied: Iterable[Sequence[Any]], backend: Backend, where: str) -> int:
     """Validate (version, checksum) rows a database recorded; return its version."""
-    known = {m.version: m for m in MIGRATIONS}
-    version = 0
-    for row in applied:
-        number, checksum = int(row[0]), str(row[1])
-        migration = known.get(number)
-        if migration is None:
-            raise FactLedgerSchemaError(
-                f"The fact ledger at {where} has schema version {number}, newer than this "
-                f"analyst knows ({LATEST_VERSION}). Upgrade analyst before using this database."
-            )
-        if migration.checksum(backend) != checksum:
-            raise FactLedgerSchemaError(
-                f"Migration {number} ('{migration.description}') applied to the fact ledger at "
-                f"{where} differs from the one in this code: a released migration was edited. "
-                "Restore it and add the change as a new migration."
-            )
-        if number != version + 1:
-            raise FactLedgerSchemaError(
-                f"The fact ledger at {where} skipped migrations before version {number}."
-            )
-        version = number
-    return version
-
-
-def _target(target: int | None) -> int:
-    if target is None:
-        return LATEST_VERSION
-    if not 0 <= target <= LATEST_VERSION:
-        raise ValueError(f"migration target {target} is outside 0..{LATEST_VERSION}")
-    return target
-
-
-# -- SQLite ---------------------------------------------------------------------------------
-
-_SQLITE_MIGRATIONS_TABLE = """
-CREATE TABLE IF NOT EXISTS fact_migrations (
-    version     INTEGER PRIMARY KEY,
-    description TEXT NOT NULL,
-    checksum    TEXT NOT NULL,
-    applied_at  TEXT NOT NULL
-)
-"""
+    return runner.check_applied(applied, MIGRATIONS, backend, where)
 
 
 def migrate_sqlite_sync(
     conn: sqlite3.Connection, *, where: str, target: int | None = None
 ) -> list[int]:
-    """Apply pending migrations (up to ``target``) in one IMMEDIATE transaction.
-
-    The connection must be in autocommit mode (``isolation_level=None``). Concurrent openers
-    serialize on the write lock; the second finds nothing left to do. Returns the versions
-    applied now.
-    """
-    goal = _target(target)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute(_SQLITE_MIGRATIONS_TABLE)
-        rows = conn.execute(
-            "SELECT version, checksum FROM fact_migrations ORDER BY version"
-        ).fetchall()
-        current = check_applied(rows, "sqlite", where)
-        applied: list[int] = []
-        for migration in MIGRATIONS:
-            if current < migration.version <= goal:
-                for statement in migration.sqlite:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO fact_migrations (version, description, checksum, applied_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    (
-                        migration.version,
-                        migration.description,
-                        migration.checksum("sqlite"),
-                        datetime.now(UTC).isoformat(),
-                    ),
-                )
-                applied.append(migration.version)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return applied
+    """Apply pending migrations (up to ``target``) in one IMMEDIATE transaction; the
+    connection must be in autocommit mode. Returns the versions applied now."""
+    return runner.migrate_sqlite_sync(conn, MIGRATIONS, where=where, target=target)
 
 
 async def migrate_sqlite(
     conn: aiosqlite.Connection, *, where: str, target: int | None = None
 ) -> list[int]:
     """:func:`migrate_sqlite_sync` on an aiosqlite connection's own thread."""
-    result: list[int] = await conn._execute(
-        migrate_sqlite_sync, conn._conn, where=where, target=target
-    )
-    return result
-
-
-# -- Postgres -------------------------------------------------------------------------------
-
-_PG_MIGRATIONS_TABLE = f"""
-CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.migrations (
-    version     integer PRIMARY KEY,
-    description text NOT NULL,
-    checksum    text NOT NULL,
-    applied_at  timestamptz NOT NULL DEFAULT now()
-)
-"""
+    return await runner.migrate_sqlite(conn, MIGRATIONS, where=where, target=target)
 
 
 async def migrate_postgres(
@@ -556,29 +447,13 @@ async def migrate_postgres(
     audit, SELECT on its key and on the migrations table.
     Returns the versions applied now.
     """
-    goal = _target(target)
-    async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_MIGRATION_LOCK,))
-        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")
-        await conn.execute(_PG_MIGRATIONS_TABLE)
-        cursor = await conn.execute(
-            f"SELECT version, checksum FROM {PG_SCHEMA}.migrations ORDER BY version"
-        )
-        current = check_applied(await cursor.fetchall(), "postgres", where)
-        applied: list[int] = []
-        for migration in MIGRATIONS:
-            if current < migration.version <= goal:
-                for statement in migration.postgres:
-                    await conn.execute(statement)
-                await conn.execute(
-                    f"INSERT INTO {PG_SCHEMA}.migrations (version, description, checksum)"
-                    " VALUES (%s, %s, %s)",
-                    (migration.version, migration.description, migration.checksum("postgres")),
-                )
-                applied.append(migration.version)
-        for role in app_roles:
+    roles = list(app_roles)
+
+    async def grant(conn: psycopg.AsyncConnection[Any]) -> None:
+        for role in roles:
             await grant_app_role(conn, role)
-    return applied
+
+    return await runner.migrate_postgres(conn, MIGRATIONS, where=where, target=target, then=grant)
 
 
 async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
@@ -612,69 +487,9 @@ async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
         await conn.execute(
             sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.grants TO {}").format(schema, ident)
         )
-    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.episodes",))
-    found = await cursor.fetchone()
-    if found is not None and found[0] is not None:  # from migration 5 on: the journal
-        for table in JOURNAL_TABLES:
-            # Episodes are immutable: inserted and (by retention) deleted, never updated.
-            privileges = (
-                "SELECT, INSERT, DELETE"
-                if table == JOURNAL_IMMUTABLE
-                else "SELECT, INSERT, UPDATE, DELETE"
-            )
-            await conn.execute(
-                sql.SQL("GRANT {} ON {}.{} TO {}").format(
-                    sql.SQL(privileges), schema, sql.Identifier(table), ident
-                )
-            )
-    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.{AUDIT_TABLE}",))
-    found = await cursor.fetchone()
-    if found is not None and found[0] is not None:  # from migration 6 on: the audit
-        audit, secrets = sql.Identifier(AUDIT_TABLE), sql.Identifier(SECRETS_TABLE)
-        await conn.execute(
-            sql.SQL("GRANT SELECT, INSERT ON {}.{} TO {}").format(schema, audit, ident)
-        )
-        await conn.execute(
-            sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {}.{} FROM {}").format(schema, audit, ident)
-        )
-        await conn.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(schema, secrets, ident))
-    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.{TOMBSTONES_TABLE}",))
-    found = await cursor.fetchone()
-    if found is not None and found[0] is not None:  # from migration 8 on: tombstones
-        await conn.execute(
-            sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.{} TO {}").format(
-                schema, sql.Identifier(TOMBSTONES_TABLE), ident
-            )
-        )
+    await journal_migrations.grant_app_role(conn, role)
 
 
 async def postgres_version(conn: psycopg.AsyncConnection[Any], *, where: str) -> int:
     """The ledger's applied version as the connected role sees it; checksums verified."""
-    cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.migrations",))
-    row = await cursor.fetchone()
-    if row is None or row[0] is None:
-        return 0
-    cursor = await conn.execute(
-        f"SELECT version, checksum FROM {PG_SCHEMA}.migrations ORDER BY version"
-    )
-    return check_applied(await cursor.fetchall(), "postgres", where)
-
-
-async def refuse_unsafe_role(conn: psycopg.AsyncConnection[Any], *, what: str, where: str) -> str:
-    """The connected role's name; :class:`UnsafeDatabaseRoleError` if it is a superuser or
-    bypasses row-level security (then nothing would separate tenants and users)."""
-    cursor = await conn.execute(
-        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
-    )
-    row = await cursor.fetchone()
-    assert row is not None
-    user, superuser, bypass = row
-    if superuser or bypass:
-        raise UnsafeDatabaseRoleError(
-            f"The {what} at {where} connects as '{user}', which is "
-            f"{'a superuser' if superuser else 'BYPASSRLS'}: row-level security would not "
-            "separate tenants and users. Create an application role (CREATE ROLE analyst_app "
-            "LOGIN NOSUPERUSER NOBYPASSRLS), run `analyst facts setup --app-role analyst_app` "
-            "with ANALYST_FACTS pointing at the owner, then point ANALYST_FACTS at analyst_app."
-        )
-    return str(user)
+    return await runner.postgres_version(conn, MIGRATIONS, where=where)

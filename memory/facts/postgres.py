@@ -29,13 +29,7 @@ from memory.errors import (
 )
 from memory.facts.base import FactStore
 from memory.facts.group import PendingWrite
-from memory.facts.migrations import (
-    LATEST_VERSION,
-    PG_SCHEMA,
-    migrate_postgres,
-    postgres_version,
-    refuse_unsafe_role,
-)
+from memory.facts.migrations import LATEST_VERSION, migrate_postgres, postgres_version
 from memory.facts.postgres_ops import (
     FACTS,
     GRANT_COLUMNS,
@@ -55,6 +49,7 @@ from memory.facts.postgres_ops import (
 from memory.facts.records import FactRecord, Grant
 from memory.facts.rules import Key, grant_refused, run_async
 from memory.identity import Principal
+from memory.sql.migrations import PG_SCHEMA, refuse_unsafe_role
 from memory.urls import redact
 
 LOCK_TIMEOUT = "10s"

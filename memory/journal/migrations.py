@@ -2,16 +2,20 @@
 
 The journal lives in the fact ledger's database and shares its numbering and bookkeeping:
 :data:`MIGRATIONS` are versions 5, 6 and 8 of the ledger's list
-(:data:`memory.facts.migrations.MIGRATIONS`), which runs them at those positions. Released
-migrations are never edited; what each one does is described in ``docs/memory-lifecycle.md``
-(Schema migrations).
+(:data:`memory.facts.migrations.MIGRATIONS`), which runs them at those positions, and
+:func:`grant_app_role` gives an application role its privileges on the journal's tables.
+Released migrations are never edited; what each one does is described in
+``docs/memory-lifecycle.md`` (Schema migrations).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memory.sql.migrations import PG_SCHEMA, PG_USER, Migration
+
+if TYPE_CHECKING:
+    import psycopg
 
 #: The memory journal's tables (migration 5), in both backends' spelling.
 JOURNAL_TABLES = (
@@ -484,3 +488,45 @@ TOMBSTONES = Migration(
 
 #: The journal's migrations, in version order.
 MIGRATIONS: tuple[Migration, ...] = (EPISODES, AUDIT, TOMBSTONES)
+
+
+async def grant_app_role(conn: psycopg.AsyncConnection[Any], role: str) -> None:
+    """Give an application role (checked by the caller) its privileges on the journal's
+    tables that exist: the immutable episodes are inserted and deleted, never updated; the
+    audit only read and inserted; the key only read; row-level security still applies."""
+    from psycopg import sql
+
+    ident, schema = sql.Identifier(role), sql.Identifier(PG_SCHEMA)
+
+    async def exists(table: str) -> bool:
+        cursor = await conn.execute("SELECT to_regclass(%s)", (f"{PG_SCHEMA}.{table}",))
+        found = await cursor.fetchone()
+        return found is not None and found[0] is not None
+
+    if await exists(JOURNAL_IMMUTABLE):  # from migration 5 on
+        for table in JOURNAL_TABLES:
+            privileges = (
+                "SELECT, INSERT, DELETE"
+                if table == JOURNAL_IMMUTABLE
+                else "SELECT, INSERT, UPDATE, DELETE"
+            )
+            await conn.execute(
+                sql.SQL("GRANT {} ON {}.{} TO {}").format(
+                    sql.SQL(privileges), schema, sql.Identifier(table), ident
+                )
+            )
+    if await exists(AUDIT_TABLE):  # from migration 6 on
+        audit, secrets = sql.Identifier(AUDIT_TABLE), sql.Identifier(SECRETS_TABLE)
+        await conn.execute(
+            sql.SQL("GRANT SELECT, INSERT ON {}.{} TO {}").format(schema, audit, ident)
+        )
+        await conn.execute(
+            sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON {}.{} FROM {}").format(schema, audit, ident)
+        )
+        await conn.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(schema, secrets, ident))
+    if await exists(TOMBSTONES_TABLE):  # from migration 8 on
+        await conn.execute(
+            sql.SQL("GRANT SELECT, INSERT, DELETE ON {}.{} TO {}").format(
+                schema, sql.Identifier(TOMBSTONES_TABLE), ident
+            )
+        )

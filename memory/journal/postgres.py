@@ -23,24 +23,22 @@ from psycopg_pool import AsyncConnectionPool
 
 import memory.journal.rules as rules
 from memory.errors import FactLedgerSchemaError, JournalUnavailableError
-from memory.facts.migrations import (
+from memory.facts.migrations import LATEST_VERSION, postgres_version
+from memory.identity import Principal
+from memory.journal.migrations import (
     AUDIT_TABLE,
     JOURNAL_IMMUTABLE,
     JOURNAL_TABLES,
-    LATEST_VERSION,
-    PG_SCHEMA,
     SECRETS_TABLE,
     TOMBSTONES_TABLE,
-    postgres_version,
-    refuse_unsafe_role,
 )
-from memory.identity import Principal
 from memory.journal.programs import Program, Transaction, run_async
 from memory.journal.queries import Dialect, Queries, Statement
 from memory.journal.rows import Codec
 from memory.journal.sql import SqlJournal
 from memory.sealing import MemoryCipher
 from memory.sql.clock import system_clock
+from memory.sql.migrations import PG_SCHEMA, refuse_unsafe_role
 from memory.urls import redact
 
 T = TypeVar("T")

@@ -1,5 +1,5 @@
 """What the SQL tiers share: the clock and time encoding (:mod:`memory.sql.clock`), opening
-the ledger's SQLite file (:mod:`memory.sql.connect`), the shape of a numbered migration
+the ledger's SQLite file (:mod:`memory.sql.connect`), numbered migrations and their runner
 (:mod:`memory.sql.migrations`), and the ``user_version`` migration runner of the small SQLite
 files (:mod:`memory.sql.user_version`).
 
