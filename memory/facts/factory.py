@@ -20,18 +20,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from memory import urls
 from memory.errors import ConfigurationError, MissingDependencyError
 from memory.facts.base import FactStore
 from memory.identity import Principal
+from memory.sql.connect import ledger_path
 from memory.urls import backend_for, examples
 
 SCHEMES = examples("fact ledger")
-
-
-def sqlite_path(url: str) -> str:
-    """``sqlite:///a/b.sqlite`` -> ``a/b.sqlite``; ``sqlite:////tmp/b.sqlite`` -> ``/tmp/b.sqlite``."""
-    return str(urls.sqlite_path(url, tier="fact ledger", default_name="facts.sqlite"))
 
 
 def _postgres_backend() -> Any:
@@ -61,7 +56,7 @@ async def open_fact_store(
         from memory.facts.sqlite import SqliteFactStore
 
         async with SqliteFactStore.open(
-            sqlite_path(url), principal, reads_off_loop=server, **options
+            ledger_path(url), principal, reads_off_loop=server, **options
         ) as store:
             yield store
         return
@@ -91,13 +86,13 @@ async def setup_fact_store(
         if target is not None:
             import aiosqlite
 
-            path = Path(sqlite_path(url))
+            path = Path(ledger_path(url))
             path.parent.mkdir(parents=True, exist_ok=True)
             async with aiosqlite.connect(str(path), isolation_level=None) as conn:
                 return await migrate_sqlite(conn, where=str(path), target=target)
         from memory.facts.sqlite import SqliteFactStore
 
-        async with SqliteFactStore.open(sqlite_path(url)) as store:
+        async with SqliteFactStore.open(ledger_path(url)) as store:
             return store.applied_migrations
     applied: list[int] = await _postgres_backend().setup_postgres(
         url, app_roles=roles, target=target

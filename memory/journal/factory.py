@@ -19,9 +19,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from memory.errors import MissingDependencyError
-from memory.facts.factory import sqlite_path
 from memory.identity import Principal
 from memory.journal.base import Journal
+from memory.sql.connect import ledger_path
 from memory.urls import backend_for
 
 
@@ -52,7 +52,7 @@ async def open_journal(
     if backend_for("fact ledger", url) == "sqlite":
         from memory.journal.sqlite import SqliteJournal
 
-        async with SqliteJournal.open(sqlite_path(url), principal, **options) as journal:
+        async with SqliteJournal.open(ledger_path(url), principal, **options) as journal:
             yield journal
         return
     backend = _postgres_backend()

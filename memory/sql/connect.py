@@ -1,5 +1,6 @@
 """Open the ledger's SQLite file the same way whichever tier opens it first.
 
+:func:`ledger_path` reads the file's path from the ledger's ``sqlite:`` URL;
 :func:`prepare_folder` refuses a folder where the file should be and creates its parents;
 :func:`connect` opens an autocommit connection (explicit transactions, full sync, a large page
 cache and memory map; a file in a read-only folder opens immutable, read-only);
@@ -16,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memory import urls
+
 #: Seconds a connection waits for another writer's lock before "database is locked".
 BUSY_TIMEOUT = 30.0
 #: Page cache per connection (KiB) and memory-mapped window (bytes).
@@ -24,6 +27,12 @@ MMAP_BYTES = 1 << 30
 
 #: Applies pending migrations on an autocommit connection; returns the versions applied.
 Migrate = Callable[..., list[int]]
+
+
+def ledger_path(url: str) -> str:
+    """The file of the ledger's ``sqlite:`` URL (shared by the ledger and the journal):
+    ``sqlite:///a/b.sqlite`` -> ``a/b.sqlite``; ``sqlite:////tmp/b.sqlite`` -> ``/tmp/b.sqlite``."""
+    return str(urls.sqlite_path(url, tier="fact ledger", default_name="facts.sqlite"))
 
 
 def is_locked(error: BaseException) -> bool:
