@@ -1,24 +1,9 @@
 """The memory audit's keyed hash: what an audit entry holds instead of content.
 
-An :class:`~memory.journal.records.AuditEntry` names the items an operation touched by id and
-the content itself only as ``HMAC-SHA256(key, content)`` (hex). Content is never stored in
-the audit, so forgetting an item leaves nothing of it there; yet whoever holds the key can
-check whether a given text was written, read or deleted (and the forget flow's tombstones can
-use the same hash).
-
-The key, by choice:
-
-- **Default: a per-database secret.** Migration 6 creates ``memory_secrets`` with 32 random
-  bytes (SQLite ``randomblob``; Postgres ``gen_random_uuid``, hashed) under the name ``audit``.
-  Nothing to configure, and hashes are comparable for the life of the database (a backup
-  carries its key). The limit: anyone who can read the database can read the key too, and so
-  test guesses of a short value (a currency code) against a hash.
-- **``ANALYST_AUDIT_KEY``** (at least 16 characters), when set, is used instead and never
-  stored; a copy of the database alone then confirms no guess. Changing it makes earlier
-  hashes incomparable with later ones (nothing else breaks).
-
-The application role may read ``memory_secrets`` but never change it (triggers refuse any
-UPDATE or DELETE of a key, so stored hashes keep their meaning).
+An :class:`~memory.journal.records.AuditEntry` names items by id and content only as
+``HMAC-SHA256(key, content)`` (hex). The key is the database's own secret (``memory_secrets``,
+migration 6) unless ``ANALYST_AUDIT_KEY`` (16+ characters, never stored) replaces it; the
+trade-off is in ``docs/memory-lifecycle.md`` (The memory audit's key).
 """
 
 from __future__ import annotations

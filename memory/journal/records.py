@@ -1,7 +1,8 @@
 """Records of the memory journal: what a user said (episodes) and what was derived from it.
 
-The journal lives in the fact ledger's database (same URL; its tables are :mod:`memory.journal.migrations`) and holds the
-write path's own records, each scoped to one principal (tenant and user):
+The journal lives in the fact ledger's database (same URL; its tables are
+:mod:`memory.journal.migrations`) and holds the write path's own records, each scoped to one
+principal (tenant and user):
 
 - :class:`Episode` -- one user turn (a chat message, a ``run`` query, an approval, a rejection
   with its feedback, an edit), stored before anything is derived from it and never changed.
