@@ -14,7 +14,7 @@ current list.
 :func:`ProfileAttribute.supports` answers the grounding question for a value: does this quote
 actually state it? A real quote paired with an invented value is as wrong as an invented quote.
 
-Attributes that identify a person (``full_name``, ``address``) are tagged ``personal``
+Attributes that identify a person (``full_name``, ``address``, ``age``) are tagged ``personal``
 (names, addresses and financial details are labelled and handled with care): their
 values never appear in the memory audit (it holds keyed hashes only, for every attribute), in
 error messages, or in the "Memory context" of a published report (:func:`shown`).
@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
+from agent.learning import quantities, vocabulary
 from agent.research.tickers import COMPANY_NAMES
 
 Merge = Literal["replace", "union"]
@@ -113,84 +114,80 @@ def _enumeration(
     return normalise, mentions
 
 
-_RISK = {
-    "conservative": (
-        "low",
-        "cautious",
-        "careful",
-        "risk averse",
-        "low risk",
-        "defensive",
-        "capital preservation",
-    ),
-    "moderate": ("balanced", "medium", "medium risk", "middle of the road"),
-    "aggressive": (
-        "high",
-        "growth",
-        "high risk",
-        "risk seeking",
-        "risk taking",
-        "adventurous",
-        "bold",
-    ),
-}
-_STYLE = {
-    "brief": ("short", "concise", "succinct", "terse", "quick", "compact"),
-    "detailed": ("long", "thorough", "in depth", "comprehensive", "full", "deep", "extensive"),
-}
-
-
 def _vocabulary(synonyms: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
     words = {w for value, more in synonyms.items() for w in (value, *more)}
     return tuple(sorted(words, key=lambda w: (-len(w), w)))  # longest first, for regex alternation
 
 
-_risk_normalise, _risk_mentions = _enumeration(_RISK)
-_style_normalise, _style_mentions = _enumeration(_STYLE)
+_risk_normalise, _risk_mentions = _enumeration(vocabulary.RISK)
+_style_normalise, _style_mentions = _enumeration(vocabulary.STYLE)
+_goal_normalise, _goal_mentions = _enumeration(vocabulary.GOAL)
+_income_normalise, _income_words = _enumeration(vocabulary.INCOME)
+
+
+def _income_mentions(value: JsonValue, text: str) -> bool:
+    """A text states "balanced" when it names a balance, or both dividends and growth."""
+    if _income_words(value, text):
+        return True
+    return (
+        value == "balanced" and _income_words("dividends", text) and _income_words("growth", text)
+    )
+
+
+#: Words after a sector's name that do not change it ("tobacco stocks", "weapons makers").
+_SECTOR_TAIL = re.compile(
+    r"\s+(?:stocks?|shares?|sectors?|companies|company|industry|industries|names|firms|"
+    r"manufacturers?|makers?|producers?|businesses|plays|space)$"
+)
+
+
+def _sector_list(
+    synonyms: Mapping[str, Iterable[str]],
+) -> tuple[Callable[[object], JsonValue], Callable[[JsonValue, str], bool]]:
+    """A normaliser and a ``mentions`` check for a list drawn from a closed set of sectors."""
+    one, mentions_one = _enumeration(synonyms)
+
+    def normalise(value: object) -> JsonValue:
+        if isinstance(value, str):
+            items: list[object] = [
+                w for w in re.split(r"\s*(?:,|;|/|&|\band\b|\bor\b)\s*", value) if w.strip()
+            ]
+        elif isinstance(value, list | tuple):
+            items = list(value)
+        else:
+            raise _Invalid(f"expected a list of sectors, got {type(value).__name__}")
+        out: list[JsonValue] = []
+        for item in items:
+            if not isinstance(item, str):
+                raise _Invalid(f"{item!r} is not a sector")
+            try:
+                sector = one(item)
+            except _Invalid:
+                sector = one(_SECTOR_TAIL.sub("", _words(item)))
+            if sector not in out:
+                out.append(sector)
+        return out
+
+    def mentions(value: JsonValue, text: str) -> bool:
+        return (
+            isinstance(value, list)
+            and bool(value)
+            and all(isinstance(v, str) and mentions_one(v, text) for v in value)
+        )
+
+    return normalise, mentions
+
+
+_excluded_normalise, _excluded_mentions = _sector_list(vocabulary.EXCLUDED_SECTORS)
+_sectors_normalise, _sectors_mentions = _sector_list(vocabulary.SECTORS)
 
 
 # -- durations ------------------------------------------------------------------------------------
 
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "eighteen": 18,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-}
-_UNIT_YEARS = {"year": 1.0, "yr": 1.0, "y": 1.0, "month": 1 / 12, "mo": 1 / 12, "decade": 10.0}
-#: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs".
-DURATION = (
-    r"(?P<amount>\d+(?:\.\d+)?|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
-    r"[\s-]*(?P<unit>years?|yrs?|y|months?|mos?|decades?)\b"
-)
-_DURATION = re.compile(rf"\b{DURATION}", re.IGNORECASE)
+#: A duration as users write it (see :mod:`agent.learning.quantities`).
+DURATION = quantities.DURATION
 _MAX_HORIZON = 60
-
-
-def _years(amount: str, unit: str) -> float:
-    number = float(_NUMBER_WORDS.get(amount.lower(), 0) or amount)
-    return number * _UNIT_YEARS[unit.lower().rstrip("s")]
-
-
-def _canonical_number(years: float) -> int | float:
-    rounded = round(years, 2)
-    return int(rounded) if rounded == int(rounded) else rounded
+_canonical_number = quantities.canonical_number
 
 
 def _horizon_normalise(value: object) -> JsonValue:
@@ -199,14 +196,10 @@ def _horizon_normalise(value: object) -> JsonValue:
     if isinstance(value, int | float):
         years = float(value)
     elif isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"\d+(?:\.\d+)?", text):
-            years = float(text)
-        else:
-            match = re.fullmatch(DURATION, text, re.IGNORECASE)
-            if match is None:
-                raise _Invalid("not a number of years or a duration such as '18 months'")
-            years = _years(match["amount"], match["unit"])
+        read = quantities.duration_years(value)
+        if read is None:
+            raise _Invalid("not a number of years or a duration such as '18 months'")
+        years = read
     else:
         raise _Invalid(f"expected a number of years, got {type(value).__name__}")
     if not 0 < years <= _MAX_HORIZON:
@@ -215,16 +208,82 @@ def _horizon_normalise(value: object) -> JsonValue:
 
 
 def _horizon_mentions(value: JsonValue, text: str) -> bool:
-    for match in _DURATION.finditer(text):
-        if _canonical_number(_years(match["amount"], match["unit"])) == value:
-            return True
-    # A bare number next to "horizon" ("horizon: 10"), read as years.
+    if any(_canonical_number(years) == value for _, years in quantities.durations(text)):
+        return True
+    # A bare number next to "horizon" ("horizon: 10", "14. typo" after "no sorry"), read as
+    # years: any number not followed by a unit of time other than years.
     return any(
-        _canonical_number(float(n)) == value
-        for n in re.findall(
-            r"horizon\D{0,20}?(\d+(?:\.\d+)?)(?![\d.]*\s*(?:months?|mos?)\b)", text, re.I
+        _canonical_number(n) == value
+        for n in _bare_numbers(
+            text, r"(?:months?|mos?|weeks?|decades?|%|percent|(?:years?|yrs?)[\s-]+old)"
         )
     )
+
+
+def _bare_numbers(text: str, not_before: str) -> list[float]:
+    """The numbers written in ``text`` (digits or words) not followed by ``not_before``."""
+    found = []
+    pattern = rf"(?<![\w.])({quantities.NUMBER})(?![\d.,]*\s*{not_before})"
+    for match in re.finditer(pattern, text, re.IGNORECASE):
+        value = quantities.number(match.group(1))
+        if value is not None and re.search(r"\d|[a-z]{3}", match.group(1), re.I):
+            found.append(value)
+    return found
+
+
+# -- percentages and ages -------------------------------------------------------------------------
+
+
+def _drawdown_normalise(value: object) -> JsonValue:
+    if isinstance(value, bool):
+        raise _Invalid("expected a percentage, got a boolean")
+    if isinstance(value, int | float):
+        percent = float(value)
+    elif isinstance(value, str):
+        read = quantities.percent_value(value)
+        if read is None:
+            raise _Invalid("not a percentage such as 20, '20%' or 'a fifth'")
+        percent = read
+    else:
+        raise _Invalid(f"expected a percentage, got {type(value).__name__}")
+    if not 0 < percent <= 100:
+        raise _Invalid("a drawdown is more than 0 and at most 100 percent")
+    return _canonical_number(percent)
+
+
+def _drawdown_mentions(value: JsonValue, text: str) -> bool:
+    if any(_canonical_number(p) == value for _, p in quantities.percents(text)):
+        return True
+    return any(
+        _canonical_number(n) == value
+        for n in _bare_numbers(text, r"(?:years?|yrs?|months?|decades?)")
+    )
+
+
+def _age_normalise(value: object) -> JsonValue:
+    if isinstance(value, bool):
+        raise _Invalid("expected a number of years, got a boolean")
+    if isinstance(value, int | float):
+        age = float(value)
+    elif isinstance(value, str):
+        bare = re.sub(r"\s*(?:years?|yrs?)(?:\s+old)?$", "", value.strip(), flags=re.I)
+        read = quantities.number(bare)
+        if read is None:
+            raise _Invalid("not a number of years")
+        age = read
+    else:
+        raise _Invalid(f"expected a number of years, got {type(value).__name__}")
+    if age != int(age) or not 1 <= age <= 120:
+        raise _Invalid("an age is a whole number of years from 1 to 120")
+    return int(age)
+
+
+#: What follows a number that is no age: a duration (not "years old"), a percentage.
+_NOT_AN_AGE = r"(?:months?|%|percent|decades?|(?:years?|yrs?)(?![\s-]+old))"
+
+
+def _age_mentions(value: JsonValue, text: str) -> bool:
+    return any(n == value for n in _bare_numbers(text, _NOT_AN_AGE))
 
 
 # -- tickers --------------------------------------------------------------------------------------
@@ -277,67 +336,23 @@ def _tickers_mentions(value: JsonValue, text: str) -> bool:
 
 # -- currencies -----------------------------------------------------------------------------------
 
-#: Active ISO 4217 currency codes (plus XAU/XAG, which some portfolios report in).
-ISO_4217 = frozenset(
-    """
-    AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP
-    BYN BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP
-    GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR
-    KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK
-    MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR
-    SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS
-    UAH UGX USD UYU UZS VES VND VUV WST XAF XAG XAU XCD XOF XPF YER ZAR ZMW ZWL
-    """.split()
-)
-_CURRENCY_NAMES = {
-    "euro": "EUR",
-    "euros": "EUR",
-    "€": "EUR",
-    "dollar": "USD",
-    "dollars": "USD",
-    "us dollar": "USD",
-    "us dollars": "USD",
-    "$": "USD",
-    "pound": "GBP",
-    "pounds": "GBP",
-    "sterling": "GBP",
-    "pound sterling": "GBP",
-    "british pounds": "GBP",
-    "£": "GBP",
-    "yen": "JPY",
-    "¥": "JPY",
-    "swiss franc": "CHF",
-    "swiss francs": "CHF",
-    "franc": "CHF",
-    "francs": "CHF",
-    "canadian dollar": "CAD",
-    "canadian dollars": "CAD",
-    "australian dollar": "AUD",
-    "australian dollars": "AUD",
-}
+ISO_4217 = quantities.ISO_4217
 
 
 def _currency_normalise(value: object) -> JsonValue:
     if not isinstance(value, str):
         raise _Invalid(f"expected a currency code, got {type(value).__name__}")
-    text = " ".join(value.strip().lower().split())
-    code = _CURRENCY_NAMES.get(text) or text.upper()
-    if not re.fullmatch(r"[A-Z]{3}", code):
-        raise _Invalid("a currency is a three-letter ISO 4217 code")
-    if code not in ISO_4217:
-        raise _Invalid(f"{code} is not an ISO 4217 currency code")
+    code = quantities.currency_code(value)
+    if code is None:
+        text = value.strip().upper()
+        if not re.fullmatch(r"[A-Z]{3}", text):
+            raise _Invalid("a currency is a three-letter ISO 4217 code")
+        raise _Invalid(f"{text} is not an ISO 4217 currency code")
     return code
 
 
 def _currency_mentions(value: JsonValue, text: str) -> bool:
-    lowered = f" {' '.join(text.lower().split())} "
-    names = [n for n, code in _CURRENCY_NAMES.items() if code == value]
-    if any(n in "€$£¥" and n in lowered for n in names):
-        return True
-    words = f" {' '.join(re.findall(r'[a-z]+', lowered))} "
-    return isinstance(value, str) and any(
-        f" {n} " in words for n in [value.lower(), *names] if n not in "€$£¥"
-    )
+    return any(code == value for _, code in quantities.currencies(text))
 
 
 # -- personal data --------------------------------------------------------------------------------
@@ -374,6 +389,13 @@ def _address_normalise(value: object) -> JsonValue:
     return text
 
 
+def _employer_normalise(value: object) -> JsonValue:
+    text = _text(value, "a company name", 1, 100).rstrip(".")
+    if not re.search(r"[^\W\d_]", text) or len(text.split()) > 8:
+        raise _Invalid("a company name is one to eight words with letters")
+    return text
+
+
 def _text_mentions(value: JsonValue, text: str) -> bool:
     return isinstance(value, str) and " ".join(value.lower().split()) in " ".join(
         text.lower().split()
@@ -392,7 +414,7 @@ ATTRIBUTES: tuple[ProfileAttribute, ...] = (
         merge="replace",
         normalise=_risk_normalise,
         mentions=_risk_mentions,
-        vocabulary=_vocabulary(_RISK),
+        vocabulary=_vocabulary(vocabulary.RISK),
     ),
     ProfileAttribute(
         name="horizon_years",
@@ -425,6 +447,17 @@ ATTRIBUTES: tuple[ProfileAttribute, ...] = (
         mentions=_tickers_mentions,
     ),
     ProfileAttribute(
+        name="holdings",
+        description="Tickers the user owns. A fact lists only the tickers the user named; "
+        "learning adds them to the stored list (a correction replaces what it corrects).",
+        accepted="a list of ticker symbols such as ['AAPL', 'MSFT'] (company names such as "
+        "Apple are mapped to their symbol)",
+        examples=(["AAPL"], ["GOOGL", "AMZN"]),
+        merge="union",
+        normalise=_tickers_normalise,
+        mentions=_tickers_mentions,
+    ),
+    ProfileAttribute(
         name="report_style",
         description="How long the user wants research reports to be.",
         accepted="brief or detailed (short/concise map to brief; thorough/in-depth to detailed)",
@@ -432,7 +465,7 @@ ATTRIBUTES: tuple[ProfileAttribute, ...] = (
         merge="replace",
         normalise=_style_normalise,
         mentions=_style_mentions,
-        vocabulary=_vocabulary(_STYLE),
+        vocabulary=_vocabulary(vocabulary.STYLE),
     ),
     ProfileAttribute(
         name="base_currency",
@@ -442,6 +475,69 @@ ATTRIBUTES: tuple[ProfileAttribute, ...] = (
         merge="replace",
         normalise=_currency_normalise,
         mentions=_currency_mentions,
+    ),
+    ProfileAttribute(
+        name="goal",
+        description="What the user's money is for.",
+        accepted="retirement, home_purchase, education, income, growth or preservation "
+        "(pension, buying a house, college, steady income, capital preservation ... are mapped "
+        "to these)",
+        examples=("retirement", "home_purchase", "education", "income", "growth", "preservation"),
+        merge="replace",
+        normalise=_goal_normalise,
+        mentions=_goal_mentions,
+        vocabulary=_vocabulary(vocabulary.GOAL),
+    ),
+    ProfileAttribute(
+        name="income_preference",
+        description="Whether the user prefers dividend income, growth, or a balance of both.",
+        accepted="dividends, growth or balanced",
+        examples=("dividends", "growth", "balanced"),
+        merge="replace",
+        normalise=_income_normalise,
+        mentions=_income_mentions,
+        vocabulary=_vocabulary(vocabulary.INCOME),
+    ),
+    ProfileAttribute(
+        name="max_drawdown_pct",
+        description="The largest loss, in percent of the portfolio, the user accepts.",
+        accepted="a percentage above 0 and at most 100, such as 20, '20%' or 'a fifth'",
+        examples=(20, 35, 12.5),
+        merge="replace",
+        normalise=_drawdown_normalise,
+        mentions=_drawdown_mentions,
+    ),
+    ProfileAttribute(
+        name="excluded_sectors",
+        description="Sectors the user never wants analysed or recommended.",
+        accepted="a list from tobacco, weapons, crypto, fossil_fuels, gambling, alcohol "
+        "(cigarettes, arms, bitcoin, oil and coal, casinos, booze ... are mapped to these)",
+        examples=(["tobacco"], ["weapons", "gambling"]),
+        merge="union",
+        normalise=_excluded_normalise,
+        mentions=_excluded_mentions,
+        vocabulary=_vocabulary(vocabulary.EXCLUDED_SECTORS),
+    ),
+    ProfileAttribute(
+        name="sectors_of_interest",
+        description="Sectors the user wants to hear about.",
+        accepted="a list from semiconductors, software, healthcare, energy, financials, "
+        "consumer, industrials, utilities, real_estate, telecom, materials (chips, pharma, "
+        "banks, REITs ... are mapped to these)",
+        examples=(["semiconductors"], ["healthcare", "financials"]),
+        merge="union",
+        normalise=_sectors_normalise,
+        mentions=_sectors_mentions,
+        vocabulary=_vocabulary(vocabulary.SECTORS),
+    ),
+    ProfileAttribute(
+        name="employer",
+        description="The company the user works for, named as the user named it.",
+        accepted="a company name of one to eight words, e.g. 'Nvidia'",
+        examples=("Nvidia", "Alphabet"),
+        merge="replace",
+        normalise=_employer_normalise,
+        mentions=_text_mentions,
     ),
     ProfileAttribute(
         name="full_name",
@@ -461,6 +557,16 @@ ATTRIBUTES: tuple[ProfileAttribute, ...] = (
         merge="replace",
         normalise=_address_normalise,
         mentions=_text_mentions,
+        personal=True,
+    ),
+    ProfileAttribute(
+        name="age",
+        description="The user's age in years (personal data).",
+        accepted="a whole number of years from 1 to 120",
+        examples=(42, 61),
+        merge="replace",
+        normalise=_age_normalise,
+        mentions=_age_mentions,
         personal=True,
     ),
 )

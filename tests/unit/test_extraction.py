@@ -495,8 +495,8 @@ def test_an_invalid_value_is_rejected_with_the_validation_message() -> None:
 
 
 def test_an_unknown_attribute_is_rejected_with_the_known_ones() -> None:
-    reason = reason_for(new_facts=[fact("My horizon is 10 years", ["ep-1"], "age", 10)])
-    assert "Unknown profile attribute 'age'" in reason and "horizon_years" in reason
+    reason = reason_for(new_facts=[fact("My horizon is 10 years", ["ep-1"], "shoe_size", 10)])
+    assert "Unknown profile attribute 'shoe_size'" in reason and "horizon_years" in reason
 
 
 def test_a_real_quote_with_an_invented_value_is_rejected() -> None:

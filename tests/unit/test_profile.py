@@ -176,11 +176,19 @@ def test_scalars_replace_and_ticker_lists_merge() -> None:
         "base_currency": "replace",
         "full_name": "replace",
         "address": "replace",
+        "holdings": "union",
+        "goal": "replace",
+        "income_preference": "replace",
+        "max_drawdown_pct": "replace",
+        "excluded_sectors": "union",
+        "sectors_of_interest": "union",
+        "employer": "replace",
+        "age": "replace",
     }
 
 
 def test_personal_attributes_are_tagged_and_never_shown() -> None:
-    assert {a.name for a in profile.ATTRIBUTES if a.personal} == {"full_name", "address"}
+    assert {a.name for a in profile.ATTRIBUTES if a.personal} == {"full_name", "address", "age"}
     assert profile.validate("full_name", "  Alice   Tamm. ") == "Alice Tamm"
     assert profile.validate("address", "12 Rue de la Paix,  Paris") == "12 Rue de la Paix, Paris"
     with pytest.raises(InvalidProfileValueError) as caught:
@@ -237,3 +245,123 @@ def test_a_conflict_over_a_personal_attribute_is_reported_without_its_value() ->
     assert "Zorvendix" not in name and REDACTED in name and "m-1" in name
     assert "'moderate'" in error_text(conflict("risk_tolerance", "moderate"))
     assert error_text(ValueError("bad")) == "ValueError: bad"
+
+
+# -- the suitability attributes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "canonical"),
+    [
+        ("goal", "pension", "retirement"),
+        ("goal", "Retirement", "retirement"),
+        ("goal", "buying a house", "home_purchase"),
+        ("goal", "down payment", "home_purchase"),
+        ("goal", "college", "education"),
+        ("goal", "passive income", "income"),
+        ("goal", "capital growth", "growth"),
+        ("goal", "capital preservation", "preservation"),
+        ("income_preference", "dividend", "dividends"),
+        ("income_preference", "capital gains", "growth"),
+        ("income_preference", "a mix", "balanced"),
+        ("max_drawdown_pct", 20, 20),
+        ("max_drawdown_pct", "15%", 15),
+        ("max_drawdown_pct", "forty percent", 40),
+        ("max_drawdown_pct", "a quarter", 25),
+        ("max_drawdown_pct", "12.5 per cent", 12.5),
+        ("excluded_sectors", "cigarettes and casinos", ["tobacco", "gambling"]),
+        ("excluded_sectors", ["arms makers", "Bitcoin"], ["weapons", "crypto"]),
+        ("excluded_sectors", "oil, coal", ["fossil_fuels"]),
+        ("sectors_of_interest", ["chipmakers", "pharma"], ["semiconductors", "healthcare"]),
+        ("sectors_of_interest", "REITs and telcos", ["real_estate", "telecom"]),
+        ("sectors_of_interest", "mining stocks", ["materials"]),
+        ("holdings", ["Apple", "msft"], ["AAPL", "MSFT"]),
+        ("employer", "  Acme Widgets Ltd. ", "Acme Widgets Ltd"),
+        ("age", 61, 61),
+        ("age", "forty-two", 42),
+        ("age", "33 years old", 33),
+    ],
+)
+def test_suitability_attributes_have_canonical_values(
+    name: str, raw: object, canonical: object
+) -> None:
+    assert profile.validate(name, raw) == canonical
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        ("goal", "become famous"),
+        ("income_preference", "lottery"),
+        ("max_drawdown_pct", 0),
+        ("max_drawdown_pct", "150%"),
+        ("max_drawdown_pct", "a lot"),
+        ("excluded_sectors", ["healthcare"]),
+        ("sectors_of_interest", ["tobacco"]),
+        ("age", 0),
+        ("age", 42.5),
+        ("age", "old"),
+        ("employer", "1234"),
+    ],
+)
+def test_suitability_attributes_refuse_what_they_cannot_read(name: str, raw: object) -> None:
+    with pytest.raises(InvalidProfileValueError, match=name):
+        profile.validate(name, raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "years"),
+    [
+        ("thirty months", 2.5),
+        ("a couple of decades", 20),
+        ("twenty-two years", 22),
+        ("half a decade", 5),
+        ("a year and a half", 1.5),
+        ("~9 years", 9),
+        ("4 yrs", 4),
+    ],
+)
+def test_horizon_years_reads_durations_in_words(raw: str, years: float) -> None:
+    assert profile.validate("horizon_years", raw) == years
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("Indian rupees", "INR"),
+        ("swedish krona", "SEK"),
+        ("Hong Kong dollars", "HKD"),
+        ("the yuan", "CNY"),
+        ("Norwegian kroner", "NOK"),
+        ("pounds sterling", "GBP"),
+    ],
+)
+def test_base_currency_reads_currency_names(raw: str, code: str) -> None:
+    assert profile.validate("base_currency", raw) == code
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "text", "supported"),
+    [
+        ("base_currency", "HKD", "we report in Hong Kong dollars", True),
+        ("base_currency", "USD", "we report in Hong Kong dollars", False),
+        ("max_drawdown_pct", 20, "a drawdown of about a fifth is fine", True),
+        ("max_drawdown_pct", 35, "max loss 35 percent", True),
+        ("max_drawdown_pct", 25, "max loss 35 percent", False),
+        ("income_preference", "balanced", "half dividend payers, half growth names", True),
+        ("income_preference", "dividends", "growth names only", False),
+        ("excluded_sectors", ["tobacco", "alcohol"], "no cigarettes or booze", True),
+        ("excluded_sectors", ["tobacco", "weapons"], "no cigarettes or booze", False),
+        ("goal", "retirement", "it's my pension pot", True),
+        ("goal", "education", "it's my pension pot", False),
+        ("age", 61, "I am sixty-one", True),
+        ("age", 61, "I am 16", False),
+        ("employer", "Nvidia", "my paycheck comes from Nvidia", True),
+        ("horizon_years", 14, "no sorry, 14. typo", True),
+        ("horizon_years", 20, "a couple of decades", True),
+    ],
+)
+def test_suitability_values_are_grounded_in_the_text(
+    name: str, value: object, text: str, supported: bool
+) -> None:
+    assert profile.attribute(name).supports(value, text) is supported  # type: ignore[arg-type]

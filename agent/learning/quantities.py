@@ -1,0 +1,368 @@
+"""Quantities as people write them: numbers in words, durations, percentages and currencies.
+
+The profile registry (:mod:`agent.learning.profile`) normalises values and checks quotes with
+these readers, and the offline extraction rules find values with them, so "a couple of
+decades", "thirty months", "a fifth of the portfolio" and "Swedish krona" are read the same
+way by the rule that proposes a value and by the check that grounds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+_UNITS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fourty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+#: Phrases that stand for a number before a unit ("a couple of decades", "half a year").
+_PHRASES = {
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a pair of": 2,
+    "a dozen": 12,
+    "dozen": 12,
+    "half a": 0.5,
+    "half an": 0.5,
+    "a": 1,
+    "an": 1,
+}
+
+_TEN = "|".join(sorted(_TENS, key=len, reverse=True))
+_UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
+_PHRASE = "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in sorted(_PHRASES, key=len)[::-1])
+#: A number in digits ("35", "2.5", "1,000") or words ("thirty five", "twenty-two", "a couple
+#: of"). Used inside larger patterns; read it with :func:`number`.
+NUMBER = (
+    r"(?:\d+(?:,\d{3})*(?:\.\d+)?"
+    rf"|(?:{_TEN})(?:[\s-]+(?:{_UNIT}))?(?![a-z])"
+    rf"|(?:{_UNIT})(?![a-z])"
+    rf"|(?:{_PHRASE})(?![a-z]))"
+)
+_NUMBER = re.compile(rf"^{NUMBER}$", re.IGNORECASE)
+
+
+def number(text: str) -> float | None:
+    """The value of a number written as :data:`NUMBER` matches it; None for anything else.
+
+    ``number("thirty five") == 35``, ``number("a couple of") == 2``, ``number("1,000") == 1000``.
+    """
+    words = " ".join(re.sub(r"-", " ", text.strip().lower()).split())
+    if not words or not _NUMBER.match(words):
+        return None
+    if re.fullmatch(r"[\d,]+(?:\.\d+)?", words):
+        return float(words.replace(",", ""))
+    if words in _PHRASES:
+        return float(_PHRASES[words])
+    total = 0
+    for word in words.split():
+        if word in _TENS:
+            total += _TENS[word]
+        elif word in _UNITS:
+            total += _UNITS[word]
+        else:
+            return None
+    return float(total)
+
+
+def canonical_number(value: float) -> int | float:
+    """``value`` rounded to two decimals, an ``int`` when whole (JSON keeps ``10``, not
+    ``10.0``)."""
+    rounded = round(value, 2)
+    return int(rounded) if rounded == int(rounded) else rounded
+
+
+# -- durations -------------------------------------------------------------------------------
+
+_UNIT_YEARS = {
+    "year": 1.0,
+    "yr": 1.0,
+    "y": 1.0,
+    "month": 1 / 12,
+    "mo": 1 / 12,
+    "mth": 1 / 12,
+    "decade": 10.0,
+    "week": 1 / 52,
+    "wk": 1 / 52,
+}
+#: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs",
+#: "thirty months", "a couple of decades", "a year and a half".
+DURATION = (
+    rf"(?P<amount>{NUMBER})[\s-]*"
+    r"(?P<unit>years?|yrs?|y|months?|mos?|mths?|decades?|weeks?|wks?)\b"
+    r"(?P<half>\s+and\s+a\s+half)?"
+)
+_DURATION = re.compile(rf"(?<![\w.]){DURATION}", re.IGNORECASE)
+
+
+def years_of(amount: str, unit: str, half: str | None = None) -> float:
+    """The years a duration's parts stand for: ``years_of("18", "months") == 1.5``."""
+    value = number(amount)
+    if value is None:
+        raise ValueError(f"{amount!r} is not a number")
+    value += 0.5 if half else 0
+    return value * _UNIT_YEARS[unit.lower().rstrip("s")]
+
+
+def durations(text: str) -> Iterator[tuple[re.Match[str], float]]:
+    """Every duration in ``text`` with its length in years, in order."""
+    for match in _DURATION.finditer(text):
+        yield match, years_of(match["amount"], match["unit"], match["half"])
+
+
+def duration_years(text: str) -> float | None:
+    """``text`` read as exactly one duration (or a bare number of years), else None."""
+    stripped = text.strip().lstrip("~").strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", stripped):
+        return float(stripped)
+    match = re.fullmatch(DURATION, stripped, re.IGNORECASE)
+    if match is None:
+        return None
+    return years_of(match["amount"], match["unit"], match["half"])
+
+
+# -- percentages -----------------------------------------------------------------------------
+
+_FRACTIONS = {
+    "half": 50.0,
+    "a half": 50.0,
+    "a third": 100 / 3,
+    "one third": 100 / 3,
+    "a quarter": 25.0,
+    "one quarter": 25.0,
+    "a fourth": 25.0,
+    "a fifth": 20.0,
+    "one fifth": 20.0,
+    "a tenth": 10.0,
+    "one tenth": 10.0,
+    "two thirds": 200 / 3,
+    "three quarters": 75.0,
+}
+_FRACTION = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in sorted(_FRACTIONS, key=len)[::-1])
+#: A percentage: "20%", "35 percent", "thirty per cent", "15 pct", or a fraction in words
+#: ("a fifth", "a quarter") of something.
+PERCENT = (
+    rf"(?:(?P<amount>{NUMBER})\s*(?:%|per\s*cent\b|pct\b)"
+    rf"|(?<![a-z])(?P<fraction>{_FRACTION})(?![a-z]))"
+)
+_PERCENT = re.compile(PERCENT, re.IGNORECASE)
+
+
+def percents(text: str) -> Iterator[tuple[re.Match[str], float]]:
+    """Every percentage (or fraction in words) in ``text`` with its value in percent."""
+    for match in _PERCENT.finditer(text):
+        if match["amount"] is not None:
+            value = number(match["amount"])
+            if value is not None:
+                yield match, value
+        else:
+            yield match, _FRACTIONS[" ".join(match["fraction"].lower().split())]
+
+
+def percent_value(text: str) -> float | None:
+    """``text`` read as one percentage ("20%", "a fifth") or a bare number, else None."""
+    stripped = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", stripped):
+        return float(stripped)
+    match = re.fullmatch(PERCENT, stripped, re.IGNORECASE)
+    if match is None:
+        return None
+    return next((v for _, v in percents(stripped)), None)
+
+
+# -- currencies ------------------------------------------------------------------------------
+
+#: Active ISO 4217 currency codes (plus XAU/XAG, which some portfolios report in).
+ISO_4217 = frozenset(
+    """
+    AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP
+    BYN BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP
+    GEL GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR
+    KMF KPW KRW KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK
+    MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR
+    SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS
+    UAH UGX USD UYU UZS VES VND VUV WST XAF XAG XAU XCD XOF XPF YER ZAR ZMW ZWL
+    """.split()
+)
+
+#: Currency names (lower case; a name matches its plural too) and the code each stands for.
+#: A qualified name ("hong kong dollar") wins over its bare form ("dollar").
+CURRENCY_NAMES: dict[str, str] = {
+    "euro": "EUR",
+    "€": "EUR",
+    "dollar": "USD",
+    "us dollar": "USD",
+    "u.s. dollar": "USD",
+    "american dollar": "USD",
+    "greenback": "USD",
+    "buck": "USD",
+    "$": "USD",
+    "pound": "GBP",
+    "sterling": "GBP",
+    "pound sterling": "GBP",
+    "pounds sterling": "GBP",
+    "british pound": "GBP",
+    "quid": "GBP",
+    "£": "GBP",
+    "yen": "JPY",
+    "japanese yen": "JPY",
+    "¥": "JPY",
+    "franc": "CHF",
+    "swiss franc": "CHF",
+    "canadian dollar": "CAD",
+    "loonie": "CAD",
+    "australian dollar": "AUD",
+    "aussie dollar": "AUD",
+    "new zealand dollar": "NZD",
+    "kiwi dollar": "NZD",
+    "hong kong dollar": "HKD",
+    "singapore dollar": "SGD",
+    "taiwan dollar": "TWD",
+    "new taiwan dollar": "TWD",
+    "rupee": "INR",
+    "indian rupee": "INR",
+    "pakistani rupee": "PKR",
+    "sri lankan rupee": "LKR",
+    "nepalese rupee": "NPR",
+    "yuan": "CNY",
+    "renminbi": "CNY",
+    "chinese yuan": "CNY",
+    "rmb": "CNY",
+    "korean won": "KRW",
+    "south korean won": "KRW",
+    "krona": "SEK",
+    "kronor": "SEK",
+    "swedish krona": "SEK",
+    "swedish kronor": "SEK",
+    "swedish crown": "SEK",
+    "norwegian krone": "NOK",
+    "norwegian kroner": "NOK",
+    "norwegian crown": "NOK",
+    "danish krone": "DKK",
+    "danish kroner": "DKK",
+    "danish crown": "DKK",
+    "icelandic krona": "ISK",
+    "czech koruna": "CZK",
+    "koruna": "CZK",
+    "zloty": "PLN",
+    "polish zloty": "PLN",
+    "forint": "HUF",
+    "hungarian forint": "HUF",
+    "romanian leu": "RON",
+    "turkish lira": "TRY",
+    "lira": "TRY",
+    "shekel": "ILS",
+    "israeli shekel": "ILS",
+    "new shekel": "ILS",
+    "rand": "ZAR",
+    "south african rand": "ZAR",
+    "dirham": "AED",
+    "uae dirham": "AED",
+    "emirati dirham": "AED",
+    "saudi riyal": "SAR",
+    "qatari riyal": "QAR",
+    "ruble": "RUB",
+    "rouble": "RUB",
+    "russian ruble": "RUB",
+    "hryvnia": "UAH",
+    "baht": "THB",
+    "thai baht": "THB",
+    "ringgit": "MYR",
+    "malaysian ringgit": "MYR",
+    "rupiah": "IDR",
+    "indonesian rupiah": "IDR",
+    "vietnamese dong": "VND",
+    "philippine peso": "PHP",
+    "mexican peso": "MXN",
+    "chilean peso": "CLP",
+    "colombian peso": "COP",
+    "argentine peso": "ARS",
+    "argentinian peso": "ARS",
+    "brazilian real": "BRL",
+    "reais": "BRL",
+    "naira": "NGN",
+    "nigerian naira": "NGN",
+    "kenyan shilling": "KES",
+    "egyptian pound": "EGP",
+}
+_CURRENCY_WORDS = sorted(CURRENCY_NAMES, key=len, reverse=True)
+
+
+def _plural(name: str) -> str:
+    escaped = re.escape(name).replace(r"\ ", r"\s+")
+    if name[-1].isalpha() and not name.endswith(("s", "a", "or", "er")):
+        return escaped + "s?"
+    return escaped
+
+
+_CURRENCY = re.compile(
+    r"(?<![\w$€£¥])(?:"
+    + "|".join(
+        f"(?P<c{i}>{_plural(n)})" + ("" if not n[-1].isalnum() else r"(?![\w])")
+        for i, n in enumerate(_CURRENCY_WORDS)
+    )
+    + r"|(?P<code>(?-i:[A-Z]{3})|[a-z]{3})(?![\w]))",
+    re.IGNORECASE,
+)
+
+
+def currencies(text: str) -> Iterator[tuple[re.Match[str], str]]:
+    """Every currency ``text`` names, by ISO code ("HKD", "hkd") or by name (the longest
+    name wins: "Hong Kong dollars" is HKD, not USD), with its code, in order."""
+    for match in _CURRENCY.finditer(text):
+        if match["code"] is not None:
+            code = match["code"].upper()
+            written = match["code"]
+            if code in ISO_4217 and (
+                written.isupper() or (written.islower() and code not in _COMMON_WORDS)
+            ):
+                yield match, code
+            continue
+        index = next(int(k[1:]) for k, v in match.groupdict().items() if v and k != "code")
+        yield match, CURRENCY_NAMES[_CURRENCY_WORDS[index]]
+
+
+#: Three-letter words that are also ISO codes; in lower case they are read as words.
+_COMMON_WORDS = frozenset({"all", "top", "mad", "cup", "try", "bob", "php", "pen", "mop"})
+
+
+def currency_code(text: str) -> str | None:
+    """``text`` read as one currency (a code or a name, "the" allowed before it), else None."""
+    stripped = " ".join(text.strip().lower().split())
+    stripped = re.sub(r"^the\s+", "", stripped)
+    found = list(currencies(stripped))
+    if len(found) == 1 and found[0][0].group(0).lower() == stripped:
+        code = found[0][1]
+        return code
+    upper = stripped.upper()
+    return upper if upper in ISO_4217 else None
