@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
@@ -134,6 +134,9 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     def __init__(self, index: IndexConfig | None, cipher: MemoryCipher | None = None) -> None:
         #: Seals item values at rest (``ANALYST_MEMORY_KEY``; :mod:`memory.store.common`).
         self.cipher: MemoryCipher = cipher or PLAIN
+        #: The store's clock, microseconds since the epoch: item times, TTL expiry and refresh
+        #: (a test sets a fake one to expire items without waiting).
+        self.clock: Callable[[], int] = now_us
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.index_config: IndexConfig | None = None
@@ -306,7 +309,7 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         batch's writes; TTLs the reads refresh are pushed forward, then the puts run."""
         results: list[Result] = [None] * len(plan.ops)
         with self._connected() as handle:
-            now = now_us()
+            now = self.clock()
             refresh: dict[str, float] = {}
             if plan.gets:
                 self._gets(handle, plan.gets, results, now, refresh)
@@ -484,7 +487,7 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     def sweep_ttl(self) -> int:
         """Delete every expired item now; return how many were deleted."""
         with self._connected() as handle:
-            expired = self._filter([self._expired_condition(now_us())], [])
+            expired = self._filter([self._expired_condition(self.clock())], [])
             count = self._count(handle, expired)
             if count:
                 self._delete_where(handle, expired)

@@ -13,12 +13,13 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from langgraph.store.base import (
+    BaseStore,
     GetOp,
     InvalidNamespaceError,
     ListNamespacesOp,
@@ -28,6 +29,8 @@ from langgraph.store.base import (
 )
 
 from memory.embeddings import HashingEmbedder
+from memory.store.common import now_us
+from memory.store.engine import QdrantFormatStore
 from memory.store.factory import sweep_expired
 from tests.support.pgvector_server import pgvector_server
 from tests.support.store_backends import (
@@ -341,6 +344,35 @@ async def test_bad_namespace_labels_are_refused(
         assert await api.list_namespaces() == []
 
 
+class FakeClock:
+    """A store clock (microseconds since the epoch) that moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.us = now_us()
+
+    def __call__(self) -> int:
+        return self.us
+
+    def advance(self, seconds: float) -> None:
+        self.us += int(seconds * 1_000_000)
+
+
+def fake_clock(store: BaseStore) -> FakeClock:
+    """Give ``store`` (a Qdrant-format store: its clock is injectable) a :class:`FakeClock`."""
+    assert isinstance(store, QdrantFormatStore), type(store)
+    clock = FakeClock()
+    store.clock = clock
+    return clock
+
+
+async def until(condition: Callable[[], Awaitable[bool]], timeout: float = 60.0) -> None:
+    """Wait until ``condition()`` holds (polled), or fail after ``timeout`` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await condition():
+        assert asyncio.get_running_loop().time() < deadline, "the condition never held"
+        await asyncio.sleep(0.1)
+
+
 async def test_ttl_expiry_and_sweep(open_backend: OpenBackend, backend: Backend) -> None:
     async with open_backend() as store:
         if not backend.supports_ttl:
@@ -349,13 +381,22 @@ async def test_ttl_expiry_and_sweep(open_backend: OpenBackend, backend: Backend)
                 await store.aput(("t",), "k", {"text": "v"}, ttl=1)
             return
         assert store.supports_ttl
-        await store.aput(("t",), "short", {"text": "expires"}, ttl=1 / 60)
+        # The Qdrant-format stores take an injected clock; PostgresStore expires by the
+        # database's clock, so there the test waits (on a condition) past a 6-second TTL.
+        clock = fake_clock(store) if backend.name != "postgres" else None
+        short = 1 / 60 if clock else 0.1
+        await store.aput(("t",), "short", {"text": "expires"}, ttl=short)
         await store.aput(("t",), "forever", {"text": "stays"})
         await store.aput(("t",), "long", {"text": "stays a while"}, ttl=60)
         assert (await store.aget(("t",), "short", refresh_ttl=False)) is not None
-        await asyncio.sleep(1.3)
+        if clock:
+            clock.advance(1.3)
+
+        async def short_expired() -> bool:
+            return await store.aget(("t",), "short", refresh_ttl=False) is None
+
         # Expired items are hidden before the sweep (omit_expired) ...
-        assert await store.aget(("t",), "short", refresh_ttl=False) is None
+        await until(short_expired)
         listed = sorted(i.key for i in await store.asearch(("t",), refresh_ttl=False))
         assert listed == ["forever", "long"]
         # ... and removed by it.
@@ -364,24 +405,28 @@ async def test_ttl_expiry_and_sweep(open_backend: OpenBackend, backend: Backend)
         assert sorted(i.key for i in await store.asearch(("t",))) == ["forever", "long"]
 
 
-# Only where a read can refresh a TTL shorter than a minute (see Backend.subminute_refresh).
+# Only where a read can refresh a TTL shorter than a minute (see Backend.subminute_refresh):
+# the Qdrant-format stores, whose clock the test moves.
 @pytest.mark.parametrize(
     "backend", [n for n, b in BACKENDS.items() if b.subminute_refresh], indirect=True
 )
 async def test_ttl_refreshed_by_reads(open_backend: OpenBackend) -> None:
     async with open_backend() as store:
+        clock = fake_clock(store)
         await store.aput(("t",), "read", {"text": "read often"}, ttl=1.5 / 60)
         await store.aput(("t",), "unread", {"text": "never read"}, ttl=1.5 / 60)
         for _ in range(3):
-            await asyncio.sleep(0.7)
+            clock.advance(0.7)
             assert await store.aget(("t",), "read") is not None  # refreshes
         # 2.1 s after the puts: only the item read 0.7 s ago is alive.
         assert await store.aget(("t",), "unread", refresh_ttl=False) is None
         assert [i.key for i in await store.asearch(("t",), refresh_ttl=False)] == ["read"]
         await store.asearch(("t",))  # a search refreshes what it returns, too
-        await asyncio.sleep(1.0)
+        clock.advance(1.0)
         assert await store.aget(("t",), "read", refresh_ttl=False) is not None
-        assert await sweep_expired(store) == 1
+        clock.advance(1.0)  # 2.0 s after the last refresh of a 1.5 s TTL
+        assert await store.aget(("t",), "read", refresh_ttl=False) is None
+        assert await sweep_expired(store) == 2
 
 
 async def test_concurrent_writes(open_backend: OpenBackend) -> None:
