@@ -1,7 +1,7 @@
 """The executor node: run exactly one plan step, so each step ends in its own checkpoint.
 
-The step reads market data through a provider that hides the tickers the thread's constraints
-and the user's procedures exclude; the model path may also read memory through the run's tools.
+The step reads market data through a provider that hides the tickers the thread's constraints,
+the user's procedures and the user's profile (``excluded_tickers``, ``excluded_sectors``) exclude; the model path may also read memory through the run's tools.
 It loops on itself until the plan is done, then hands over to the reporter.
 """
 
@@ -19,6 +19,7 @@ from agent.nodes.base import Node, with_proposals
 from agent.reasoning.chat_model import add_usage
 from agent.recollection.reader import procedure_exclusions
 from agent.research import constraints as rules
+from agent.research.suitability import Profile
 from agent.state import AnalystState, Context
 
 
@@ -44,11 +45,11 @@ class Executor(Node):
         return Command(goto="executor" if index + 1 < len(plan) else "reporter", update=update)
 
     def _market(self, state: AnalystState) -> MarketDataProvider:
+        listed = self.services.market.available_tickers()
         excluded = {
+            **Profile.of(state.get("facts_used") or {}).exclusions(listed),
             **procedure_exclusions(state.get("procedures") or []),
-            **rules.excluded_tickers(
-                state.get("constraints", []), self.services.market.available_tickers()
-            ),
+            **rules.excluded_tickers(state.get("constraints", []), listed),
         }
         if not excluded:
             return self.services.market

@@ -4,6 +4,12 @@ Deterministic first: the user's current facts from the ledger (stated or confirm
 an inference alone changes nothing), then semantic neighbours from the long-term store, ranked.
 Both are scoped by the run's principal, never by anything a model produced, reach prompts only
 as quoted data, and are audited as read. The plan cites what it used.
+
+What the profile demands is enforced here in code on every path
+(:mod:`agent.research.suitability`): tickers the profile excludes (``excluded_tickers``, a
+sector in ``excluded_sectors``) are taken out of the request (all of them excluded: the
+request is refused, naming the fact), and a model's deep plan is ordered and trimmed by the
+same rules as the offline analyst's.
 """
 
 from __future__ import annotations
@@ -14,9 +20,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from agent.errors import InvalidQueryError
 from agent.nodes.base import Node, principal, with_proposals
+from agent.reasoning.base import Context as ReasoningContext
+from agent.reasoning.base import Planned, profile_of
 from agent.reasoning.chat_model import add_usage
 from agent.research.routing import Route
+from agent.research.suitability import Profile, shape_plan
 from agent.state import AnalystState, Context
 from memory.identity import Principal
 
@@ -46,18 +56,22 @@ class Planner(Node):
             tickers=tuple(state["tickers"]),
             reason=state.get("route_reason", ""),
         )
+        route, left_out = _without_excluded(route, Profile.of(facts))
         conventions = await self.conventions()
         tools = self.memory_tools(runtime)
         ctx = replace(
             self.context(state, conventions),
             facts={name: fact["value"] for name, fact in facts.items()},
+            profile=facts,
             memories=recalled,
             memory=tools,
         )
         planned, used = await self.reasoner.plan(route, ctx)
+        planned = _enforced(planned, route, ctx)
         return {
             "plan": planned.steps,
-            "plan_rationale": planned.rationale,
+            "plan_rationale": " ".join([planned.rationale, *left_out]),
+            "tickers": list(route.tickers),
             "recalled": recalled,
             "facts_used": facts,
             "memories_used": planned.memories_used,
@@ -112,3 +126,31 @@ class Planner(Node):
             }
             for item in found
         ]
+
+
+def _without_excluded(route: Route, profile: Profile) -> tuple[Route, list[str]]:
+    """The route without the tickers the profile excludes, and a note per ticker left out.
+    Raises :class:`InvalidQueryError` naming the facts when every requested ticker is."""
+    excluded = profile.exclusions(route.tickers)
+    if not excluded:
+        return route, []
+    notes = [f"{t} left out: {why}." for t, why in excluded.items()]
+    kept = tuple(t for t in route.tickers if t not in excluded)
+    if not kept:
+        raise InvalidQueryError(
+            f"I won't analyse {', '.join(route.tickers)}: "
+            + "; ".join(f"{t}: {why}" for t, why in excluded.items())
+            + ". Change it with: analyst facts retract me ATTRIBUTE (or record a new value)."
+        )
+    return Route(mode=route.mode, tickers=kept, reason=route.reason), notes
+
+
+def _enforced(planned: Planned, route: Route, ctx: ReasoningContext) -> Planned:
+    """A model's deep plan under the same profile rules as the offline one (the offline plan
+    is already shaped: shaping it again changes nothing)."""
+    if route.mode != "deep" or not planned.steps:
+        return planned
+    steps, notes = shape_plan(planned.steps, profile_of(ctx), memories=ctx.memories)
+    if steps == planned.steps:
+        return planned
+    return Planned(steps, " ".join([planned.rationale, *notes]), planned.memories_used)

@@ -2,7 +2,9 @@
 
 Each draft carries a price chart (rendered once per draft hash under the thread's artifacts
 folder) and a "Memory context" section citing what memory said that the report relies on
-(:func:`personal_lines`).
+(:func:`personal_lines`). The profile facts the planner used shape the report the same way
+(length, the recommendation's fit, concentration and conflict notes; see
+:func:`agent.research.report.compose_report`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class Reporter(Node):
     async def __call__(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
         """The draft (revision ``revisions``, answering the feedback so far) and its chart."""
         conventions = await self.conventions()
+        facts = state.get("facts_used") or {}
         draft, used = await self.reasoner.report(
             ticker=state["tickers"][0],
             mode=state["mode"],
@@ -33,7 +36,12 @@ class Reporter(Node):
             revision=state.get("revisions", 0),
             requested=state["tickers"],
             sections=conventions.required_sections,
-            ctx=replace(self.context(state, conventions), personal=personal_lines(state)),
+            ctx=replace(
+                self.context(state, conventions),
+                facts={name: f["value"] for name, f in facts.items()},
+                profile=facts,
+                personal=personal_lines(state),
+            ),
         )
         draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
         note = (
@@ -60,19 +68,22 @@ class Reporter(Node):
 
 def personal_lines(state: AnalystState) -> list[str]:
     """What memory says about this user that the report relies on, each with its source
-    (a personal attribute's value is not written: reports are published business records)."""
+    (a personal attribute's value, or a financial or identifying detail such as holdings or
+    the employer, is not written: reports are published business records)."""
     from agent.learning.profile import shown
+    from agent.research.suitability import UNSHOWN
 
     lines = []
     for name, fact in sorted((state.get("facts_used") or {}).items()):
         episodes = ", ".join(fact.get("episode_ids") or []) or "no episode"
+        value = "(not shown in a report)" if name in UNSHOWN else shown(name, fact["value"])
         lines.append(
-            f"Your {name.replace('_', ' ')}: {shown(name, fact['value'])} ({fact['source']} since "
+            f"Your {name.replace('_', ' ')}: {value} ({fact['source']} since "
             f"{str(fact['since'])[:10]}; fact {fact['memory_id']}; episodes {episodes})."
         )
     for p in state.get("procedures") or []:
         lines.append(
-            f'Procedure in force: "{p["text"]}" ({p["procedure_id"]}, confirmed '
+            f'Procedure in force: "{p["text"]}" (procedure {p["procedure_id"]}, confirmed '
             f"{str(p['confirmed_at'])[:10]}; episodes {', '.join(p['episode_ids']) or '-'})."
         )
     for m in state.get("recalled") or []:

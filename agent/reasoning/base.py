@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agent.learning.tools import MemoryTools
     from agent.market import MarketDataProvider
     from agent.research.conventions import Conventions
+    from agent.research.suitability import Profile
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,22 @@ class Context:
     #: What the session loaded from memory: recent sessions and open items.
     sessions: Sequence[Mapping[str, Any]] = ()
     open_items: Sequence[Mapping[str, Any]] = ()
+    #: The profile facts behind ``facts``, by attribute: ``{"value", "memory_id", "source",
+    #: "since", ...}``, so what they change can cite them (:mod:`agent.research.suitability`).
+    profile: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: Lines the report's "Memory context" section states, each citing its source.
     personal: Sequence[str] = ()
     #: The run's memory read tools, built by the node for the run's principal (never from an
     #: id a model produced); the model path binds them, the offline reasoner ignores them.
     memory: MemoryTools | None = None
+
+
+def profile_of(ctx: Context) -> Profile:
+    """The user's profile as the suitability rules read it: the fact records (or the bare
+    facts), the procedures in force and the thread's constraints."""
+    from agent.research.suitability import Profile
+
+    return Profile.of(ctx.profile or ctx.facts, ctx.procedures, ctx.constraints)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@
 summaries, and a bounded tool-calling loop over :func:`market_tools` for each executor step
 (:data:`STEP_TOOLS` says which tool a step must run). The planner gets a bounded memory look-up
 turn before it decides and the executor has the run's memory tools beside the market tools
-(:class:`agent.learning.tools.MemoryTools`, in :attr:`Context.memory`).
+(:class:`agent.learning.tools.MemoryTools`, in :attr:`Context.memory`). What the user's profile
+demands is the offline analyst's code on this path too: the planner node orders and trims the
+model's plan (:func:`agent.research.suitability.shape_plan`) and the report's length, fit
+statement and notes come from :func:`agent.research.report.compose_report`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.errors import AnalystError
 from agent.learning.tools import MEMORY_TOOLS
-from agent.reasoning.base import Context, Planned
+from agent.reasoning.base import Context, Planned, profile_of
 from agent.reasoning.chat_model import Usage, add_usage, invoke, no_usage, structured, usage_of
 from agent.reasoning.offline import offline_summary
 from agent.research.critic import critique as check_draft
@@ -291,6 +294,10 @@ class ModelReasoner:
         ]
         if feedback:
             parts.append(prompts.quote_data("reviewer feedback", "\n".join(feedback)))
+        profile = profile_of(ctx)
+        if ctx.facts:
+            parts.append(prompts.quote_data("user's current facts", dict(ctx.facts)))
+        parts.append(prompts.report_style(profile.style))
         if ctx.conventions:
             parts.append(ctx.conventions)  # already quoted reference blocks
         messages = [
@@ -310,6 +317,7 @@ class ModelReasoner:
             sections=sections,
             narrative=narrative,
             personal=ctx.personal,
+            profile=profile,
         )
         return draft, usage
 

@@ -1,24 +1,25 @@
 """The offline analyst: deterministic rules and computation, no network, no model.
 
 The default :class:`~agent.reasoning.base.Reasoner` when no model is configured. It ignores the
-run's memory tools; a cautious user (a stated fact or a recalled memory) gets the risk step first.
+run's memory tools; the user's profile shapes the plan and the report
+(:mod:`agent.research.suitability`), each change citing the fact, procedure or memory behind it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from agent.reasoning.base import Context, Planned
+from agent.reasoning.base import Context, Planned, profile_of
 from agent.reasoning.chat_model import Usage, no_usage
 from agent.research.critic import critique as check_draft
 from agent.research.planning import deep_plan, snapshot_plan
 from agent.research.report import compose_report
 from agent.research.routing import Route, route_query
 from agent.research.steps import StepResult, run_step
+from agent.research.suitability import shape_plan
 from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
 
 if TYPE_CHECKING:
@@ -39,14 +40,19 @@ class OfflineReasoner:
         return route_query(query, available, mode), no_usage()
 
     async def plan(self, route: Route, ctx: Context) -> tuple[Planned, Usage]:
-        """The standard plan; a cautious user (a stated fact or a recalled memory) gets the
-        risk step first. The rationale cites every fact and memory key it was given."""
+        """The standard plan shaped by the user's profile (:func:`shape_plan`: risk first for
+        a cautious or short-horizon user, growth first for an aggressive or long-horizon one,
+        no peer step for a brief report unless a procedure requires it). The rationale cites
+        every fact, procedure and memory key it was given."""
         steps = snapshot_plan(route) if route.mode == "flash" else deep_plan(route)
-        notes = ["Standard research plan: returns, risk, trend, beta and peers."]
-        cautious = _cautious_reasons(ctx)
-        if cautious and route.mode == "deep":
-            steps.sort(key=lambda s: s["kind"] != "risk")  # stable: risk first, rest in order
-            notes.append(f"Risk first because {'; '.join(cautious)}.")
+        shaped: list[str] = []
+        if route.mode == "deep":
+            steps, shaped = shape_plan(steps, profile_of(ctx), memories=ctx.memories)
+        kinds = ", ".join(s["kind"] for s in steps)
+        notes = [
+            f"Research plan: {kinds}." if shaped else f"Standard research plan: {kinds}.",
+            *shaped,
+        ]
         if ctx.facts:
             facts = ", ".join(f"{k}={v!r}" for k, v in sorted(ctx.facts.items()))
             notes.append(f"Current facts: {facts}.")
@@ -101,6 +107,7 @@ class OfflineReasoner:
             requested=requested,
             sections=sections,
             personal=ctx.personal,
+            profile=profile_of(ctx),
         )
         return draft, no_usage()
 
@@ -111,27 +118,6 @@ class OfflineReasoner:
 
     async def summarise(self, previous: str, messages: Sequence[BaseMessage]) -> tuple[str, Usage]:
         return offline_summary(previous, messages), no_usage()
-
-
-_CAUTIOUS = re.compile(
-    r"\b(conservative|cautious|risk[- ]averse|low[- ]risk|capital preservation|defensive)\b",
-    re.IGNORECASE,
-)
-
-
-def _cautious_reasons(ctx: Context) -> list[str]:
-    """Why the user looks risk-averse: facts first (authoritative), then recalled memories."""
-    reasons = [
-        f"the fact {name}={value!r}"
-        for name, value in sorted(ctx.facts.items())
-        if isinstance(value, str) and _CAUTIOUS.search(value)
-    ]
-    reasons += [
-        f"memory [{m['key']}] says {str(m.get('text'))[:80]!r}"
-        for m in ctx.memories
-        if _CAUTIOUS.search(str(m.get("text", "")))
-    ]
-    return reasons
 
 
 def offline_summary(previous: str, messages: Sequence[BaseMessage]) -> str:

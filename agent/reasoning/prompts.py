@@ -33,7 +33,11 @@ PLANNER = (
     "returns (1M/3M/1Y/YTD), risk (volatility, drawdown), trend (moving averages, RSI), "
     "beta (vs an equal-weighted basket), peers (comparison table), or snapshot (all at once). "
     "Cover returns, risk, trend, beta and peers for the primary ticker. Respect the user's "
-    "explicit constraints. Cite the keys of any recalled memories you relied on. " + RULES
+    "explicit constraints. Fit the plan to the user's facts: risk and beta first for a "
+    "conservative user, a horizon of 3 years or less or a drawdown limit of 20% or less; "
+    "returns and trend first for an aggressive or long-horizon (10+ years) user; no peers "
+    "step for a brief report style unless a confirmed procedure asks for the peer table. "
+    "Cite the keys of any recalled memories you relied on. " + RULES
 )
 
 EXECUTOR = (
@@ -46,8 +50,25 @@ REPORTER = (
     "You write the prose of an equity research report from computed metrics. Every number you "
     "state must be copied exactly from the computed metrics, and listed in cited_metrics under "
     "its metric key. Do not estimate or recall figures. Follow the conventions and the user's "
-    "explicit constraints; address reviewer feedback when there is any. " + RULES
+    "explicit constraints; address reviewer feedback when there is any. When the user's "
+    "facts give a horizon, risk tolerance or drawdown limit, say in the rationale how the "
+    "stock's volatility and drawdown fit them. " + RULES
 )
+
+#: What each report style asks of the prose (the style is a validated profile value).
+STYLE_GUIDANCE = {
+    "brief": "Report style: brief. One-sentence summary, one short paragraph of analysis, "
+    "at most two risk factors.",
+    "standard": "Report style: standard.",
+    "detailed": "Report style: detailed. A full summary, analysis covering trend, momentum, "
+    "drawdown, market sensitivity and relative performance, and every material risk.",
+}
+
+
+def report_style(style: str) -> str:
+    """The reporter's instruction for a report style (``standard`` for an unknown one)."""
+    return STYLE_GUIDANCE.get(style, STYLE_GUIDANCE["standard"])
+
 
 CRITIC = (
     "You review one draft research report on its own merits. You see only the draft and the "

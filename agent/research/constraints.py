@@ -11,7 +11,8 @@ every constraint is also handed to the model path's prompts verbatim.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from agent.research.tickers import COMPANY_NAMES
 from agent.state import Mode
@@ -129,3 +130,48 @@ def forced_mode(constraints: Iterable[str]) -> Mode | None:
             elif re.search(r"\b(deep|full|thorough)", lowered):
                 mode = "deep"
     return mode
+
+
+#: Report sections a standing rule may ask to always include, by the words that name them.
+SECTION_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Peer comparison", re.compile(r"\b(peer|peers|competitors?|comparison)\b", re.IGNORECASE)),
+    ("Risk factors", re.compile(r"\b(risk factors?|risks?|downside)\b", re.IGNORECASE)),
+    ("Analysis", re.compile(r"\b(analysis|technicals?|trend|momentum)\b", re.IGNORECASE)),
+)
+_INCLUDE = re.compile(
+    r"\b(?:always|from now on|going forward|in future)\b.*?\b(?:include|includ\w+|show|add|"
+    r"keep|give|mention)\b(?P<rest>.*)",
+    re.IGNORECASE,
+)
+
+
+def included_sections(text: str) -> list[str]:
+    """Report sections a standing rule asks to always include: "Always include the peer
+    table" names ``Peer comparison``. A negative rule ("never include ...") names none."""
+    sections: list[str] = []
+    for clause in _clauses(_IDIOMS.sub(" ", text)):
+        if _EXCLUSION.search(clause):
+            continue
+        match = _INCLUDE.search(clause)
+        if match:
+            sections += [name for name, words in SECTION_WORDS if words.search(match["rest"])]
+    return list(dict.fromkeys(sections))
+
+
+def required_sections(procedures: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Report sections the user's confirmed procedures require in full, each mapped to the
+    procedure that says so: the rule ``{"include_section": NAME}``, or a procedure whose own
+    words ask to always include it (:func:`included_sections`)."""
+    out: dict[str, str] = {}
+    names = {name.lower(): name for name, _ in SECTION_WORDS}
+    for p in procedures:
+        rule = p.get("rule") or {}
+        wanted = rule.get("include_section")
+        found = (
+            [names.get(str(wanted).lower(), str(wanted))]
+            if isinstance(wanted, str) and wanted
+            else included_sections(str(p.get("text") or ""))
+        )
+        for name in found:
+            out.setdefault(name, f'procedure {p.get("procedure_id")} ("{p.get("text")}")')
+    return out

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 
 ANALYSIS_FORMAT_PATH = "conventions/analysis-format.md"
 DATA_SOURCES_PATH = "conventions/data-sources.md"
-DEFAULT_OPTIONAL_SECTIONS: tuple[str, ...] = ("Revision notes",)
+DEFAULT_OPTIONAL_SECTIONS: tuple[str, ...] = ("Revision notes", "Memory context")
+#: The section in which a report states what memory said about its reader.
+MEMORY_SECTION = "Memory context"
 #: Longest accepted section name; a longer list item is prose, not a section.
 MAX_SECTION_NAME = 60
 

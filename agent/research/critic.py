@@ -10,7 +10,12 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from agent.research.conventions import Conventions, default_conventions
+from agent.research.conventions import (
+    MEMORY_SECTION,
+    Conventions,
+    default_conventions,
+    report_section_bullets,
+)
 from agent.research.report import KEY_METRICS, fmt
 from agent.state import Critique, Draft, Finding, Verdict
 
@@ -29,6 +34,10 @@ def critique(draft: Draft, *, today: date, conventions: Conventions | None = Non
     findings += [
         Finding(severity=problem.severity, message=problem.message)
         for problem in rules.check_report(markdown)
+    ]
+
+    findings += [
+        Finding(severity="warning", message=problem) for problem in memory_problems(markdown)
     ]
 
     table = dict(re.findall(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", markdown, re.MULTILINE))
@@ -109,3 +118,18 @@ def _check_claim(claim: dict, metrics: dict) -> str | None:
     if str(value) != str(actual):
         return f"The report states '{name}' = {value!r}; the computed value is {actual!r}."
     return None
+
+
+#: How a "Memory context" bullet cites its source: a fact, procedure or memory id.
+_MEMORY_CITATION = re.compile(r"\b(?:fact|procedure|memory)\s+[\w:.-]*\w")
+
+
+def memory_problems(markdown: str) -> list[str]:
+    """Each bullet of the report's "Memory context" section must cite the fact, procedure
+    or memory it states (whether the section may appear at all is the conventions' call)."""
+    return [
+        f"{MEMORY_SECTION} states {bullet[:80]!r} without citing its source (a fact, "
+        "procedure or memory id)."
+        for bullet in report_section_bullets(markdown, MEMORY_SECTION)
+        if not _MEMORY_CITATION.search(bullet)
+    ]

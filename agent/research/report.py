@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent.research.suitability import Profile, fit, profile_notes
 from agent.state import Draft, Mode
 
 if TYPE_CHECKING:
@@ -173,6 +174,7 @@ def compose_report(
     sections: Sequence[str] = REQUIRED_SECTIONS,
     narrative: ReportNarrative | None = None,
     personal: Sequence[str] = (),
+    profile: Profile | None = None,
 ) -> Draft:
     """Render the full report for ``ticker`` from step results.
 
@@ -181,7 +183,17 @@ def compose_report(
     model ``narrative`` the prose (summary, analysis, risks, rating) is the model's, while every
     table is still rendered from the computed metrics. ``personal`` lines (what memory says
     about this user, each citing its source) make a closing "Memory context" section.
+
+    A ``profile`` (:mod:`agent.research.suitability`) shapes the report, each change citing
+    the fact or procedure behind it: ``report_style`` brief gives a short report (one-paragraph
+    analysis, the peer rank instead of the table unless a procedure requires it, the two main
+    risks) and detailed a long one (drawdown, peer and signal detail); the recommendation
+    states its fit to the horizon, risk tolerance and drawdown limit (a Buy that does not fit
+    is a Hold for this user); holdings, the employer and sectors of interest add risk notes.
     """
+    profile = profile or Profile()
+    style = profile.style
+    required = profile.required()
     metrics, peers, as_of, sources = collect(ticker, results)
     metrics["ticker"] = ticker
     rec = recommend(metrics, peers)
@@ -198,6 +210,12 @@ def compose_report(
         }
         risks = [*narrative.risk_factors, risks[-1]]  # keep the price-only caveat
         claims = [c.model_dump() for c in narrative.cited_metrics]
+    matched = fit(ticker, metrics, rec["rating"], profile)
+    if matched is not None:
+        rec = {**rec, "rating": matched.rating, "profile_fit": matched.to_json()}
+    notes = profile_notes(ticker, profile)
+    *found, caveat = risks
+    risks = [*found, *notes, caveat]
     title = f"{ticker} equity research: {rec['rating']} ({rec['confidence_label']} confidence)"
     mode_label = "deep research" if mode == "deep" else "quick snapshot"
     signal_text = ", ".join(f"{k.replace('_', ' ')} {v:+d}" for k, v in rec["signals"].items())
@@ -217,6 +235,20 @@ def compose_report(
             f"**{rec['rating']}** with {rec['confidence_label']} confidence "
             f"({rec['confidence']:.2f}). Signal score {rec['score']:+d} from: {signal_text}."
         ]
+    if matched is not None:
+        recommendation += ["", f"**Fit to your profile.** {matched.statement}"]
+    peer_rows = _peer_table(peers, ticker, requested)
+    if style == "brief":
+        summary = summary[:1] if narrative is not None else [_brief_summary(ticker, metrics, rec)]
+        if "Analysis" not in required:
+            analysis = [_brief_analysis(ticker, metrics)]
+        peer_rows = _brief_peers(peers, ticker, profile, required)
+        if "Risk factors" not in required:
+            risks = [*found[:2], *notes, caveat]
+    elif style == "detailed":
+        analysis = [*analysis, *_detailed_analysis(ticker, metrics)]
+        peer_rows = [*peer_rows, *_peer_notes(peers, ticker)]
+        recommendation = [*recommendation, "", *_signal_notes(rec["signals"])]
     builders: dict[str, list[str]] = {
         "summary": summary,
         "key metrics": [
@@ -225,7 +257,7 @@ def compose_report(
             *[f"| {label} | {fmt(metrics.get(key), kind)} |" for key, label, kind in KEY_METRICS],
         ],
         "analysis": analysis,
-        "peer comparison": _peer_table(peers, ticker, requested),
+        "peer comparison": peer_rows,
         "risk factors": [f"- {r}" for r in risks],
         "recommendation": recommendation,
         "data as of": [f"Daily closes up to and including {as_of}."],
@@ -241,6 +273,8 @@ def compose_report(
         f"**Ticker:** {ticker} · **Mode:** {mode_label} · **Data as of:** {as_of} · "
         f"**Revision:** {revision}",
     ]
+    if style != "standard":
+        lines += ["", f"*A {style} report, as your {profile.cite('report_style')} asks.*"]
     for name in sections:
         body = builders.get(name.strip().lower()) or [
             f"Not covered: the analyst has only daily price data, so there is nothing "
@@ -364,3 +398,101 @@ def _address(note: str, m: Mapping[str, Any], peers: Sequence[Mapping[str, Any]]
             f"{fmt(m.get('sma_50'), 'price')} vs 200-day {fmt(m.get('sma_200'), 'price')}."
         )
     return "Noted: the offline analyst records this feedback; figures are unchanged because the prices are."
+
+
+# -- report styles --------------------------------------------------------------------------
+
+
+def _brief_summary(ticker: str, m: Mapping[str, Any], rec: Mapping[str, Any]) -> str:
+    return (
+        f"{ticker}: **{rec['rating']}** ({rec['confidence_label']} confidence); "
+        f"{fmt(m.get('return_1y'), 'pct')} over the last year at "
+        f"{fmt(m.get('volatility_1y'), 'pct_abs')} annualised volatility."
+    )
+
+
+def _brief_analysis(ticker: str, m: Mapping[str, Any]) -> str:
+    cross = m.get("crossover") or "n/a"
+    return (
+        f"{ticker}'s trend is {cross} (50-day {fmt(m.get('sma_50'), 'price')} vs 200-day "
+        f"{fmt(m.get('sma_200'), 'price')}), RSI(14) {fmt(m.get('rsi_14'), 'num1')}, deepest "
+        f"fall in the last year {fmt(m.get('max_drawdown_1y'), 'pct')}."
+    )
+
+
+def _brief_peers(
+    peers: Sequence[Mapping[str, Any]],
+    ticker: str,
+    profile: Profile,
+    required: Mapping[str, str],
+) -> list[str]:
+    """The peer section of a brief report: the table only when something requires it."""
+    if "Peer comparison" in required:
+        return [
+            *_peer_table(peers, ticker, ()),
+            "",
+            f"The full table, because {required['Peer comparison']} requires it.",
+        ]
+    ranked = [row["ticker"] for row in peers]
+    rank = (
+        f"By one-year return {ticker} ranks {ranked.index(ticker) + 1} of {len(ranked)}. "
+        if ticker in ranked
+        else ""
+    )
+    return [
+        f"{rank}The peer table is left out of this brief report ({profile.cite('report_style')}"
+        '); a standing "always include the peer table" brings it back.'
+    ]
+
+
+def _detailed_analysis(ticker: str, m: Mapping[str, Any]) -> list[str]:
+    dd = m.get("max_drawdown_1y")
+    out = [
+        "",
+        "### Drawdown",
+        "",
+        f"The deepest fall of the last year was {fmt(dd, 'pct')}, from the peak of "
+        f"{m.get('drawdown_peak_date') or 'n/a'} to the trough of "
+        f"{m.get('drawdown_trough_date') or 'n/a'}. At {fmt(m.get('volatility_1y'), 'pct_abs')} "
+        "annualised volatility, a one-standard-deviation year spans roughly that much either "
+        "way.",
+        "",
+        "### Market sensitivity",
+        "",
+        f"Beta {fmt(m.get('beta'), 'num2')} with correlation {fmt(m.get('correlation'), 'num2')}: "
+        f"{ticker} has moved "
+        + ("more" if (m.get("beta") or 0) > 1 else "less")
+        + " than the equal-weighted basket of the other tickers.",
+    ]
+    return out
+
+
+def _peer_notes(peers: Sequence[Mapping[str, Any]], ticker: str) -> list[str]:
+    mine = next((p for p in peers if p["ticker"] == ticker), None)
+    if mine is None:
+        return []
+    out = ["", "### Peer notes", ""]
+    for p in peers:
+        if p["ticker"] == ticker:
+            continue
+        diff = (p["return_1y"] or 0) - (mine["return_1y"] or 0)
+        out.append(
+            f"- {p['ticker']}: 1Y return {fmt(p['return_1y'], 'pct')} ({fmt(diff, 'pct')} vs "
+            f"{ticker}), volatility {fmt(p['volatility_1y'], 'pct_abs')}, trend {p['crossover']}."
+        )
+    return out
+
+
+_SIGNAL_MEANING = {
+    "trend": "the 50-day average against the 200-day",
+    "momentum": "3-month and 1-year returns together",
+    "rsi": "RSI(14) against 30 and 70",
+    "relative_strength": "the one-year return's rank among peers",
+}
+
+
+def _signal_notes(signals: Mapping[str, int]) -> list[str]:
+    return [
+        f"- {name.replace('_', ' ')} {value:+d}: {_SIGNAL_MEANING.get(name, name)}."
+        for name, value in signals.items()
+    ]

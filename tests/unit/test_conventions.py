@@ -58,7 +58,7 @@ def test_seed_conventions_describe_todays_report(docs: FileMemory) -> None:
     conventions = load_conventions(docs)
     assert conventions.warnings == ()
     assert conventions.required_sections == REQUIRED_SECTIONS
-    assert conventions.report.optional_sections == ("Revision notes",)
+    assert conventions.report.optional_sections == ("Revision notes", "Memory context")
     assert conventions.report.guidance("risk factors").startswith("bullet points")
     assert [s.id for s in conventions.sources] == [
         "sample",

@@ -1,0 +1,165 @@
+"""What the user's profile changes, visibly: the plan, the report's length, the
+recommendation's fit, the notes a holding or an employer adds, sector exclusions, and a
+confirmed procedure that shapes later reports.
+
+Real parts: the application over the compiled graph, SQLite checkpoints, the SQLite fact
+ledger and journal, Qdrant Edge with MiniLM; facts are recorded in the ledger as stated by
+the user, after the registry's validation.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agent.app import AnalystApp
+from agent.errors import InvalidQueryError
+from agent.learning.profile import validate
+from memory.facts import MemoryDelta, subject_for
+from tests.support.reference import section
+from tests.support.sessions import app_at
+
+pytestmark = pytest.mark.integration
+
+START = datetime(2026, 9, 1, 10, tzinfo=UTC)
+
+CONSERVATIVE = {
+    "risk_tolerance": "conservative",
+    "horizon_years": 2,
+    "max_drawdown_pct": 15,
+    "report_style": "brief",
+}
+AGGRESSIVE = {"risk_tolerance": "aggressive", "horizon_years": 25, "report_style": "detailed"}
+
+
+async def state(app: AnalystApp, facts: dict[str, Any]) -> dict[str, str]:
+    """Record ``facts`` as stated by the app's user; their fact ids by attribute."""
+    await app.graph()
+    learner = await app.memory.learner()
+    ids = {}
+    for name, value in facts.items():
+        record = await learner.facts.record(
+            MemoryDelta(
+                subject=subject_for(app.principal),
+                attribute=name,
+                value=validate(name, value),
+                valid_from=START,
+                memory_type="profile",
+                source="stated",
+            )
+        )
+        assert record is not None
+        ids[name] = record.memory_id
+    return ids
+
+
+async def analyse(user: str, facts: dict[str, Any], query: str = "Analyze NVDA") -> Any:
+    async with app_at(START, user) as app:
+        ids = await state(app, facts)
+        view = await app.start(query, thread_id=f"{user}-1")
+    assert view.status == "awaiting_approval", view.stop_reason
+    return view, ids
+
+
+def kinds(view: Any) -> list[str]:
+    return [s["kind"] for s in view.plan]
+
+
+async def test_opposite_profiles_get_different_plans_and_reports_each_citing_its_cause() -> None:
+    careful, careful_ids = await analyse("carol", CONSERVATIVE)
+    bold, bold_ids = await analyse("boris", AGGRESSIVE)
+
+    # The plan: risk first for the cautious user, growth first for the aggressive one; the
+    # brief report needs no peer step. Each difference cites the fact that caused it.
+    assert kinds(careful) == ["risk", "beta", "returns", "trend"]
+    assert kinds(bold) == ["returns", "trend", "peers", "beta", "risk"]
+    why = careful.plan_rationale
+    assert "Risk first because" in why
+    assert f"horizon_years=2 [fact {careful_ids['horizon_years']}]" in why
+    assert f"max_drawdown_pct=15 [fact {careful_ids['max_drawdown_pct']}]" in why
+    assert f"risk_tolerance='conservative' [fact {careful_ids['risk_tolerance']}]" in why
+    assert (
+        f"No peer step: the fact report_style='brief' [fact {careful_ids['report_style']}]" in why
+    )
+    assert "Growth signals first" in bold.plan_rationale
+    assert f"horizon_years=25 [fact {bold_ids['horizon_years']}]" in bold.plan_rationale
+
+    # The report: brief is short, detailed long, and each says why.
+    short, long = careful.draft_markdown, bold.draft_markdown
+    assert len(short) < 0.75 * len(long)
+    assert (
+        f"A brief report, as your report_style='brief' [fact {careful_ids['report_style']}]"
+        in short
+    )
+    assert (
+        f"A detailed report, as your report_style='detailed' [fact {bold_ids['report_style']}]"
+        in long
+    )
+    assert "### " not in section(short, "Analysis")  # one paragraph
+    assert "### Drawdown" in section(long, "Analysis")
+    assert "| Ticker |" not in section(short, "Peer comparison")
+    assert "left out of this brief report" in section(short, "Peer comparison")
+    assert "| Ticker |" in section(long, "Peer comparison")
+    assert "### Peer notes" in section(long, "Peer comparison")
+
+    # The recommendation states its fit to the profile and differs between the users.
+    mine = section(short, "Recommendation")
+    assert "For a 2-year horizon, a conservative risk tolerance and a 15% drawdown limit" in mine
+    assert "NVDA's 48.37% volatility" in mine
+    assert "The price signals say Buy; for this profile it is a Hold." in mine
+    assert f"[fact {careful_ids['max_drawdown_pct']}]" in mine
+    theirs = section(long, "Recommendation")
+    assert "For a 25-year horizon and an aggressive risk tolerance" in theirs
+    assert "Buy stands." in theirs
+    assert short.startswith("# NVDA equity research: Hold")
+    assert long.startswith("# NVDA equity research: Buy")
+
+    # The critic judges both drafts, memory section included, without flagging it.
+    for view in (careful, bold):
+        assert "## Memory context" in view.draft_markdown
+        assert not [f for f in view.findings if "Memory context" in f["message"]], view.findings
+
+
+async def test_holdings_and_the_employer_add_a_concentration_and_a_conflict_note() -> None:
+    view, ids = await analyse(
+        "erin", {"holdings": ["NVDA", "MSFT"], "employer": "Nvidia", "horizon_years": 8}
+    )
+    risks = section(view.draft_markdown, "Risk factors")
+    assert f"Concentration: you already hold NVDA (holdings [fact {ids['holdings']}])" in risks
+    assert (
+        f"Conflict of interest: you work for the company that issues NVDA (employer [fact {ids['employer']}])"
+        in risks
+    )
+    assert "Nvidia" not in view.draft_markdown  # the employer's name is not repeated
+    other, _ = await analyse("fred", {"horizon_years": 8})
+    assert "Concentration" not in other.draft_markdown
+    assert "Conflict of interest" not in other.draft_markdown
+
+
+async def test_excluded_sectors_are_enforced_like_excluded_tickers() -> None:
+    # TSLA holds bitcoin: a crypto screen leaves it out of the peers and the beta basket.
+    view, ids = await analyse("gina", {"excluded_sectors": ["crypto"]})
+    peers = section(view.draft_markdown, "Peer comparison")
+    assert "TSLA" not in peers and "AAPL" in peers
+    assert "TSLA" not in section(view.draft_markdown, "Analysis")
+    # Asking for it alone is refused, naming the fact.
+    fact = ids["excluded_sectors"]
+    async with app_at(START, "gina") as app:
+        with pytest.raises(InvalidQueryError, match=rf"excluded_sectors=.* \[fact {fact}\]"):
+            await app.start("Analyze TSLA", thread_id="gina-2")
+    # With another ticker in the request, only the excluded one is left out.
+    async with app_at(START, "gina") as app:
+        both = await app.start("Compare NVDA and TSLA", thread_id="gina-3")
+    assert "TSLA left out" in both.plan_rationale
+    assert all(s["ticker"] != "TSLA" for s in both.plan)
+
+
+async def test_a_sector_of_interest_is_named() -> None:
+    view, ids = await analyse("hugo", {"sectors_of_interest": ["semiconductors"]})
+    risks = section(view.draft_markdown, "Risk factors")
+    assert (
+        f"a sector you follow (sectors_of_interest=['semiconductors'] [fact {ids['sectors_of_interest']}])"
+        in risks
+    )
