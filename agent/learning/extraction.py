@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
-from agent.errors import InvalidProfileValueError
-from agent.learning import profile
+from agent.learning import profile, understanding
 from agent.learning.quotes import locate, normalise_text, plain
 from agent.reasoning.chat_model import no_usage
 from agent.research.constraints import clauses, excluded_tickers, forced_mode, is_constraint
-from agent.research.routing import NOT_TICKERS, extract_tickers
+from agent.research.routing import extract_tickers
 from agent.research.tickers import COMPANY_NAMES
 
 if TYPE_CHECKING:
@@ -156,97 +155,6 @@ _HEDGE = re.compile(
     r"i wonder|wondering|if|unless|could be|may)\b",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"\b(not|never|no longer|no|nor)\b|n't\b", re.IGNORECASE)
-# "..., not 10" / "... rather than 10" at the end of a clause: the value being corrected.
-_CORRECTED_TAIL = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?(?:not|rather than|instead of)\s+[^,;]*$", re.IGNORECASE
-)
-_CORRECTION = re.compile(
-    r"\b(actually|correction|i meant|to be clear|in fact|sorry)\b", re.IGNORECASE
-)
-_REPORTED = re.compile(
-    r"\b(?:my|our)\s+(?:financial\s+)?(?:advis[eo]r|planner|broker|accountant|banker|"
-    r"wife|husband|partner|spouse|boss|manager|friend|dad|father|mum|mom|mother)\s+"
-    r"(?:says|said|thinks|believes|reckons|told me|tells me|recommends|suggests)\b"
-    r"|\baccording to\b",
-    re.IGNORECASE,
-)
-
-
-def _words_of(vocabulary: Iterable[str]) -> str:
-    return "|".join(re.escape(w).replace(r"\ ", r"[\s-]+") for w in vocabulary)
-
-
-_RISK_WORDS = _words_of(profile.REGISTRY["risk_tolerance"].vocabulary)
-_STYLE_WORDS = _words_of(profile.REGISTRY["report_style"].vocabulary)
-_DEGREE = r"(?:(?:very|fairly|pretty|quite|rather|more of|a bit of|an?)\s+)*"
-_HORIZON = r"(?:my|our)\s+(?:(?:investment|investing|time)\s+)*horizon"
-_IS = r"\s*(?:is|'s|’s|=|:|of)\s*(?:now\s+|about\s+|around\s+|roughly\s+|approximately\s+)*"
-
-#: (attribute, pattern): the value is the pattern's ``v`` group, validated by the registry.
-FACT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE))
-    for name, pattern in (
-        ("horizon_years", rf"\b{_HORIZON}{_IS}(?P<v>{profile.DURATION})"),
-        ("horizon_years", rf"\b{_HORIZON}{_IS}(?P<v>\d+(?:\.\d+)?)(?![\d.%]|\s*[-\w])"),
-        (
-            "horizon_years",
-            rf"\bi(?:'m| am)\s+investing\s+for\s+(?:the\s+next\s+)?(?P<v>{profile.DURATION})",
-        ),
-        (
-            "horizon_years",
-            rf"\b(?:i\s+have|i've\s+got|i've)\s+an?\s+(?P<v>{profile.DURATION})\s+"
-            r"(?:(?:investment|time)\s+)?horizon\b",
-        ),
-        (
-            "risk_tolerance",
-            rf"\b(?:my\s+)?risk\s+(?:tolerance|appetite|profile){_IS}"
-            rf"{_DEGREE}(?P<v>{_RISK_WORDS})\b",
-        ),
-        ("risk_tolerance", rf"\bi(?:'m| am)\s+{_DEGREE}(?P<v>{_RISK_WORDS})\s+investor\b"),
-        (
-            "risk_tolerance",
-            r"\bi(?:'m| am)\s+(?:(?:very|quite|pretty|fairly)\s+)?"
-            r"(?P<v>risk[\s-]+averse|risk[\s-]+seeking)\b",
-        ),
-        (
-            "base_currency",
-            rf"\b(?:my\s+)?(?:base|home|reporting|portfolio)\s+currency{_IS}(?:the\s+)?"
-            r"(?P<v>[€$£¥]|[A-Za-z]+(?:\s+(?:dollars?|francs?|pounds?))?)(?![A-Za-z])",
-        ),
-        (
-            "report_style",
-            r"\bi(?:\s+(?:really|much|generally))?(?:\s+prefer|\s+like|\s+want|'d\s+like|"
-            r"\s+would\s+like)"
-            rf"\s+(?P<v>{_STYLE_WORDS})\s+(?:reports?|analys[ie]s|write[\s-]?ups|notes)\b",
-        ),
-        (
-            "report_style",
-            r"\bi\s+(?:prefer|like|want)\s+(?:my\s+)?reports?\s+(?:to\s+be\s+|kept\s+)?"
-            rf"(?P<v>{_STYLE_WORDS})\b",
-        ),
-        (
-            "report_style",
-            rf"\b(?:my\s+)?(?:preferred\s+)?report\s+style{_IS}(?P<v>{_STYLE_WORDS})\b",
-        ),
-        (
-            "watchlist",
-            r"\b(?:add|put)\s+(?P<v>[$\w.,\s-]+?)\s+(?:to|on|onto|in|into)\s+(?:my\s+)?"
-            r"watch[\s-]?list\b",
-        ),
-        # Personal data (agent.learning.profile: never shown in logs, errors or the audit): a name
-        # is capitalised words, an address runs to the end of the clause.
-        (
-            "full_name",
-            r"\bmy\s+(?:full\s+)?name\s+is\s+"
-            r"(?P<v>(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,5}))",
-        ),
-        (
-            "address",
-            r"\bmy\s+(?:home\s+|postal\s+|mailing\s+)?address\s+is\s+(?P<v>[^.;!?\n]{5,200})",
-        ),
-    )
-)
 _STANDING = re.compile(
     r"\b(always|never|from now on|going forward|from here on|in (?:the )?future|every time)\b",
     re.IGNORECASE,
@@ -260,75 +168,22 @@ _OPEN_ITEM = re.compile(
     r"come back to|revisit)\b",
     re.IGNORECASE,
 )
-_FILLER = frozenset({"and", "or", "also", "the", "stock", "stocks", "shares", "ticker", "both"})
 
 
-def _ticker_list(text: str, known: set[str]) -> list[str] | None:
-    """Tickers named in ``text`` ('NVDA and $msft', 'Nvidia'), or None if a word is not one.
-
-    A word counts as a ticker when it is written with ``$``, in upper case, names a company,
-    or is a known symbol: "add them to my watchlist" names no ticker.
-    """
-    symbols: list[str] = []
-    for word in re.findall(r"\$?[A-Za-z][A-Za-z0-9]*(?:[.-][A-Za-z]{1,2}\b)?", text):
-        bare = word.lstrip("$")
-        if bare.lower() in _FILLER:
-            continue
-        if bare.lower() in COMPANY_NAMES:
-            symbol = COMPANY_NAMES[bare.lower()]
-        elif (
-            word.startswith("$")
-            or bare.upper() in known
-            or (bare.isupper() and bare.upper() not in NOT_TICKERS)
-        ):
-            symbol = bare.upper()
-        else:
-            return None
-        if symbol not in symbols:
-            symbols.append(symbol)
-    return symbols or None
-
-
-def _facts(clause: str, quote: str, episode_ids: list[str], known: set[str]) -> list[ExtractedFact]:
-    """The profile facts one clause states plainly (none when it hedges, asks or negates)."""
-    clause = plain(clause)
-    if _HEDGE.search(clause) or clause.rstrip().endswith("?"):
-        return []
-    tail = _CORRECTED_TAIL.search(clause)
-    stated = clause[: tail.start()] if tail else clause
-    if _NEGATION.search(stated):
-        return []
-    correction = bool(tail or _CORRECTION.search(stated))
-    reported = bool(_REPORTED.search(stated))
-    facts: list[ExtractedFact] = []
-    seen: set[str] = set()
-    for attribute, pattern in FACT_PATTERNS:
-        if attribute in seen:
-            continue
-        match = pattern.search(stated)
-        if match is None:
-            continue
-        raw: object = match["v"]
-        if attribute == "watchlist":
-            raw = _ticker_list(match["v"], known)
-            if raw is None:
-                continue
-        try:
-            value = profile.validate(attribute, raw)
-        except InvalidProfileValueError:
-            continue
-        seen.add(attribute)
-        facts.append(
-            ExtractedFact(
-                quote=quote,
-                episode_ids=episode_ids,
-                attribute=attribute,
-                value=value,
-                correction=correction,
-                quoted_source=reported,
-            )
+def _facts(
+    readings: Iterable[understanding.Reading], episode_ids: list[str]
+) -> list[ExtractedFact]:
+    return [
+        ExtractedFact(
+            quote=r.quote,
+            episode_ids=episode_ids,
+            attribute=r.attribute,
+            value=r.value,
+            correction=r.correction,
+            quoted_source=r.reported,
         )
-    return facts
+        for r in readings
+    ]
 
 
 def _quote(text: str, clause: str) -> str:
@@ -347,18 +202,32 @@ def _excerpt(text: str, limit: int = 240) -> str:
 
 
 def hot_path_facts(
-    text: str, episode_id: str, *, tickers: Iterable[str] = ()
+    text: str,
+    episode_id: str,
+    *,
+    tickers: Iterable[str] = (),
+    recent: Sequence[str] = (),
 ) -> list[ExtractedFact]:
     """The profile facts and corrections one message states, for the router to apply now.
 
     Only the fact rules of :class:`OfflineExtractor` run: no standing instructions, events or
-    open items. ``tickers`` are symbols to recognise in any case (the provider's list).
+    open items. ``tickers`` are symbols to recognise in any case (the provider's list);
+    ``recent`` are the messages before this one in the conversation (oldest first), which a
+    bare correction ("no sorry, 14") refers back to.
     """
     known = _known(tickers)
-    out: list[ExtractedFact] = []
-    for clause in clauses(text):
-        out += _facts(clause, _quote(text, clause), [episode_id], known)
-    return out
+    context = stated_attributes(recent, known)
+    return _facts(understanding.read(text, known=known, recent=context), [episode_id])
+
+
+def stated_attributes(texts: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """The attributes ``texts`` state, in order (what a later correction may refer to)."""
+    attributes: list[str] = []
+    for text in texts:
+        attributes += [
+            r.attribute for r in understanding.read(text, known=known, recent=attributes)
+        ]
+    return attributes
 
 
 def _known(tickers: Iterable[str]) -> set[str]:
@@ -411,19 +280,30 @@ class OfflineExtractor:
         signals: list[PreferenceSignal] = []
         events: list[NotableEvent] = []
         items: list[OpenItem] = []
+        stated: list[str] = []
         for episode in ordered:
             if episode.kind == "message":
+                ids = [episode.episode_id]
+                readings = understanding.read(episode.text, known=self.known, recent=stated)
+                stated += [r.attribute for r in readings]
+                facts += _facts(readings, ids)
                 for clause in clauses(episode.text):
-                    quote, ids = _quote(episode.text, clause), [episode.episode_id]
-                    found = _facts(clause, quote, ids, self.known)
-                    facts += found
-                    signals += self._signals(clause, quote, ids, stated_fact=bool(found))
+                    quote = _quote(episode.text, clause)
+                    said = normalise_text(clause)
+                    stated_fact = any(
+                        said in normalise_text(r.quote) or normalise_text(r.quote) in said
+                        for r in readings
+                    )
+                    signals += self._signals(clause, quote, ids, stated_fact=stated_fact)
                     if _OPEN_ITEM.search(plain(clause)) and not _HEDGE.search(plain(clause)):
                         items.append(OpenItem(quote=quote, episode_ids=ids, text=clause))
             else:
                 event = _event(episode)
                 if event is not None:
                     events.append(event)
+                feedback = _feedback(episode)
+                if feedback is not None:
+                    signals.append(feedback)
         return Extraction(
             # A currency the user named ("my base currency is EUR") is no ticker discussed.
             topic=self._topic(
@@ -476,6 +356,17 @@ class OfflineExtractor:
             return ", ".join(dict.fromkeys(tickers))
         first = next((e.text for e in episodes if e.kind == "message" and e.text.strip()), "")
         return _excerpt(" ".join(first.split()), 60)
+
+
+def _feedback(episode: Episode) -> PreferenceSignal | None:
+    """A rejection's feedback as a preference signal (not standing): feedback that recurs
+    across sessions becomes a behaviour to confirm, like a preference said in chat."""
+    text = " ".join(episode.text.split())
+    if episode.kind != "reject" or not any(c.isalpha() for c in text):
+        return None
+    return PreferenceSignal(
+        quote=_excerpt(episode.text), episode_ids=[episode.episode_id], text=text, standing=False
+    )
 
 
 def _event(episode: Episode) -> NotableEvent | None:

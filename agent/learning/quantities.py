@@ -63,6 +63,8 @@ _UNIT = "|".join(sorted(_UNITS, key=len, reverse=True))
 _PHRASE = "|".join(re.escape(p).replace(r"\ ", r"\s+") for p in sorted(_PHRASES, key=len)[::-1])
 #: A number in digits ("35", "2.5", "1,000") or words ("thirty five", "twenty-two", "a couple
 #: of"). Used inside larger patterns; read it with :func:`number`.
+#: A whole number in words ("thirty five", "twenty-two", "seven").
+WORD_NUMBER = rf"(?:(?:{_TEN})(?:[\s-]+(?:{_UNIT}))?|(?:{_UNIT}))(?![a-z])"
 NUMBER = (
     r"(?:\d+(?:,\d{3})*(?:\.\d+)?"
     rf"|(?:{_TEN})(?:[\s-]+(?:{_UNIT}))?(?![a-z])"
@@ -344,7 +346,7 @@ def currencies(text: str) -> Iterator[tuple[re.Match[str], str]]:
             code = match["code"].upper()
             written = match["code"]
             if code in ISO_4217 and (
-                written.isupper() or (written.islower() and code not in _COMMON_WORDS)
+                written.isupper() or (written.islower() and written not in _COMMON_WORDS)
             ):
                 yield match, code
             continue

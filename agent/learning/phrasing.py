@@ -1,0 +1,554 @@
+"""How people state each profile attribute: the detectors :mod:`agent.learning.understanding`
+runs over the user's own words.
+
+:func:`detect` returns ``(attribute, raw value, position)`` for every value a part of a
+sentence states with a cue that it is about the user: a self-reference ("I", "my", "for
+me"), a key ("risk: high", "Goal = ..."), or an instruction ("short answers only"). The raw
+value is normalised by :mod:`agent.learning.profile`; the words for enumerated values come
+from :mod:`agent.learning.vocabulary`, numbers, durations, percentages and currencies from
+:mod:`agent.learning.quantities`. :func:`bare_value` reads a value with no cue of its own for
+a known attribute (the "14" of "no sorry, 14").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from agent.learning import quantities, vocabulary
+from agent.research.routing import NOT_TICKERS
+from agent.research.tickers import COMPANY_NAMES
+
+Found = tuple[str, object, int]
+
+#: Attributes whose statements carry a negation ("no tobacco", "no more than 20%").
+NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdown_pct"})
+
+_I = re.IGNORECASE
+_SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
+_DEGREE = (
+    r"(?:(?:very|fairly|pretty|quite|rather|really|super|way too|too|kinda|kind of|sort of|"
+    r"somewhat|a bit|a little|more of|a|an|more|mostly|definitely|honestly|totally|"
+    r"generally|overall|basically|extremely)\s+)*"
+)
+
+
+def _alternation(words: Iterable[str]) -> str:
+    ordered = sorted(set(words), key=lambda w: (-len(w), w))
+    return "|".join(re.escape(w).replace(r"\ ", r"[\s-]+") for w in ordered)
+
+
+def _words_of(table: Mapping[str, tuple[str, ...]]) -> str:
+    return _alternation(
+        [v.replace("_", " ") for v in table] + [w for ws in table.values() for w in ws]
+    )
+
+
+def _has_self(text: str) -> bool:
+    return bool(_SELF.search(text))
+
+
+# -- risk tolerance ----------------------------------------------------------------------------
+
+_RISK_ALL = _words_of(vocabulary.RISK)
+#: Risk words that describe a person on their own ("I'm cautious"); "high" or "low" need
+#: the word "risk" beside them.
+_RISK_PERSON = _alternation(
+    w
+    for value, words in vocabulary.RISK.items()
+    for w in (value, *words)
+    if w not in {"high", "low", "medium", "growth", "balanced", "bold", "careful"}
+)
+_RISK_TAIL = (
+    r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:my|our|the|his|her) "
+    r"money|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
+    r"at heart|by nature|[.,;!)]|-|$))"
+)
+_RISK = [
+    rf"\brisk(?:\s+(?:tolerance|appetite|profile|level|attitude|preference))?"
+    rf"\s*(?:is|:|=|-|would be)?\s*{_DEGREE}(?P<v>{_RISK_ALL})\b(?!\s+risk)",
+    rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
+    rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_ALL})\s*(?:on|with|about|regarding)?"
+    r"[\s-]+risk\b",
+    rf"\b(?:i|we)\s+(?:\w+\s+)?(?:prefer|like|want|choose|go for|stick (?:to|with)|favou?r|"
+    rf"need|take|accept)\s+{_DEGREE}(?P<v>{_RISK_ALL})[\s-]+risk\b",
+    rf"\b(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:fits|suits|describes|is)\s+me\b",
+]
+
+
+# -- horizon -----------------------------------------------------------------------------------
+
+_D = (
+    quantities.DURATION.replace("(?P<amount>", "(?:")
+    .replace("(?P<unit>", "(?:")
+    .replace("(?P<half>", "(?:")
+)
+_HCUE = (
+    r"(?:horizon|time[\s-]?frame|investing window|investment window|time window|window|"
+    r"time[\s-]?line|holding period)"
+)
+_NOT_OLD = r"(?![\s-]*old\b)"
+_HORIZON = [
+    rf"\b{_HCUE}\b[^.;!?\d]{{0,30}}?(?P<v>{_D}){_NOT_OLD}",
+    rf"(?P<v>{_D}){_NOT_OLD}[^.;!?]{{0,40}}?\b{_HCUE}\b",
+    r"\b(?:horizon|time[\s-]?frame)\b\W{0,3}(?:is\s+)?(?:~|about\s+|around\s+|roughly\s+)?"
+    r"(?P<v>\d+(?:\.\d+)?)(?![\d.%]|\s*(?:%|percent|months?|mos?|weeks?|decades?|[-\w]))",
+]
+_HORIZON_SELF = [
+    r"\b(?:invest(?:ing)?|hold(?:ing)?(?: it| them| on)?|keep(?:ing)? (?:it|the money|this)|"
+    r"need (?:the|this|my|it|that)?\s*(?:money|cash|funds)?|stop(?:ping)? work(?:ing)?|"
+    r"retir(?:e|ing)|quit(?:ting)? work(?:ing)?|buy\w*\s+(?:a|an|my|our)\s+\w+|"
+    r"for the next|leave it|leave the money|park(?:ing)? (?:it|the money)|"
+    r"finish(?:ing)? work(?:ing)?)\b[^.;!?]{0,25}?\b(?:in|for|within|after|another)?\s*"
+    rf"(?:~|about\s+|around\s+|roughly\s+)?(?P<v>{_D}){_NOT_OLD}",
+    rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
+    r"(?:retirement|retiring|i retire|i stop work\w*)",
+]
+_EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b", _I)
+
+
+# -- age ---------------------------------------------------------------------------------------
+
+_AGE_NUMBER = rf"(?:\d{{1,3}}|{quantities.WORD_NUMBER})"
+_AGE = [
+    rf"\b(?:i'?m|i\s+am|im)\s+(?:only\s+|just\s+|now\s+|already\s+)?(?P<v>{_AGE_NUMBER})"
+    r"(?:\s*(?:years?|yrs?)[\s-]*old|\s*y/?o\b)?"
+    r"(?!\s*(?:%|percent|per|years?|yrs?|months?|decades?|k\b|x\b|times|[,.]\d|-?\d|/))",
+    rf"\bage(?:d)?\s*(?::|is|=|-)?\s*(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|years? (?!old)))",
+    rf"\b(?:i'?m|i\s+am|im)\s+an?\s+(?P<v>{_AGE_NUMBER})[\s-]*(?:years?|yr)[\s-]*old\b",
+    rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
+]
+
+
+# -- drawdown ----------------------------------------------------------------------------------
+
+_LOSS = re.compile(
+    r"\b(?:drawdown|draw[\s-]down|drop|dip|decline|fall|loss(?:es)?|lose|losing|lost|down|hit|"
+    r"haircut)\b",
+    _I,
+)
+_LIMIT = re.compile(
+    r"\b(?:max|maximum|most|up to|tolerat\w*|accept\w*|stomach|handle|take|bear|afford|"
+    r"live with|ok(?:ay)? with|fine with|comfortable|limit|cap|no more|not more|more than|"
+    r"beyond|after that|threshold|i'm out|pain)\b|\bdrawdown\b",
+    _I,
+)
+
+
+# -- goal and income ---------------------------------------------------------------------------
+
+_GOAL_WORDS = _words_of(vocabulary.GOAL)
+_GOAL_CUE = re.compile(
+    r"\b(?:goals?|purpose|aim|objective|target|priority|priorities|saving|save|saved|"
+    r"putting (?:it|money) (?:aside|away)|money is for|it'?s for|this is for|"
+    r"above (?:everything|all)|most important|matters? (?:most )?to me|main thing|"
+    r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is)\b",
+    _I,
+)
+#: Goal phrases that name a pot of money for a purpose: a goal on their own.
+_GOAL_NOUNS = re.compile(
+    r"\b(?:pension pot|nest egg|college fund|retirement savings|retirement fund|"
+    r"retirement account|house deposit|down payment)\b",
+    _I,
+)
+_RETIRING = re.compile(
+    r"\b(?:i|we)(?:'m|'re| am| are| will|'ll| plan to| want to)?\s+"
+    r"(?P<v>stop work\w*|stopping work\w*|retire|retiring|quit work\w*)\b",
+    _I,
+)
+_DIVIDENDS = r"(?:dividends?(?:[\s-]+(?:payers?|stocks?|income|paying\s+\w+))?|yield|payouts?)"
+_GROWTH = r"(?:growth(?:\s+stocks?|\s+names)?|growers|capital gains|appreciation)"
+_BALANCE = re.compile(
+    r"\b(?:half|mix|mixed|blend|balance|balanced|both|equal|equally|50/50|50-50|split)\b", _I
+)
+_PREFER = re.compile(
+    r"\b(?:prefer\w*|like|love|want|matters?|important|priority|focus|style|for me|into|"
+    r"care about|favou?r|rather|more than|over)\b",
+    _I,
+)
+
+
+# -- report style ------------------------------------------------------------------------------
+
+_STYLE_WORDS = _words_of(vocabulary.STYLE)
+_REPORT_NOUN = (
+    r"(?:reports?|answers?|replies|reply|responses?|summar(?:y|ies)|analys[ie]s|"
+    r"write[\s-]?ups?|notes|updates|briefings?|versions?|ones|texts?|explanations?|"
+    r"research|coverage|overviews?)"
+)
+_STYLE = [
+    rf"\b(?P<v>{_STYLE_WORDS})\s+(?:\w+\s+)?{_REPORT_NOUN}\b",
+    rf"\b{_REPORT_NOUN}\s+(?:to\s+be\s+|kept\s+|should\s+be\s+|that\s+are\s+|are\s+|"
+    rf"(?:being\s+)?)(?:{_DEGREE})(?P<v>{_STYLE_WORDS})\b",
+    rf"\b(?:report\s+style|style|length)\s*(?:is|:|=|-)\s*(?P<v>{_STYLE_WORDS})\b",
+    r"\b(?:go|dive|dig)\s+(?P<v>deep)\b",
+    r"\bkeep\s+(?:it|them|things)\s+(?P<v>short|brief|concise)\b",
+]
+
+
+# -- tickers -----------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(?<![\w$])\$?[A-Za-z][A-Za-z0-9]*(?:[.-][A-Za-z]{1,2}\b)?")
+_CURRENCY_CODES = frozenset(quantities.CURRENCY_NAMES.values())
+_NOT_SYMBOLS = NOT_TICKERS | {"TBH", "LOL", "FYI", "BTW", "IMO", "IMHO", "ETC", "OK", "PLS"}
+
+
+def tickers_in(text: str, known: set[str]) -> list[tuple[str, int]]:
+    """The tickers ``text`` names, with their positions: ``$``-prefixed or upper-case symbols,
+    company names and known symbols in any case."""
+    out: list[tuple[str, int]] = []
+    for match in _TOKEN.finditer(text):
+        word = match.group(0)
+        bare = word.lstrip("$")
+        if bare.lower() in COMPANY_NAMES:
+            symbol = COMPANY_NAMES[bare.lower()]
+        elif word.startswith("$") or (bare.isupper() and len(bare) <= 5):
+            if bare.upper() in _NOT_SYMBOLS or (
+                not word.startswith("$") and bare.upper() in _CURRENCY_CODES
+            ):
+                continue
+            symbol = bare.upper()
+        elif bare.upper() in known and bare.lower() not in {"all", "now", "it", "on"}:
+            symbol = bare.upper()
+        else:
+            continue
+        if symbol not in [s for s, _ in out]:
+            out.append((symbol, match.start()))
+    return out
+
+
+_WATCH = re.compile(
+    r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep (?:an )?eye on|"
+    r"keep tabs on|on my (?:watch[\s-]?list|radar)|add\b[^.;!?]*?\bwatch[\s-]?list|"
+    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list)\b",
+    _I,
+)
+_SUBJECTLESS = re.compile(
+    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|"
+    r"i'd like you to|i want you to|you should)[\s,]+)*$",
+    _I,
+)
+_HOLD = re.compile(
+    r"\b(?:i\s+(?:hold|own|have|bought|got|'ve got|also hold|also own|still hold|still own)|"
+    r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
+    r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
+    r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
+    r"(?:my\s+)?(?:portfolio|holdings)\s*:)",
+    _I,
+)
+_SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b", _I)
+_STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
+
+
+# -- employer ----------------------------------------------------------------------------------
+
+_COMPANY = (
+    rf"(?:(?i:{_alternation(COMPANY_NAMES)})\b|"
+    r"(?-i:[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
+)
+_EMPLOYER = re.compile(
+    r"\b(?:i\s+(?:work|am working|'m working)\s+(?:at|for|with)|"
+    r"i'm\s+(?:employed|working)\s+(?:at|by|for)|i\s+am\s+employed\s+(?:at|by)|"
+    r"employed\s+(?:at|by)|my\s+employer\s*(?:is|:|=|-)?\s*(?:now\s+|currently\s+)?|"
+    r"my\s+(?:pay\s*check|paycheque|salary|wages?|pay)\s+(?:comes?|is)\s+from|"
+    r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+(?:jobs\s+)?to|"
+    r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at)\s+"
+    rf"(?P<v>{_COMPANY})",
+    _I,
+)
+_FORMER = re.compile(
+    r"\b(?:used to|formerly|former|old job|previous(?:ly)?|ex-|last job|left|quit)\b", _I
+)
+
+
+# -- currency, sectors, personal data ----------------------------------------------------------
+
+_CURRENCY_CUE = re.compile(
+    r"\b(?:currency|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
+    r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
+    r"numbers)\b[^.;!?]{0,25}?\bin)\b",
+    _I,
+)
+_EXCLUDED_WORDS = _words_of(vocabulary.EXCLUDED_SECTORS)
+_EXCLUDE = re.compile(
+    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|keep\s+(?:\w+\s+)?"
+    r"(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
+    r"won'?t|will not|refuse|ban|boycott|against|not)\b",
+    _I,
+)
+_SECTOR_WORDS = _words_of(vocabulary.SECTORS)
+_INTEREST = re.compile(
+    r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
+    r"focus(?:ed|ing)?\s+on|keen\s+on|like|love|prefer|favou?rite|exposure\s+to|overweight|"
+    r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about)\b",
+    _I,
+)
+_NAME = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,4})"
+_FULL_NAME = [
+    rf"\bmy\s+(?:full\s+)?name\s+is\s+(?P<v>{_NAME})",
+    rf"\bmy\s+name's\s+(?P<v>{_NAME})",
+    rf"^\W*(?:full\s+)?name\s*[:=-]\s*(?P<v>{_NAME})",
+    rf"\bi'?m\s+called\s+(?P<v>{_NAME})",
+]
+_ADDRESS = [
+    r"\bmy\s+(?:home\s+|postal\s+|mailing\s+)?address\s+is\s+(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
+    r"^\W*(?:my\s+)?address\s*[:=-]\s*(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
+    r"\b(?:send|mail|post|forward|ship)\s+(?:\w+\s+){0,3}?to\s+"
+    r"(?P<v>[^;!?\n]*\d[^;!?\n]{3,200}?)\.?\s*$",
+    r"\bi\s+live\s+at\s+(?P<v>[^;!?\n]*\d[^;!?\n]{3,200}?)\.?\s*$",
+]
+
+
+# -- detection ---------------------------------------------------------------------------------
+
+
+def _first(patterns: list[str], text: str) -> re.Match[str] | None:
+    found = [m for p in patterns if (m := re.search(p, text, _I)) is not None]
+    return min(found, key=lambda m: m.start("v")) if found else None
+
+
+def _all(patterns: list[str], text: str) -> list[re.Match[str]]:
+    out = [m for p in patterns for m in re.finditer(p, text, _I)]
+    return sorted(out, key=lambda m: m.start("v"))
+
+
+def _risk(part: str, known: set[str]) -> list[Found]:
+    return [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+
+
+def _horizon(part: str, known: set[str]) -> list[Found]:
+    found = [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON, part)]
+    if (_has_self(part) or _GOAL_CUE.search(part)) and not _EXPERIENCE.search(part):
+        found += [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON_SELF, part)]
+    return found
+
+
+def _age(part: str, known: set[str]) -> list[Found]:
+    return [("age", m["v"], m.start("v")) for m in _all(_AGE, part)]
+
+
+def _drawdown(part: str, known: set[str]) -> list[Found]:
+    loss = _LOSS.search(part)
+    if loss is None or not _LIMIT.search(part):
+        return []
+    if not (_has_self(part) or re.search(r"\b(?:max|maximum)\b", part, _I)):
+        return []
+    found = list(quantities.percents(part))
+    if not found:
+        return []
+    match, value = min(found, key=lambda f: abs(f[0].start() - loss.start()))
+    return [("max_drawdown_pct", value, match.start())]
+
+
+def _goal(part: str, known: set[str]) -> list[Found]:
+    found: list[Found] = []
+    noun = _GOAL_NOUNS.search(part)
+    if noun is not None:
+        found.append(("goal", noun.group(0), noun.start()))
+    retiring = _RETIRING.search(part)
+    if retiring is not None:
+        found.append(("goal", retiring["v"], retiring.start("v")))
+    cue = _GOAL_CUE.search(part)
+    if cue is not None and not _income_comparison(part):
+        for match in re.finditer(rf"(?<![\w-])(?:{_GOAL_WORDS})(?![\w-])", part, _I):
+            found.append(("goal", match.group(0), match.start()))
+            break
+    return sorted(found, key=lambda f: f[2])[:1]
+
+
+def _income_comparison(part: str) -> bool:
+    return bool(
+        re.search(_DIVIDENDS, part, _I)
+        and re.search(rf"\b{_GROWTH}\b", part, _I)
+        and re.search(r"\b(?:than|over|rather|instead|versus|vs)\b", part, _I)
+    )
+
+
+def _income(part: str, known: set[str]) -> list[Found]:
+    dividends = re.search(rf"\b{_DIVIDENDS}\b", part, _I)
+    growth = re.search(rf"\b{_GROWTH}\b", part, _I)
+    if dividends is None and growth is None:
+        return []
+    if not (_has_self(part) or _PREFER.search(part)):
+        return []
+    if dividends and growth:
+        if _BALANCE.search(part):
+            return [("income_preference", "balanced", min(dividends.start(), growth.start()))]
+        if re.search(r"\b(?:than|over|rather|instead|versus|vs|before|above)\b", part, _I):
+            first = dividends if dividends.start() < growth.start() else growth
+            value = "dividends" if first is dividends else "growth"
+            return [("income_preference", value, first.start())]
+        return []
+    if dividends is not None and _PREFER.search(part):
+        return [("income_preference", "dividends", dividends.start())]
+    if growth is not None and growth.group(0).lower() != "growth" and _PREFER.search(part):
+        return [("income_preference", "growth", growth.start())]
+    return []
+
+
+def _style(part: str, known: set[str]) -> list[Found]:
+    return [("report_style", m["v"], m.start("v")) for m in _all(_STYLE, part)]
+
+
+def _watchlist(part: str, known: set[str]) -> list[Found]:
+    cue = _WATCH.search(part)
+    if cue is None:
+        return []
+    before = part[: cue.start()]
+    if not (
+        _SUBJECTLESS.match(before)
+        or re.search(r"\b(?:i|i'm|im|we|we're)\s+(?:\w+\s+){0,2}$", before, _I)
+        or re.search(r"\bmy\s+watch[\s-]?list\b", part, _I)
+    ):
+        return []
+    named = tickers_in(part, known)
+    return [("watchlist", [s for s, _ in named], named[0][1])] if named else []
+
+
+def _holdings(part: str, known: set[str]) -> list[Found]:
+    cue = _HOLD.search(part)
+    if cue is None or _SOLD.search(part[: cue.start()] + " " + cue.group(0)):
+        return []
+    if cue.group(0).lower().startswith(("i have", "i got")) and not _STOCKISH.search(part):
+        return []
+    named = [(s, at) for s, at in tickers_in(part, known) if at >= cue.start()]
+    return [("holdings", [s for s, _ in named], named[0][1])] if named else []
+
+
+def _employer(part: str, known: set[str]) -> list[Found]:
+    match = _EMPLOYER.search(part)
+    if match is None or _FORMER.search(part[: match.end()]):
+        return []
+    name = re.split(r"\s+(?:and|as|since|in|for|now|but|because|where)\b", match["v"])[0]
+    return [("employer", name.strip(" .,"), match.start("v"))]
+
+
+def _currency(part: str, known: set[str]) -> list[Found]:
+    cue = _CURRENCY_CUE.search(part)
+    if cue is None:
+        return []
+    for match, code in quantities.currencies(part[cue.start() :]):
+        if match.group(0) in "$€£¥" and re.match(r"\s*\d", part[cue.start() + match.end() :]):
+            continue
+        return [("base_currency", code, cue.start() + match.start())]
+    return []
+
+
+def _sectors(part: str, known: set[str]) -> list[Found]:
+    excluding = _EXCLUDE.search(part)
+    if excluding is not None:
+        named = [
+            m
+            for m in re.finditer(rf"\b(?:{_EXCLUDED_WORDS})\b", part, _I)
+            if m.start() > excluding.start()
+        ]
+        if named:
+            return [("excluded_sectors", [m.group(0) for m in named], named[0].start())]
+        return []
+    if not (_INTEREST.search(part) and (_has_self(part) or re.match(r"^\W*sectors?\b", part, _I))):
+        return []
+    named = list(re.finditer(rf"\b(?:{_SECTOR_WORDS})\b", part, _I))
+    if not named:
+        return []
+    return [("sectors_of_interest", [m.group(0) for m in named], named[0].start())]
+
+
+def _excluded_tickers(part: str, known: set[str]) -> list[Found]:
+    from agent.research.constraints import excluded_tickers, is_constraint
+
+    found: list[Found] = []
+    for clause in re.split(r",\s*|\s+-{1,2}\s+", part):
+        if is_constraint(clause):
+            named = tickers_in(clause, known)
+            excluded = excluded_tickers([clause], {s for s, _ in named} | known)
+            if excluded:
+                found.append(("excluded_tickers", list(excluded), part.find(clause)))
+    return found[:1]
+
+
+def _personal(part: str, known: set[str]) -> list[Found]:
+    found: list[Found] = []
+    name = _first(_FULL_NAME, part)
+    if name is not None:
+        found.append(("full_name", name["v"], name.start("v")))
+    address = _first(_ADDRESS, part)
+    if address is not None:
+        found.append(("address", address["v"].strip(), address.start("v")))
+    return found
+
+
+_DETECTORS: tuple[Callable[[str, set[str]], list[Found]], ...] = (
+    _risk,
+    _horizon,
+    _age,
+    _drawdown,
+    _goal,
+    _income,
+    _style,
+    _watchlist,
+    _holdings,
+    _employer,
+    _currency,
+    _sectors,
+    _excluded_tickers,
+    _personal,
+)
+
+
+def detect(part: str, known: set[str]) -> list[Found]:
+    """Every ``(attribute, raw value, position)`` the detectors find in ``part``, in order."""
+    found = [f for detector in _DETECTORS for f in detector(part, known)]
+    return sorted(found, key=lambda f: f[2])
+
+
+# -- bare values (after a correction marker) ---------------------------------------------------
+
+_BARE_NUMBER = re.compile(
+    rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])", _I
+)
+_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+){0,1}$", _I)
+
+
+def bare_value(attribute: str, tail: str, known: set[str]) -> object | None:
+    """The value of ``attribute`` that ``tail`` names without a cue of its own ("14",
+    "make that 15%", "it's HKD", "I meant META", "more moderate really"); the last one named
+    that is not negated, or None."""
+    if attribute in ("horizon_years", "age", "max_drawdown_pct"):
+        if attribute == "horizon_years":
+            spans = [(m, y) for m, y in quantities.durations(tail)]
+            if spans:
+                return spans[-1][1]
+        if attribute == "max_drawdown_pct":
+            percents = list(quantities.percents(tail))
+            if percents:
+                return percents[-1][1]
+        numbers = [m["v"] for m in _BARE_NUMBER.finditer(tail)]
+        return numbers[-1] if numbers else None
+    if attribute == "base_currency":
+        codes = [c for _, c in quantities.currencies(tail)]
+        return codes[-1] if codes else None
+    if attribute in ("watchlist", "holdings", "excluded_tickers"):
+        named = [s for s, at in tickers_in(tail, known) if not _NEGATED_BEFORE.search(tail[:at])]
+        return named or None
+    if attribute == "employer":
+        match = re.search(_COMPANY, tail)
+        return match.group(0) if match else None
+    table = {
+        "risk_tolerance": vocabulary.RISK,
+        "report_style": vocabulary.STYLE,
+        "goal": vocabulary.GOAL,
+        "income_preference": vocabulary.INCOME,
+        "excluded_sectors": vocabulary.EXCLUDED_SECTORS,
+        "sectors_of_interest": vocabulary.SECTORS,
+    }.get(attribute)
+    if table is None:
+        return None
+    named = [
+        m.group(0)
+        for m in re.finditer(rf"(?<![\w-])(?:{_words_of(table)})(?![\w-])", tail, _I)
+        if not _NEGATED_BEFORE.search(tail[: m.start()])
+        and not re.match(r"\s+(?:\w+\s+)?(?:not|n't)\b", tail[m.end() :])
+    ]
+    if not named:
+        return None
+    return named if attribute in ("excluded_sectors", "sectors_of_interest") else named[-1]
