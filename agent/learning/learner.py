@@ -30,6 +30,7 @@ from agent.learning.extraction import (
 )
 from agent.learning.grounding import ground
 from agent.learning.profile import attribute, error_text
+from agent.learning.summaries import session_summary
 from memory.facts import MemoryDelta
 from memory.journal.records import (
     Episode,
@@ -140,7 +141,9 @@ class Learner(CandidateDesk):
         if await self.journal.tombstoned([episode.text]):
             return []
         applied = []
-        found = hot_path_facts(episode.text, episode.episode_id)
+        found = hot_path_facts(
+            episode.text, episode.episode_id, recent=await self._said_before(episode)
+        )
         dead = await self.journal.tombstoned([u for f in found for u in _units(f)])
         for fact in found:
             if dead.intersection(_units(fact)):
@@ -156,6 +159,19 @@ class Learner(CandidateDesk):
             )
             await self.apply_preferences(grounded.accepted.preference_signals, None)
         return applied
+
+    async def _said_before(self, episode: Episode, turns: int = 3) -> list[str]:
+        """The user's last ``turns`` messages in the thread before ``episode`` (oldest first):
+        what a bare correction in it ("no sorry, 14") refers to."""
+        earlier = await self.journal.list_episodes(
+            thread_id=episode.thread_id, since=episode.at - timedelta(hours=12), until=episode.at
+        )
+        said = [
+            e.text
+            for e in earlier
+            if e.role == "user" and e.kind == "message" and e.episode_id != episode.episode_id
+        ]
+        return said[-turns:]
 
     # -- durable points ---------------------------------------------------------------------
 
@@ -243,8 +259,11 @@ class Learner(CandidateDesk):
             await self.journal.add_candidates(refused)
         result["ungrounded"] = [c.candidate_id for c in refused]
         accepted = grounded.accepted
+        learned: list[dict[str, Any]] = []
         for fact in accepted.new_facts:
             outcome = await self._apply_fact(fact, episodes, job_id=job.job_id)
+            if outcome.get("memory_id"):
+                learned.append(outcome)
             key = "facts" if outcome.get("memory_id") else "candidates"
             result[key].append(outcome.get("memory_id") or outcome.get("candidate_id"))
         result["candidates"] += await self.apply_preferences(
@@ -252,7 +271,7 @@ class Learner(CandidateDesk):
         )
         result["events"] = await self._apply_events(accepted, episodes)
         if job.kind == "session_end":
-            summary = await self._apply_summary(job, accepted, episodes, result["facts"])
+            summary = await self._apply_summary(job, accepted, episodes, learned)
             result["session_id"] = summary.session_id
         return result
 
@@ -300,6 +319,10 @@ class Learner(CandidateDesk):
         value: Any = fact.value
         if attribute(fact.attribute).merge == "union" and current is not None:
             merged = list(current.value or [])
+            if fact.correction:
+                # "Not TSLA, I meant META": what the correction names and does not keep goes.
+                spec = attribute(fact.attribute)
+                merged = [v for v in merged if v in value or not spec.supports([v], fact.quote)]
             merged += [v for v in (value or []) if v not in merged]
             value = merged
         reason = None
@@ -399,9 +422,11 @@ class Learner(CandidateDesk):
         job: ExtractionJob,
         accepted: Extraction,
         episodes: Sequence[Episode],
-        facts_learned: Sequence[str],
+        learned: Sequence[Mapping[str, Any]],
     ) -> SessionSummary:
+        """Store the session's summary, written from grounded material only."""
         first = episodes[0]
+        facts_learned = list(dict.fromkeys(str(f["memory_id"]) for f in learned))
         summary = SessionSummary(
             tenant_id=self.principal.tenant_id,
             session_id=f"{job.thread_id}/{first.at:%Y%m%dT%H%M%S}",
@@ -410,7 +435,7 @@ class Learner(CandidateDesk):
             started=first.at,
             ended=episodes[-1].at,
             topic=accepted.topic,
-            summary=accepted.summary,
+            summary=session_summary(accepted, learned, episodes),
             facts_learned=tuple(facts_learned),
             open_items=tuple(item.text for item in accepted.open_items),
             episode_ids=tuple(e.episode_id for e in episodes),
