@@ -18,9 +18,12 @@ from langgraph.graph.message import add_messages
 
 Mode = Literal["deep", "flash"]
 ModeChoice = Literal["auto", "deep", "flash"]
-Status = Literal["running", "awaiting_approval", "published", "rejected", "noted", "declined"]
-#: Statuses after which a thread takes a new request.
-FINISHED: tuple[str, ...] = ("published", "rejected", "noted", "declined")
+Status = Literal[
+    "running", "awaiting_approval", "published", "rejected", "noted", "declined", "answered"
+]
+#: Statuses after which a thread takes a new request ("noted": a statement or instruction was
+#: kept; "answered": a question or a remark was answered; "declined": research was refused).
+FINISHED: tuple[str, ...] = ("published", "rejected", "noted", "declined", "answered")
 Action = Literal["approve", "reject", "edit"]
 Verdict = Literal["pass", "needs_attention", "fail"]
 StepKind = Literal["snapshot", "returns", "risk", "trend", "beta", "peers"]
@@ -168,6 +171,10 @@ class AnalystState(TypedDict, total=False):
     episode_id: str
     # Profile facts this message stated or corrected, applied to the ledger at once.
     learned: list[dict[str, Any]]
+    # What the message is (agent.recollection.intent): research, statement, question, ...
+    intent: str
+    # The episode and memory ids an answer from memory cites.
+    cited: list[str]
     # The user's confirmed procedures in force for this request (enforced in code).
     procedures: list[dict[str, Any]]
     # What the model's ``forget`` tool proposed this request ({tier, id, text}); nothing is

@@ -5,7 +5,8 @@
     START -> capture --> router --> planner -> executor --(more steps)--> executor
                |           |                       \\--(done)--> reporter -> critic -> approval
                |           +--(flash)--> executor
-               |           +--(noted / declined)--> remember
+               |           +--(a question about memory)--> answer --> remember
+               |           +--(noted / answered / declined)--> remember
                +--(forget ...)--> remember
     approval --approve/edit--> publish -> remember
     approval --reject--> reporter (at most 3 times)
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
+from agent.nodes.answer import Answer
 from agent.nodes.approval import Approval
 from agent.nodes.capture import Capture
 from agent.nodes.critic import Critic
@@ -77,6 +79,7 @@ def build_graph(
     graph.add_node("critic", Critic(services), retry_policy=retry)
     graph.add_node("approval", Approval(services))
     graph.add_node("publish", Publish(services), retry_policy=retry)
+    graph.add_node("answer", Answer(services), retry_policy=retry)
     graph.add_node("remember", Remember(services), retry_policy=retry)
     graph.add_edge(START, "capture")
     graph.add_edge("planner", "executor")

@@ -16,9 +16,12 @@ if TYPE_CHECKING:
 
 def check_query(services: Services, query: str, mode: ModeChoice = "auto") -> Route | None:
     """Validate a request without touching storage; raises on bad input. ``None``: no
-    research request to check (a forget, or statements about the user alone)."""
+    research request to check (a forget, a statement, a question, an instruction, a remark:
+    :func:`agent.recollection.intent.classify`). Only a research request is checked for
+    tickers, so "my nickname is ZEBRA-QUILL-7" is never refused as an unknown ticker."""
     from agent.learning.extraction import hot_path_facts
     from agent.learning.learner import remove_statements
+    from agent.recollection.intent import classify
     from agent.research.routing import check_request, forget_topic, request_universe
 
     if forget_topic(query) is not None:
@@ -35,6 +38,8 @@ def check_query(services: Services, query: str, mode: ModeChoice = "auto") -> Ro
         query = remove_statements(query, [{"quotes": [f.quote]} for f in stated])
         if not query:
             return None
+    if query.strip() and classify(query, available).intent != "research":
+        return None  # answered, never researched: nothing to check
     return check_request(query, available, mode, strict=strict)
 
 

@@ -45,7 +45,11 @@ if TYPE_CHECKING:
 __all__ = ["LATER", "AnalystApp", "OnUpdate", "new_thread_id", "within_limit"]
 
 #: Statuses after which a thread's request is over (``agent.state.FINISHED``, without the import).
-_FINISHED = ("published", "rejected", "noted", "declined")
+_FINISHED = ("published", "rejected", "noted", "declined", "answered")
+
+#: Thread statuses a new message is answered beside (``agent.app.aside``), not run on: a draft
+#: awaiting approval, a run stopped midway, a run another process is carrying out.
+PAUSED = ("awaiting_approval", "interrupted", "running")
 
 #: The answer "later" to a memory confirmation: every candidate stays pending.
 LATER: dict[str, list[str]] = {"confirm": [], "reject": []}
@@ -154,6 +158,13 @@ class AnalystApp:
         """Validate the request without touching storage; raises on bad input."""
         return check_query(self.services, query, mode)
 
+    async def understand(self, query: str) -> str:
+        """What ``query`` is: research, statement, question, instruction, forget or
+        conversation (:func:`agent.recollection.intent.classify`); reads no storage."""
+        from agent.recollection.intent import classify
+
+        return classify(query, self.services.market.available_tickers()).intent
+
     def require_thread(self, thread_id: str) -> ThreadRecord:
         return self.tiers.require_thread(thread_id)
 
@@ -168,7 +179,11 @@ class AnalystApp:
         on_update: OnUpdate | None = None,
         keep_session: bool = False,
     ) -> ThreadView:
-        """Start an analysis (a new thread, or a new request on a finished thread).
+        """Start a request (a new thread, or a new request on a finished thread).
+
+        On a paused thread (:data:`PAUSED`) the message is answered beside the paused run
+        (:func:`agent.app.aside.aside`): stored, learned from or answered, never run on the
+        thread, so a draft awaiting approval stays approvable.
 
         When the request finishes, the session ends (its extraction is queued) unless
         ``keep_session`` (the chat keeps one session until /new, /quit or idle time)."""
@@ -198,6 +213,14 @@ class AnalystApp:
                 f"Thread id '{thread_id}' is not available; choose another."
             )
         await self.graph()
+        if self.index.get(self.principal, thread_id) is not None:
+            view = await self.view(thread_id)
+            if view.status in PAUSED:
+                # Never refused for the thread's state: answered beside the paused run,
+                # which stays as it is (its draft approvable).
+                from agent.app.aside import aside
+
+                return await aside(self, thread_id, query, view)
         with self.locks.hold(thread_id):
             if self.index.get(self.principal, thread_id) is None:
                 self.index.register(self.principal, thread_id, query)

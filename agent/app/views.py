@@ -65,6 +65,17 @@ class ThreadView:
     forgotten: dict[str, Any] | None = None
     #: Whether that forget deleted this thread (it held forgotten words): it is gone now.
     thread_deleted: bool = False
+    #: What the last message was (research, statement, question, instruction, forget,
+    #: conversation; ``agent.recollection.intent``).
+    intent: str | None = None
+    #: The episode and memory ids the answer cites (a question answered from memory).
+    cited: list[str] = field(default_factory=list)
+    #: Set when the message was handled beside a paused run (``agent.app.aside``): the
+    #: thread's own status, draft hash and ticker, untouched ({status, draft_hash, ticker}).
+    pending: dict[str, Any] | None = None
+    #: What a "forget ..." said beside a paused run names (nothing is deleted without a yes).
+    forget_proposed: list[dict[str, Any]] = field(default_factory=list)
+    topic: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +113,10 @@ class ThreadView:
             "confirmation": self.confirmation,
             "forgotten": self.forgotten,
             "thread_deleted": self.thread_deleted,
+            "intent": self.intent,
+            "cited": self.cited,
+            "pending": self.pending,
+            "forget_proposed": self.forget_proposed,
             "draft_markdown": self.draft_markdown,
         }
 
@@ -201,6 +216,8 @@ def thread_view(
         model=model,
         context_loaded=dict(values.get("context_loaded") or {}),
         learned=list(values.get("learned") or []),
+        intent=values.get("intent") or None,
+        cited=list(values.get("cited") or []),
         procedures=list(values.get("procedures") or []),
         created_at=record.created_at,
         updated_at=record.updated_at,

@@ -180,6 +180,9 @@ class ChatSession:
             self.console.print("It has been a while: this is a new conversation.")
         self.last_turn = now
         thread_id = self.thread_id or new_thread_id()
+        if self.thread_id and self.shown_hash and self._set_aside(query):
+            thread_id = new_thread_id()
+            self.thread_id, self.shown_hash = None, None
         try:
             view = self.call(
                 lambda app: app.start(
@@ -195,6 +198,29 @@ class ChatSession:
         if first and view.context_loaded:
             render.context_loaded(self.console, view.context_loaded)
         self._show(view)
+
+    def _set_aside(self, query: str) -> bool:
+        """A research request while this conversation's draft awaits a decision: ask whether
+        to set the draft aside (it stays approvable) and research this in a new thread. No:
+        the message is answered beside the draft, and /approve still publishes it."""
+        if self.call(lambda app: app.understand(query)) != "research":
+            return False
+        pending = self.thread_id
+        try:
+            reply = self.read_line(
+                "A draft awaits your decision. Set it aside and start this request in a new "
+                "thread? [y/N]: "
+            )
+        except (EOFError, KeyboardInterrupt):
+            reply = ""
+        if reply.strip().lower() not in ("y", "yes"):
+            return False
+        self.console.print(
+            f"The draft on thread {pending} is set aside; it stays approvable: analyst approve "
+            f"{pending}",
+            soft_wrap=True,
+        )
+        return True
 
     def _remember(self, rest: str) -> None:
         """``/remember TEXT [as fact|preference|procedure]``: stored at once, citing the
@@ -269,12 +295,26 @@ class ChatSession:
         self._show(view)
 
     def _show(self, view: ThreadView) -> None:
+        if view.pending is not None:
+            self._show_aside(view)
+            return
         render.thread(self.console, view, commands=False)
         self.shown_hash = view.draft_hash if view.status == "awaiting_approval" else None
         if view.status == "awaiting_approval":
             self.console.print("Reply with /approve, /reject <feedback> or /edit <file>.")
         elif view.status == "awaiting_confirmation" and view.confirmation:
             self._confirm(view.thread_id, view.confirmation)
+
+    def _show_aside(self, view: ThreadView) -> None:
+        """A message answered beside the paused run: the answer, and the draft still waiting
+        (its hash unchanged, so /approve still publishes the draft shown). "forget ..." then
+        asks what to forget, as /forget does."""
+        render.said(self.console, view.reply)
+        if view.intent == "forget" and view.forget_proposed and view.topic:
+            self._forget(f"topic {view.topic}")
+        pending = view.pending or {}
+        if pending.get("status") == "awaiting_approval" and self.shown_hash:
+            self.console.print("Reply with /approve, /reject <feedback> or /edit <file>.")
 
     def _confirm(self, thread_id: str, request: dict[str, Any]) -> None:
         """The agent's question at a natural pause: confirm, reject or leave for later each

@@ -5,6 +5,7 @@ Pure presentation: functions take a console and plain values, and never touch st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 STATUS_STYLE = {
     "noted": "blue",
+    "answered": "blue",
     "declined": "magenta",
     "awaiting_approval": "bold yellow",
     "published": "bold green",
@@ -31,6 +34,17 @@ STATUS_STYLE = {
 VERDICT_STYLE = {"pass": "green", "needs_attention": "yellow", "fail": "red"}
 
 
+#: Statuses of a request answered without research (the reply says it all).
+ANSWERED = ("noted", "declined", "answered")
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def said(console: Console, reply: str) -> None:
+    """The analyst's reply, as plain text: it may quote memory and the user's words, so it is
+    never read as markup, and control characters (terminal escape codes) are removed."""
+    console.print(Text.assemble(("analyst:", "bold"), " ", _CONTROL.sub("", reply)), soft_wrap=True)
+
+
 def plural(count: int, word: str) -> str:
     """``1 finding``, ``2 findings``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
@@ -38,10 +52,12 @@ def plural(count: int, word: str) -> str:
 
 def progress(console: Console, node: str, update: dict[str, Any]) -> None:
     """One line per finished node, saying what it did."""
-    if node == "capture" and update.get("status") not in ("noted", "declined"):
+    if node == "capture" and update.get("status") not in ANSWERED:
         return  # it stored the turn; the router's line says what the request is
-    if node in ("capture", "router") and update.get("status") in ("noted", "declined"):
+    if node in ("capture", "router", "answer") and update.get("status") in ANSWERED:
         detail = str(update["status"])
+    elif node == "router" and update.get("intent") == "question":
+        detail = "a question about memory"
     elif node == "router":
         tickers = ", ".join(update.get("tickers", []))
         mode = "deep research" if update.get("mode") == "deep" else "quick snapshot"
@@ -84,11 +100,11 @@ def thread(
     console.print(
         f"Thread [bold]{view.thread_id}[/] · [{style}]{view.status.replace('_', ' ')}[/]"
         + (f" · {view.ticker}" if view.ticker else "")
-        + (f" · {view.query!r}" if view.query else "")
+        + (f" · {escape(repr(view.query))}" if view.query else "")
     )
     usage(console, view)
-    if view.reply and view.status not in ("noted", "declined"):
-        console.print(f"[bold]analyst:[/] {view.reply}", soft_wrap=True)
+    if view.reply and view.status not in ANSWERED:
+        said(console, view.reply)
     for note in view.step_notes:
         console.print(f"[yellow]step note:[/] {note}", soft_wrap=True)
     if view.status == "awaiting_approval":
@@ -122,8 +138,8 @@ def thread(
         )
     elif view.status == "rejected":
         console.print(f"[red]{view.stop_reason}[/]")
-    elif view.status in ("noted", "declined"):
-        console.print(f"[bold]analyst:[/] {view.reply}")
+    elif view.status in ANSWERED:
+        said(console, view.reply)
     elif view.status == "awaiting_confirmation" and view.confirmation:
         if view.confirmation.get("kind") == "forget_confirmation":
             forget_question(console, view.confirmation)

@@ -113,3 +113,10 @@ def answered(update: dict[str, Any], status: str, reply: str) -> dict[str, Any]:
         "stop_reason": reply,
         "messages": [*update.get("messages", []), AIMessage(reply)],
     }
+
+
+def chat_model(reasoner: Any) -> Any:
+    """The chat model behind ``reasoner`` on the model path; ``None`` offline."""
+    if getattr(reasoner, "label", "offline") == "offline":
+        return None
+    return getattr(reasoner, "model", None)

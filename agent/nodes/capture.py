@@ -5,11 +5,13 @@ path), loads the procedures in force and, on a thread's first request, the sessi
 merges the constraints it states into the thread's list; summarises older turns once the
 history outgrows its budget; and resets every per-request field (:func:`fresh_request`). A
 request to forget is answered here: what it names is proposed, ``remember`` asks the user.
-Everything else goes to the router, which classifies the text alone.
+Everything else goes to the router, which classifies the text alone; a question is stored but
+nothing is learned from it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal, get_origin, get_type_hints
 
 from langchain_core.messages import HumanMessage, RemoveMessage
@@ -19,8 +21,8 @@ from langgraph.types import Command
 
 from agent.nodes.base import Node, answered, thread_id
 from agent.reasoning.chat_model import add_usage, no_usage
+from agent.recollection.intent import classify
 from agent.research import constraints as rules
-from agent.research.routing import forget_topic
 from agent.state import AnalystState, Context, Usage
 
 #: Fields of :class:`~agent.state.AnalystState` that outlive a request: the conversation, and
@@ -59,16 +61,30 @@ def _empty(hint: Any) -> Any:
     return {list: [], dict: {}, str: "", int: 0}.get(kind) if isinstance(kind, type) else None
 
 
+def _episode_meta(intent: str) -> dict[str, Any] | None:
+    """What the episode records about the message: a forget request, or a question (neither
+    states anything to learn)."""
+    if intent == "forget":
+        return {"request": "forget"}
+    if intent == "question":
+        return {"intent": "question"}
+    return None
+
+
 class Capture(Node):
     async def __call__(
         self, state: AnalystState, runtime: Runtime[Context]
     ) -> Command[Literal["router", "remember"]]:
         """Store the turn and start a fresh request; a forget request is answered at once."""
         query = state["query"]
-        forget = forget_topic(query)
+        listed = await asyncio.to_thread(self.services.market.available_tickers)
+        understood = classify(query, listed)
+        forget = understood.topic if understood.intent == "forget" else None
         new_rules, _ = rules.split_constraints("" if forget else query)
-        # A request to forget is stored as the user's turn, but nothing is learned from it.
-        memory = await self._remember_turn(state, runtime, learn=forget is None)
+        # A request to forget, or a question, is stored as the user's turn, but nothing is
+        # learned from it ("is my risk tolerance aggressive?" states nothing).
+        learn = understood.intent not in ("forget", "question")
+        memory = await self._remember_turn(state, runtime, learn=learn, intent=understood.intent)
         update: dict[str, Any] = {
             **fresh_request(),
             "constraints": rules.merge(state.get("constraints", []), new_rules),
@@ -77,13 +93,19 @@ class Capture(Node):
         summary, trimmed, usage = await self._trim_history(state)
         update.update(summary=summary, usage=usage, messages=[*trimmed, HumanMessage(query)])
         if forget is not None:
+            update["intent"] = "forget"
             return Command(
                 goto="remember", update=await self._propose_forget(update, runtime, forget)
             )
         return Command(goto="router", update=update)
 
     async def _remember_turn(
-        self, state: AnalystState, runtime: Runtime[Context], *, learn: bool = True
+        self,
+        state: AnalystState,
+        runtime: Runtime[Context],
+        *,
+        learn: bool = True,
+        intent: str = "",
     ) -> dict[str, Any]:
         """Store the message as an episode, apply what it states now (unless not ``learn``),
         load the procedures in force and, on a thread's first request, what the session
@@ -97,7 +119,7 @@ class Capture(Node):
             "message",
             state["query"],
             turn=f"turn:{turn}",
-            meta=None if learn else {"request": "forget"},
+            meta=_episode_meta(intent),
         )
         update: dict[str, Any] = {
             "turns": turn,
