@@ -24,6 +24,9 @@ Found = tuple[str, object, int]
 #: Attributes whose statements carry a negation ("no tobacco", "no more than 20%").
 NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdown_pct"})
 
+#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%").
+CONDITIONAL = frozenset({"max_drawdown_pct"})
+
 _I = re.IGNORECASE
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
 _DEGREE = (
@@ -59,14 +62,20 @@ _RISK_PERSON = _alternation(
     for w in (value, *words)
     if w not in {"high", "low", "medium", "growth", "balanced", "bold", "careful"}
 )
+_RISK_NOUN = r"(?:tolerance|appetite|profile|level|attitude|preference|capacity)"
 _RISK_TAIL = (
     r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:my|our|the|his|her) "
     r"money|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
     r"at heart|by nature|[.,;!)]|-|$))"
 )
 _RISK = [
-    rf"\brisk(?:\s+(?:tolerance|appetite|profile|level|attitude|preference))?"
-    rf"\s*(?:is|:|=|-|would be)?\s*{_DEGREE}(?P<v>{_RISK_ALL})\b(?!\s+risk)",
+    rf"(?:\bmy\s+risk(?:\s+{_RISK_NOUN})?|\brisk\s+{_RISK_NOUN}|^\W*risk)"
+    rf"\s*(?:is|:|=|-|would be|as|of)?\s*{_DEGREE}(?P<v>{_RISK_ALL})\b(?!\s+risk)",
+    rf"\b(?:comfortable|ok|okay|fine|happy|good)\s+with\s+{_DEGREE}(?P<v>{_RISK_ALL})"
+    r"[\s-]+risk\b",
+    r"\bi\s+(?:\w+\s+){0,2}(?P<v>play it safe)\b",
+    rf"\b(?:me|myself)\s+(?:down\s+)?as\s+(?:an?\s+)?{_DEGREE}"
+    rf"(?P<v>{_RISK_PERSON}|(?:{_RISK_ALL})[\s-]+risk)\b",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_ALL})\s*(?:on|with|about|regarding)?"
     r"[\s-]+risk\b",
@@ -104,6 +113,7 @@ _HORIZON_SELF = [
     rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
     r"(?:retirement|retiring|i retire|i stop work\w*)",
 ]
+_RANGE = re.compile(r"\d\s*(?:-|–|to|or)\s*$", _I)
 _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b", _I)
 
 
@@ -117,14 +127,17 @@ _AGE = [
     rf"\bage(?:d)?\s*(?::|is|=|-)?\s*(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|years? (?!old)))",
     rf"\b(?:i'?m|i\s+am|im)\s+an?\s+(?P<v>{_AGE_NUMBER})[\s-]*(?:years?|yr)[\s-]*old\b",
     rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
+    rf"\bi\s+(?:just\s+)?turned\s+(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|percent))",
+    r"^\W*(?P<v>\d{1,3})\s*(?:years?[\s-]*old|y/?o)\b",
 ]
 
 
 # -- drawdown ----------------------------------------------------------------------------------
 
 _LOSS = re.compile(
-    r"\b(?:drawdown|draw[\s-]down|drop|dip|decline|fall|loss(?:es)?|lose|losing|lost|down|hit|"
-    r"haircut)\b",
+    r"\b(?:drawdown|draw[\s-]down|drops?|dropped|dip|declines?|declined|falls?|fell|"
+    r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
+    r"haircut|red|crash\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
     _I,
 )
 _LIMIT = re.compile(
@@ -142,13 +155,14 @@ _GOAL_CUE = re.compile(
     r"\b(?:goals?|purpose|aim|objective|target|priority|priorities|saving|save|saved|"
     r"putting (?:it|money) (?:aside|away)|money is for|it'?s for|this is for|"
     r"above (?:everything|all)|most important|matters? (?:most )?to me|main thing|"
-    r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is)\b",
+    r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is|the plan|"
+    r"investing for|invest for|investing towards|money for|fund for)\b",
     _I,
 )
 #: Goal phrases that name a pot of money for a purpose: a goal on their own.
 _GOAL_NOUNS = re.compile(
-    r"\b(?:pension pot|nest egg|college fund|retirement savings|retirement fund|"
-    r"retirement account|house deposit|down payment)\b",
+    r"\b(?:(?:pension|retirement|house|home|college|university|education|tuition)\s+"
+    r"(?:pot|fund|money|savings|account|nest egg|deposit)|nest egg|down payment)\b",
     _I,
 )
 _RETIRING = re.compile(
@@ -156,7 +170,10 @@ _RETIRING = re.compile(
     r"(?P<v>stop work\w*|stopping work\w*|retire|retiring|quit work\w*)\b",
     _I,
 )
-_DIVIDENDS = r"(?:dividends?(?:[\s-]+(?:payers?|stocks?|income|paying\s+\w+))?|yield|payouts?)"
+_DIVIDENDS = (
+    r"(?:dividends?(?:[\s-]+(?:payers?|stocks?|income|paying\s+\w+))?|yield|payouts?|"
+    r"income stocks|income payers)"
+)
 _GROWTH = r"(?:growth(?:\s+stocks?|\s+names)?|growers|capital gains|appreciation)"
 _BALANCE = re.compile(
     r"\b(?:half|mix|mixed|blend|balance|balanced|both|equal|equally|50/50|50-50|split)\b", _I
@@ -183,6 +200,8 @@ _STYLE = [
     rf"\b(?:report\s+style|style|length)\s*(?:is|:|=|-)\s*(?P<v>{_STYLE_WORDS})\b",
     r"\b(?:go|dive|dig)\s+(?P<v>deep)\b",
     r"\bkeep\s+(?:it|them|things)\s+(?P<v>short|brief|concise)\b",
+    r"\b(?P<v>lots of detail|all the details?|every detail|full detail|in detail|tl;?dr|"
+    r"bullet points)\b",
 ]
 
 
@@ -220,7 +239,7 @@ def tickers_in(text: str, known: set[str]) -> list[tuple[str, int]]:
 _WATCH = re.compile(
     r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep (?:an )?eye on|"
     r"keep tabs on|on my (?:watch[\s-]?list|radar)|add\b[^.;!?]*?\bwatch[\s-]?list|"
-    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list)\b",
+    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list|(?:add|put)\b[^.;!?]*?\bmy\s+list)\b",
     _I,
 )
 _SUBJECTLESS = re.compile(
@@ -233,7 +252,9 @@ _HOLD = re.compile(
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
     r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
     r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
-    r"(?:my\s+)?(?:portfolio|holdings)\s*:)",
+    r"(?:my\s+)?(?:portfolio|holdings)\s*:|^\W*(?:currently\s+|now\s+|still\s+)?holding|"
+    r"\bi'?m\s+(?:currently\s+|still\s+)?holding|"
+    r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in)",
     _I,
 )
 _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b", _I)
@@ -252,7 +273,8 @@ _EMPLOYER = re.compile(
     r"employed\s+(?:at|by)|my\s+employer\s*(?:is|:|=|-)?\s*(?:now\s+|currently\s+)?|"
     r"my\s+(?:pay\s*check|paycheque|salary|wages?|pay)\s+(?:comes?|is)\s+from|"
     r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+(?:jobs\s+)?to|"
-    r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at)\s+"
+    r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at|on the payroll (?:at|of)|"
+    r"i'?m\s+(?:on\s+staff|staff)\s+at)\s+"
     rf"(?P<v>{_COMPANY})",
     _I,
 )
@@ -266,12 +288,12 @@ _FORMER = re.compile(
 _CURRENCY_CUE = re.compile(
     r"\b(?:currency|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
     r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
-    r"numbers)\b[^.;!?]{0,25}?\bin)\b",
+    r"numbers)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
 )
 _EXCLUDED_WORDS = _words_of(vocabulary.EXCLUDED_SECTORS)
 _EXCLUDE = re.compile(
-    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|keep\s+(?:\w+\s+)?"
+    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|keep\s+(?:\w+\s+){0,3}?"
     r"(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
     r"won'?t|will not|refuse|ban|boycott|against|not)\b",
     _I,
@@ -280,7 +302,8 @@ _SECTOR_WORDS = _words_of(vocabulary.SECTORS)
 _INTEREST = re.compile(
     r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
     r"focus(?:ed|ing)?\s+on|keen\s+on|like|love|prefer|favou?rite|exposure\s+to|overweight|"
-    r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about)\b",
+    r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about|"
+    r"my\s+focus|focus)\b",
     _I,
 )
 _NAME = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,4})"
@@ -320,7 +343,8 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
     found = [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON, part)]
     if (_has_self(part) or _GOAL_CUE.search(part)) and not _EXPERIENCE.search(part):
         found += [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON_SELF, part)]
-    return found
+    # A range ("5-7 years", "5 to 7 years") names no one horizon.
+    return [f for f in found if not _RANGE.search(part[: f[2]])]
 
 
 def _age(part: str, known: set[str]) -> list[Found]:
@@ -344,7 +368,7 @@ def _goal(part: str, known: set[str]) -> list[Found]:
     found: list[Found] = []
     noun = _GOAL_NOUNS.search(part)
     if noun is not None:
-        found.append(("goal", noun.group(0), noun.start()))
+        found.append(("goal", noun.group(0).split()[0], noun.start()))
     retiring = _RETIRING.search(part)
     if retiring is not None:
         found.append(("goal", retiring["v"], retiring.start("v")))
@@ -367,6 +391,8 @@ def _income_comparison(part: str) -> bool:
 def _income(part: str, known: set[str]) -> list[Found]:
     dividends = re.search(rf"\b{_DIVIDENDS}\b", part, _I)
     growth = re.search(rf"\b{_GROWTH}\b", part, _I)
+    if dividends is None and growth is not None:
+        dividends = re.search(r"\bincome\b", part, _I)  # "a mix of income and growth"
     if dividends is None and growth is None:
         return []
     if not (_has_self(part) or _PREFER.search(part)):
@@ -397,7 +423,7 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
     before = part[: cue.start()]
     if not (
         _SUBJECTLESS.match(before)
-        or re.search(r"\b(?:i|i'm|im|we|we're)\s+(?:\w+\s+){0,2}$", before, _I)
+        or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,2}$", before, _I)
         or re.search(r"\bmy\s+watch[\s-]?list\b", part, _I)
     ):
         return []
@@ -453,19 +479,6 @@ def _sectors(part: str, known: set[str]) -> list[Found]:
     return [("sectors_of_interest", [m.group(0) for m in named], named[0].start())]
 
 
-def _excluded_tickers(part: str, known: set[str]) -> list[Found]:
-    from agent.research.constraints import excluded_tickers, is_constraint
-
-    found: list[Found] = []
-    for clause in re.split(r",\s*|\s+-{1,2}\s+", part):
-        if is_constraint(clause):
-            named = tickers_in(clause, known)
-            excluded = excluded_tickers([clause], {s for s, _ in named} | known)
-            if excluded:
-                found.append(("excluded_tickers", list(excluded), part.find(clause)))
-    return found[:1]
-
-
 def _personal(part: str, known: set[str]) -> list[Found]:
     found: list[Found] = []
     name = _first(_FULL_NAME, part)
@@ -490,7 +503,6 @@ _DETECTORS: tuple[Callable[[str, set[str]], list[Found]], ...] = (
     _employer,
     _currency,
     _sectors,
-    _excluded_tickers,
     _personal,
 )
 

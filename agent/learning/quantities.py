@@ -120,7 +120,7 @@ _UNIT_YEARS = {
 #: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs",
 #: "thirty months", "a couple of decades", "a year and a half".
 DURATION = (
-    rf"(?P<amount>{NUMBER})[\s-]*"
+    rf"(?P<amount>{NUMBER}(?:\s+and\s+a\s+half)?)[\s-]*"
     r"(?P<unit>years?|yrs?|y|months?|mos?|mths?|decades?|weeks?|wks?)\b"
     r"(?P<half>\s+and\s+a\s+half)?"
 )
@@ -129,7 +129,10 @@ _DURATION = re.compile(rf"(?<![\w.]){DURATION}", re.IGNORECASE)
 
 def years_of(amount: str, unit: str, half: str | None = None) -> float:
     """The years a duration's parts stand for: ``years_of("18", "months") == 1.5``."""
-    value = number(amount)
+    whole, and_half = re.subn(r"\s+and\s+a\s+half$", "", amount.strip(), flags=re.I)
+    value = number(whole)
+    if value is not None and and_half:
+        value += 0.5
     if value is None:
         raise ValueError(f"{amount!r} is not a number")
     value += 0.5 if half else 0

@@ -75,7 +75,8 @@ _HEDGE = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|i meant|i mean|meant to say|i misspoke|misspoke|sorry|"
     r"no wait|wait|scratch that|strike that|make that|make it|change (?:that|it) to|typo|"
-    r"my bad|wrong|let me correct|on second thought|i was wrong|not \w+,\s*(?:it's|its|"
+    r"my bad|wrong|let me correct|on second thought|i was wrong|oops|whoops|fat fingers?|"
+    r"mistyped|typed wrong|nope|not \w+,\s*(?:it's|its|"
     r"but|i meant))\b",
     re.IGNORECASE,
 )
@@ -150,14 +151,20 @@ def _sentences(text: str) -> list[str]:
 
 def _sentence(sentence: str, known: set[str], recent: Sequence[str]) -> list[Reading]:
     words = plain(sentence)
-    if _is_question(words) or _HYPOTHETICAL.search(words):
+    if _is_question(words):
         return []
+    # A condition may still state a limit ("I'd sell if it fell more than 20%"), nothing else.
+    only = phrasing.CONDITIONAL if _HYPOTHETICAL.search(words) else None
     words = _without_hedges(words)
     if not words.strip():
         return []
     readings: list[Reading] = []
     for part, reported in _voices(words):
-        readings += _part(sentence, part, known, recent, reported=reported)
+        readings += [
+            r
+            for r in _part(sentence, part, known, recent, reported=reported)
+            if only is None or r.attribute in only
+        ]
     return readings
 
 

@@ -17,6 +17,8 @@ RISK: dict[str, tuple[str, ...]] = {
         "low risk",
         "defensive",
         "capital preservation",
+        "safe",
+        "play it safe",
     ),
     "moderate": ("balanced", "medium", "medium risk", "middle of the road"),
     "aggressive": (
@@ -30,8 +32,32 @@ RISK: dict[str, tuple[str, ...]] = {
     ),
 }
 STYLE: dict[str, tuple[str, ...]] = {
-    "brief": ("short", "concise", "succinct", "terse", "quick", "compact"),
-    "detailed": ("long", "thorough", "in depth", "comprehensive", "full", "deep", "extensive"),
+    "brief": (
+        "short",
+        "concise",
+        "succinct",
+        "terse",
+        "quick",
+        "compact",
+        "tl dr",
+        "tldr",
+        "bullet points",
+    ),
+    "detailed": (
+        "long",
+        "thorough",
+        "in depth",
+        "comprehensive",
+        "full",
+        "deep",
+        "extensive",
+        "lots of detail",
+        "all the details",
+        "all the detail",
+        "every detail",
+        "full detail",
+        "in detail",
+    ),
 }
 
 

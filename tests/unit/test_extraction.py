@@ -179,7 +179,7 @@ def test_facts_quote_the_clause_they_come_from_and_cite_its_episode() -> None:
 
 def test_hot_path_facts_reads_facts_and_corrections_only() -> None:
     text = "Actually my horizon is 2 years, not 10. Never include TSLA. Remind me to check AMD."
-    fact, excluded = hot_path_facts(text, "ep-9")
+    (fact,) = hot_path_facts(text, "ep-9")
     assert fact == ExtractedFact(
         quote="Actually my horizon is 2 years, not 10.",
         episode_ids=["ep-9"],
@@ -187,11 +187,8 @@ def test_hot_path_facts_reads_facts_and_corrections_only() -> None:
         value=2,
         correction=True,
     )
-    # An exclusion the user states is a fact about them too (the instruction itself becomes a
-    # procedure candidate at the session's end, not here).
-    assert (excluded.attribute, excluded.value) == ("excluded_tickers", ["TSLA"])
     assert hot_path_facts("Maybe my horizon is 2 years.", "ep-9") == []
-    assert hot_path_facts("Always mention the data date from now on.", "ep-9") == []
+    assert hot_path_facts("Never include TSLA from now on.", "ep-9") == []
 
 
 def test_hot_path_recognises_the_providers_tickers_in_any_case() -> None:
@@ -587,10 +584,7 @@ def test_the_offline_extractor_finds_items_in_the_corpus() -> None:
     episodes = [episode(i, t) for i, t in enumerate(CORPUS)]
     episodes += [episode(100 + i, t, k, **m) for i, (k, t, m) in enumerate(DECISIONS)]  # type: ignore[arg-type]
     extraction = OfflineExtractor().extract_now(episodes)
-    facts = [f for f in extraction.new_facts if f.attribute != "excluded_tickers"]
-    assert len(facts) == 8
-    excluded = [f.value for f in extraction.new_facts if f.attribute == "excluded_tickers"]
-    assert excluded == [["TSLA"], ["META"], ["TSLA"], ["AMZN"]]
+    assert len(extraction.new_facts) == 8
     assert len(extraction.notable_events) == 4
     assert len(extraction.open_items) == 3
     assert ground(extraction, episodes).rejected == []
