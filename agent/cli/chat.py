@@ -196,7 +196,7 @@ class ChatSession:
         first = self.thread_id is None
         self.thread_id = thread_id
         if first and view.context_loaded:
-            render.context_loaded(self.console, view.context_loaded)
+            render.context_loaded(self.console, view.context_loaded, view.memories_used)
         self._show(view)
 
     def _set_aside(self, query: str) -> bool:

@@ -187,10 +187,18 @@ def _memory(console: Console, view: ThreadView) -> None:
         console.print(f"[bold red]memory:[/] {view.memory_warning}", soft_wrap=True)
 
 
-def context_loaded(console: Console, loaded: dict[str, Any]) -> None:
-    """What a session loaded from memory (``analyst memory context``, the chat's first turn)."""
+def context_loaded(console: Console, loaded: dict[str, Any], recalled: Sequence[str] = ()) -> None:
+    """What a session loaded from memory (``analyst memory context``, the chat's first turn);
+    ``recalled``: the memory keys the request's plan used, so an empty session start is not
+    reported as "nothing remembered" when the plan did use a memory."""
     if not any(loaded.get(k) for k in ("profile", "procedures", "sessions", "open_items")):
-        console.print("Nothing remembered yet.")
+        if recalled:
+            console.print(
+                f"Recalled for this request: {len(recalled)} "
+                f"{'memory' if len(recalled) == 1 else 'memories'} ({', '.join(recalled)})."
+            )
+        else:
+            console.print("Nothing remembered yet.")
         return
     console.print(
         f"Loaded from memory: {loaded.get('tokens', 0)} of {loaded.get('budget', 0)} tokens"
