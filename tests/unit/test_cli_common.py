@@ -126,6 +126,9 @@ class FakeApp:
         self.started.append(thread_id)
         return ThreadView(thread_id, "awaiting_approval", query, draft_hash="d" * 64)
 
+    async def understand(self, query: str) -> str:
+        return "research"
+
     async def decide(
         self,
         thread_id: str,
@@ -181,7 +184,8 @@ def test_the_chat_loop_reaches_the_app_only_through_its_callback() -> None:
 def test_a_long_silence_ends_the_session_and_starts_a_new_one() -> None:
     fake = FakeApp()
     now = [0.0]
-    lines: Iterator[str] = iter(["Analyze NVDA", "Analyze AAPL", "Analyze TSLA", "/quit"])
+    # "n": keep the draft on the thread rather than set it aside for a new one.
+    lines: Iterator[str] = iter(["Analyze NVDA", "Analyze AAPL", "n", "Analyze TSLA", "/quit"])
 
     def read(_prompt: str) -> str:
         line = next(lines)
