@@ -101,6 +101,8 @@ _FIRST_PERSON = re.compile(
     r"mine)\b|^\s*(?:please\s+)?(?:remember|note|keep in mind|bear in mind)\b",
     _FLAGS,
 )
+#: The user anywhere in a sentence ("Maybe I'll try options some day").
+_SELF = re.compile(r"\b(i|i'm|im|i've|i'd|i'll|my|me|mine|we|we're|our)\b", _FLAGS)
 #: First-person openers that ask for something ("I'd like an analysis of NVDA").
 _REQUEST_OPENER = re.compile(
     r"^\s*(?:i(?:'d| would) like|i want|i need|i'm looking for|im looking for|can you|"
@@ -160,6 +162,8 @@ def _sentence(message: str, known: set[str]) -> Understood:
         return Understood("research", "names " + ", ".join(named))
     if _GREETING.search(message):
         return Understood("conversation", "a greeting or a request for help")
+    if _SELF.search(message) and not is_question(message):
+        return Understood("statement", "the user speaks about themselves")
     if is_question(message):
         return Understood("conversation", "a question that is no research request")
     return Understood("conversation", "no request")

@@ -26,6 +26,8 @@ TICKERS = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
         ("My horizon is 2 years", "statement"),
         ("Actually, my risk tolerance is conservative now.", "statement"),
         ("I read your analysis of NVDA yesterday", "statement"),
+        ("Maybe I'll try options some day.", "statement"),
+        ("I prefer tables over charts.", "statement"),
         # questions about the user, memory or the past
         ("What do you know about me?", "question"),
         ("what is my risk tolerance?", "question"),
