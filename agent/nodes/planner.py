@@ -1,7 +1,8 @@
 """The planner node: plan the research after reading what memory knows about this user.
 
 Deterministic first: the user's current facts from the ledger (stated or confirmed ones only;
-an inference alone changes nothing), then semantic neighbours from the long-term store, ranked.
+an inference alone changes nothing), then semantic neighbours from the long-term store, ranked,
+and the confirmed preferences that ask for report content, whatever the query.
 Both are scoped by the run's principal, never by anything a model produced, reach prompts only
 as quoted data, and are audited as read. The plan cites what it used.
 
@@ -15,7 +16,7 @@ same rules as the offline analyst's.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -25,10 +26,14 @@ from agent.nodes.base import Node, principal, with_proposals
 from agent.reasoning.base import Context as ReasoningContext
 from agent.reasoning.base import Planned, profile_of
 from agent.reasoning.chat_model import add_usage
+from agent.research.constraints import included_sections
 from agent.research.routing import Route
 from agent.research.suitability import Profile, shape_plan
 from agent.state import AnalystState, Context
 from memory.identity import Principal
+
+if TYPE_CHECKING:
+    from memory.recall import Recalled
 
 
 class Planner(Node):
@@ -37,6 +42,7 @@ class Planner(Node):
         who = principal(runtime)
         facts = await self._current_facts(who, runtime)
         recalled = await self._recall(runtime.store, who, state["query"])
+        recalled += await self._preferences(runtime.store, who, {m["key"] for m in recalled})
         learner = self.learner(runtime)
         if learner is not None:
             await learner.audit_read(
@@ -106,6 +112,23 @@ class Planner(Node):
             if usable_fact(fact)
         }
 
+    async def _preferences(
+        self, store: BaseStore | None, who: Principal, known: set[str]
+    ) -> list[dict[str, Any]]:
+        """The user's confirmed preferences that ask for report content ("always include the
+        peer table"), whatever the query: they hold for every report, like procedures."""
+        if store is None:
+            return []
+        from memory.recall import alist_memories
+
+        return [
+            _recalled(item)
+            for item in await alist_memories(store, who, limit=PREFERENCES_SCANNED)
+            if item.kind == "preference"
+            and item.key not in known
+            and included_sections(item.text, standing=True)
+        ]
+
     async def _recall(
         self, store: BaseStore | None, who: Principal, query: str
     ) -> list[dict[str, Any]]:
@@ -114,18 +137,23 @@ class Planner(Node):
         from memory.recall import arecall
 
         found = await arecall(store, who, query, limit=self.services.recall_limit)
-        return [
-            {
-                "key": item.key,
-                "text": item.text,
-                "kind": item.kind,
-                "about": item.about,
-                "at": item.at.isoformat() if item.at else None,
-                "episode_ids": list(item.metadata.get("episode_ids") or []),
-                "score": item.parts.to_json(),
-            }
-            for item in found
-        ]
+        return [_recalled(item) for item in found]
+
+
+#: How many of the user's newest long-term memories are scanned for standing preferences.
+PREFERENCES_SCANNED = 200
+
+
+def _recalled(item: Recalled) -> dict[str, Any]:
+    return {
+        "key": item.key,
+        "text": item.text,
+        "kind": item.kind,
+        "about": item.about,
+        "at": item.at.isoformat() if item.at else None,
+        "episode_ids": list(item.metadata.get("episode_ids") or []),
+        "score": item.parts.to_json(),
+    }
 
 
 def _without_excluded(route: Route, profile: Profile) -> tuple[Route, list[str]]:

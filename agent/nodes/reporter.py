@@ -40,6 +40,7 @@ class Reporter(Node):
                 self.context(state, conventions),
                 facts={name: f["value"] for name, f in facts.items()},
                 profile=facts,
+                memories=tuple(state.get("recalled") or []),
                 personal=personal_lines(state),
             ),
         )
@@ -87,7 +88,12 @@ def personal_lines(state: AnalystState) -> list[str]:
             f"{str(p['confirmed_at'])[:10]}; episodes {', '.join(p['episode_ids']) or '-'})."
         )
     for m in state.get("recalled") or []:
-        if m.get("kind") in ("decision", "rejection", "milestone"):
+        if m.get("kind") == "preference":
+            episodes = ", ".join(m.get("episode_ids") or []) or "no episode"
+            lines.append(
+                f'Your preference: "{m["text"]}" (memory {m["key"]}; episodes {episodes}).'
+            )
+        elif m.get("kind") in ("decision", "rejection", "milestone"):
             episodes = ", ".join(m.get("episode_ids") or []) or "no episode"
             when = str(m.get("at") or "")[:10]
             lines.append(

@@ -55,10 +55,11 @@ class Context:
 
 def profile_of(ctx: Context) -> Profile:
     """The user's profile as the suitability rules read it: the fact records (or the bare
-    facts), the procedures in force and the thread's constraints."""
+    facts), the procedures in force, the thread's constraints and the confirmed preferences
+    among the memories."""
     from agent.research.suitability import Profile
 
-    return Profile.of(ctx.profile or ctx.facts, ctx.procedures, ctx.constraints)
+    return Profile.of(ctx.profile or ctx.facts, ctx.procedures, ctx.constraints, ctx.memories)
 
 
 @dataclass(frozen=True)

@@ -138,19 +138,21 @@ SECTION_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("Risk factors", re.compile(r"\b(risk factors?|risks?|downside)\b", re.IGNORECASE)),
     ("Analysis", re.compile(r"\b(analysis|technicals?|trend|momentum)\b", re.IGNORECASE)),
 )
+_ALWAYS = re.compile(r"\b(?:always|from now on|going forward|in future)\b", re.IGNORECASE)
 _INCLUDE = re.compile(
-    r"\b(?:always|from now on|going forward|in future)\b.*?\b(?:include|includ\w+|show|add|"
-    r"keep|give|mention)\b(?P<rest>.*)",
+    r"\b(?:include|includ\w+|show|add|keep|give|mention|want|need)\b(?P<rest>.*)",
     re.IGNORECASE,
 )
 
 
-def included_sections(text: str) -> list[str]:
-    """Report sections a standing rule asks to always include: "Always include the peer
-    table" names ``Peer comparison``. A negative rule ("never include ...") names none."""
+def included_sections(text: str, *, standing: bool = False) -> list[str]:
+    """Report sections a rule asks to always include: "Always include the peer table" names
+    ``Peer comparison``. Without "always" (or "from now on") a clause counts only when the
+    text is already ``standing`` (a confirmed procedure or preference: "Include the peer
+    table"). A negative rule ("never include ...") names none."""
     sections: list[str] = []
     for clause in _clauses(_IDIOMS.sub(" ", text)):
-        if _EXCLUSION.search(clause):
+        if _EXCLUSION.search(clause) or not (standing or _ALWAYS.search(clause)):
             continue
         match = _INCLUDE.search(clause)
         if match:
@@ -170,7 +172,7 @@ def required_sections(procedures: Iterable[Mapping[str, Any]]) -> dict[str, str]
         found = (
             [names.get(str(wanted).lower(), str(wanted))]
             if isinstance(wanted, str) and wanted
-            else included_sections(str(p.get("text") or ""))
+            else included_sections(str(p.get("text") or ""), standing=True)
         )
         for name in found:
             out.setdefault(name, f'procedure {p.get("procedure_id")} ("{p.get("text")}")')

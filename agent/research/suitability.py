@@ -61,6 +61,8 @@ class Profile:
     procedures: Sequence[Mapping[str, Any]] = ()
     #: The thread's standing constraints (the user's own words in this conversation).
     constraints: Sequence[str] = ()
+    #: The user's confirmed preferences (long-term memories of kind ``preference``).
+    preferences: Sequence[Mapping[str, Any]] = ()
 
     @classmethod
     def of(
@@ -68,17 +70,20 @@ class Profile:
         facts: Mapping[str, Any] | None,
         procedures: Sequence[Mapping[str, Any]] = (),
         constraints: Sequence[str] = (),
+        memories: Sequence[Mapping[str, Any]] = (),
     ) -> Profile:
-        """From fact records (``{"value", "memory_id", ...}``) or bare values by name."""
+        """From fact records (``{"value", "memory_id", ...}``) or bare values by name; of
+        ``memories`` only the preferences count."""
         records = {
             name: dict(f) if isinstance(f, Mapping) and "value" in f else {"value": f}
             for name, f in (facts or {}).items()
         }
-        return cls(records, tuple(procedures), tuple(constraints))
+        preferences = tuple(m for m in memories if m.get("kind") == "preference")
+        return cls(records, tuple(procedures), tuple(constraints), preferences)
 
     @property
     def empty(self) -> bool:
-        return not (self.facts or self.procedures or self.constraints)
+        return not (self.facts or self.procedures or self.constraints or self.preferences)
 
     # -- values -----------------------------------------------------------------------------
 
@@ -150,6 +155,11 @@ class Profile:
         """Report sections a confirmed procedure (or a constraint of this conversation)
         requires in full, each with the citation of what requires it."""
         out = required_sections(self.procedures)
+        for m in self.preferences:
+            for name in included_sections(str(m.get("text") or ""), standing=True):
+                out.setdefault(
+                    name, f'your confirmed preference [memory {m["key"]}] ("{m["text"]}")'
+                )
         for constraint in self.constraints:
             for name in included_sections(constraint):
                 out.setdefault(name, f'your constraint "{constraint}"')

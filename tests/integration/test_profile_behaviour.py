@@ -163,3 +163,86 @@ async def test_a_sector_of_interest_is_named() -> None:
         f"a sector you follow (sectors_of_interest=['semiconductors'] [fact {ids['sectors_of_interest']}])"
         in risks
     )
+
+
+async def test_a_rejections_feedback_once_confirmed_shapes_the_next_sessions_report() -> None:
+    """Session 1: a brief report without the peer table is rejected with feedback, and the
+    preference it yields is confirmed. Session 2, another ticker: the plan keeps the peer step
+    and the report shows the table, each citing the confirmed preference."""
+    feedback = "Always include the peer table."
+    async with app_at(START, "ivan") as app:
+        await state(app, {"report_style": "brief"})
+        first = await app.start("Analyze NVDA", thread_id="s1", keep_session=True)
+        assert "| Ticker |" not in section(first.draft_markdown, "Peer comparison")
+        payload = {"approver": "ivan", "draft_hash": first.draft_hash}
+        await app.decide("s1", {**payload, "action": "reject", "feedback": feedback})
+        await app.memory.end_session("s1")
+        pending = [
+            c for c in await app.memory.review() if "peer table" in str(c["payload"].get("text"))
+        ]
+        assert pending, await app.memory.review()
+        confirmed = await app.memory.confirm(pending[0]["candidate_id"])
+    async with app_at(START.replace(day=8), "ivan") as app:
+        later = await app.start("Analyze AAPL", thread_id="s2")
+    assert later.status == "awaiting_approval", later.stop_reason
+    assert "peers" in kinds(later)
+    cause = (
+        f"procedure {confirmed['procedure']['procedure_id']}"
+        if "procedure" in confirmed
+        else "your confirmed preference [memory"
+    )
+    assert f"Peer step kept in a brief plan because {cause}" in later.plan_rationale
+    peers = section(later.draft_markdown, "Peer comparison")
+    assert "| Ticker |" in peers and "| **AAPL** |" in peers
+    assert f"The full table, because {cause}" in peers
+    assert later.draft_markdown.count("\n## ") >= 8  # still a brief report otherwise
+    assert "### " not in section(later.draft_markdown, "Analysis")
+
+
+async def test_feedback_that_recurs_becomes_a_procedure_that_shapes_later_reports() -> None:
+    """The same feedback in two sessions asks to become a procedure; confirmed, it holds
+    for a later report on another ticker even though its words say no "always"."""
+    for day, thread in ((1, "r1"), (2, "r2")):
+        async with app_at(START.replace(day=day), "judy") as app:
+            if day == 1:
+                await state(app, {"report_style": "brief"})
+            draft = await app.start("Analyze NVDA", thread_id=thread, keep_session=True)
+            payload = {"approver": "judy", "draft_hash": draft.draft_hash}
+            await app.decide(
+                thread, {**payload, "action": "reject", "feedback": "Include the peer table."}
+            )
+            await app.memory.end_session(thread)
+    async with app_at(START.replace(day=3), "judy") as app:
+        [behaviour] = [c for c in await app.memory.review() if c["kind"] == "behaviour"]
+        procedure = (await app.memory.confirm(behaviour["candidate_id"]))["procedure"]
+        later = await app.start("Analyze MSFT", thread_id="r3")
+    cause = f"procedure {procedure['procedure_id']}"
+    assert f"Peer step kept in a brief plan because {cause}" in later.plan_rationale
+    peers = section(later.draft_markdown, "Peer comparison")
+    assert "| **MSFT** |" in peers and f"The full table, because {cause}" in peers
+    assert f"procedure {procedure['procedure_id']}" in section(
+        later.draft_markdown, "Memory context"
+    )
+
+
+async def test_on_the_model_path_the_same_code_shapes_the_plan_and_the_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scripted model plans the standard five steps and rates NVDA a Buy; the profile's
+    rules still order and trim the plan and judge the fit, and the reporter is told the
+    style and the facts only as quoted data."""
+    from tests.support.model_script import ScriptedAnalyst, fake_model, first_user, of_kind
+
+    with fake_model(monkeypatch) as server:
+        server.respond_with(ScriptedAnalyst())
+        careful, ids = await analyse("kate", CONSERVATIVE)
+    assert kinds(careful) == ["risk", "beta", "returns", "trend"]
+    assert "scripted standard plan" in careful.plan_rationale
+    assert f"horizon_years=2 [fact {ids['horizon_years']}]" in careful.plan_rationale
+    mine = section(careful.draft_markdown, "Recommendation")
+    assert "The price signals say Buy; for this profile it is a Hold." in mine
+    assert "| Ticker |" not in section(careful.draft_markdown, "Peer comparison")
+    [report] = of_kind(server.chat_requests(), "ReportNarrative")
+    ask = first_user(report)
+    assert "Report style: brief." in ask
+    assert 'source="user\'s current facts"' in ask and '"max_drawdown_pct": 15' in ask
