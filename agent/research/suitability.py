@@ -8,9 +8,10 @@ Every effect a rule has comes with the sentence that cites the fact or procedure
 so a plan or a report can say why it differs from another user's.
 
 Attributes read (absent ones change nothing): ``risk_tolerance``, ``horizon_years``,
-``max_drawdown_pct``, ``report_style``, ``excluded_tickers``, ``excluded_sectors``,
+``max_drawdown_pct``, ``goal`` (preservation is cautious, growth bold, income asks for income),
+``income_preference``, ``report_style``, ``excluded_tickers``, ``excluded_sectors``,
 ``holdings``, ``employer``, ``sectors_of_interest``, and any free-text fact saying the user is
-cautious ("conservative", "risk-averse", ...).
+cautious ("conservative", "risk-averse", ...). ``age`` is personal data and is not used.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ VOLATILITY_LIMITS: Mapping[str, float | None] = {
 }
 #: Annualised volatility above which a short horizon leaves too little time to recover.
 SHORT_HORIZON_VOLATILITY = 0.35
+#: ``income_preference`` and ``goal`` values that ask for income.
+INCOME_VALUES = ("dividends", "income")
 #: Attributes whose value a report never repeats (financial or identifying details).
 UNSHOWN = frozenset({"holdings", "employer", "full_name", "address", "age"})
 
@@ -175,13 +178,15 @@ class Profile:
         horizon = self.horizon_years
         if horizon is not None and horizon <= SHORT_HORIZON_YEARS:
             reasons.append(f"the fact {self.cite('horizon_years')} (a short horizon)")
+        if self.value("goal") == "preservation":
+            reasons.append(f"the fact {self.cite('goal')} (capital first)")
         limit = self.number("max_drawdown_pct")
         if limit is not None and limit <= TIGHT_DRAWDOWN_PCT:
             reasons.append(f"the fact {self.cite('max_drawdown_pct')} (a tight drawdown limit)")
         reasons += [
             f"the fact {self.cite(name)}"
             for name, record in sorted(self.facts.items())
-            if name != "risk_tolerance"
+            if name not in ("risk_tolerance", "goal")
             and isinstance(record.get("value"), str)
             and _CAUTIOUS.search(record["value"])
         ]
@@ -200,6 +205,8 @@ class Profile:
         horizon = self.horizon_years
         if horizon is not None and horizon >= LONG_HORIZON_YEARS:
             reasons.append(f"the fact {self.cite('horizon_years')} (a long horizon)")
+        if self.value("goal") == "growth":
+            reasons.append(f"the fact {self.cite('goal')}")
         return reasons
 
     # -- exclusions --------------------------------------------------------------------------
@@ -417,6 +424,12 @@ def profile_notes(ticker: str, profile: Profile) -> list[str]:
             f"Conflict of interest: you work for the company that issues {ticker} "
             f"({profile.cite('employer')}). Your income already depends on it, and insider-"
             "trading rules and your employer's trading windows may restrict what you can do."
+        )
+    income = [n for n in ("income_preference", "goal") if profile.value(n) in INCOME_VALUES]
+    if income:
+        notes.append(
+            f"Income: you look for income ({', '.join(profile.cite(n) for n in income)}); this "
+            "analysis uses prices only, so dividends and yield are not measured here."
         )
     interests = profile.words("sectors_of_interest")
     if sector is not None and interests:
