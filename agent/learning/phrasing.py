@@ -69,11 +69,14 @@ _RISK_TAIL = (
     r"at heart|by nature|[.,;!)]|-|$))"
 )
 _RISK = [
-    rf"(?:\bmy\s+risk(?:\s+{_RISK_NOUN})?|\brisk\s+{_RISK_NOUN}|^\W*risk)"
+    rf"(?:\bmy\s+risk(?:\s+{_RISK_NOUN})?|\brisk\s+{_RISK_NOUN}|^\W*risk|"
+    r"\bmy\s+(?:appetite|tolerance)\s+for\s+risk)"
     rf"\s*(?:is|:|=|-|would be|as|of)?\s*{_DEGREE}(?P<v>{_RISK_ALL})\b(?!\s+risk)",
     rf"\b(?:comfortable|ok|okay|fine|happy|good)\s+with\s+{_DEGREE}(?P<v>{_RISK_ALL})"
     r"[\s-]+risk\b",
     r"\bi\s+(?:\w+\s+){0,2}(?P<v>play it safe)\b",
+    rf"\bi\s+(?:keep|like|prefer|stick|stay|go|want|choose)\b[^.,;]{{0,25}}?\b"
+    rf"(?P<v>{_RISK_ALL})[\s-]+risk\b",
     rf"\b(?:me|myself)\s+(?:down\s+)?as\s+(?:an?\s+)?{_DEGREE}"
     rf"(?P<v>{_RISK_PERSON}|(?:{_RISK_ALL})[\s-]+risk)\b",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
@@ -108,8 +111,9 @@ _HORIZON_SELF = [
     r"need (?:the|this|my|it|that)?\s*(?:money|cash|funds)?|stop(?:ping)? work(?:ing)?|"
     r"retir(?:e|ing)|quit(?:ting)? work(?:ing)?|buy\w*\s+(?:a|an|my|our)\s+\w+|"
     r"for the next|leave it|leave the money|park(?:ing)? (?:it|the money)|"
-    r"finish(?:ing)? work(?:ing)?)\b[^.;!?]{0,25}?\b(?:in|for|within|after|another)?\s*"
-    rf"(?:~|about\s+|around\s+|roughly\s+)?(?P<v>{_D}){_NOT_OLD}",
+    r"finish(?:ing)? work(?:ing)?|touch (?:it|the money|this money|my money))\b"
+    r"[^.;!?]{0,25}?\b(?:in|for|within|after|another)?\s*"
+    rf"(?:~|about\s+|around\s+|roughly\s+|at least\s+)?(?P<v>{_D}){_NOT_OLD}",
     rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
     r"(?:retirement|retiring|i retire|i stop work\w*)",
 ]
@@ -143,7 +147,8 @@ _LOSS = re.compile(
 _LIMIT = re.compile(
     r"\b(?:max|maximum|most|up to|tolerat\w*|accept\w*|stomach|handle|take|bear|afford|"
     r"live with|ok(?:ay)? with|fine with|comfortable|limit|cap|no more|not more|more than|"
-    r"beyond|after that|threshold|i'm out|pain)\b|\bdrawdown\b",
+    r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell)\b|"
+    r"\bdrawdown\b",
     _I,
 )
 
@@ -165,6 +170,7 @@ _GOAL_NOUNS = re.compile(
     r"(?:pot|fund|money|savings|account|nest egg|deposit)|nest egg|down payment)\b",
     _I,
 )
+_POTS = ("pot", "fund", "money", "savings", "account", "deposit")
 _RETIRING = re.compile(
     r"\b(?:i|we)(?:'m|'re| am| are| will|'ll| plan to| want to)?\s+"
     r"(?P<v>stop work\w*|stopping work\w*|retire|retiring|quit work\w*)\b",
@@ -202,6 +208,7 @@ _STYLE = [
     r"\bkeep\s+(?:it|them|things)\s+(?P<v>short|brief|concise)\b",
     r"\b(?P<v>lots of detail|all the details?|every detail|full detail|in detail|tl;?dr|"
     r"bullet points)\b",
+    r"\b(?:just|only)\s+(?:the\s+)?(?P<v>highlights|key points|headlines|gist)\b",
 ]
 
 
@@ -252,7 +259,7 @@ _HOLD = re.compile(
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
     r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
     r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
-    r"(?:my\s+)?(?:portfolio|holdings)\s*:|^\W*(?:currently\s+|now\s+|still\s+)?holding|"
+    r"(?:my\s+)?(?:portfolio|holdings|positions|stocks|shares)\s*:|^\W*(?:currently\s+|now\s+|still\s+)?holding|"
     r"\bi'?m\s+(?:currently\s+|still\s+)?holding|"
     r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in)",
     _I,
@@ -276,6 +283,13 @@ _EMPLOYER = re.compile(
     r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at|on the payroll (?:at|of)|"
     r"i'?m\s+(?:on\s+staff|staff)\s+at)\s+"
     rf"(?P<v>{_COMPANY})",
+    _I,
+)
+_EMPLOYER_AFTER = re.compile(
+    rf"(?P<v>{_COMPANY})\s+(?:is\s+my\s+(?:employer|company)|employs\s+me|"
+    r"pays\s+my\s+(?:salary|wages?|bills))\b|"
+    r"\bmy\s+(?:salary|pay\s*check|paycheque|wages?)\s+(?:is\s+|are\s+)?paid\s+by\s+"
+    rf"(?P<w>{_COMPANY})",
     _I,
 )
 _FORMER = re.compile(
@@ -303,7 +317,7 @@ _INTEREST = re.compile(
     r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
     r"focus(?:ed|ing)?\s+on|keen\s+on|like|love|prefer|favou?rite|exposure\s+to|overweight|"
     r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about|"
-    r"my\s+focus|focus)\b",
+    r"my\s+focus|focus|my\s+thing|my\s+area)\b",
     _I,
 )
 _NAME = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,4})"
@@ -312,6 +326,8 @@ _FULL_NAME = [
     rf"\bmy\s+name's\s+(?P<v>{_NAME})",
     rf"^\W*(?:full\s+)?name\s*[:=-]\s*(?P<v>{_NAME})",
     rf"\bi'?m\s+called\s+(?P<v>{_NAME})",
+    r"^\W*(?:(?:hi|hello|hey|good \w+)[,!.\s]+)?(?:i'?m|i am|this is)\s+"
+    r"(?P<v>(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3}))\s*[.,!]?\s*$",
 ]
 _ADDRESS = [
     r"\bmy\s+(?:home\s+|postal\s+|mailing\s+)?address\s+is\s+(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
@@ -343,6 +359,13 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
     found = [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON, part)]
     if (_has_self(part) or _GOAL_CUE.search(part)) and not _EXPERIENCE.search(part):
         found += [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON_SELF, part)]
+    if _goal(part, known):  # "a down payment on a flat in 3 years"
+        found += [
+            ("horizon_years", m["v"], m.start("v"))
+            for m in re.finditer(
+                rf"\b(?:in|within)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})", part, _I
+            )
+        ]
     # A range ("5-7 years", "5 to 7 years") names no one horizon.
     return [f for f in found if not _RANGE.search(part[: f[2]])]
 
@@ -360,7 +383,11 @@ def _drawdown(part: str, known: set[str]) -> list[Found]:
     found = list(quantities.percents(part))
     if not found:
         return []
-    match, value = min(found, key=lambda f: abs(f[0].start() - loss.start()))
+    # The percentage beside a limit ("15% max") over the one beside the loss ("a 40% crash").
+    limits = [m.start() for m in _LIMIT.finditer(part)]
+    near = [f for f in found if any(abs(at - f[0].start()) <= 12 for at in limits)]
+    anchor = loss.start()
+    match, value = min(near or found, key=lambda f: abs(f[0].start() - anchor))
     return [("max_drawdown_pct", value, match.start())]
 
 
@@ -368,13 +395,17 @@ def _goal(part: str, known: set[str]) -> list[Found]:
     found: list[Found] = []
     noun = _GOAL_NOUNS.search(part)
     if noun is not None:
-        found.append(("goal", noun.group(0).split()[0], noun.start()))
+        words = noun.group(0).split()
+        pot = len(words) == 2 and words[1] in _POTS and words[0].lower() not in ("nest", "down")
+        found.append(("goal", words[0] if pot else noun.group(0), noun.start()))
     retiring = _RETIRING.search(part)
     if retiring is not None:
         found.append(("goal", retiring["v"], retiring.start("v")))
     cue = _GOAL_CUE.search(part)
     if cue is not None and not _income_comparison(part):
-        for match in re.finditer(rf"(?<![\w-])(?:{_GOAL_WORDS})(?![\w-])", part, _I):
+        for match in re.finditer(
+            rf"(?<![\w-])(?:{_GOAL_WORDS})(?![\w-])(?!\s+(?:investor|stocks?|names))", part, _I
+        ):
             found.append(("goal", match.group(0), match.start()))
             break
     return sorted(found, key=lambda f: f[2])[:1]
@@ -391,6 +422,14 @@ def _income_comparison(part: str) -> bool:
 def _income(part: str, known: set[str]) -> list[Found]:
     dividends = re.search(rf"\b{_DIVIDENDS}\b", part, _I)
     growth = re.search(rf"\b{_GROWTH}\b", part, _I)
+    investor = re.search(
+        r"\b(?P<v>growth|dividends?|income)\s+(?:investor|guy|gal|person|type|kind of \w+)\b",
+        part,
+        _I,
+    )
+    if investor is not None and _has_self(part):
+        value = "growth" if investor["v"].lower() == "growth" else "dividends"
+        return [("income_preference", value, investor.start())]
     if dividends is None and growth is not None:
         dividends = re.search(r"\bincome\b", part, _I)  # "a mix of income and growth"
     if dividends is None and growth is None:
@@ -443,10 +482,18 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
 
 def _employer(part: str, known: set[str]) -> list[Found]:
     match = _EMPLOYER.search(part)
-    if match is None or _FORMER.search(part[: match.end()]):
+    if match is not None:
+        at, name = match.start("v"), match["v"]
+    else:
+        after = _EMPLOYER_AFTER.search(part)
+        if after is None:
+            return []
+        group = "v" if after["v"] else "w"
+        at, name = after.start(group), after[group]
+    if _FORMER.search(part[: at + len(name)]):
         return []
-    name = re.split(r"\s+(?:and|as|since|in|for|now|but|because|where)\b", match["v"])[0]
-    return [("employer", name.strip(" .,"), match.start("v"))]
+    name = re.split(r"\s+(?:and|as|since|in|for|now|but|because|where)\b", name)[0]
+    return [("employer", name.strip(" .,"), at)]
 
 
 def _currency(part: str, known: set[str]) -> list[Found]:

@@ -48,7 +48,7 @@ class Reading:
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[a-z])\s*!+\s*")
 _SARCASM = re.compile(
     r"\b(?:yeah right|yea right|oh sure|sure sure|as if|not!|/s\b|lol as if|yeah,? sure,? "
-    r"totally)",
+    r"totally)|^\W*(?:sure|right|oh yeah|yeah)\b,.*\b(?:lol|lmao|haha|that's why)\b",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -115,6 +115,7 @@ _OTHER_PERSON = re.compile(
     r"holds?|owns?|works?|buys?|goes|went)\b",
     re.IGNORECASE,
 )
+_OWN_AFTER = re.compile(r"[,;]\s*(?:and\s+|but\s+|while\s+)?(?=(?:i'm|i am|im|i|my|me)\b)", re.I)
 _BUT = re.compile(r",?\s+\bbut\b\s+|\s+-+\s+but\s+", re.IGNORECASE)
 
 
@@ -200,7 +201,11 @@ def _voices(words: str) -> list[tuple[str, bool]]:
         if _REPORTED.search(part):
             reported = True
         elif _OTHER_PERSON.search(part):
-            continue
+            # "He is aggressive, I'm moderate": the user speaks again after the comma.
+            mine = _OWN_AFTER.search(part)
+            if mine is None:
+                continue
+            part, reported = part[mine.end() :], False
         elif out:
             reported = False  # "..., but honestly moderate fits me better": the user again
         if re.match(r"^\s*that'?s (?:him|her|them)\b", part, re.IGNORECASE):
@@ -253,13 +258,21 @@ def _part(
     return readings
 
 
+#: Negations that state a value rather than deny it ("I won't need the money for 10 years").
+_AFFIRMING = re.compile(
+    r"\b(?:won't|will not|don't|do not|not)\s+(?:need|touch|be touching|be needing|withdraw|"
+    r"sell)\b|\bnot\s+(?:only|just)\b",
+    re.IGNORECASE,
+)
+
+
 def _negated(part: str, attribute: str, at: int) -> bool:
     """Whether a negation in the value's comma clause, before it, denies it ("I'm not a
     conservative investor"); exclusions and loss limits are stated with negations."""
     if attribute in phrasing.NEGATIVE_FORMS:
         return False
     start = max(part.rfind(",", 0, at), part.rfind(";", 0, at), -1) + 1
-    return bool(_NEGATION.search(part[start : at + 1]))
+    return bool(_NEGATION.search(_AFFIRMING.sub(" ", part[start : at + 1])))
 
 
 def _reading(attribute: str, raw: object, sentence: str) -> Reading | None:

@@ -42,6 +42,10 @@ STYLE: dict[str, tuple[str, ...]] = {
         "tl dr",
         "tldr",
         "bullet points",
+        "highlights",
+        "key points",
+        "headlines",
+        "gist",
     ),
     "detailed": (
         "long",

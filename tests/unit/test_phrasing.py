@@ -92,7 +92,22 @@ def reported(text: str) -> dict[str, Any]:
         ("No crypto, ever.", {"excluded_sectors": ["crypto"]}),
         ("I won't invest in gambling or tobacco", {"excluded_sectors": ["gambling", "tobacco"]}),
         ("Keep oil companies out of my recommendations", {"excluded_sectors": ["fossil_fuels"]}),
+        ("my appetite for risk is pretty high", {"risk_tolerance": "aggressive"}),
+        ("I hate losing money, so I keep things low-risk", {"risk_tolerance": "conservative"}),
+        ("I won't touch this money for at least 10 years", {"horizon_years": 10}),
+        ("Anything over 25% down and I'd lose sleep", {"max_drawdown_pct": 25}),
+        ("A 40% crash would wipe me out, I'd say 15% max", {"max_drawdown_pct": 15}),
+        (
+            "This is for a down payment on a flat in 3 years",
+            {"goal": "home_purchase", "horizon_years": 3},
+        ),
+        ("I'm a dividend guy", {"income_preference": "dividends"}),
+        ("Just the highlights please, no long reports", {"report_style": "brief"}),
+        ("My positions: AAPL, MSFT", {"holdings": ["AAPL", "MSFT"]}),
+        ("Microsoft is my employer", {"employer": "Microsoft"}),
+        ("He is aggressive, I'm moderate", {"risk_tolerance": "moderate"}),
         # personal data
+        ("Hi, I'm Jane Doe.", {"full_name": "Jane Doe"}),
         ("My name is Ana María López", {"full_name": "Ana María López"}),
         ("I live at 221B Baker Street, London", {"address": "221B Baker Street, London"}),
     ],
@@ -130,6 +145,8 @@ def test_two_facts_in_one_message_and_one_fact_in_a_long_one() -> None:
         "NVDA fell 20% last week",
         "I'm not aggressive",
         "perhaps dividends, perhaps not",
+        "Sure, I'm super conservative, that's why I bought crypto lol",
+        "I'm 30 years into my career",
     ],
 )
 def test_no_fact_from_hedges_questions_market_talk_sarcasm_or_others(text: str) -> None:
