@@ -440,8 +440,9 @@ def _brief_peers(
         else ""
     )
     return [
-        f"{rank}The peer table is left out of this brief report ({profile.cite('report_style')}"
-        '); a standing "always include the peer table" brings it back.'
+        f"{rank}The peer table is left out of this brief report, as your "
+        f'{profile.cite("report_style")} asks; a standing "always include the peer table" '
+        "brings it back."
     ]
 
 

@@ -94,12 +94,12 @@ class Profile:
         return (self.facts.get(name) or {}).get("value")
 
     def cite(self, name: str) -> str:
-        """``horizon_years=2 [fact F1]``: the attribute, its value unless it is a financial or
+        """``horizon_years=2 (fact F1)``: the attribute, its value unless it is a financial or
         identifying detail, and the fact's id."""
         record = self.facts.get(name) or {}
         shown = name if name in UNSHOWN else f"{name}={record.get('value')!r}"
         memory_id = record.get("memory_id")
-        return f"{shown} [fact {memory_id}]" if memory_id else shown
+        return f"{shown} (fact {memory_id})" if memory_id else shown
 
     def number(self, name: str) -> float | None:
         value = self.value(name)
@@ -161,7 +161,7 @@ class Profile:
         for m in self.preferences:
             for name in included_sections(str(m.get("text") or ""), standing=True):
                 out.setdefault(
-                    name, f'your confirmed preference [memory {m["key"]}] ("{m["text"]}")'
+                    name, f'your confirmed preference, memory {m["key"]} ("{m["text"]}")'
                 )
         for constraint in self.constraints:
             for name in included_sections(constraint):
@@ -177,12 +177,12 @@ class Profile:
             reasons.append(f"the fact {self.cite('risk_tolerance')}")
         horizon = self.horizon_years
         if horizon is not None and horizon <= SHORT_HORIZON_YEARS:
-            reasons.append(f"the fact {self.cite('horizon_years')} (a short horizon)")
+            reasons.append(f"a short horizon, the fact {self.cite('horizon_years')}")
         if self.value("goal") == "preservation":
-            reasons.append(f"the fact {self.cite('goal')} (capital first)")
+            reasons.append(f"a capital-first goal, the fact {self.cite('goal')}")
         limit = self.number("max_drawdown_pct")
         if limit is not None and limit <= TIGHT_DRAWDOWN_PCT:
-            reasons.append(f"the fact {self.cite('max_drawdown_pct')} (a tight drawdown limit)")
+            reasons.append(f"a tight drawdown limit, the fact {self.cite('max_drawdown_pct')}")
         reasons += [
             f"the fact {self.cite(name)}"
             for name, record in sorted(self.facts.items())
@@ -204,7 +204,7 @@ class Profile:
             reasons.append(f"the fact {self.cite('risk_tolerance')}")
         horizon = self.horizon_years
         if horizon is not None and horizon >= LONG_HORIZON_YEARS:
-            reasons.append(f"the fact {self.cite('horizon_years')} (a long horizon)")
+            reasons.append(f"a long horizon, the fact {self.cite('horizon_years')}")
         if self.value("goal") == "growth":
             reasons.append(f"the fact {self.cite('goal')}")
         return reasons
@@ -335,13 +335,13 @@ def fit(ticker: str, metrics: Mapping[str, Any], rating: str, profile: Profile) 
     if limit is not None and drawdown is not None and abs(drawdown) > limit:
         breaches.append(
             f"its maximum drawdown over the last year, -{pct(drawdown)}, is deeper than your "
-            f"{limit * 100:g}% limit ({profile.cite('max_drawdown_pct')})"
+            f"{limit * 100:g}% limit, the fact {profile.cite('max_drawdown_pct')}"
         )
     if limit is not None and vol is not None and vol > limit:
         breaches.append(
             f"its {pct(vol)} annualised volatility means a one-standard-deviation year moves "
-            f"the price by more than your {limit * 100:g}% drawdown limit "
-            f"({profile.cite('max_drawdown_pct')})"
+            f"the price by more than your {limit * 100:g}% drawdown limit, "
+            f"the fact {profile.cite('max_drawdown_pct')}"
         )
     if (
         horizon is not None
@@ -350,13 +350,13 @@ def fit(ticker: str, metrics: Mapping[str, Any], rating: str, profile: Profile) 
     ):
         breaches.append(
             f"a {horizon:g}-year horizon leaves little time to recover from the falls a "
-            f"{pct(vol or 0)} volatility brings ({profile.cite('horizon_years')})"
+            f"{pct(vol or 0)} volatility brings, the fact {profile.cite('horizon_years')}"
         )
     cap = VOLATILITY_LIMITS.get(tolerance or "")
     if cap is not None and vol is not None and vol > cap:
         breaches.append(
             f"its {pct(vol)} volatility is above the {cap * 100:g}% a {tolerance} investor "
-            f"usually accepts ({profile.cite('risk_tolerance')})"
+            f"usually accepts, the fact {profile.cite('risk_tolerance')}"
         )
     said = []
     if horizon is not None:
@@ -377,7 +377,7 @@ def fit(ticker: str, metrics: Mapping[str, Any], rating: str, profile: Profile) 
         why = profile.bold_reasons() or [
             "the facts " + ", ".join(profile.cite(n) for n in _stated(profile))
         ]
-        verdict = f"{lead} fit within the profile ({'; '.join(why)}): {rating} stands."
+        verdict = f"{lead} fit within the profile given {'; '.join(why)}: {rating} stands."
     return Fit(not breaches, tuple(breaches), verdict, new, rating)
 
 
@@ -407,7 +407,7 @@ def profile_notes(ticker: str, profile: Profile) -> list[str]:
     sector = sector_of(ticker)
     if ticker in held:
         notes.append(
-            f"Concentration: you already hold {ticker} ({profile.cite('holdings')}); buying "
+            f"Concentration: your {profile.cite('holdings')} include {ticker}; buying "
             "more raises the share of one stock in your portfolio and its risk with it."
         )
     elif sector is not None:
@@ -415,20 +415,20 @@ def profile_notes(ticker: str, profile: Profile) -> list[str]:
         same = [t for t in same if sector_of(t) is not None]
         if same:
             notes.append(
-                f"Concentration: you already hold {', '.join(same)} in {sector.sector} "
-                f"({profile.cite('holdings')}); {ticker} adds to the same sector."
+                f"Concentration: your {profile.cite('holdings')} include {', '.join(same)} "
+                f"in {sector.sector}; {ticker} adds to the same sector."
             )
     employer = profile.employer_ticker
     if employer is not None and employer == ticker:
         notes.append(
-            f"Conflict of interest: you work for the company that issues {ticker} "
-            f"({profile.cite('employer')}). Your income already depends on it, and insider-"
+            f"Conflict of interest: you work for the company that issues {ticker}, as your "
+            f"{profile.cite('employer')} says. Your income already depends on it, and insider-"
             "trading rules and your employer's trading windows may restrict what you can do."
         )
     income = [n for n in ("income_preference", "goal") if profile.value(n) in INCOME_VALUES]
     if income:
         notes.append(
-            f"Income: you look for income ({', '.join(profile.cite(n) for n in income)}); this "
+            f"Income: you look for income, the fact {' and '.join(profile.cite(n) for n in income)}; this "
             "analysis uses prices only, so dividends and yield are not measured here."
         )
     interests = profile.words("sectors_of_interest")
@@ -437,6 +437,6 @@ def profile_notes(ticker: str, profile: Profile) -> list[str]:
         if hits:
             notes.append(
                 f"Sector of interest: {ticker} is in {sector.sector} ({sector.industry}), "
-                f"a sector you follow ({profile.cite('sectors_of_interest')})."
+                f"a sector you follow, the fact {profile.cite('sectors_of_interest')}."
             )
     return notes

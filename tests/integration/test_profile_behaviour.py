@@ -77,24 +77,24 @@ async def test_opposite_profiles_get_different_plans_and_reports_each_citing_its
     assert kinds(bold) == ["returns", "trend", "peers", "beta", "risk"]
     why = careful.plan_rationale
     assert "Risk first because" in why
-    assert f"horizon_years=2 [fact {careful_ids['horizon_years']}]" in why
-    assert f"max_drawdown_pct=15 [fact {careful_ids['max_drawdown_pct']}]" in why
-    assert f"risk_tolerance='conservative' [fact {careful_ids['risk_tolerance']}]" in why
+    assert f"horizon_years=2 (fact {careful_ids['horizon_years']})" in why
+    assert f"max_drawdown_pct=15 (fact {careful_ids['max_drawdown_pct']})" in why
+    assert f"risk_tolerance='conservative' (fact {careful_ids['risk_tolerance']})" in why
     assert (
-        f"No peer step: the fact report_style='brief' [fact {careful_ids['report_style']}]" in why
+        f"No peer step: the fact report_style='brief' (fact {careful_ids['report_style']})" in why
     )
     assert "Growth signals first" in bold.plan_rationale
-    assert f"horizon_years=25 [fact {bold_ids['horizon_years']}]" in bold.plan_rationale
+    assert f"horizon_years=25 (fact {bold_ids['horizon_years']})" in bold.plan_rationale
 
     # The report: brief is short, detailed long, and each says why.
     short, long = careful.draft_markdown, bold.draft_markdown
     assert len(short) < 0.75 * len(long)
     assert (
-        f"A brief report, as your report_style='brief' [fact {careful_ids['report_style']}]"
+        f"A brief report, as your report_style='brief' (fact {careful_ids['report_style']})"
         in short
     )
     assert (
-        f"A detailed report, as your report_style='detailed' [fact {bold_ids['report_style']}]"
+        f"A detailed report, as your report_style='detailed' (fact {bold_ids['report_style']})"
         in long
     )
     assert "### " not in section(short, "Analysis")  # one paragraph
@@ -109,7 +109,7 @@ async def test_opposite_profiles_get_different_plans_and_reports_each_citing_its
     assert "For a 2-year horizon, a conservative risk tolerance and a 15% drawdown limit" in mine
     assert "NVDA's 48.37% volatility" in mine
     assert "The price signals say Buy; for this profile it is a Hold." in mine
-    assert f"[fact {careful_ids['max_drawdown_pct']}]" in mine
+    assert f"(fact {careful_ids['max_drawdown_pct']})" in mine
     theirs = section(long, "Recommendation")
     assert "For a 25-year horizon and an aggressive risk tolerance" in theirs
     assert "Buy stands." in theirs
@@ -127,9 +127,9 @@ async def test_holdings_and_the_employer_add_a_concentration_and_a_conflict_note
         "erin", {"holdings": ["NVDA", "MSFT"], "employer": "Nvidia", "horizon_years": 8}
     )
     risks = section(view.draft_markdown, "Risk factors")
-    assert f"Concentration: you already hold NVDA (holdings [fact {ids['holdings']}])" in risks
+    assert f"Concentration: your holdings (fact {ids['holdings']}) include NVDA" in risks
     assert (
-        f"Conflict of interest: you work for the company that issues NVDA (employer [fact {ids['employer']}])"
+        f"Conflict of interest: you work for the company that issues NVDA, as your employer (fact {ids['employer']}) says"
         in risks
     )
     assert "Nvidia" not in view.draft_markdown  # the employer's name is not repeated
@@ -147,7 +147,7 @@ async def test_excluded_sectors_are_enforced_like_excluded_tickers() -> None:
     # Asking for it alone is refused, naming the fact.
     fact = ids["excluded_sectors"]
     async with app_at(START, "gina") as app:
-        with pytest.raises(InvalidQueryError, match=rf"excluded_sectors=.* \[fact {fact}\]"):
+        with pytest.raises(InvalidQueryError, match=rf"excluded_sectors=.* \(fact {fact}\)"):
             await app.start("Analyze TSLA", thread_id="gina-2")
     # With another ticker in the request, only the excluded one is left out.
     async with app_at(START, "gina") as app:
@@ -160,7 +160,7 @@ async def test_a_sector_of_interest_is_named() -> None:
     view, ids = await analyse("hugo", {"sectors_of_interest": ["semiconductors"]})
     risks = section(view.draft_markdown, "Risk factors")
     assert (
-        f"a sector you follow (sectors_of_interest=['semiconductors'] [fact {ids['sectors_of_interest']}])"
+        f"a sector you follow, the fact sectors_of_interest=['semiconductors'] (fact {ids['sectors_of_interest']})"
         in risks
     )
 
@@ -189,7 +189,7 @@ async def test_a_rejections_feedback_once_confirmed_shapes_the_next_sessions_rep
     cause = (
         f"procedure {confirmed['procedure']['procedure_id']}"
         if "procedure" in confirmed
-        else "your confirmed preference [memory"
+        else "your confirmed preference, memory"
     )
     assert f"Peer step kept in a brief plan because {cause}" in later.plan_rationale
     peers = section(later.draft_markdown, "Peer comparison")
@@ -238,7 +238,7 @@ async def test_on_the_model_path_the_same_code_shapes_the_plan_and_the_report(
         careful, ids = await analyse("kate", CONSERVATIVE)
     assert kinds(careful) == ["risk", "beta", "returns", "trend"]
     assert "scripted standard plan" in careful.plan_rationale
-    assert f"horizon_years=2 [fact {ids['horizon_years']}]" in careful.plan_rationale
+    assert f"horizon_years=2 (fact {ids['horizon_years']})" in careful.plan_rationale
     mine = section(careful.draft_markdown, "Recommendation")
     assert "The price signals say Buy; for this profile it is a Hold." in mine
     assert "| Ticker |" not in section(careful.draft_markdown, "Peer comparison")

@@ -56,6 +56,6 @@ def test_conventions_that_do_not_list_the_section_flag_it() -> None:
 def test_an_income_goal_adds_an_honest_note() -> None:
     profile = Profile.of({"income_preference": {"value": "dividends", "memory_id": "f9"}})
     assert profile_notes("MSFT", profile) == [
-        "Income: you look for income (income_preference='dividends' [fact f9]); this analysis "
-        "uses prices only, so dividends and yield are not measured here."
+        "Income: you look for income, the fact income_preference='dividends' (fact f9); this "
+        "analysis uses prices only, so dividends and yield are not measured here."
     ]

@@ -38,7 +38,7 @@ def test_the_plan_puts_risk_first_for_a_cautious_user_and_growth_first_for_a_bol
     assert kinds(facts(horizon_years=25, max_drawdown_pct=10))[0] == "risk:NVDA"
     _, notes = shape_plan(deep_plan(Route("deep", ("NVDA",), "")), facts(horizon_years=2))
     assert notes == [
-        "Risk first because the fact horizon_years=2 [fact f-horizon_years] (a short horizon): "
+        "Risk first because a short horizon, the fact horizon_years=2 (fact f-horizon_years): "
         "risk, then beta, before returns and trend."
     ]
 
@@ -84,7 +84,7 @@ def test_the_fit_turns_a_buy_into_a_hold_for_a_profile_it_breaches() -> None:
     assert tight.statement.startswith(
         "For a 2-year horizon and a 20% drawdown limit, NVDA's 48.37% volatility"
     )
-    assert "[fact f-max_drawdown_pct]" in tight.statement
+    assert "the fact max_drawdown_pct=20 (fact f-max_drawdown_pct)" in tight.statement
     loose = fit("NVDA", NVDA, "Buy", facts(risk_tolerance="aggressive", horizon_years=25))
     assert loose is not None and loose.fits and loose.rating == "Buy"
     assert "Buy stands." in loose.statement
@@ -100,6 +100,6 @@ def test_sectors_exclusions_and_notes() -> None:
     profile = facts(excluded_sectors=["crypto"], excluded_tickers=["META"])
     assert set(profile.exclusions(["TSLA", "META", "NVDA"])) == {"TSLA", "META"}
     notes = profile_notes("NVDA", facts(holdings=["AAPL", "MSFT"], employer="Nvidia Corporation"))
-    assert notes[0].startswith("Concentration: you already hold AAPL, MSFT in Information")
+    assert notes[0].startswith("Concentration: your holdings (fact f-holdings) include AAPL, MSFT")
     assert notes[1].startswith("Conflict of interest: you work for the company that issues NVDA")
     assert all("Nvidia" not in n for n in notes)
