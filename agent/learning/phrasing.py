@@ -77,7 +77,9 @@ _RISK = [
     r"\bi\s+(?:\w+\s+){0,2}(?P<v>play it safe)\b",
     rf"\bi\s+(?:keep|like|prefer|stick|stay|go|want|choose)\b[^.,;]{{0,25}}?\b"
     rf"(?P<v>{_RISK_ALL})[\s-]+risk\b",
-    rf"\b(?:me|myself)\s+(?:down\s+)?as\s+(?:an?\s+)?{_DEGREE}"
+    rf"\b(?:(?:me|myself)\s+(?:down\s+)?as|(?:rated|rates|called|calls|labell?ed|labels|"
+    r"classified|classifies|scored|scores|considers?|made|makes|pegged|pegs)\s+me"
+    rf"(?:\s+down)?(?:\s+as)?)\s+(?:an?\s+)?{_DEGREE}"
     rf"(?P<v>{_RISK_PERSON}|(?:{_RISK_ALL})[\s-]+risk)\b",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_ALL})\s*(?:on|with|about|regarding)?"
@@ -161,7 +163,8 @@ _GOAL_CUE = re.compile(
     r"putting (?:it|money) (?:aside|away)|money is for|it'?s for|this is for|"
     r"above (?:everything|all)|most important|matters? (?:most )?to me|main thing|"
     r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is|the plan|"
-    r"investing for|invest for|investing towards|money for|fund for)\b",
+    r"investing for|invest for|investing towards|money for|fund for|looking to|hope to|"
+    r"hoping to|aim to|aiming to|would like to|'d like to|'d love to|plan on|planning on)\b",
     _I,
 )
 #: Goal phrases that name a pot of money for a purpose: a goal on their own.
@@ -172,7 +175,9 @@ _GOAL_NOUNS = re.compile(
 )
 _POTS = ("pot", "fund", "money", "savings", "account", "deposit")
 _RETIRING = re.compile(
-    r"\b(?:i|we)(?:'m|'re| am| are| will|'ll| plan to| want to)?\s+"
+    r"\b(?:i|we)(?:'m|'re| am| are| will|'ll| plan to| want to|'d like to|'d love to| would like"
+    r" to| hope to| aim to| plan on| intend to|'m going to|'m planning to|'m hoping to|"
+    r"'m looking to)?\s+"
     r"(?P<v>stop work\w*|stopping work\w*|retire|retiring|quit work\w*)\b",
     _I,
 )

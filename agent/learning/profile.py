@@ -279,7 +279,7 @@ def _age_normalise(value: object) -> JsonValue:
 
 
 #: What follows a number that is no age: a duration (not "years old"), a percentage.
-_NOT_AN_AGE = r"(?:months?|%|percent|decades?|(?:years?|yrs?)(?![\s-]+old))"
+_NOT_AN_AGE = r"(?:months?|%|percent|decades?|(?:years?|yrs?)\b(?![\s-]+old))"
 
 
 def _age_mentions(value: JsonValue, text: str) -> bool:

@@ -60,7 +60,7 @@ _QUESTION_START = re.compile(
 _POLITE = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
-    r"let's say|lets say|were i|had i)\b",
+    r"let's say|lets say|were i|had i|whether)\b",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
@@ -115,7 +115,11 @@ _OTHER_PERSON = re.compile(
     r"holds?|owns?|works?|buys?|goes|went)\b",
     re.IGNORECASE,
 )
-_OWN_AFTER = re.compile(r"[,;]\s*(?:and\s+|but\s+|while\s+)?(?=(?:i'm|i am|im|i|my|me)\b)", re.I)
+_OWN_AFTER = re.compile(
+    r"(?:[,;]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?|\s+(?:and|while|whereas)\s+)"
+    r"(?=(?:i'm|i am|im|i|my|me)\b)",
+    re.I,
+)
 _BUT = re.compile(r",?\s+\bbut\b\s+|\s+-+\s+but\s+", re.IGNORECASE)
 
 
@@ -179,7 +183,7 @@ def _is_question(words: str) -> bool:
 def _without_hedges(words: str) -> str:
     """``words`` without the comma clauses that hedge; all of it hedged when a hedging clause
     names nothing of its own ("..., I don't know yet")."""
-    clauses = re.split(r"(?<=,)\s*|\s+-{1,2}\s+", words)
+    clauses = re.split(r"(?<=,)\s*|\s+-{1,2}\s+|\s+(?=but\b)", words)
     kept = []
     for clause in clauses:
         hedge = _HEDGE.search(clause)

@@ -106,6 +106,13 @@ def reported(text: str) -> dict[str, Any]:
         ("My positions: AAPL, MSFT", {"holdings": ["AAPL", "MSFT"]}),
         ("Microsoft is my employer", {"employer": "Microsoft"}),
         ("He is aggressive, I'm moderate", {"risk_tolerance": "moderate"}),
+        ("my wife is 45 and I'm 47", {"age": 47}),
+        (
+            "I'm not sure about my horizon but I'm definitely aggressive",
+            {"risk_tolerance": "aggressive"},
+        ),
+        ("I'd love to retire early, in 15 years", {"goal": "retirement", "horizon_years": 15}),
+        ("Make the reports shorter", {"report_style": "brief"}),
         # personal data
         ("Hi, I'm Jane Doe.", {"full_name": "Jane Doe"}),
         ("My name is Ana María López", {"full_name": "Ana María López"}),
@@ -147,6 +154,11 @@ def test_two_facts_in_one_message_and_one_fact_in_a_long_one() -> None:
         "perhaps dividends, perhaps not",
         "Sure, I'm super conservative, that's why I bought crypto lol",
         "I'm 30 years into my career",
+        "tell me whether a 10 year horizon is long",
+        "My son is saving for college",
+        "My husband works at Google",
+        "I was a conservative investor in my twenties",
+        "My portfolio is down 30% this year",
     ],
 )
 def test_no_fact_from_hedges_questions_market_talk_sarcasm_or_others(text: str) -> None:
@@ -160,6 +172,8 @@ def test_no_fact_from_hedges_questions_market_talk_sarcasm_or_others(text: str) 
         ("The advisor put me down as aggressive", "risk_tolerance", "aggressive"),
         ("According to my planner, I'm a moderate investor", "risk_tolerance", "moderate"),
         ("my dad thinks my base currency should be dollars", "base_currency", "USD"),
+        ("The questionnaire rated me aggressive", "risk_tolerance", "aggressive"),
+        ("my mum wants me to save for a house", "goal", "home_purchase"),
     ],
 )
 def test_someone_elses_view_of_the_user_is_reported(text: str, attribute: str, value: Any) -> None:
