@@ -9,7 +9,7 @@ as quoted data, and are audited as read. The plan cites what it used.
 What the profile demands is enforced here in code on every path
 (:mod:`agent.research.suitability`): tickers the profile excludes (``excluded_tickers``, a
 sector in ``excluded_sectors``) are taken out of the request (all of them excluded: the
-request is refused, naming the fact), and a model's deep plan is ordered and trimmed by the
+request is declined, naming the fact, and the executor hands it to ``remember``), and a model's deep plan is ordered and trimmed by the
 same rules as the offline analyst's.
 """
 
@@ -21,14 +21,13 @@ from typing import TYPE_CHECKING, Any
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from agent.errors import InvalidQueryError
-from agent.nodes.base import Node, principal, with_proposals
+from agent.nodes.base import Node, answered, principal, with_proposals
 from agent.reasoning.base import Context as ReasoningContext
 from agent.reasoning.base import Planned, profile_of
 from agent.reasoning.chat_model import add_usage
 from agent.research.constraints import included_sections
 from agent.research.routing import Route
-from agent.research.suitability import Profile, shape_plan
+from agent.research.suitability import Profile, refusal, shape_plan
 from agent.state import AnalystState, Context
 from memory.identity import Principal
 
@@ -62,7 +61,17 @@ class Planner(Node):
             tickers=tuple(state["tickers"]),
             reason=state.get("route_reason", ""),
         )
-        route, left_out = _without_excluded(route, Profile.of(facts))
+        excluded = Profile.of(facts).exclusions(route.tickers)
+        if len(excluded) == len(route.tickers):
+            # Every ticker is excluded: answered at once (the executor sees no plan).
+            update = {"plan": [], "facts_used": facts, "recalled": recalled, "step_index": 0}
+            return answered(update, "declined", refusal(route.tickers, excluded))
+        left_out = [f"{t} left out: {why}." for t, why in excluded.items()]
+        route = Route(
+            mode=route.mode,
+            tickers=tuple(t for t in route.tickers if t not in excluded),
+            reason=route.reason,
+        )
         conventions = await self.conventions()
         tools = self.memory_tools(runtime)
         ctx = replace(
@@ -154,23 +163,6 @@ def _recalled(item: Recalled) -> dict[str, Any]:
         "episode_ids": list(item.metadata.get("episode_ids") or []),
         "score": item.parts.to_json(),
     }
-
-
-def _without_excluded(route: Route, profile: Profile) -> tuple[Route, list[str]]:
-    """The route without the tickers the profile excludes, and a note per ticker left out.
-    Raises :class:`InvalidQueryError` naming the facts when every requested ticker is."""
-    excluded = profile.exclusions(route.tickers)
-    if not excluded:
-        return route, []
-    notes = [f"{t} left out: {why}." for t, why in excluded.items()]
-    kept = tuple(t for t in route.tickers if t not in excluded)
-    if not kept:
-        raise InvalidQueryError(
-            f"I won't analyse {', '.join(route.tickers)}: "
-            + "; ".join(f"{t}: {why}" for t, why in excluded.items())
-            + ". Change it with: analyst facts retract me ATTRIBUTE (or record a new value)."
-        )
-    return Route(mode=route.mode, tickers=kept, reason=route.reason), notes
 
 
 def _enforced(planned: Planned, route: Route, ctx: ReasoningContext) -> Planned:

@@ -229,6 +229,15 @@ class Profile:
         return out
 
 
+def refusal(tickers: Sequence[str], excluded: Mapping[str, str]) -> str:
+    """The answer to a request whose every ticker the profile excludes."""
+    why = "; ".join(f"{t}: {reason}" for t, reason in excluded.items())
+    return (
+        f"I won't analyse {', '.join(tickers)}: {why}. Your profile holds in every "
+        "conversation; change it with: analyst facts retract me ATTRIBUTE (or record a new value)."
+    )
+
+
 def symbol(word: str) -> str | None:
     """The ticker a word names: a known company name ("Nvidia") or a symbol ("NVDA")."""
     text = word.strip().lstrip("$")

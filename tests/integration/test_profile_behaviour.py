@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from agent.app import AnalystApp
-from agent.errors import InvalidQueryError
 from agent.learning.profile import validate
 from memory.facts import MemoryDelta, subject_for
 from tests.support.reference import section
@@ -144,11 +143,17 @@ async def test_excluded_sectors_are_enforced_like_excluded_tickers() -> None:
     peers = section(view.draft_markdown, "Peer comparison")
     assert "TSLA" not in peers and "AAPL" in peers
     assert "TSLA" not in section(view.draft_markdown, "Analysis")
-    # Asking for it alone is refused, naming the fact.
+    # Asking for it alone is declined, naming the fact; a quick snapshot too.
     fact = ids["excluded_sectors"]
     async with app_at(START, "gina") as app:
-        with pytest.raises(InvalidQueryError, match=rf"excluded_sectors=.* \(fact {fact}\)"):
-            await app.start("Analyze TSLA", thread_id="gina-2")
+        for query, thread in (("Analyze TSLA", "gina-2"), ("quick snapshot of TSLA", "gina-4")):
+            refused = await app.start(query, thread_id=thread)
+            assert refused.status == "declined", (query, refused.status)
+            assert "I won't analyse TSLA" in refused.stop_reason
+            assert (
+                f"excluded_sectors=['crypto'] (fact {fact}) screens it out" in refused.stop_reason
+            )
+            assert refused.draft_markdown is None and refused.plan == []
     # With another ticker in the request, only the excluded one is left out.
     async with app_at(START, "gina") as app:
         both = await app.start("Compare NVDA and TSLA", thread_id="gina-3")
