@@ -48,7 +48,8 @@ class Reading:
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[a-z])\s*!+\s*")
 _SARCASM = re.compile(
     r"\b(?:yeah right|yea right|oh sure|sure sure|as if|not!|/s\b|lol as if|yeah,? sure,? "
-    r"totally)|^\W*(?:sure|right|oh yeah|yeah)\b,.*\b(?:lol|lmao|haha|that's why)\b",
+    r"totally|(?:right|sure),? because|oh great|oh totally)"
+    r"|^\W*(?:sure|right|oh yeah|yeah)\b,.*\b(?:lol|lmao|haha|that's why)\b",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -69,7 +70,9 @@ _HEDGE = re.compile(
     r"do not know|dont know|dunno|no idea|no clue|we'll see|we will see|will see|toying|"
     r"thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
     r"at some point|i guess|i suppose|i think|i wonder|wondering|tempted|not certain|"
-    r"who knows|idk|if at all)\b",
+    r"who knows|idk|if at all|doubt|hard to say|it depends|depends on|on the fence|torn between|"
+    r"not convinced|can't decide|cannot decide|still deciding|figuring out|figure out|"
+    r"debating|mulling)\b",
     re.IGNORECASE,
 )
 _CORRECTION = re.compile(
