@@ -567,8 +567,13 @@ def detect(part: str, known: set[str]) -> list[Found]:
 
 # -- bare values (after a correction marker) ---------------------------------------------------
 
+#: A number standing alone as the corrected value ("14.", "sorry, 55", "18 not 8"), not one
+#: that counts something else ("one more thing", "2 questions").
 _BARE_NUMBER = re.compile(
-    rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])", _I
+    rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])"
+    r"(?=\s*(?:[.,;:!?)]|$|%|percent|years?\b|yrs?\b|y/?o\b|(?:not|instead|rather|then|"
+    r"actually|sorry|typo)\b))",
+    _I,
 )
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+){0,1}$", _I)
 

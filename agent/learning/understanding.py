@@ -79,7 +79,7 @@ _CORRECTION = re.compile(
     r"\b(?:actually|correction|i meant|i mean|meant to say|i misspoke|misspoke|sorry|"
     r"no wait|wait|scratch that|strike that|make that|make it|change (?:that|it) to|typo|"
     r"my bad|wrong|let me correct|on second thought|i was wrong|oops|whoops|fat fingers?|"
-    r"mistyped|typed wrong|nope|not \w+,\s*(?:it's|its|"
+    r"mistyped|typed wrong|nope|(?<![\w'])(?:no|nah)(?=\s*[,.!:-])|not \w+,\s*(?:it's|its|"
     r"but|i meant))\b",
     re.IGNORECASE,
 )

@@ -194,6 +194,7 @@ def test_the_users_own_word_wins_over_someone_elses_in_the_same_message() -> Non
         ("My horizon is 8 years. Sorry, I meant 18.", {"horizon_years": 18}),
         ("base currency EUR -- scratch that, GBP", {"base_currency": "GBP"}),
         ("I'm 41, correction: 42", {"age": 42}),
+        ("I'm 40. No, 41.", {"age": 41}),
     ],
 )
 def test_a_correction_within_a_message_keeps_the_later_value(
@@ -217,6 +218,7 @@ def test_a_correction_within_a_message_keeps_the_later_value(
             "aggressive",
         ),
         ("I own AAPL", "sorry, not AAPL, I meant AMZN", "holdings", ["AMZN"]),
+        ("my horizon is 4 years", "no, 14 not 4", "horizon_years", 14),
     ],
 )
 def test_a_bare_correction_refers_to_the_attribute_stated_before(
@@ -249,3 +251,8 @@ def test_every_reading_quotes_a_sentence_that_states_its_value() -> None:
         ("base_currency", "JPY"),
     ]
     assert all(r.quote in text for r in readings)
+
+
+@pytest.mark.parametrize("after", ["sorry, one more thing", "sorry I have 2 questions", "no idea"])
+def test_a_marker_without_a_standalone_value_corrects_nothing(after: str) -> None:
+    assert hot_path_facts(after, "e", recent=["my horizon is 4 years", "I'm 50"]) == []
