@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from agent.market.sectors import screened, sector_of
 from agent.research.constraints import included_sections, required_sections
+from agent.research.planning import step
 from agent.research.tickers import COMPANY_NAMES
 from agent.state import PlanStep, StepKind
 
@@ -263,7 +264,8 @@ def shape_plan(
     """The deep plan ordered and trimmed for this user, with one note per change citing its
     cause. Cautious or short-horizon: risk and beta first. Aggressive or long-horizon: returns,
     trend and peers first. Brief: no peer step unless a procedure requires the peer table.
-    Tickers the profile excludes lose their snapshot steps (never the primary's)."""
+    A plan without a peer step gets one when a procedure requires the peer table. Tickers the
+    profile excludes lose their snapshot steps (never the primary's)."""
     primary = steps[0]["ticker"] if steps else ""
     notes: list[str] = []
     main = [s for s in steps if s["ticker"] == primary and s["kind"] != "snapshot"]
@@ -282,6 +284,8 @@ def shape_plan(
             f"{'; '.join(bold)}."
         )
     required = profile.required()
+    if "Peer comparison" in required and main and all(s["kind"] != "peers" for s in main):
+        main.append(step("peers", primary))
     if profile.style == "brief":
         if "Peer comparison" in required:
             notes.append(

@@ -103,3 +103,10 @@ def test_sectors_exclusions_and_notes() -> None:
     assert notes[0].startswith("Concentration: your holdings (fact f-holdings) include AAPL, MSFT")
     assert notes[1].startswith("Conflict of interest: you work for the company that issues NVDA")
     assert all("Nvidia" not in n for n in notes)
+
+
+def test_a_plan_without_a_peer_step_gets_one_when_a_procedure_requires_the_table() -> None:
+    procedure = {"procedure_id": "proc-1", "text": "Always include the peer table", "rule": {}}
+    plan = [s for s in deep_plan(Route("deep", ("NVDA",), "")) if s["kind"] != "peers"]
+    steps, _ = shape_plan(plan, Profile.of({}, [procedure]))
+    assert [s["id"] for s in steps][-1] == "peers:NVDA"
