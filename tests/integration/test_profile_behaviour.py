@@ -251,3 +251,18 @@ async def test_on_the_model_path_the_same_code_shapes_the_plan_and_the_report(
     ask = first_user(report)
     assert "Report style: brief." in ask
     assert 'source="user\'s current facts"' in ask and '"max_drawdown_pct": 15' in ask
+
+
+async def test_a_preference_remembered_on_request_keeps_the_peer_table() -> None:
+    """``analyst memory remember "Always include the peer table"`` (a preference: no rule code
+    enforces it as a procedure) keeps the table in a brief report on any ticker."""
+    async with app_at(START, "lena") as app:
+        await state(app, {"report_style": "brief"})
+        stored = await app.memory.remember("Always include the peer table")
+        [key] = [item["id"] for item in stored["stored"]]
+        view = await app.start("Analyze GOOGL", thread_id="l1")
+    assert "peers" in kinds(view)
+    peers = section(view.draft_markdown, "Peer comparison")
+    assert "| **GOOGL** |" in peers
+    assert f"because your confirmed preference, memory {key}" in peers
+    assert key in view.memories_used
