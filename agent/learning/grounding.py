@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import profile
+from agent.learning import profile, symbols
 from agent.learning.extraction import (
     Evidence,
     ExtractedFact,
@@ -101,12 +101,12 @@ def check_rule(rule: Mapping[str, JsonValue], quote: str) -> dict[str, JsonValue
             raise ValueError(f"the rule's mode {value!r} is not one of: {', '.join(_MODES)}")
         return {"mode": value}
     try:
-        symbol = profile.ticker_symbol(value) if isinstance(value, str) else None
+        symbol = symbols.ticker_symbol(value) if isinstance(value, str) else None
     except ValueError:
         symbol = None
     if symbol is None:
         raise ValueError(f"the rule's exclude_ticker {value!r} is not a ticker symbol")
-    if not profile.mentions_ticker(symbol, quote):
+    if not symbols.mentions_ticker(symbol, quote):
         raise ValueError(f"the quote does not name {symbol}, the ticker the rule excludes")
     return {"exclude_ticker": symbol}
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from agent.learning import quantities, vocabulary
-from agent.research.routing import NOT_TICKERS
+from agent.learning import quantities, symbols, vocabulary
 from agent.research.tickers import COMPANY_NAMES
 
 Found = tuple[str, object, int]
@@ -218,35 +217,6 @@ _STYLE = [
 
 
 # -- tickers -----------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"(?<![\w$])\$?[A-Za-z][A-Za-z0-9]*(?:[.-][A-Za-z]{1,2}\b)?")
-_CURRENCY_CODES = frozenset(quantities.CURRENCY_NAMES.values())
-_NOT_SYMBOLS = NOT_TICKERS | {"TBH", "LOL", "FYI", "BTW", "IMO", "IMHO", "ETC", "OK", "PLS"}
-
-
-def tickers_in(text: str, known: set[str]) -> list[tuple[str, int]]:
-    """The tickers ``text`` names, with their positions: ``$``-prefixed or upper-case symbols,
-    company names and known symbols in any case."""
-    out: list[tuple[str, int]] = []
-    for match in _TOKEN.finditer(text):
-        word = match.group(0)
-        bare = word.lstrip("$")
-        if bare.lower() in COMPANY_NAMES:
-            symbol = COMPANY_NAMES[bare.lower()]
-        elif word.startswith("$") or (bare.isupper() and len(bare) <= 5):
-            if bare.upper() in _NOT_SYMBOLS or (
-                not word.startswith("$") and bare.upper() in _CURRENCY_CODES
-            ):
-                continue
-            symbol = bare.upper()
-        elif bare.upper() in known and bare.lower() not in {"all", "now", "it", "on"}:
-            symbol = bare.upper()
-        else:
-            continue
-        if symbol not in [s for s, _ in out]:
-            out.append((symbol, match.start()))
-    return out
-
 
 _WATCH = re.compile(
     r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep (?:an )?eye on|"
@@ -471,7 +441,7 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
         or re.search(r"\bmy\s+watch[\s-]?list\b", part, _I)
     ):
         return []
-    named = tickers_in(part, known)
+    named = symbols.tickers_in(part, known)
     return [("watchlist", [s for s, _ in named], named[0][1])] if named else []
 
 
@@ -481,7 +451,7 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
         return []
     if cue.group(0).lower().startswith(("i have", "i got")) and not _STOCKISH.search(part):
         return []
-    named = [(s, at) for s, at in tickers_in(part, known) if at >= cue.start()]
+    named = [(s, at) for s, at in symbols.tickers_in(part, known) if at >= cue.start()]
     return [("holdings", [s for s, _ in named], named[0][1])] if named else []
 
 
@@ -597,7 +567,9 @@ def bare_value(attribute: str, tail: str, known: set[str]) -> object | None:
         codes = [c for _, c in quantities.currencies(tail)]
         return codes[-1] if codes else None
     if attribute in ("watchlist", "holdings", "excluded_tickers"):
-        named = [s for s, at in tickers_in(tail, known) if not _NEGATED_BEFORE.search(tail[:at])]
+        named = [
+            s for s, at in symbols.tickers_in(tail, known) if not _NEGATED_BEFORE.search(tail[:at])
+        ]
         return named or None
     if attribute == "employer":
         match = re.search(_COMPANY, tail)

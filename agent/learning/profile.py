@@ -30,8 +30,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
-from agent.learning import quantities, vocabulary
-from agent.research.tickers import COMPANY_NAMES
+from agent.learning import quantities, symbols, vocabulary
 
 Merge = Literal["replace", "union"]
 
@@ -288,50 +287,7 @@ def _age_mentions(value: JsonValue, text: str) -> bool:
 
 # -- tickers --------------------------------------------------------------------------------------
 
-_SYMBOL = re.compile(r"[A-Z][A-Z0-9]{0,5}(?:[.-][A-Z]{1,2})?")
-
-
-def ticker_symbol(word: str) -> str:
-    """``word`` as a ticker symbol: '$nvda' -> 'NVDA', 'Nvidia' -> 'NVDA', 'brk.b' -> 'BRK.B'."""
-    bare = word.strip().lstrip("$").strip()
-    symbol = COMPANY_NAMES.get(bare.lower()) or bare.upper()
-    if not _SYMBOL.fullmatch(symbol):
-        raise _Invalid(f"{word!r} is not a ticker symbol")
-    return symbol
-
-
-def _tickers_normalise(value: object) -> JsonValue:
-    if isinstance(value, str):
-        items: list[object] = [w for w in re.split(r"\s*(?:,|;|\band\b|\s)\s*", value) if w]
-    elif isinstance(value, list | tuple):
-        items = list(value)
-    else:
-        raise _Invalid(f"expected a list of ticker symbols, got {type(value).__name__}")
-    symbols: list[JsonValue] = []
-    for item in items:
-        if not isinstance(item, str):
-            raise _Invalid(f"{item!r} is not a ticker symbol")
-        symbol = ticker_symbol(item)
-        if symbol not in symbols:
-            symbols.append(symbol)
-    return symbols
-
-
-def mentions_ticker(symbol: str, text: str) -> bool:
-    """Whether ``text`` names ``symbol``: the symbol in any case (``$`` allowed) or its company."""
-    for word in re.findall(r"\$?[A-Za-z][A-Za-z0-9]*(?:[.-][A-Za-z]{1,2}\b)?", text):
-        bare = word.lstrip("$")
-        if bare.upper() == symbol or COMPANY_NAMES.get(bare.lower()) == symbol:
-            return True
-    return False
-
-
-def _tickers_mentions(value: JsonValue, text: str) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(s, str) and mentions_ticker(s, text) for s in value)
-    )
+_tickers_normalise, _tickers_mentions = symbols.normalise_tickers, symbols.tickers_stated
 
 
 # -- currencies -----------------------------------------------------------------------------------
