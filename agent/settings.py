@@ -24,6 +24,7 @@ variable and the fix.
 | ANALYST_MODEL_TIMEOUT | 60 | seconds per model request |
 | ANALYST_MODEL_RETRIES | 3 | attempts per model call (429, 5xx, timeouts) |
 | ANALYST_MODEL_BACKOFF | 1.0 | seconds before the first retry (doubles each time, with jitter) |
+| ANALYST_STRUCTURED_OUTPUT | function_calling | how the model returns structured answers: function_calling (a forced tool call; OpenAI) or json_schema (response_format with a JSON schema; llama.cpp, Ollama, vLLM constrain decoding to it) |
 | ANALYST_TOOL_ITERATIONS | 4 | model turns per executor step before it stops with what it has |
 | ANALYST_HISTORY_MAX_MESSAGES | 24 | conversation messages kept before older ones are summarised |
 | ANALYST_HISTORY_KEEP | 6 | most recent messages kept verbatim after a summary |
@@ -52,6 +53,8 @@ from memory.urls import resolve_sqlite_url
 
 Durability = Literal["sync", "async", "exit"]
 DURABILITIES: tuple[Durability, ...] = ("sync", "async", "exit")
+StructuredOutput = Literal["function_calling", "json_schema"]
+STRUCTURED_OUTPUTS: tuple[StructuredOutput, ...] = ("function_calling", "json_schema")
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class Settings:
     model_timeout: float = 60.0
     model_retries: int = 3
     model_backoff: float = 1.0
+    #: How the model returns structured answers (see :data:`STRUCTURED_OUTPUTS`).
+    structured_output: StructuredOutput = "function_calling"
     tool_iterations: int = 4
     history_max_messages: int = 24
     history_keep: int = 6
@@ -110,6 +115,12 @@ class Settings:
             raise ConfigurationError(
                 f"ANALYST_DURABILITY='{durability}' is not one of {', '.join(DURABILITIES)}."
             )
+        structured = (env.get("ANALYST_STRUCTURED_OUTPUT") or "function_calling").strip().lower()
+        if structured not in STRUCTURED_OUTPUTS:
+            raise ConfigurationError(
+                f"ANALYST_STRUCTURED_OUTPUT='{structured}' is not one of "
+                f"{', '.join(STRUCTURED_OUTPUTS)} (json_schema for llama.cpp, Ollama or vLLM)."
+            )
         settings = cls(
             data_dir=Path(env.get("ANALYST_DATA_DIR") or ".data"),
             memory_dir=Path(env.get("ANALYST_MEMORY_DIR") or ".agent-memory"),
@@ -129,6 +140,7 @@ class Settings:
             model_timeout=_number(env, "ANALYST_MODEL_TIMEOUT", 60.0),
             model_retries=max(1, int(_number(env, "ANALYST_MODEL_RETRIES", 3))),
             model_backoff=_number(env, "ANALYST_MODEL_BACKOFF", 1.0),
+            structured_output=cast(StructuredOutput, structured),
             tool_iterations=max(1, int(_number(env, "ANALYST_TOOL_ITERATIONS", 4))),
             history_max_messages=max(2, int(_number(env, "ANALYST_HISTORY_MAX_MESSAGES", 24))),
             history_keep=max(1, int(_number(env, "ANALYST_HISTORY_KEEP", 6))),

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agent.errors import ConfigurationError, ModelAuthError, ModelOutputError, ModelTransientError
+from agent.errors import (
+    AnalystError,
+    ConfigurationError,
+    ModelAuthError,
+    ModelOutputError,
+    ModelTransientError,
+)
 from agent.state import Usage
 
 if TYPE_CHECKING:
@@ -123,7 +129,12 @@ def resolve_model(settings: Settings, *, flag: str | None = None) -> ModelChoice
 def build_chat_model(settings: Settings, choice: ModelChoice) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(
+    class AnalystChatOpenAI(ChatOpenAI):
+        """``ChatOpenAI`` that knows how its server returns structured answers."""
+
+        structured_output: str = "function_calling"
+
+    return AnalystChatOpenAI(
         model=choice.name or DEFAULT_OPENAI_MODEL,
         # A local server (vLLM, Ollama, llama.cpp) needs no key, but the SDK insists on one.
         api_key=settings.openai_api_key or "not-needed",  # type: ignore[arg-type]
@@ -131,6 +142,7 @@ def build_chat_model(settings: Settings, choice: ModelChoice) -> BaseChatModel:
         temperature=settings.temperature,
         timeout=settings.model_timeout,
         max_retries=0,  # retries belong to the graph's RetryPolicy, with backoff
+        structured_output=settings.structured_output,
     )
 
 
@@ -181,17 +193,26 @@ async def structured(
     where: str,
     validate: Callable[[S], None] | None = None,
 ) -> tuple[S, Usage]:
-    """Structured output via function calling, with exactly one repair attempt."""
+    """Structured output, with exactly one repair attempt: a forced function call, or a
+    ``response_format`` JSON schema when the model says so (``ANALYST_STRUCTURED_OUTPUT``)."""
     from langchain_core.messages import HumanMessage
 
-    runnable = model.with_structured_output(schema, method="function_calling", include_raw=True)
+    method = getattr(model, "structured_output", "function_calling")
+    runnable = model.with_structured_output(schema, method=method, include_raw=True)
     usage = no_usage()
     conversation = list(messages)
     problem = ""
     for attempt in range(2):
-        out: Any = await invoke(runnable, conversation, where=where)
+        try:
+            out: Any = await invoke(runnable, conversation, where=where)
+        except (ValidationError, ValueError) as e:
+            # With a JSON schema the SDK parses the content itself and raises on bad JSON
+            # (openai's LengthFinishReasonError, a cut-off answer, is a ValueError too).
+            if method != "json_schema" or isinstance(e, AnalystError):
+                raise
+            out = {"raw": None, "parsed": None, "parsing_error": e}
         raw = out["raw"]
-        usage = add_usage(usage, usage_of(raw))
+        usage = add_usage(usage, usage_of(raw))  # a call, whatever came back
         parsed, error = out.get("parsed"), out.get("parsing_error")
         if parsed is not None and error is None:
             try:
@@ -207,8 +228,14 @@ async def structured(
                 *messages,
                 HumanMessage(
                     content=f"Your previous answer was not valid for {schema.__name__}: "
-                    f"{problem[:800]}\nCall {schema.__name__} again with arguments that match "
-                    "its schema exactly."
+                    f"{problem[:800]}\n"
+                    + (
+                        f"Answer again with one JSON object that matches the {schema.__name__} "
+                        "schema exactly."
+                        if method == "json_schema"
+                        else f"Call {schema.__name__} again with arguments that match its "
+                        "schema exactly."
+                    )
                 ),
             ]
     raise ModelOutputError(
