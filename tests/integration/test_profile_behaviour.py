@@ -62,6 +62,13 @@ async def analyse(user: str, facts: dict[str, Any], query: str = "Analyze NVDA")
     return view, ids
 
 
+def markdown(view: Any) -> str:
+    """The draft a view shows (there is one)."""
+    text = view.draft_markdown
+    assert isinstance(text, str), view.status
+    return text
+
+
 def kinds(view: Any) -> list[str]:
     return [s["kind"] for s in view.plan]
 
@@ -86,7 +93,7 @@ async def test_opposite_profiles_get_different_plans_and_reports_each_citing_its
     assert f"horizon_years=25 (fact {bold_ids['horizon_years']})" in bold.plan_rationale
 
     # The report: brief is short, detailed long, and each says why.
-    short, long = careful.draft_markdown, bold.draft_markdown
+    short, long = markdown(careful), markdown(bold)
     assert len(short) < 0.75 * len(long)
     assert (
         f"A brief report, as your report_style='brief' (fact {careful_ids['report_style']})"
@@ -117,7 +124,7 @@ async def test_opposite_profiles_get_different_plans_and_reports_each_citing_its
 
     # The critic judges both drafts, memory section included, without flagging it.
     for view in (careful, bold):
-        assert "## Memory context" in view.draft_markdown
+        assert "## Memory context" in markdown(view)
         assert not [f for f in view.findings if "Memory context" in f["message"]], view.findings
 
 
@@ -125,30 +132,31 @@ async def test_holdings_and_the_employer_add_a_concentration_and_a_conflict_note
     view, ids = await analyse(
         "erin", {"holdings": ["NVDA", "MSFT"], "employer": "Nvidia", "horizon_years": 8}
     )
-    risks = section(view.draft_markdown, "Risk factors")
+    risks = section(markdown(view), "Risk factors")
     assert f"Concentration: your holdings (fact {ids['holdings']}) include NVDA" in risks
     assert (
         f"Conflict of interest: you work for the company that issues NVDA, as your employer (fact {ids['employer']}) says"
         in risks
     )
-    assert "Nvidia" not in view.draft_markdown  # the employer's name is not repeated
+    assert "Nvidia" not in markdown(view)  # the employer's name is not repeated
     other, _ = await analyse("fred", {"horizon_years": 8})
-    assert "Concentration" not in other.draft_markdown
-    assert "Conflict of interest" not in other.draft_markdown
+    assert "Concentration" not in markdown(other)
+    assert "Conflict of interest" not in markdown(other)
 
 
 async def test_excluded_sectors_are_enforced_like_excluded_tickers() -> None:
     # TSLA holds bitcoin: a crypto screen leaves it out of the peers and the beta basket.
     view, ids = await analyse("gina", {"excluded_sectors": ["crypto"]})
-    peers = section(view.draft_markdown, "Peer comparison")
+    peers = section(markdown(view), "Peer comparison")
     assert "TSLA" not in peers and "AAPL" in peers
-    assert "TSLA" not in section(view.draft_markdown, "Analysis")
+    assert "TSLA" not in section(markdown(view), "Analysis")
     # Asking for it alone is declined, naming the fact; a quick snapshot too.
     fact = ids["excluded_sectors"]
     async with app_at(START, "gina") as app:
         for query, thread in (("Analyze TSLA", "gina-2"), ("quick snapshot of TSLA", "gina-4")):
             refused = await app.start(query, thread_id=thread)
             assert refused.status == "declined", (query, refused.status)
+            assert refused.stop_reason is not None
             assert "I won't analyse TSLA" in refused.stop_reason
             assert (
                 f"excluded_sectors=['crypto'] (fact {fact}) screens it out" in refused.stop_reason
@@ -163,7 +171,7 @@ async def test_excluded_sectors_are_enforced_like_excluded_tickers() -> None:
 
 async def test_a_sector_of_interest_is_named() -> None:
     view, ids = await analyse("hugo", {"sectors_of_interest": ["semiconductors"]})
-    risks = section(view.draft_markdown, "Risk factors")
+    risks = section(markdown(view), "Risk factors")
     assert (
         f"a sector you follow, the fact sectors_of_interest=['semiconductors'] (fact {ids['sectors_of_interest']})"
         in risks
@@ -178,7 +186,7 @@ async def test_a_rejections_feedback_once_confirmed_shapes_the_next_sessions_rep
     async with app_at(START, "ivan") as app:
         await state(app, {"report_style": "brief"})
         first = await app.start("Analyze NVDA", thread_id="s1", keep_session=True)
-        assert "| Ticker |" not in section(first.draft_markdown, "Peer comparison")
+        assert "| Ticker |" not in section(markdown(first), "Peer comparison")
         payload = {"approver": "ivan", "draft_hash": first.draft_hash}
         await app.decide("s1", {**payload, "action": "reject", "feedback": feedback})
         await app.memory.end_session("s1")
@@ -197,11 +205,11 @@ async def test_a_rejections_feedback_once_confirmed_shapes_the_next_sessions_rep
         else "your confirmed preference, memory"
     )
     assert f"Peer step kept in a brief plan because {cause}" in later.plan_rationale
-    peers = section(later.draft_markdown, "Peer comparison")
+    peers = section(markdown(later), "Peer comparison")
     assert "| Ticker |" in peers and "| **AAPL** |" in peers
     assert f"The full table, because {cause}" in peers
-    assert later.draft_markdown.count("\n## ") >= 8  # still a brief report otherwise
-    assert "### " not in section(later.draft_markdown, "Analysis")
+    assert markdown(later).count("\n## ") >= 8  # still a brief report otherwise
+    assert "### " not in section(markdown(later), "Analysis")
 
 
 async def test_feedback_that_recurs_becomes_a_procedure_that_shapes_later_reports() -> None:
@@ -223,11 +231,9 @@ async def test_feedback_that_recurs_becomes_a_procedure_that_shapes_later_report
         later = await app.start("Analyze MSFT", thread_id="r3")
     cause = f"procedure {procedure['procedure_id']}"
     assert f"Peer step kept in a brief plan because {cause}" in later.plan_rationale
-    peers = section(later.draft_markdown, "Peer comparison")
+    peers = section(markdown(later), "Peer comparison")
     assert "| **MSFT** |" in peers and f"The full table, because {cause}" in peers
-    assert f"procedure {procedure['procedure_id']}" in section(
-        later.draft_markdown, "Memory context"
-    )
+    assert f"procedure {procedure['procedure_id']}" in section(markdown(later), "Memory context")
 
 
 async def test_on_the_model_path_the_same_code_shapes_the_plan_and_the_report(
@@ -244,9 +250,9 @@ async def test_on_the_model_path_the_same_code_shapes_the_plan_and_the_report(
     assert kinds(careful) == ["risk", "beta", "returns", "trend"]
     assert "scripted standard plan" in careful.plan_rationale
     assert f"horizon_years=2 (fact {ids['horizon_years']})" in careful.plan_rationale
-    mine = section(careful.draft_markdown, "Recommendation")
+    mine = section(markdown(careful), "Recommendation")
     assert "The price signals say Buy; for this profile it is a Hold." in mine
-    assert "| Ticker |" not in section(careful.draft_markdown, "Peer comparison")
+    assert "| Ticker |" not in section(markdown(careful), "Peer comparison")
     [report] = of_kind(server.chat_requests(), "ReportNarrative")
     ask = first_user(report)
     assert "Report style: brief." in ask
@@ -262,7 +268,7 @@ async def test_a_preference_remembered_on_request_keeps_the_peer_table() -> None
         [key] = [item["id"] for item in stored["stored"]]
         view = await app.start("Analyze GOOGL", thread_id="l1")
     assert "peers" in kinds(view)
-    peers = section(view.draft_markdown, "Peer comparison")
+    peers = section(markdown(view), "Peer comparison")
     assert "| **GOOGL** |" in peers
     assert f"because your confirmed preference, memory {key}" in peers
     assert key in view.memories_used
