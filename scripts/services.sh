@@ -16,6 +16,9 @@
 #   with apt (through the mirror apt is already configured with, using a private apt state
 #   folder so the system's sources are untouched), unpacks it into $SERVICES_DIR/libssl1.1
 #   and points LD_LIBRARY_PATH there for the Redis processes only.
+# A real model server: llama.cpp's llama-server serving SmolLM2-135M-Instruct on a free
+#   loopback port, built once per machine into a cache outside the repository
+#   (scripts/model_server.sh says how).
 #
 # Everything lives in $SERVICES_DIR (default: .services/, gitignored): pid files, logs,
 # data, the unpacked library.
@@ -292,10 +295,14 @@ env_lines() {
 }
 
 mkdir -p "$SERVICES_DIR"
+model_server() {  # build|start|stop|status|env: the real local model server (llama-server)
+  SERVICES_DIR=$SERVICES_DIR PYTHON_FOR_SERVICES=$PY bash "$ROOT/scripts/model_server.sh" "$@"
+}
+
 case "${1:-}" in
-  start) start_postgres; start_redis ;;
-  stop) stop_redis; stop_postgres ;;
-  status) status ;;
-  env) env_lines ;;
+  start) start_postgres; start_redis; model_server start ;;
+  stop) model_server stop; stop_redis; stop_postgres ;;
+  status) status; model_server status ;;
+  env) env_lines; model_server env ;;
   *) echo "usage: bash scripts/services.sh start|stop|status|env" >&2; exit 2 ;;
 esac
