@@ -170,19 +170,22 @@ def read_back(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, list[An
     """(facts, candidates) as the CLI shows them: attribute -> value, attribute -> values."""
     facts: dict[str, Any] = {}
     candidates: dict[str, list[Any]] = defaultdict(list)
-    profile = _cli(env, "facts", "profile", "me") or {}
+    commands = [("facts", "profile", "me"), ("memory", "procedures"), ("memory", "review", "--all")]
+    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        profile, procedures, review = pool.map(lambda c: _cli(env, *c), commands)
+    profile = profile or {}
     for name, record in profile.items():
         if record.get("source") == "inferred":
             candidates[name].append(record.get("value"))
         else:
             facts[name] = record.get("value")
-    for row in _rows(_cli(env, "memory", "procedures")):
+    for row in _rows(procedures):
         rule = row.get("rule") or {}
         if row.get("status", "active") == "active" and rule.get("exclude_ticker"):
             held = facts.setdefault("excluded_tickers", [])
             if rule["exclude_ticker"] not in held:
                 held.append(rule["exclude_ticker"])
-    for row in _rows(_cli(env, "memory", "review", "--all")):
+    for row in _rows(review):
         if row.get("status") != "pending":
             continue
         payload = row.get("payload") or {}
