@@ -9,6 +9,7 @@ traits. Someone else's view of the user is read, but marked reported (a candidat
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,7 +17,22 @@ import pytest
 from agent.learning.extraction import OfflineExtractor, hot_path_facts
 from agent.learning.grounding import ground
 from agent.learning.understanding import read
-from tests.unit.test_extraction import episode
+from memory.journal.records import Episode
+
+T0 = datetime(2026, 5, 14, 10, 30, tzinfo=UTC)
+
+
+def episode(n: int, text: str) -> Episode:
+    return Episode(
+        tenant_id="acme",
+        episode_id=f"ep-{n}",
+        user_id="alice",
+        thread_id="T",
+        at=T0 + timedelta(minutes=n),
+        role="user",
+        kind="message",
+        text=text,
+    )
 
 
 def facts(text: str, *recent: str) -> dict[str, Any]:
