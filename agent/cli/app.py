@@ -309,11 +309,11 @@ def chat(
     """A chat-style session: ask for analyses, then /approve, /reject, /edit. /help lists commands."""
     from agent.cli.chat import ChatSession
 
-    settings = common.settings(
-        user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
-    )
+    # The prompt comes first: the app (and the line saying which model runs) loads in the
+    # background and opens on the first turn. A --model that cannot be used still fails here.
+    settings = common.settings(user, tenant, model=model, checkpointer_url=checkpointer)
     # One app for the whole conversation: every turn and slash command uses it.
-    with common.AppSession(settings) as session:
+    with common.AppSession(settings, lazy=True, announce_model=True) as session:
         code = ChatSession(
             session,
             settings.principal,

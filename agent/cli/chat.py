@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import agent.cli.common as common
 import agent.cli.render as render
-from agent.app import ThreadView, new_thread_id
 from agent.cli.common import Terminated
 from agent.errors import AnalystError, ModelError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from agent.app import ThreadView
     from agent.app.memory import RememberAs
     from agent.cli.common import AppCall
     from memory.identity import Principal
@@ -84,6 +84,10 @@ class ChatSession:
             f"[bold]analyst chat[/] · user {self.principal.user_id} · tenant "
             f"{self.principal.tenant_id}. /help for commands, /quit to leave."
         )
+        # The prompt is on its way: load the app in the background while the user types.
+        warm_up = getattr(self.call, "warm_up", None)
+        if warm_up is not None:
+            warm_up()
         while True:
             try:
                 line = self.read_line("you> ").strip()
@@ -401,6 +405,13 @@ class ChatSession:
                 'No thread in this conversation yet; ask for an analysis first, e.g. "Analyze NVDA".'
             )
         return self.thread_id
+
+
+def new_thread_id() -> str:
+    """A new thread id (imported when first needed: the app loads in the background)."""
+    from agent.app import new_thread_id as new
+
+    return new()
 
 
 _REMEMBER_AS = re.compile(r"\s+as\s+(fact|preference|procedure)\s*$", re.IGNORECASE)

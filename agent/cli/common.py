@@ -16,10 +16,10 @@ fast; Rich, settings and the application are imported when a command runs.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack
 from functools import cache
@@ -30,6 +30,7 @@ import typer
 from agent.errors import AnalystError
 
 if TYPE_CHECKING:
+    import asyncio
     from datetime import datetime
 
     from rich.console import Console
@@ -294,13 +295,23 @@ class AppSession:
     checkpointer, the store and its TTL sweeper, the fact ledger) serves the next call; all of
     them close when the session exits. The app holds a thread's lock only while a call runs
     that thread, so other processes can decide on it between calls.
+
+    ``lazy`` (the chat): entering returns at once; :meth:`warm_up` imports the heavy modules
+    (LangGraph, the app, the graph) on a background thread while the user types, and the app
+    opens on the first call, which first says which model runs (``announce_model``).
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self, settings: Settings, *, lazy: bool = False, announce_model: bool = False
+    ) -> None:
         self.settings = settings
-        self._runner = asyncio.Runner()
+        self.lazy = lazy
+        self.announce_model = announce_model
+        self._runner: asyncio.Runner | None = None
         self._stack = AsyncExitStack()
         self._app: AnalystApp | None = None
+        self._warm: threading.Thread | None = None
+        self._note = ""
 
     @property
     def app(self) -> AnalystApp:
@@ -309,25 +320,68 @@ class AppSession:
         return self._app
 
     def __enter__(self) -> AppSession:
+        if not self.lazy:
+            self._open()
+        return self
+
+    def warm_up(self) -> None:
+        """Start loading what the first call needs on a background thread (a lazy session;
+        once). The chat calls it once its prompt is on the screen."""
+        if self.lazy and self._app is None and self._warm is None:
+            self._warm = threading.Thread(target=self._prepare, name="analyst-warm-up", daemon=True)
+            self._warm.start()
+
+    def _prepare(self) -> None:
+        """Import what the first turn needs, and find which model runs (background thread)."""
+        import importlib
+
+        # What opening the app needs (what the old eager open imported; the graph itself is
+        # left to the first turn, so that a chat quit at once does not wait for it).
+        for module in ("agent.app", "agent.app.memory"):
+            importlib.import_module(module)
+        if self.announce_model:
+            from agent.reasoning.chat_model import resolve_model
+
+            self._note = resolve_model(self.settings).note or ""
+
+    def _open(self) -> None:
+        self.warm_up()
+        if self._warm is not None:
+            self._warm.join()
+            self._warm = None
+            if self._note:
+                note(self._note)
+        import asyncio
+
         from agent.app import AnalystApp
 
+        self._runner = asyncio.Runner()
         opening = AnalystApp.open(self.settings, self.settings.principal)
         try:
             self._app = self._runner.run(self._stack.enter_async_context(opening))
         except BaseException:
             self._runner.close()
+            self._runner = None
             raise
-        return self
 
     def __call__(self, body: Body[T]) -> T:
-        return self._runner.run(body(self.app))
+        if self._app is None and self.lazy:
+            self._open()
+        app = self.app
+        assert self._runner is not None
+        return self._runner.run(body(app))
 
     def __exit__(self, *exc: object) -> None:
+        if self._warm is not None:
+            self._warm.join()  # never leave an import half done at exit
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
         try:
-            self._runner.run(self._stack.aclose())
+            runner.run(self._stack.aclose())
         finally:
             self._app = None
-            self._runner.close()
+            runner.close()
 
 
 class AppCall(Protocol):

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
-from rich.panel import Panel
 from rich.text import Text
 
 if TYPE_CHECKING:
@@ -109,6 +107,10 @@ def thread(
         console.print(f"[yellow]step note:[/] {note}", soft_wrap=True)
     if view.status == "awaiting_approval":
         if show_draft and view.draft_markdown:
+            # Imported here: the Markdown renderer is the slowest import of the CLI's start.
+            from rich.markdown import Markdown
+            from rich.panel import Panel
+
             console.print(
                 Panel(
                     Markdown(view.draft_markdown),
