@@ -156,9 +156,20 @@ class _Builder:
 
 
 def attribute_asked(question: str) -> str | None:
-    """The profile attribute a question names ("what is my horizon?" -> horizon_years)."""
+    """The profile attribute a question names ("what is my horizon?" -> horizon_years): the
+    words above, then any attribute of the profile registry named by its own words ("what
+    is my employer?" -> employer, "my max drawdown" -> max_drawdown_pct)."""
+    from agent.learning.profile import REGISTRY
+
     text = question.lower()
-    return next((name for word, name in ATTRIBUTE_WORDS if word in text), None)
+    found = next((name for word, name in ATTRIBUTE_WORDS if word in text), None)
+    if found is not None:
+        return found
+    for name in REGISTRY:
+        words = [w for w in name.split("_") if w not in ("pct", "years")]
+        if re.search(r"\b" + r"\s+".join(words) + r"\b", text):
+            return name
+    return None
 
 
 def shown_value(attribute: str, value: Any) -> str:

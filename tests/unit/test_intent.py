@@ -105,6 +105,8 @@ def test_the_attribute_a_question_names() -> None:
     assert attribute_asked("What's my risk tolerance?") == "risk_tolerance"
     assert attribute_asked("what is my base currency?") == "base_currency"
     assert attribute_asked("what do you know about me?") is None
+    # Any attribute of the profile registry, by its own words.
+    assert attribute_asked("who is my employer?") == "employer"
 
 
 def test_memory_text_is_quoted_without_control_codes() -> None:
