@@ -163,7 +163,9 @@ def importance_score(importance: Any) -> float:
 
 
 def relevance_score(similarity: float | None) -> float:
-    """Cosine similarity clipped to [0, 1]; no similarity (no query) is 0."""
+    """The store's search score (a similarity in [0, 1]: cosine, raised by the query's words on
+    a hybrid store; ``docs/architecture.md``, "Hybrid search") clipped to [0, 1]; no
+    similarity (no query) is 0."""
     if similarity is None or not math.isfinite(similarity):
         return 0.0
     return _clip(similarity)

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from memory.store.factory import (
         DEFAULT_TTL,
         SCHEMES,
-        TEXT_FIELDS,
         index_config,
         open_store,
         open_store_from_settings,
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from memory.store.qdrant import DEFAULT_COLLECTION, QdrantStore, open_qdrant_client, point_id
     from memory.store.scoped import (
         MEMORIES,
+        TEXT_FIELDS,
         ScopedStore,
         ScopeViolationError,
         memories_namespace,
@@ -51,7 +51,6 @@ _HOME = {
         (
             "DEFAULT_TTL",
             "SCHEMES",
-            "TEXT_FIELDS",
             "index_config",
             "open_store",
             "open_store_from_settings",
@@ -67,6 +66,7 @@ _HOME = {
     **dict.fromkeys(
         (
             "MEMORIES",
+            "TEXT_FIELDS",
             "ScopedStore",
             "ScopeViolationError",
             "memories_namespace",

@@ -39,6 +39,7 @@ from memory.store.common import (
     prefilter,
 )
 from memory.store.engine import NewPoint, Payload, QdrantFormatStore
+from memory.store.scoring import Hit, best_cosine, fused_score, term_share
 
 logger = logging.getLogger(__name__)
 
@@ -159,15 +160,17 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     # -- lifecycle ----------------------------------------------------------------------------
 
     def _config(self) -> qe.EdgeConfig:
+        """The shard's vectors: the dense ``text`` multivector with an index config, and the
+        BM25 sparse vector always (a shard needs at least one kind of vector; without an
+        embedder it stays empty and the store is key-value with filters)."""
         vectors: dict[str, qe.EdgeVectorParams] = {}
-        sparse: dict[str, qe.EdgeSparseVectorParams] = {}
         if self.dims:
             vectors[VECTOR] = qe.EdgeVectorParams(
                 size=self.dims,
                 distance=qe.Distance.Cosine,
                 multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
             )
-            sparse[SPARSE] = qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+        sparse = {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
         return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
 
     def _open_shard(self) -> qe.EdgeShard:
@@ -374,38 +377,43 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return {str(r.id): r.payload or {} for r in records}
 
     def _query(
-        self, handle: qe.EdgeShard, query: str, vector: list[float], flt: Any, fetch: int
-    ) -> list[tuple[float, Payload]]:
-        """Dense only, or (hybrid) dense and BM25 prefetches fused by reciprocal rank."""
-        params = qe.SearchParams(hnsw_ef=max(HNSW_EF, fetch))
+        self, handle: qe.EdgeShard, query: str, vector: list[float], flt: Any, depth: int
+    ) -> list[Hit]:
+        """Dense candidates, and (hybrid, when the query has a term that is not a stop word)
+        BM25 candidates, fused by reciprocal rank; the parts are computed from each
+        candidate's vectors."""
+        params = qe.SearchParams(hnsw_ef=max(HNSW_EF, depth))
         dense = qe.Query.Nearest([vector], using=VECTOR)
-        if not self.hybrid:
+        sparse = self._bm25.embed_query(query) if self.hybrid else None
+        if sparse is None or not sparse.indices:
             request = qe.QueryRequest(
-                limit=fetch, query=dense, filter=flt, params=params, with_payload=True
+                limit=depth, query=dense, filter=flt, params=params, with_payload=True
             )
-        else:
-            sparse = self._bm25.embed_query(query)
-            prefetches = [qe.Prefetch(limit=fetch, query=dense, filter=flt, params=params)]
-            weights = [RRF_WEIGHTS[0]]
-            if sparse.indices:
-                prefetches.append(
-                    qe.Prefetch(
-                        limit=fetch, query=qe.Query.Nearest(sparse, using=SPARSE), filter=flt
-                    )
+            return [Hit(p.payload or {}, float(p.score)) for p in handle.query(request)]
+        request = qe.QueryRequest(
+            limit=2 * depth,
+            prefetches=[
+                qe.Prefetch(limit=depth, query=dense, filter=flt, params=params),
+                qe.Prefetch(limit=depth, query=qe.Query.Nearest(sparse, using=SPARSE), filter=flt),
+            ],
+            query=cast(Any, qe.Fusion.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
+            filter=flt,
+            with_payload=True,
+            with_vector=True,
+        )
+        hits: list[Hit] = []
+        for point in handle.query(request):
+            vectors: Any = point.vector if isinstance(point.vector, dict) else {}
+            terms = vectors.get(SPARSE)
+            hits.append(
+                Hit(
+                    point.payload or {},
+                    best_cosine(vector, vectors.get(VECTOR) or []),
+                    term_share(sparse.indices, terms.indices if terms is not None else ()),
+                    fused_score(point.score),
                 )
-                weights.append(RRF_WEIGHTS[1])
-            request = qe.QueryRequest(
-                limit=fetch,
-                prefetches=prefetches,
-                query=cast(Any, qe.Fusion.Rrf(k=RRF_K, weights=weights)),
-                filter=flt,
-                with_payload=True,
             )
-        return [(p.score, p.payload or {}) for p in handle.query(request)]
-
-    def search_score(self, raw: float) -> float:
-        """As the base class, and a cosine score is capped at 1 too."""
-        return min(1.0, super().search_score(raw))
+        return hits
 
     def _recent(self, handle: qe.EdgeShard, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(

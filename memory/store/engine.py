@@ -25,8 +25,8 @@ from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
-    InvalidNamespaceError,
     ListNamespacesOp,
+    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -42,8 +42,6 @@ from langgraph.store.base import (
 from memory.embeddings import check_vectors
 from memory.sealing import PLAIN, MemoryCipher
 from memory.store.common import (
-    RRF_K,
-    RRF_WEIGHTS,
     namespace_matches,
     now_us,
     point_id,
@@ -52,6 +50,7 @@ from memory.store.common import (
     stored_item,
     value_matches,
 )
+from memory.store.scoring import CANDIDATES, Hit, ScoredItem
 
 logger = logging.getLogger(__name__)
 
@@ -62,32 +61,29 @@ H = TypeVar("H")
 Payload = dict[str, Any]
 
 
-def validate_op(op: Op) -> None:
-    """Raise ``InvalidNamespaceError`` (or ``TypeError``) for an op LangGraph would refuse:
-    namespaces are tuples of valid labels, a put needs a non-empty one not rooted at
-    ``langgraph``."""
-    namespaces: list[Any] = []
+def validate_op(op: Op) -> Op:
+    """``op`` with its namespaces as tuples, or ``InvalidNamespaceError`` (``TypeError`` for an
+    unknown op) where LangGraph would refuse it.
+
+    As upstream, a namespace is any sequence of labels, and the labels are checked
+    (``validate_op_namespace``: non-empty strings without ``.`` or NUL); the rules only the
+    public ``put`` applies (a non-empty namespace not rooted at ``langgraph``) are ``put``'s,
+    not the batch's."""
     if isinstance(op, GetOp | PutOp):
-        namespaces.append(op.namespace)
+        op = op._replace(namespace=tuple(op.namespace))
     elif isinstance(op, SearchOp):
-        namespaces.append(op.namespace_prefix)
+        op = op._replace(namespace_prefix=tuple(op.namespace_prefix))
     elif isinstance(op, ListNamespacesOp):
-        namespaces.extend(c.path for c in op.match_conditions or ())
+        if op.match_conditions:
+            op = op._replace(
+                match_conditions=tuple(
+                    MatchCondition(c.match_type, tuple(c.path)) for c in op.match_conditions
+                )
+            )
     else:
         raise TypeError(f"Unknown store operation {type(op).__name__}")
-    for namespace in namespaces:
-        if not isinstance(namespace, tuple):
-            raise InvalidNamespaceError(
-                f"Namespaces are tuples of strings; got {type(namespace).__name__} {namespace!r}."
-            )
     validate_op_namespace(op)
-    if isinstance(op, PutOp) and op.value is not None:
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(
-                f'Root label for namespace cannot be "langgraph". Got: {op.namespace}'
-            )
+    return op
 
 
 @dataclass
@@ -128,7 +124,7 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     #: names the TTL sweeper's thread and its log lines
     engine = "qdrant"
     ttl_config: TTLConfig | None = None
-    #: query searches fuse dense and BM25 rankings by reciprocal rank (scores scaled to [0, 1])
+    #: query searches take BM25 candidates and the lexical part of the score too
     hybrid: bool = False
 
     def __init__(self, index: IndexConfig | None, cipher: MemoryCipher | None = None) -> None:
@@ -173,10 +169,9 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         """The payloads of the points among ``ids`` that exist, by id (only ``fields`` if given)."""
 
     @abstractmethod
-    def _query(
-        self, handle: H, query: str, vector: list[float], flt: Any, fetch: int
-    ) -> list[tuple[float, Payload]]:
-        """The ``fetch`` best points for a query (dense, or hybrid): raw score and payload."""
+    def _query(self, handle: H, query: str, vector: list[float], flt: Any, depth: int) -> list[Hit]:
+        """The candidates of a query: the ``depth`` nearest points by cosine and (hybrid) the
+        ``depth`` best by BM25, each with the parts of its score (:mod:`memory.store.scoring`)."""
 
     @abstractmethod
     def _recent(self, handle: H, flt: Any, limit: int) -> list[Payload]:
@@ -231,11 +226,10 @@ class QdrantFormatStore(BaseStore, Generic[H]):
 
     def plan(self, ops: Iterable[Op]) -> BatchPlan:
         """Validate ``ops`` and split them into a :class:`BatchPlan` (the last put of a key wins)."""
-        plan = BatchPlan(ops=list(ops))
+        plan = BatchPlan(ops=[validate_op(op) for op in ops])
         texts: dict[str, None] = {}
         queries: dict[str, None] = {}
         for i, op in enumerate(plan.ops):
-            validate_op(op)
             if isinstance(op, GetOp):
                 plan.gets.append((i, op))
             elif isinstance(op, SearchOp):
@@ -354,13 +348,6 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             return True
         return value_matches(self.cipher.open_object((payload or {}).get("value", {})), filter)
 
-    def search_score(self, raw: float) -> float:
-        """The reported score of a query hit: hybrid RRF scores (at most ``sum(weights) /
-        RRF_K``, first in both rankings) scaled to [0, 1]; cosine as it is."""
-        if self.hybrid:
-            return min(1.0, raw * (RRF_K / sum(RRF_WEIGHTS)))
-        return raw
-
     # -- reads --------------------------------------------------------------------------------
 
     def _live(self, payload: Mapping[str, Any], now: int) -> bool:
@@ -409,19 +396,17 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             self.value_filter(op.filter)
         )
         flt = self.live_filter(now, must)
-        found: list[tuple[float | None, Payload]] = []
+        found: list[tuple[Hit | None, Payload]] = []
         if op.query and query_vector is not None:
-            fetch = want if not op.filter else max(2 * want, 16)
+            depth = max(want if not op.filter else 2 * want, CANDIDATES)
             while True:
-                points = self._query(handle, op.query, query_vector, flt, fetch)
-                found = [
-                    (self.search_score(score), payload)
-                    for score, payload in points
-                    if self.matches(payload, op.filter)
-                ]
-                if len(found) >= want or len(points) < fetch:
+                hits = self._query(handle, op.query, query_vector, flt, depth)
+                kept = [h for h in hits if self.matches(h.payload, op.filter)]
+                if len(kept) >= want or len(hits) < depth:
                     break
-                fetch *= 2
+                depth *= 2
+            kept.sort(key=Hit.order)
+            found = [(hit, dict(hit.payload)) for hit in kept]
         elif not op.filter:
             found = [(None, payload) for payload in self._recent(handle, flt, want)]
         else:
@@ -435,7 +420,12 @@ class QdrantFormatStore(BaseStore, Generic[H]):
                     refresh[point_id(payload["namespace"], payload["key"])] = float(
                         payload["ttl_minutes"]
                     )
-        return [search_item(payload, score, self.cipher) for score, payload in page]
+        return [
+            search_item(payload, None, self.cipher)
+            if hit is None
+            else scored_item(hit, self.cipher)
+            for hit, payload in page
+        ]
 
     def _list_namespaces(self, handle: H, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
         conditions = list(op.match_conditions or ())
@@ -539,4 +529,20 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         return stopped
 
 
-__all__ = ["BatchPlan", "NewPoint", "QdrantFormatStore", "validate_op"]
+def scored_item(hit: Hit, cipher: MemoryCipher) -> ScoredItem:
+    """The ``SearchItem`` of a query hit: its score and the score's parts."""
+    item = search_item(hit.payload, hit.score, cipher)
+    return ScoredItem(
+        item.namespace,
+        item.key,
+        item.value,
+        item.created_at,
+        item.updated_at,
+        item.score,
+        dense=hit.dense,
+        lexical=hit.lexical,
+        fused=hit.fused,
+    )
+
+
+__all__ = ["BatchPlan", "NewPoint", "QdrantFormatStore", "scored_item", "validate_op"]

@@ -4,8 +4,9 @@
 sweep run, a periodic sweeper while it is open) and closes every connection, thread and folder
 lock on exit. URLs: ``qdrant://local`` (the default, :class:`~memory.store.edge.EdgeStore`),
 ``qdrant+local://local``, ``qdrant+http(s)://host:port``, ``memory://``, ``postgres://``.
-Every index embeds the value fields ``text`` and ``about`` (:data:`TEXT_FIELDS`); with a
-``cipher`` the Qdrant stores seal values, and Postgres (values in clear) is refused. The
+An index embeds the whole value unless told otherwise (LangGraph's default, ``["$"]``); the
+principal's memories embed ``text`` and ``about`` (:data:`~memory.store.scoped.TEXT_FIELDS`,
+applied by the scoped view). With a ``cipher`` the Qdrant stores seal values, and Postgres (values in clear) is refused. The
 backends in detail: ``docs/architecture.md``, "Opening a store".
 """
 
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 
 SCHEMES = examples("store")
 
-#: The value fields every store embeds (one vector each; an item scores as its best field).
-TEXT_FIELDS = ["text", "about"]
 
 #: TTL behaviour of the stores that support it: reads refresh, expired items are hidden
 #: before the sweep removes them, and an open store sweeps hourly (and once on opening).
@@ -53,15 +52,14 @@ DEFAULT_TTL: TTLConfig = {
 }
 
 
-def index_config(embedder: Embedder | None) -> IndexConfig | None:
-    """The index config for ``embedder`` (``None``: no semantic search)."""
+def index_config(embedder: Embedder | None, fields: list[str] | None = None) -> IndexConfig | None:
+    """The index config for ``embedder`` (``None``: no semantic search), embedding ``fields``
+    (default: the whole value, as LangGraph's stores do)."""
     if embedder is None:
         return None
-    config: IndexConfig = {
-        "dims": embedder.dims,
-        "embed": cast(Embeddings, embedder),
-        "fields": list(TEXT_FIELDS),
-    }
+    config: IndexConfig = {"dims": embedder.dims, "embed": cast(Embeddings, embedder)}
+    if fields is not None:
+        config["fields"] = list(fields)
     return config
 
 

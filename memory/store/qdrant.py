@@ -39,6 +39,7 @@ from memory.store.common import (
     value_matches,
 )
 from memory.store.engine import NewPoint, Payload, QdrantFormatStore
+from memory.store.scoring import Hit, best_cosine, fused_score, term_share
 
 logger = logging.getLogger(__name__)
 
@@ -286,9 +287,11 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         return {str(r.id): r.payload or {} for r in records}
 
     def _query(
-        self, handle: QdrantClient, query: str, vector: list[float], flt: Any, fetch: int
-    ) -> list[tuple[float, Payload]]:
-        """Dense only, or (hybrid) dense and BM25 prefetches fused by reciprocal rank."""
+        self, handle: QdrantClient, query: str, vector: list[float], flt: Any, depth: int
+    ) -> list[Hit]:
+        """Dense candidates, and (hybrid, when the query has a term that is not a stop word)
+        BM25 candidates, fused by reciprocal rank; the parts are computed from each
+        candidate's vectors."""
         sparse = self.bm25.embed_query(query) if self.hybrid else None
         if sparse is None or not sparse.indices:
             points = handle.query_points(
@@ -296,29 +299,40 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
                 query=[vector],
                 using=VECTOR,
                 query_filter=flt,
-                limit=fetch,
+                limit=depth,
                 with_payload=True,
             ).points
-        else:
-            points = handle.query_points(
-                self.collection,
-                prefetch=[
-                    qm.Prefetch(query=[vector], using=VECTOR, filter=flt, limit=fetch),
-                    qm.Prefetch(
-                        query=qm.SparseVector(
-                            indices=list(sparse.indices), values=list(sparse.values)
-                        ),
-                        using=SPARSE,
-                        filter=flt,
-                        limit=fetch,
-                    ),
-                ],
-                query=qm.RrfQuery(rrf=qm.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
-                query_filter=flt,
-                limit=fetch,
-                with_payload=True,
-            ).points
-        return [(p.score, p.payload or {}) for p in points]
+            return [Hit(p.payload or {}, float(p.score)) for p in points]
+        points = handle.query_points(
+            self.collection,
+            prefetch=[
+                qm.Prefetch(query=[vector], using=VECTOR, filter=flt, limit=depth),
+                qm.Prefetch(
+                    query=qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+                    using=SPARSE,
+                    filter=flt,
+                    limit=depth,
+                ),
+            ],
+            query=qm.RrfQuery(rrf=qm.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
+            query_filter=flt,
+            limit=2 * depth,
+            with_payload=True,
+            with_vectors=True,
+        ).points
+        hits: list[Hit] = []
+        for point in points:
+            vectors: Any = point.vector if isinstance(point.vector, dict) else {}
+            terms = vectors.get(SPARSE)
+            hits.append(
+                Hit(
+                    point.payload or {},
+                    best_cosine(vector, vectors.get(VECTOR) or []),
+                    term_share(sparse.indices, terms.indices if terms is not None else ()),
+                    fused_score(point.score),
+                )
+            )
+        return hits
 
     def _recent(self, handle: QdrantClient, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(

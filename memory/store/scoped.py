@@ -25,6 +25,7 @@ from model output.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
@@ -47,6 +48,10 @@ from memory.errors import InvalidPrincipalError
 from memory.identity import Principal
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
+#: The value fields the principal's memories (``("memories", ...)``) embed when a put names no
+#: fields of its own: one vector each, a memory scoring as its best field. Other namespaces
+#: follow the store's index config (the whole value unless it names fields), as upstream.
+TEXT_FIELDS = ["text", "about"]
 
 _ESCAPES = (("%", "%25"), (".", "%2E"), ("*", "%2A"), ("\x00", "%00"))
 
@@ -117,6 +122,8 @@ class ScopedStore(BaseStore):
                 raise InvalidNamespaceError(
                     "A scoped namespace needs at least one label, e.g. ('memories',)."
                 )
+            if op.index is None and op.value is not None and tuple(op.namespace[:1]) == (MEMORIES,):
+                op = op._replace(index=list(TEXT_FIELDS))
             return op._replace(namespace=(*root, *op.namespace))
         if isinstance(op, SearchOp):
             return op._replace(namespace_prefix=(*root, *op.namespace_prefix))
@@ -178,14 +185,10 @@ class ScopedStore(BaseStore):
         )
 
     def _search_item(self, item: Any) -> SearchItem:
-        return SearchItem(
-            namespace=self._relative(item.namespace),
-            key=item.key,
-            value=item.value,
-            created_at=item.created_at,
-            updated_at=item.updated_at,
-            score=getattr(item, "score", None),
-        )
+        """The item with its namespace made relative (a copy, score parts included)."""
+        found = copy.copy(item)
+        found.namespace = self._relative(item.namespace)
+        return cast(SearchItem, found)
 
     # -- BaseStore ------------------------------------------------------------------------
 

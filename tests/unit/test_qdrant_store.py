@@ -109,10 +109,13 @@ def test_reopening_with_other_embeddings_is_refused(tmp_path: Path) -> None:
         assert [i.key for i in store.search(("n",), query="hello")] == ["k"]
 
 
-def test_namespaces_must_be_tuples_of_valid_labels(tmp_path: Path) -> None:
+def test_namespaces_are_sequences_of_valid_labels(tmp_path: Path) -> None:
+    """As upstream: any sequence of labels (a list too), each label checked."""
     with QdrantStore.local(tmp_path / "q") as store:
-        with pytest.raises(InvalidNamespaceError, match="tuples of strings"):
-            store.batch([GetOp(["a"], "k")])  # type: ignore[arg-type]
+        store.batch([PutOp(["a"], "k", {"v": 1})])  # type: ignore[arg-type]
+        item = store.batch([GetOp(["a"], "k")])[0]  # type: ignore[arg-type]
+        assert item is not None and item.namespace == ("a",)
+        assert [i.namespace for i in store.search(["a"])] == [("a",)]  # type: ignore[arg-type]
         with pytest.raises(InvalidNamespaceError, match="must be strings"):
             store.batch([PutOp(("a", 1), "k", {"v": 1})])  # type: ignore[arg-type]
         with pytest.raises(InvalidNamespaceError, match="periods"):
