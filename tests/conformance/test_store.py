@@ -573,3 +573,60 @@ async def test_time_aware_recall(open_backend: OpenBackend) -> None:
         top = await arecall(store, me, "my daughter plays the violin", limit=3, now=now)
         assert top[0].text == "my daughter plays the violin"
         assert top[0].parts.recency < 0.01 and top[0].parts.relevance > 0.5
+
+
+async def test_ranking_is_deterministic_and_independent_of_the_limit(
+    open_backend: OpenBackend, backend: Backend, api_mode: str
+) -> None:
+    """Identical data gives identical results (ties broken by namespace and key), and the top
+    k of a query search is the first k of a longer one (on PostgresStore, up to the order of
+    tied items)."""
+    texts = ["apple pie", "apple tart", "pear pie", "apple pie", "plum cake", "apple"]
+    results: list[list[tuple[str, float | None]]] = []
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        for copy in ("a", "b"):
+            for i, text in enumerate(texts * 3):
+                await api.put((copy,), f"k{i % 3}-{i:02d}", {"text": text})
+        for copy in ("a", "b"):
+            hits = await api.search((copy,), query="apple pie", limit=18)
+            results.append([(h.key, h.score) for h in hits])
+        if backend.stable_ties:
+            assert results[0] == results[1]
+        assert [score for _, score in results[0]] == [score for _, score in results[1]]
+        for limit in (1, 3, 5, 10):
+            hits = await api.search(("a",), query="apple pie", limit=limit)
+            if backend.stable_ties:
+                assert [(h.key, h.score) for h in hits] == results[0][:limit]
+            else:
+                assert [h.score for h in hits] == [score for _, score in results[0][:limit]]
+
+
+async def test_any_field_is_searchable_by_default(open_backend: OpenBackend, api_mode: str) -> None:
+    """As upstream, the whole value is embedded unless fields are named, so a value without a
+    ``text`` field (a LangMem memory's ``content``) is found by a query."""
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        await api.put(("lm", "memories"), "m1", {"content": "prefers dividend stocks"})
+        await api.put(("lm", "memories"), "m2", {"content": "lives in Lisbon"})
+        hits = await api.search(("lm",), query="dividend stocks", limit=1)
+        assert [h.key for h in hits] == ["m1"]
+
+
+async def test_a_store_opens_without_an_embedder(
+    backend: Backend, tmp_path: Path, request: pytest.FixtureRequest, api_mode: str
+) -> None:
+    """Without an embedder every backend is a key-value store with filters; a query is ignored
+    (items come newest first), as in ``InMemoryStore`` without an index."""
+    with storage_for(
+        backend.name, tmp_path / "bare", lambda: request.getfixturevalue("pgvector_admin")
+    ) as where:
+        async with opener(where)(embedder=False) as bare:
+            api = Api(bare, api_mode)
+            await api.put(("kv",), "a", {"n": 1})
+            await api.put(("kv",), "b", {"n": 2})
+            assert (await api.get(("kv",), "a")).value == {"n": 1}
+            assert [i.key for i in await api.search(("kv",), filter={"n": {"$gt": 1}})] == ["b"]
+            found = await api.search(("kv",), query="anything")
+            assert sorted(i.key for i in found) == ["a", "b"]
+            assert all(i.score is None for i in found)

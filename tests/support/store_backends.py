@@ -53,8 +53,12 @@ class Backend:
     #: a filter value that is a dict without operators matches nested fields (PostgresStore
     #: reads its keys as operators and refuses them)
     nested_filters: bool
-    #: a query search fuses dense and BM25 rankings (Qdrant Edge); otherwise it is cosine
+    #: a query search also takes BM25 candidates and scores the share of query terms an item
+    #: contains (the Qdrant-format stores); otherwise the score is cosine
     hybrid: bool = False
+    #: a query search breaks ties in a fixed order whatever the limit (PostgresStore returns
+    #: tied items in the database's order, which the limit can change)
+    stable_ties: bool = True
 
 
 BACKENDS = {
@@ -66,7 +70,7 @@ BACKENDS = {
     # Values sealed (ANALYST_MEMORY_KEY): filters on value fields run in Python.
     "edge-sealed": Backend("edge-sealed", True, True, True, True, True, True, hybrid=True),
     "qdrant-sealed": Backend("qdrant-sealed", True, True, True, True, True, True, hybrid=True),
-    "postgres": Backend("postgres", True, True, False, True, True, False),
+    "postgres": Backend("postgres", True, True, False, True, True, False, stable_ties=False),
 }
 
 OpenBackend = Callable[..., AbstractAsyncContextManager[BaseStore]]
@@ -107,7 +111,8 @@ def storage_for(name: str, tmp_path: Path, pgvector_admin: Callable[[], str]) ->
 
 
 def opener(storage: Storage) -> OpenBackend:
-    """``opener(storage)(embedder=..., ttl=...)``: open the store at ``storage``."""
+    """``opener(storage)(embedder=..., ttl=...)``: open the store at ``storage`` (``embedder``:
+    the seeded hashing embedder by default, ``False`` for none)."""
 
     @asynccontextmanager
     async def open_backend(
@@ -115,7 +120,13 @@ def opener(storage: Storage) -> OpenBackend:
     ) -> AsyncIterator[BaseStore]:
         async with open_store(
             storage.url,
-            embedder=embedder if embedder is not None else HashingEmbedder(dims=64, seed=7),
+            embedder=(
+                None
+                if embedder is False
+                else embedder
+                if embedder is not None
+                else HashingEmbedder(dims=64, seed=7)
+            ),
             qdrant_path=storage.qdrant_path,
             ttl=ttl,
             local_access=storage.local_access,  # type: ignore[arg-type]
