@@ -274,7 +274,11 @@ def summarise(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "cases": len(outcomes),
         "errors": {o.case["id"]: o.error for o in outcomes if o.error},
         "overall": _counts(outcomes, lambda o, n: "all").get("all", prf(0, 0, 0)),
-        "per_kind": _counts(outcomes, lambda o, n: o.case.get("kind", "?")),
+        # Every kind of the corpus, those with nothing to count too (hedges: no fact, no FP).
+        "per_kind": {
+            kind: _counts(outcomes, lambda o, n: o.case.get("kind", "?")).get(kind, prf(0, 0, 0))
+            for kind in sorted({o.case.get("kind", "?") for o in outcomes})
+        },
         "per_attribute": _counts(outcomes, lambda o, n: n),
         "third_party_accuracy": len(right) / len(third) if third else None,
         "misses_held_as_candidates": held,
