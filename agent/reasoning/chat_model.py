@@ -195,6 +195,7 @@ async def structured(
 ) -> tuple[S, Usage]:
     """Structured output, with exactly one repair attempt: a forced function call, or a
     ``response_format`` JSON schema when the model says so (``ANALYST_STRUCTURED_OUTPUT``)."""
+    import openai
     from langchain_core.messages import HumanMessage
 
     method = getattr(model, "structured_output", "function_calling")
@@ -205,12 +206,12 @@ async def structured(
     for attempt in range(2):
         try:
             out: Any = await invoke(runnable, conversation, where=where)
-        except (ValidationError, ValueError) as e:
-            # With a JSON schema the SDK parses the content itself and raises on bad JSON
-            # (openai's LengthFinishReasonError, a cut-off answer, is a ValueError too).
+        except (ValidationError, ValueError, openai.LengthFinishReasonError) as e:
+            # With a JSON schema the SDK parses the content itself: it raises on bad JSON, and
+            # on an answer cut off by the server's token limit (seen with llama.cpp).
             if method != "json_schema" or isinstance(e, AnalystError):
                 raise
-            out = {"raw": None, "parsed": None, "parsing_error": e}
+            out = {"raw": None, "parsed": None, "parsing_error": _parse_problem(e)}
         raw = out["raw"]
         usage = add_usage(usage, usage_of(raw))  # a call, whatever came back
         parsed, error = out.get("parsed"), out.get("parsing_error")
@@ -242,6 +243,16 @@ async def structured(
         f"The model's {schema.__name__} output during {where} was invalid twice "
         f"(after one repair attempt): {problem[:300]}. The thread is saved; resume it to retry."
     )
+
+
+def _parse_problem(error: Exception) -> str:
+    """What was wrong with a JSON-schema answer the SDK could not parse, for the repair."""
+    if type(error).__name__ == "LengthFinishReasonError":
+        return (
+            "the answer was cut off at the server's token limit before the JSON object was "
+            "complete; answer with a shorter one (fewer and shorter items)"
+        )
+    return str(error)
 
 
 def _no_call_reason(raw: Any) -> str:

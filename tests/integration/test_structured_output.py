@@ -90,3 +90,22 @@ def test_an_unknown_structured_output_method_is_refused_naming_the_choices() -> 
     with pytest.raises(ConfigurationError, match="ANALYST_STRUCTURED_OUTPUT='grammar'") as e:
         Settings.from_env({"ANALYST_STRUCTURED_OUTPUT": "grammar"})
     assert "function_calling, json_schema" in str(e.value)
+
+
+async def test_an_answer_cut_off_at_the_token_limit_is_repaired_once(server: FakeOpenAI) -> None:
+    # What llama.cpp sends when generation hits its limit mid-object: finish_reason "length".
+    cut = text('{"mode": "deep", "tickers": ["NV')
+    cut.body["choices"][0]["finish_reason"] = "length"
+    server.script(cut, text(json.dumps(ROUTE)))
+    decision, usage = await structured(
+        model(server, "json_schema"), RouteDecision, [HumanMessage("Analyze NVDA")], where="t"
+    )
+    assert decision.tickers == ["NVDA"] and usage["calls"] == 2
+    repair = server.chat_requests()[1]["messages"][-1]["content"]
+    assert "cut off at the server's token limit" in repair
+
+    again = text("{")
+    again.body["choices"][0]["finish_reason"] = "length"
+    server.script(again, again)
+    with pytest.raises(ModelOutputError, match="after one repair attempt"):
+        await structured(model(server, "json_schema"), RouteDecision, [], where="routing")
