@@ -408,7 +408,7 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             kept.sort(key=Hit.order)
             found = [(hit, dict(hit.payload)) for hit in kept]
         elif not op.filter:
-            found = [(None, payload) for payload in self._recent(handle, flt, want)]
+            found = [(None, payload) for payload in self._newest(handle, flt, want)]
         else:
             matches = [p for p in self._scan(handle, flt) if self.matches(p, op.filter)]
             matches.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
@@ -426,6 +426,19 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             else scored_item(hit, self.cipher)
             for hit, payload in page
         ]
+
+    def _newest(self, handle: H, flt: Any, want: int) -> list[Payload]:
+        """The ``want`` newest points, ties on the update time broken by namespace and key:
+        the engine's list is extended until it holds every point tied with the last one, so
+        the result does not depend on the engine's order among ties or on ``want``."""
+        limit = want
+        while True:
+            rows = self._recent(handle, flt, limit)
+            if len(rows) < limit or rows[-1]["updated_us"] != rows[want - 1]["updated_us"]:
+                break
+            limit *= 2
+        rows.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
+        return rows[:want]
 
     def _list_namespaces(self, handle: H, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
         conditions = list(op.match_conditions or ())

@@ -630,3 +630,21 @@ async def test_a_store_opens_without_an_embedder(
             found = await api.search(("kv",), query="anything")
             assert sorted(i.key for i in found) == ["a", "b"]
             assert all(i.score is None for i in found)
+
+
+async def test_newest_first_ties_do_not_depend_on_the_limit(
+    open_backend: OpenBackend, backend: Backend, api_mode: str
+) -> None:
+    """Items written in one batch share their update time on most backends; a search without
+    a query breaks those ties by namespace and key, so a page is the start of a longer one."""
+    async with open_backend() as store:
+        api = Api(store, api_mode)
+        await api.batch([PutOp(("t", str(i % 2)), f"k{i}", {"n": i}) for i in range(9)])
+        full = [(i.namespace, i.key) for i in await api.search(("t",), limit=9)]
+        assert len(full) == 9
+        for limit in (1, 2, 4, 7):
+            page = [(i.namespace, i.key) for i in await api.search(("t",), limit=limit)]
+            if backend.stable_ties:
+                assert page == full[:limit]
+            else:
+                assert len(page) == limit
