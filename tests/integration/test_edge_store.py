@@ -137,3 +137,23 @@ async def test_the_default_store_is_edge_and_copies_in_a_local_mode_store(tmp_pa
     # Only the first open copies: the shard is not overwritten again.
     async with open_store("qdrant://local", embedder=embedder, qdrant_path=folder) as store:
         assert len(await store.asearch(("m",), limit=10)) == 4
+
+
+async def test_a_query_of_stop_words_only_is_scored_by_meaning_alone(tmp_path: Path) -> None:
+    """No BM25 term survives "what is the": no BM25 candidates, every lexical part is 0 and the
+    score is the cosine (clipped to [0, 1]); a real term raises the score of the items that
+    contain it toward 1."""
+    embedder = HashingEmbedder(dims=32, seed=3)
+    async with open_store(
+        "qdrant://local", embedder=embedder, qdrant_path=tmp_path / "qdrant"
+    ) as store:
+        for i, text in enumerate(["what is the plan", "dividend stocks", "the bond market"]):
+            await store.aput(("s",), f"k{i}", {"text": text})
+        hits = await store.asearch(("s",), query="what is the", limit=3)
+        assert len(hits) == 3
+        for hit in hits:
+            parts = hit.parts()  # type: ignore[attr-defined]
+            assert parts["lexical"] == 0.0
+            assert hit.score == max(parts["dense"], 0.0)
+        [top] = await store.asearch(("s",), query="dividend", limit=1)
+        assert top.key == "k1" and top.parts()["lexical"] == 1.0 and top.score == 1.0  # type: ignore[attr-defined]
