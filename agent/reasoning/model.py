@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, ToolMessage
 
     from agent.market import MarketDataProvider
+    from agent.reasoning.schemas import PlanDecision, RouteDecision
     from agent.research.conventions import Conventions
 
 
@@ -92,7 +93,6 @@ class ModelReasoner:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
-        from agent.reasoning.schemas import RouteDecision
 
         known = {t.upper() for t in available}
 
@@ -110,7 +110,7 @@ class ModelReasoner:
             HumanMessage(prompts.quote_data("user request", query)),
         ]
         decision, usage = await structured(
-            self.model, RouteDecision, messages, where="routing", validate=validate
+            self.model, route_schema(known), messages, where="routing", validate=validate
         )
         tickers = tuple(dict.fromkeys(t.upper() for t in decision.tickers))
         chosen: Mode = decision.mode if mode == "auto" else mode
@@ -120,7 +120,6 @@ class ModelReasoner:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
-        from agent.reasoning.schemas import PlanDecision
 
         allowed = set(route.tickers)
         tools = await ctx.memory.available() if ctx.memory is not None else []
@@ -146,7 +145,11 @@ class ModelReasoner:
                 raise ValueError(f"memories_used cites keys that were not recalled: {invented}")
 
         decision, used = await structured(
-            self.model, PlanDecision, messages, where="planning", validate=validate
+            self.model,
+            plan_schema(allowed, known_keys),
+            messages,
+            where="planning",
+            validate=validate,
         )
         usage = add_usage(usage, used)
         steps: list[PlanStep] = []
@@ -420,3 +423,76 @@ def _planning_request(route: Route, ctx: Context) -> str:
     if ctx.conventions:
         parts.append(ctx.conventions)  # already quoted reference blocks
     return "\n\n".join(parts)
+
+
+def route_schema(available: set[str]) -> type[RouteDecision]:
+    """:class:`RouteDecision` narrowed to the tickers that can be analysed and a one-sentence
+    reason: a server that constrains decoding to the schema (llama.cpp, Ollama, vLLM) cannot
+    produce an invented ticker or an endless reason (a small model does both otherwise)."""
+    from typing import Literal
+
+    from pydantic import Field, create_model
+
+    from agent.reasoning.schemas import RouteDecision
+
+    if not available:
+        return RouteDecision
+    symbols = Literal[tuple(sorted(available))]  # type: ignore[valid-type]
+    return create_model(
+        "RouteDecision",
+        __base__=RouteDecision,
+        __doc__=RouteDecision.__doc__,
+        tickers=(
+            list[symbols],  # type: ignore[valid-type]
+            Field(
+                min_length=1,
+                max_length=len(available),
+                description=RouteDecision.model_fields["tickers"].description,
+            ),
+        ),
+        reason=(str, Field(max_length=300, description="One sentence: why this mode.")),
+    )
+
+
+def plan_schema(tickers: set[str], memory_keys: set[str]) -> type[PlanDecision]:
+    """:class:`PlanDecision` narrowed the same way: steps on the request's tickers only, at
+    most one per computation and ticker, short descriptions, and memory keys that were
+    recalled; a constrained decoder then cannot loop on steps until it is cut off."""
+    from typing import Literal, get_args
+
+    from pydantic import Field, create_model
+
+    from agent.reasoning.schemas import PlanDecision, PlannedStep, StepKindLiteral
+
+    if not tickers:
+        return PlanDecision
+    symbols: Any = Literal[tuple(sorted(tickers))]
+    step_model = create_model(
+        "PlannedStep",
+        __base__=PlannedStep,
+        ticker=(symbols, Field(description=PlannedStep.model_fields["ticker"].description)),
+        description=(
+            str,
+            Field(max_length=80, description=PlannedStep.model_fields["description"].description),
+        ),
+    )
+    most = max(1, min(10, len(get_args(StepKindLiteral)) * len(tickers)))
+    keys: Any = Literal[tuple(sorted(memory_keys))] if memory_keys else str
+    return create_model(
+        "PlanDecision",
+        __base__=PlanDecision,
+        __doc__=PlanDecision.__doc__,
+        steps=(list[step_model], Field(min_length=1, max_length=most)),  # type: ignore[valid-type]
+        rationale=(
+            str,
+            Field(max_length=600, description=PlanDecision.model_fields["rationale"].description),
+        ),
+        memories_used=(
+            list[keys],
+            Field(
+                default_factory=list,
+                max_length=max(len(memory_keys), 0),
+                description=PlanDecision.model_fields["memories_used"].description,
+            ),
+        ),
+    )

@@ -51,18 +51,28 @@ class ReportNarrative(BaseModel):
 
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    summary: str = Field(min_length=1, description="Two to four sentences for a busy reader.")
-    analysis: str = Field(
-        min_length=1, description="Trend, momentum, risk and relative performance, in prose."
+    # Lengths are bounded so a server that constrains decoding to the schema cannot loop
+    # until its token limit (a small local model repeats itself otherwise).
+    summary: str = Field(
+        min_length=1, max_length=600, description="Two to four sentences for a busy reader."
     )
-    risk_factors: list[Annotated[str, Field(min_length=1)]] = Field(
-        min_length=1, description="Concrete risks, one per item."
+    analysis: str = Field(
+        min_length=1,
+        max_length=1500,
+        description="Trend, momentum, risk and relative performance, in prose.",
+    )
+    risk_factors: list[Annotated[str, Field(min_length=1, max_length=300)]] = Field(
+        min_length=1, max_length=6, description="Concrete risks, one per item."
     )
     rating: Literal["Buy", "Hold", "Sell"]
     confidence: float = Field(ge=0, le=1, description="0..1 confidence in the rating.")
-    rationale: str = Field(min_length=1, description="Why this rating, referring to the metrics.")
+    rationale: str = Field(
+        min_length=1, max_length=600, description="Why this rating, referring to the metrics."
+    )
     cited_metrics: list[CitedMetric] = Field(
-        default_factory=list, description="Every metric value the prose states, copied exactly."
+        default_factory=list,
+        max_length=20,
+        description="Every metric value the prose states, copied exactly.",
     )
 
 
