@@ -150,10 +150,11 @@ start() {
   model=$(model_path)
   port=$(free_port)
   "$BINARY" --model "$model" --host 127.0.0.1 --port "$port" --ctx-size "$CTX" --jinja \
-    --n-predict "${ANALYST_REAL_MODEL_MAX_TOKENS:-512}" \
+    --n-predict "${ANALYST_REAL_MODEL_MAX_TOKENS:-768}" \
     --threads "${ANALYST_REAL_MODEL_THREADS:-2}" --parallel 1 --no-webui >"$LOGFILE" 2>&1 &
   echo $! >"$PIDFILE"
   echo "$port" >"$PORTFILE"
+  printf '{"binary": "%s", "model": "%s", "port": %s}\n' "$BINARY" "$model" "$port" >"$SERVICES_DIR/llama.json"
   local waited=0
   until healthy "$port"; do
     kill -0 "$(cat "$PIDFILE")" 2>/dev/null \
@@ -172,7 +173,7 @@ stop_quietly() {
     while running && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
     running && kill -9 "$(cat "$PIDFILE")" 2>/dev/null || true
   fi
-  rm -f "$PIDFILE" "$PORTFILE"
+  rm -f "$PIDFILE" "$PORTFILE" "$SERVICES_DIR/llama.json"
 }
 
 stop() {

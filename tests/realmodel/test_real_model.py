@@ -1,0 +1,285 @@
+"""The whole graph on the model path against a model that really generates.
+
+SmolLM2-135M answers what it answers; these tests hold the analyst to what must be true
+whatever that is: structured output validates or ends in the documented ``ModelOutputError``
+after one repair; no ticker outside the data is ever analysed; the tool loop stays within
+``ANALYST_TOOL_ITERATIONS``; every figure in a draft's table is the computed one, or the critic
+says it is not; an extracted item whose quote is not in the conversation is stored nowhere a
+prompt reads; approval, rejection and resume work as offline; no outcome is a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from agent.learning.extraction import Extraction
+from agent.learning.grounding import ground
+from agent.learning.model_extraction import ModelExtractor
+from agent.reasoning.chat_model import ModelChoice, build_chat_model
+from agent.research.report import KEY_METRICS, fmt
+from agent.settings import Settings
+from memory.journal.records import Episode
+from tests.realmodel.conftest import SERVICES, model_environ
+from tests.support.model_proxy import Exchange, ModelProxy
+
+SAMPLE = {"AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA"}
+#: What a model failure may look like to a user: exit 4 and one line naming what to do.
+MODEL_FAILURE = 4
+#: What the repair request says (agent.reasoning.chat_model.structured).
+REPAIR = "was not valid for"
+
+
+def no_traceback(run: Any) -> None:
+    assert "Traceback" not in run.err and "Traceback" not in run.out, run.err[-3000:]
+
+
+def outcome(run: Any) -> str:
+    """A short account of a CLI run for an assertion message."""
+    return f"exit {run.code}\nstdout: {run.out[-1500:]}\nstderr: {run.err[-1500:]}"
+
+
+def structured_requests(exchanges: list[Exchange]) -> list[Exchange]:
+    return [x for x in exchanges if x.schema_name]
+
+
+def check_structured(exchanges: list[Exchange], run: Any) -> None:
+    """Each structured answer either parsed as a JSON object, or was followed by the one
+    repair request, or was itself the answer to the repair and the run ended with the
+    documented error."""
+    for i, x in enumerate(exchanges):
+        if not x.schema_name or x.status != 200:
+            continue
+        try:
+            fine = isinstance(json.loads(x.message.get("content") or ""), dict)
+        except ValueError:
+            fine = False
+        if fine:
+            continue
+        if any(REPAIR in str(m.get("content")) for m in x.request.get("messages", [])):
+            assert run.code == MODEL_FAILURE and "after one repair attempt" in run.err
+            continue
+        following = exchanges[i + 1 : i + 2]
+        assert any(
+            REPAIR in str(m.get("content")) for y in following for m in y.request["messages"]
+        ), f"a broken {x.schema_name} answer was neither repaired nor refused"
+
+
+def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
+    cli: Any, real: ModelProxy
+) -> None:
+    run = cli("run", "Analyze NVDA", "--thread", "real-1", "--json", timeout=1500)
+    no_traceback(run)
+    exchanges = real.chat()
+    assert exchanges, "the analyst never called the model"
+    assert all(x.status == 200 for x in exchanges), [x.response for x in exchanges]
+    check_structured(exchanges, run)
+    if run.code == MODEL_FAILURE:
+        # The documented end of an answer that stayed invalid after its repair.
+        assert "after one repair attempt" in run.err or "model" in run.err.lower(), outcome(run)
+        assert cli("show", "real-1", "--json").code == 0  # the thread is kept
+        return
+    assert run.code == 0, outcome(run)
+    view = run.json()
+    assert view["status"] == "awaiting_approval", view
+    assert view["ticker"] in SAMPLE
+    assert {s["id"].split(":")[-1] for s in view["plan"]} <= SAMPLE
+    # The tool loop: a step asks the model at most ANALYST_TOOL_ITERATIONS (4) times.
+    loop_calls = [x for x in exchanges if x.request.get("tools") and not x.schema_name]
+    assert len(loop_calls) <= 4 * len(view["plan"]), len(loop_calls)
+
+    # Figures: the table shows the computed values, or the critic says which do not.
+    state = cli.state("real-1")
+    metrics, markdown = state["draft"]["metrics"], state["draft"]["markdown"]
+    messages = " ".join(f["message"] for f in view["findings"])
+    for key, label, kind in KEY_METRICS:
+        if key in metrics and f"| {label} |" in markdown:
+            row = next(line for line in markdown.splitlines() if line.startswith(f"| {label} |"))
+            assert fmt(metrics[key], kind) in row or label in messages, row
+
+    # The human decides, exactly as offline: reject, then approve what is shown.
+    rejected = cli("reject", "real-1", "--feedback", "more on risk", "--json", timeout=1500)
+    no_traceback(rejected)
+    if rejected.code == MODEL_FAILURE:
+        return
+    assert rejected.code == 0 and rejected.json()["revision"] == 1, outcome(rejected)
+    draft = rejected.json()["draft_hash"]
+    approved = cli("approve", "real-1", "--draft", draft, "--as", "qa", "--json", timeout=600)
+    no_traceback(approved)
+    assert approved.code == 0 and approved.json()["status"] == "published", outcome(approved)
+    assert approved.json()["publication"]["draft_hash"] == draft
+
+
+def test_a_ticker_the_data_does_not_have_is_never_analysed(cli: Any, real: ModelProxy) -> None:
+    run = cli("run", "quick snapshot of Volkswagen", "--json", timeout=900)
+    no_traceback(run)
+    assert run.code in (0, 2, MODEL_FAILURE), outcome(run)
+    if run.code == 0:
+        view = run.json()
+        # Answered without research, or researched on a ticker the data has.
+        assert view["ticker"] in (None, *SAMPLE), view
+        assert {s["id"].split(":")[-1] for s in view.get("plan") or []} <= SAMPLE
+    elif run.code == 2:
+        assert "Unknown ticker" in run.err or "No ticker" in run.err, outcome(run)
+
+
+async def test_extraction_keeps_only_what_the_conversation_says(real: ModelProxy) -> None:
+    from datetime import UTC, datetime
+
+    settings = Settings.from_env(model_environ(real.base_url))
+    said = [
+        "I am saving for retirement in about 25 years.",
+        "Please keep reports short, and never include TSLA.",
+        "My brother thinks I should buy crypto, but I won't.",
+    ]
+    episodes = [
+        Episode(
+            "t",
+            f"ep-{i}",
+            "u",
+            "th",
+            datetime(2026, 12, 1, 9, i, tzinfo=UTC),
+            "user",
+            "message",
+            text,
+        )
+        for i, text in enumerate(said)
+    ]
+    extractor = ModelExtractor(lambda: build_chat_model(settings, ModelChoice("openai", "m")), "m")
+    try:
+        extraction, _ = await extractor.extract(episodes)
+    except Exception as e:  # the documented end of an answer invalid after its repair
+        from agent.errors import ModelOutputError
+
+        assert isinstance(e, ModelOutputError), repr(e)
+        return
+    assert isinstance(extraction, Extraction)
+    grounded = ground(extraction, episodes)
+    transcript = " ".join(said).casefold()
+    accepted = grounded.accepted
+    items = [
+        *accepted.new_facts,
+        *accepted.preference_signals,
+        *accepted.notable_events,
+        *accepted.open_items,
+    ]
+    for item in items:
+        assert " ".join(item.quote.split()).casefold() in transcript, item
+    proposed = sum(
+        len(getattr(extraction, f))
+        for f in ("new_facts", "preference_signals", "notable_events", "open_items")
+    )
+    assert proposed == len(items) + len(grounded.rejected)
+    print(f"\nextraction: {proposed} proposed, {len(grounded.rejected)} rejected by grounding")
+
+
+def test_a_server_that_goes_away_mid_run_leaves_a_resumable_thread(
+    cli: Any, real: ModelProxy, real_model_url: str
+) -> None:
+    cut_after = 2
+
+    def cut_when_busy() -> None:
+        while len(real.chat()) < cut_after:
+            threading.Event().wait(0.05)
+        real.cut()
+
+    watcher = threading.Thread(target=cut_when_busy, daemon=True)
+    watcher.start()
+    run = cli("run", "Analyze NVDA", "--thread", "cut-1", "--json", timeout=1500)
+    no_traceback(run)
+    if run.code == 0:  # the run finished before the cut could land
+        return
+    assert run.code == MODEL_FAILURE, outcome(run)
+    assert "OPENAI_BASE_URL" in run.err or "model" in run.err.lower(), outcome(run)
+    shown = cli("show", "cut-1", "--json")
+    assert shown.code == 0 and shown.json()["status"] in ("interrupted", "running", "new")
+
+    with ModelProxy(real_model_url).running() as again:
+        back = replace(cli, env={**cli.env, **model_environ(again.base_url)})
+        resumed = back("resume", "cut-1", "--json", timeout=1500)
+    no_traceback(resumed)
+    assert resumed.code in (0, MODEL_FAILURE), outcome(resumed)
+    if resumed.code == 0:
+        assert resumed.json()["status"] == "awaiting_approval"
+
+
+def test_a_generation_slower_than_the_timeout_is_a_clear_error(cli: Any, real: ModelProxy) -> None:
+    real.delay = 4.0
+    slow = replace(cli, env={**cli.env, "ANALYST_MODEL_TIMEOUT": "1", "ANALYST_MODEL_RETRIES": "1"})
+    run = slow("run", "Analyze NVDA", "--thread", "slow-1", "--json", timeout=600)
+    no_traceback(run)
+    assert run.code == MODEL_FAILURE, outcome(run)
+    assert "timed out" in run.err and "ANALYST_MODEL_TIMEOUT" in run.err, outcome(run)
+    assert cli("show", "slow-1", "--json").code == 0
+
+
+def test_a_prompt_longer_than_the_context_window_is_a_clear_error(cli: Any, tmp_path: Any) -> None:
+    # A second real server whose window (96 tokens) no prompt of the analyst fits in.
+    with small_window_server(tmp_path, ctx=96) as url:
+        small = replace(cli, env={**cli.env, **model_environ(url)})
+        run = small("run", "Analyze NVDA", "--thread", "long-1", "--json", timeout=900)
+    no_traceback(run)
+    assert run.code == MODEL_FAILURE, outcome(run)
+    assert "context" in run.err.lower() and "long-1" in run.err, outcome(run)
+    assert cli("show", "long-1", "--json").code == 0  # the thread is kept
+
+
+@contextmanager
+def small_window_server(tmp_path: Any, ctx: int) -> Iterator[str]:
+    """``llama-server`` (the binary and model the session's server runs) with a ``ctx`` window."""
+    import socket
+    import urllib.request
+
+    running = json.loads((SERVICES / "llama.json").read_text())
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (tmp_path / "llama-small.log").open("w")
+    proc = subprocess.Popen(
+        [
+            running["binary"],
+            "--model",
+            running["model"],
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--ctx-size",
+            str(ctx),
+            "--threads",
+            "1",
+            "--parallel",
+            "1",
+            "--no-webui",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert proc.poll() is None, (tmp_path / "llama-small.log").read_text()[-2000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the small-window server never came up"
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+@pytest.fixture(autouse=True)
+def _server_answers(real_model_url: str) -> None:
+    """Every test needs the real server (the session fixture fails the tier without it)."""
