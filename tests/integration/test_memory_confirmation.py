@@ -25,7 +25,9 @@ def session(day: int, user: str = "ines") -> AbstractAsyncContextManager[Analyst
 async def test_repeated_behaviour_asks_and_changes_no_plan_until_confirmed() -> None:
     for day, thread in ((1, "b1"), (8, "b2")):
         async with session(day) as app:
-            said = await app.start("I prefer tables over charts.", thread_id=thread, keep_session=True)
+            said = await app.start(
+                "I prefer tables over charts.", thread_id=thread, keep_session=True
+            )
             assert said.status == "noted"  # a plain preference is not asked about mid-session
             await app.memory.end_session(thread)
             pending = await app.memory.review()
