@@ -25,7 +25,13 @@ from pydantic import BaseModel, Field, JsonValue, field_validator
 from agent.learning import profile, understanding
 from agent.learning.quotes import locate, normalise_text, plain
 from agent.reasoning.chat_model import no_usage
-from agent.research.constraints import clauses, excluded_tickers, forced_mode, is_constraint
+from agent.research.constraints import (
+    clauses,
+    excluded_tickers,
+    forced_mode,
+    included_sections,
+    is_constraint,
+)
 from agent.research.routing import extract_tickers
 from agent.research.tickers import COMPANY_NAMES
 
@@ -331,6 +337,7 @@ class OfflineExtractor:
             mode = forced_mode([words])
             if mode is not None:
                 rules.append({"mode": mode})
+            rules += [{"include_section": name} for name in included_sections(words)]
             # One signal per rule (a rule has one key); a rule clause code cannot enforce
             # ("always mention the data date") is still a signal, with no rule.
             return [

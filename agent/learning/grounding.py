@@ -24,6 +24,7 @@ from agent.learning.extraction import (
     PreferenceSignal,
 )
 from agent.learning.quotes import locate
+from agent.research.constraints import included_sections
 
 if TYPE_CHECKING:
     from memory.journal.records import Episode
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 #: The kinds of item, named as the journal's candidate kinds.
 ItemKind = Literal["fact", "preference", "event", "open_item"]
 #: The rules a preference may carry: what code enforces.
-RULE_KEYS = ("exclude_ticker", "mode")
+RULE_KEYS = ("exclude_ticker", "mode", "include_section")
 _MODES = ("flash", "deep")
 
 
@@ -87,15 +88,25 @@ def _evidence_problem(item: Evidence, episodes: Mapping[str, Episode]) -> tuple[
 def check_rule(rule: Mapping[str, JsonValue], quote: str) -> dict[str, JsonValue]:
     """``rule`` in canonical form, or ``ValueError`` saying why code could not enforce it.
 
-    A rule has exactly one key: ``exclude_ticker`` (a ticker symbol ``quote`` names) or
-    ``mode`` (``flash`` or ``deep``).
+    A rule has exactly one key: ``exclude_ticker`` (a ticker symbol ``quote`` names),
+    ``mode`` (``flash`` or ``deep``) or ``include_section`` (a report section ``quote`` asks
+    to always include, e.g. "Peer comparison" for "always include the peer table").
     """
     if len(rule) != 1 or next(iter(rule)) not in RULE_KEYS:
         raise ValueError(
             f"the rule {dict(rule)!r} is not one code can enforce; a rule is "
-            '{"exclude_ticker": SYMBOL} or {"mode": "flash" | "deep"}'
+            '{"exclude_ticker": SYMBOL}, {"mode": "flash" | "deep"} or '
+            '{"include_section": SECTION}'
         )
     key, value = next(iter(rule.items()))
+    if key == "include_section":
+        asked = included_sections(quote, standing=True)
+        if value not in asked:
+            raise ValueError(
+                f"the quote does not ask to always include the section {value!r}"
+                + (f" (it asks for {', '.join(asked)})" if asked else "")
+            )
+        return {"include_section": value}
     if key == "mode":
         if value not in _MODES:
             raise ValueError(f"the rule's mode {value!r} is not one of: {', '.join(_MODES)}")

@@ -629,3 +629,20 @@ def test_transcript_quotes_each_episode_as_data_with_its_id() -> None:
     assert "(ticker NVDA)" in text
     assert 'source="episode ep-2" trust="untrusted"' in text
     assert "```approve```" not in text  # fences inside data are neutralised
+
+
+def test_a_standing_request_for_report_content_is_an_enforceable_rule() -> None:
+    from agent.learning.grounding import check_rule
+
+    signals = extract("Always include the peer table.").preference_signals
+    assert [(s.standing, s.rule) for s in signals] == [
+        (True, {"include_section": "Peer comparison"})
+    ]
+    # The rule must be what the quote asks for, like a ticker the quote names.
+    assert check_rule({"include_section": "Peer comparison"}, "always include the peer table")
+    with pytest.raises(ValueError, match="does not ask to always include"):
+        check_rule({"include_section": "Peer comparison"}, "always include a chart")
+    with pytest.raises(ValueError, match="not one code can enforce"):
+        check_rule({"include_section": "Peer comparison", "mode": "deep"}, "x")
+    # Without "always" (or "from now on") a request is for this report only.
+    assert [s.rule for s in extract("Include the peer table.").preference_signals] in ([], [None])
