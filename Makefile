@@ -35,6 +35,7 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_learning.py
 	$(BIN)/python scripts/eval_learning.py
 	$(BIN)/python scripts/bench_chat_start.py
+	$(BIN)/python scripts/bench_model.py
 	$(BIN)/python scripts/bench_forget.py
 	$(BIN)/python scripts/bench_startup.py
 	$(BIN)/python scripts/bench_retention.py
