@@ -99,6 +99,39 @@ def slow(reply: Reply, seconds: float) -> Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """``handler`` served on a free loopback port from a daemon thread, for the block."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    payload: bytes,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer with a JSON ``payload``; a client that already gave up (its timeout) is fine."""
+    try:
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(payload)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 class FakeOpenAI:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -181,23 +214,7 @@ class FakeOpenAI:
                 if reply.delay:
                     time.sleep(reply.delay)
                 payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    for k, v in reply.headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
+                send_json(self, reply.status, payload, reply.headers)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        thread.start()
-        try:
+        with serving(Handler) as self._server:
             yield self
-        finally:
-            self._server.shutdown()
-            self._server.server_close()

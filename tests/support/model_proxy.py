@@ -22,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests.support.fake_openai import send_json, serving
+
 
 @dataclass
 class Exchange:
@@ -128,21 +130,7 @@ class ModelProxy:
                                 time.monotonic() - started,
                             )
                         )
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (its timeout)
+                send_json(self, status, payload)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-        thread.start()
-        try:
+        with serving(Handler) as self._server:
             yield self
-        finally:
-            self._server.shutdown()
-            self._server.server_close()
