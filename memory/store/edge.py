@@ -39,7 +39,7 @@ from memory.store.common import (
     prefilter,
 )
 from memory.store.engine import NewPoint, Payload, QdrantFormatStore
-from memory.store.scoring import Hit, best_cosine, fused_score, term_share
+from memory.store.scoring import Hit, fused_hit
 
 logger = logging.getLogger(__name__)
 
@@ -401,19 +401,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             with_payload=True,
             with_vector=True,
         )
-        hits: list[Hit] = []
-        for point in handle.query(request):
-            vectors: Any = point.vector if isinstance(point.vector, dict) else {}
-            terms = vectors.get(SPARSE)
-            hits.append(
-                Hit(
-                    point.payload or {},
-                    best_cosine(vector, vectors.get(VECTOR) or []),
-                    term_share(sparse.indices, terms.indices if terms is not None else ()),
-                    fused_score(point.score),
-                )
-            )
-        return hits
+        return [fused_hit(point, vector, sparse.indices) for point in handle.query(request)]
 
     def _recent(self, handle: qe.EdgeShard, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(

@@ -25,7 +25,7 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
-from memory.store.common import RRF_K, RRF_WEIGHTS
+from memory.store.common import RRF_K, RRF_WEIGHTS, SPARSE, VECTOR
 
 #: How many candidates each ranking (dense, BM25) contributes at least: the top-k of a search
 #: does not depend on the limit asked for as long as offset + limit stays below this.
@@ -87,6 +87,20 @@ def term_share(query_terms: Iterable[int], item_terms: Iterable[int]) -> float:
     if not wanted:
         return 0.0
     return len(wanted & set(item_terms)) / len(wanted)
+
+
+def fused_hit(point: Any, query: Sequence[float], query_terms: Iterable[int]) -> Hit:
+    """The :class:`Hit` of one point a fused (dense + BM25) query returned with its vectors:
+    its payload, best cosine to ``query``, share of ``query_terms`` and fused score. The
+    engines' points have the same shape (``payload``, ``vector`` by name, ``score``)."""
+    vectors: Any = point.vector if isinstance(point.vector, dict) else {}
+    terms = vectors.get(SPARSE)
+    return Hit(
+        point.payload or {},
+        best_cosine(query, vectors.get(VECTOR) or []),
+        term_share(query_terms, terms.indices if terms is not None else ()),
+        fused_score(point.score),
+    )
 
 
 class ScoredItem(SearchItem):
