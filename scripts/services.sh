@@ -3,6 +3,7 @@
 #
 #   bash scripts/services.sh start    # idempotent: starts only what is not already up
 #   bash scripts/services.sh stop     # stops only what this script started (by recorded pid)
+#   bash scripts/services.sh start-stores   # Postgres and Redis Stack only, not the model server
 #   bash scripts/services.sh status
 #   eval "$(bash scripts/services.sh env)"   # URLs (and LD_LIBRARY_PATH for redis-cli)
 #
@@ -301,8 +302,9 @@ model_server() {  # build|start|stop|status|env: the real local model server (ll
 
 case "${1:-}" in
   start) start_postgres; start_redis; model_server start ;;
+  start-stores) start_postgres; start_redis ;;
   stop) model_server stop; stop_redis; stop_postgres ;;
   status) status; model_server status ;;
   env) env_lines; model_server env ;;
-  *) echo "usage: bash scripts/services.sh start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: bash scripts/services.sh start|start-stores|stop|status|env" >&2; exit 2 ;;
 esac
