@@ -59,24 +59,37 @@ _FACET_LIMIT = 1_000_000
 
 def _holder(lock_path: Path) -> str:
     try:
-        text = lock_path.read_text(encoding="utf-8").strip()
+        text = lock_path.read_text(encoding="utf-8", errors="replace").strip()[:100]
     except OSError:
         return "another process"
-    return text or "another process"
+    return "".join(c for c in text if c.isprintable()) or "another process"
+
+
+def process_name() -> str:
+    """The running program's name (``analyst``, ``langgraph``, ``python3``): what a lock file
+    may say about its holder. Never the arguments, which can hold what a user typed."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    return (program or Path(sys.executable).name)[:64]
 
 
 @contextmanager
 def folder_lock(path: Path, timeout: float) -> Iterator[None]:
-    """Hold ``<path>.lock`` (``flock``), waiting up to ``timeout`` seconds; the holder's pid
-    and command line are written into it so a waiting process can say who holds the shard."""
+    """Hold ``<path>.lock`` (``flock``), waiting up to ``timeout`` seconds.
+
+    The lock file is private to the user (0600, also when an older version left it readable)
+    and, while held, says ``pid <pid>: <process name>`` so that a waiting process can name the
+    holder; it never holds the command line, which can carry a memory being added, and it
+    still says only that after the holder is killed."""
     lock_path = path.with_name(path.name + ".lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    handle: IO[str] = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - held across yield
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    handle: IO[str] = os.fdopen(fd, "r+", encoding="utf-8")
     try:
+        os.fchmod(fd, 0o600)
         deadline = time.monotonic() + timeout
         while True:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -86,7 +99,7 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
                 time.sleep(0.01)
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}: {' '.join(sys.argv)[:200]}")
+        handle.write(f"pid {os.getpid()}: {process_name()}")
         handle.flush()
         try:
             yield
@@ -94,7 +107,7 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
             handle.seek(0)
             handle.truncate()
             handle.flush()
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         handle.close()
 

@@ -111,7 +111,8 @@ async def test_hybrid_search_finds_an_exact_term_that_dense_ranks_low(tmp_path: 
         await store.aput(("h",), "target", {"text": "Caroline adopted a puppy named Zephyr"})
         hits = await store.asearch(("h",), query="Zephyr", limit=3)
         assert hits[0].key == "target"
-        assert 0.0 < hits[0].score <= 1.0
+        score = hits[0].score
+        assert score is not None and 0.0 < score <= 1.0
 
 
 async def test_the_default_store_is_edge_and_copies_in_a_local_mode_store(tmp_path: Path) -> None:
@@ -157,3 +158,51 @@ async def test_a_query_of_stop_words_only_is_scored_by_meaning_alone(tmp_path: P
             assert hit.score == max(parts["dense"], 0.0)
         [top] = await store.asearch(("s",), query="dividend", limit=1)
         assert top.key == "k1" and top.parts()["lexical"] == 1.0 and top.score == 1.0  # type: ignore[attr-defined]
+
+
+_HOLD_AND_WAIT = """
+import sys
+from pathlib import Path
+from memory.store.edge import folder_lock
+
+with folder_lock(Path(sys.argv[1]), timeout=30):
+    print("held", flush=True)
+    sys.stdin.read()  # until killed
+"""
+
+
+def test_the_lock_file_names_pid_and_program_only_and_is_private(tmp_path: Path) -> None:
+    """A holder killed with SIGKILL leaves its lock file behind: it says which process held the
+    shard, never the arguments (``analyst memories add my secret pin is 4242``), and only the
+    user can read it."""
+    lock = tmp_path / "qdrant-edge.lock"
+    lock.write_text("pid 1: analyst memories add an older version's command line\n")
+    lock.chmod(0o644)  # as an older version left it
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _HOLD_AND_WAIT,
+            str(tmp_path / "qdrant-edge"),
+            "my",
+            "secret",
+            "4242",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = lock.read_text()
+    assert text == f"pid {proc.pid}: {Path(sys.executable).name}"
+    assert "secret" not in text and "4242" not in text and "memories add" not in text
+    assert lock.stat().st_mode & 0o777 == 0o600
+    waiting = EdgeStore(tmp_path / "qdrant-edge", lock_timeout=5)
+    waiting.setup()  # the dead holder's flock went with it
+    waiting.close()
