@@ -10,8 +10,9 @@ An unreachable server is :class:`CheckpointerUnavailableError` (also mid-run, th
 
 The savers are LangGraph's, with ``aput`` / ``aput_writes`` replaced by the one-trip versions
 of :class:`RedisOneTrip` / :class:`ShallowRedisOneTrip` (the same documents under the same
-keys, see :mod:`memory.checkpoint.redis_wire`); reading, listing, indexes, deletion and TTL
-refresh are upstream's. ``prefix`` and ``ttl`` come from the URL.
+keys, see :mod:`memory.checkpoint.redis_wire`) and ``alist`` / ``aprune`` made exact (every
+argument honoured, see :mod:`memory.checkpoint.redis_listing`); reading, indexes, deletion and
+TTL refresh are upstream's. ``prefix`` and ``ttl`` come from the URL.
 
 Imported only when a ``redis://`` URL is opened (the ``redis`` extra).
 """
@@ -40,6 +41,7 @@ from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_
 
 import memory.checkpoint.redis_wire as wire
 from memory.checkpoint.guard import Guarded, reason, unavailable_types
+from memory.checkpoint.redis_listing import ExactListing, ShallowExactListing
 from memory.checkpoint.url import CheckpointerURL, parse_duration_minutes
 from memory.errors import (
     CheckpointerModulesMissingError,
@@ -296,7 +298,7 @@ class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
 
 
 # Upstream's aput takes an extra stream_mode argument that LangGraph never passes.
-class RedisSaver(Guarded, RedisOneTrip, AsyncRedisSaver):  # type: ignore[misc]
+class RedisSaver(Guarded, ExactListing, RedisOneTrip, AsyncRedisSaver):  # type: ignore[misc]
     """LangGraph's async Redis saver, writing in one round trip per call; connection
     failures name the URL. ``client`` is the project's redis client (closed by the factory)."""
 
@@ -309,7 +311,7 @@ class RedisSaver(Guarded, RedisOneTrip, AsyncRedisSaver):  # type: ignore[misc]
         self.display_url = display_url
 
 
-class ShallowRedisSaver(Guarded, ShallowRedisOneTrip, AsyncShallowRedisSaver):
+class ShallowRedisSaver(Guarded, ShallowExactListing, ShallowRedisOneTrip, AsyncShallowRedisSaver):
     """The latest checkpoint per thread only; asking for an older one is an error.
 
     Upstream answers any checkpoint id with the latest checkpoint, which would make a

@@ -7,11 +7,18 @@ authenticated) before the wrapped saver sees it and opened when read back; every
 deletion and retention behave exactly as on the wrapped saver. Values stored before
 encryption was switched on are read back unchanged; a wrong key or tampered bytes is
 :class:`CheckpointDecryptionError`.
+
+The wrapper offers exactly the optional capabilities of the saver it wraps (``aprune``,
+``acopy_thread``, ``adelete_for_runs``): ``SealedSaver(inner, cipher)`` builds an instance of
+a subclass that overrides those of them ``inner``'s class overrides, and no others, so that
+LangGraph's capability detection (``langgraph-checkpoint-conformance`` looks for overridden
+methods) sees the same saver through the wrapper as without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
@@ -34,6 +41,11 @@ class SealedSaver(BaseCheckpointSaver[Any]):
     Everything else (ids, versions, metadata, parent links) passes through, so listing,
     history, time travel, deletion and retention work exactly as on the wrapped saver.
     """
+
+    def __new__(cls, inner: BaseCheckpointSaver[Any], cipher: ValueCipher) -> SealedSaver:
+        if cls is SealedSaver:
+            cls = _sealed_class(_optional_capabilities(type(inner)))
+        return super().__new__(cls)
 
     def __init__(self, inner: BaseCheckpointSaver[Any], cipher: ValueCipher) -> None:
         super().__init__(serde=inner.serde)
@@ -137,3 +149,59 @@ class SealedSaver(BaseCheckpointSaver[Any]):
 
     def delete_thread(self, thread_id: str) -> None:
         self.inner.delete_thread(thread_id)
+
+
+# -- optional capabilities, offered only when the wrapped saver offers them -------------------
+# None of them touches a value: pruning, copying and deleting by run move or drop stored
+# (sealed) records as they are, so each passes straight through.
+
+
+class _Prune(SealedSaver):
+    async def aprune(self, thread_ids: Sequence[str], **kwargs: Any) -> None:
+        await self.inner.aprune(thread_ids, **kwargs)
+
+    def prune(self, thread_ids: Sequence[str], **kwargs: Any) -> None:
+        self.inner.prune(thread_ids, **kwargs)
+
+
+class _CopyThread(SealedSaver):
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self.inner.acopy_thread(source_thread_id, target_thread_id)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.inner.copy_thread(source_thread_id, target_thread_id)
+
+
+class _DeleteForRuns(SealedSaver):
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self.inner.adelete_for_runs(run_ids)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.inner.delete_for_runs(run_ids)
+
+
+#: Optional async method of ``BaseCheckpointSaver`` -> the mixin that passes it through.
+_OPTIONAL: dict[str, type[SealedSaver]] = {
+    "aprune": _Prune,
+    "acopy_thread": _CopyThread,
+    "adelete_for_runs": _DeleteForRuns,
+}
+
+
+def _optional_capabilities(saver_type: type) -> frozenset[str]:
+    """The optional async methods ``saver_type`` overrides (as LangGraph detects them)."""
+    return frozenset(
+        name
+        for name in _OPTIONAL
+        if getattr(saver_type, name, None) is not getattr(BaseCheckpointSaver, name)
+    )
+
+
+@cache
+def _sealed_class(methods: frozenset[str]) -> type[SealedSaver]:
+    """The SealedSaver subclass offering exactly ``methods`` of the optional capabilities."""
+    if not methods:
+        return SealedSaver
+    bases = tuple(_OPTIONAL[name] for name in _OPTIONAL if name in methods)
+    label = "".join(base.__name__.removeprefix("_") for base in bases)
+    return type(f"SealedSaver{label}", bases, {"__doc__": SealedSaver.__doc__})

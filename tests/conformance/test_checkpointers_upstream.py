@@ -13,24 +13,26 @@ prefix per test:
 
 - ``sqlite``: the group-commit SQLite saver (:mod:`memory.checkpoint.sqlite`);
 - ``postgres``: the guarded Postgres saver over its pool (:mod:`memory.checkpoint.postgres`);
-- ``redis``: the one-trip Redis saver (:mod:`memory.checkpoint.redis`);
-- ``redis+shallow``: the one-trip shallow Redis saver;
-- ``sealed-sqlite``: :class:`~memory.checkpoint.sealed.SealedSaver` over the SQLite saver.
+- ``redis``: the one-trip, exact-listing Redis saver (:mod:`memory.checkpoint.redis`);
+- ``redis+shallow``: the one-trip, exact-listing shallow Redis saver;
+- ``memory``: LangGraph's in-memory saver with the project's strict serializer;
+- ``sealed-<each of them>``: :class:`~memory.checkpoint.sealed.SealedSaver` over it
+  (``encryption_key`` set).
 
 Which capabilities a saver has is decided as upstream decides it
 (``DetectedCapabilities.from_instance``: the async method is overridden) and written down in
-:data:`IMPLEMENTED`, which a test checks against the savers themselves; the tests of a
-capability a saver does not implement are not collected (upstream's report says "not
-implemented" for them). Tests that contradict a documented design decision of a saver are
-listed in :data:`INAPPLICABLE` with the reason and are not collected either (a test checks
-that every entry still names a real upstream test); everything collected must pass, and
-nothing is skipped.
+:data:`IMPLEMENTED`, which a test checks against the savers themselves (the sealed saver must
+detect as exactly the saver it wraps); the tests of a capability a saver does not implement
+are not collected (upstream's report says "not implemented" for them). The only other tests
+not collected are in :data:`INAPPLICABLE`: what a shallow saver cannot do by design, each with
+its reason (a test checks that every entry still names a real upstream test). Everything
+collected must pass, and nothing is skipped.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +51,7 @@ from langgraph.checkpoint.conformance.spec import test_put as put_spec
 from langgraph.checkpoint.conformance.spec import test_put_writes as put_writes_spec
 
 from agent.state import CHECKPOINT_TYPES_MODULES
-from memory.checkpoint import open_checkpointer
+from memory.checkpoint import SealedSaver, open_checkpointer
 from tests.support.servers import (
     fresh_postgres_database,
     fresh_redis_prefix,
@@ -59,7 +61,7 @@ from tests.support.servers import (
 
 pytestmark = [pytest.mark.integration]
 
-SpecTest = Callable[[BaseCheckpointSaver[Any]], Awaitable[None]]
+SpecTest = Callable[..., Coroutine[Any, Any, None]]
 
 #: Every upstream test, by capability, in upstream's order.
 SPEC: dict[Capability, list[SpecTest]] = {
@@ -73,7 +75,9 @@ SPEC: dict[Capability, list[SpecTest]] = {
     Capability.PRUNE: prune_spec.ALL_PRUNE_TESTS,
 }
 
-SAVERS = ["sqlite", "postgres", "redis", "redis+shallow", "sealed-sqlite"]
+BACKENDS = ["sqlite", "postgres", "redis", "redis+shallow", "memory"]
+#: Every backend as the application opens it, plain and sealed (``encryption_key`` set).
+SAVERS = [*BACKENDS, *(f"sealed-{backend}" for backend in BACKENDS)]
 
 _BASE = frozenset(
     {
@@ -84,41 +88,22 @@ _BASE = frozenset(
         Capability.DELETE_THREAD,
     }
 )
-#: What each saver implements, as upstream's detection sees it (checked by
-#: ``test_each_saver_implements_what_the_table_says``). None implements delete_for_runs or
-#: copy_thread; the SQLite savers do not implement prune.
+#: What each backend's saver implements, as upstream's detection sees it; the sealed saver
+#: over it implements the same (both checked by ``test_detected_capabilities``). None
+#: implements delete_for_runs or copy_thread; the SQLite and in-memory savers do not prune.
 IMPLEMENTED: dict[str, frozenset[Capability]] = {
     "sqlite": _BASE,
     "postgres": _BASE | {Capability.PRUNE},
     "redis": _BASE | {Capability.PRUNE},
     "redis+shallow": _BASE | {Capability.PRUNE},
-    "sealed-sqlite": _BASE,
+    "memory": _BASE,
 }
 KEY = base64.b64encode(b"k" * 32).decode()
 
-# Reasons a test does not apply. Each names the behaviour, whose code it is, and why the
-# project can live with it. The Redis readers (alist, aget_tuple) and aprune are upstream's,
-# inherited unchanged; the project replaces only aput / aput_writes.
-_ANY_NAMESPACE = (
-    "langgraph-checkpoint-redis's alist (inherited unchanged) reads checkpoint_ns='' as 'every "
-    "namespace' (its own comment: 'Search for checkpoints with any namespace'), so listing the "
-    "root namespace also returns subgraph checkpoints; the analyst graph has no subgraphs"
-)
-_FILTER_KEYS = (
-    "langgraph-checkpoint-redis's alist (inherited unchanged) filters on source, step, "
-    "thread_id and run_id only and raises ValueError('Unsupported filter key') for any other "
-    "metadata key; the project never filters listings"
-)
-_BEFORE_ULID = (
-    "langgraph-checkpoint-redis's alist (inherited unchanged) honours `before` only when the "
-    "checkpoint id parses as a ULID; LangGraph's ids are UUIDv6, so the cursor is ignored; the "
-    "project never lists with `before`"
-)
-_PRUNE_EMPTY = (
-    "langgraph-checkpoint-redis's aprune (inherited unchanged) raises ValueError for an empty "
-    "thread list instead of doing nothing; the project's retention deletes threads one by one "
-    "with adelete_thread (memory.retention) and never calls aprune"
-)
+# The only exclusions: what a shallow saver cannot do by design. It keeps one checkpoint per
+# thread and namespace (no history, no time travel), and LangGraph's shallow Redis saver keeps
+# the writes of a replaced checkpoint on purpose. Every other upstream test runs on every
+# saver, sealed or not.
 _SHALLOW = (
     "redis+shallow keeps only the latest checkpoint of each thread and namespace, by design "
     "(no history, no time travel); "
@@ -130,25 +115,16 @@ _SHALLOW_OLD_ID = _SHALLOW + (
     "latest checkpoint, so that a fork from an old checkpoint cannot fork from the latest"
 )
 _SHALLOW_NO_PARENT = _SHALLOW + "its document stores no parent checkpoint id (upstream's format)"
-
-#: (saver, upstream test name) -> why that test does not apply to that saver.
-INAPPLICABLE: dict[tuple[str, str], str] = {
+_SHALLOW_KEEPS_WRITES = (
+    "langgraph-checkpoint-redis's shallow saver deliberately keeps the writes of earlier "
+    "checkpoints (its aput: 'We intentionally do NOT clean up old writes here', issue #133: "
+    "interrupt writes are saved before the next checkpoint and must survive it) and "
+    "aget_tuple returns them with the latest checkpoint; the project keeps upstream's "
+    "behaviour (tests/integration/test_checkpoint_wire.py)"
+)
+_SHALLOW_EXCLUSIONS: dict[str, str] = {
     **{
-        (saver, test): reason
-        for saver in ("redis", "redis+shallow")
-        for test, reason in {
-            "test_list_by_namespace": _ANY_NAMESPACE,
-            "test_list_multiple_namespaces": _ANY_NAMESPACE,
-            "test_prune_keep_latest_across_namespaces": _ANY_NAMESPACE + " (prune is checked "
-            "through a listing of the root namespace)",
-            "test_prune_empty_list_noop": _PRUNE_EMPTY,
-        }.items()
-    },
-    ("redis", "test_list_metadata_custom_keys"): _FILTER_KEYS,
-    ("redis", "test_list_before"): _BEFORE_ULID,
-    ("redis", "test_list_limit_plus_before"): _BEFORE_ULID,
-    **{
-        ("redis+shallow", test): _SHALLOW_HISTORY
+        test: _SHALLOW_HISTORY
         for test in (
             "test_list_all",
             "test_list_by_thread",
@@ -163,7 +139,7 @@ INAPPLICABLE: dict[tuple[str, str], str] = {
         )
     },
     **{
-        ("redis+shallow", test): _SHALLOW_OLD_ID
+        test: _SHALLOW_OLD_ID
         for test in (
             "test_put_multiple_checkpoints_same_thread",
             "test_put_incremental_channel_update",
@@ -172,19 +148,16 @@ INAPPLICABLE: dict[tuple[str, str], str] = {
             "test_get_tuple_nonexistent_checkpoint_id",
         )
     },
-    ("redis+shallow", "test_put_parent_config"): _SHALLOW_NO_PARENT,
-    ("redis+shallow", "test_get_tuple_parent_config"): _SHALLOW_NO_PARENT,
-    ("redis+shallow", "test_put_writes_cleared_on_next_checkpoint"): (
-        "langgraph-checkpoint-redis's shallow saver deliberately keeps the writes of earlier "
-        "checkpoints (its aput: 'We intentionally do NOT clean up old writes here', issue #133: "
-        "interrupt writes are saved before the next checkpoint and must survive it) and "
-        "aget_tuple returns them with the latest checkpoint; the project's aput keeps upstream's "
-        "behaviour (tests/integration/test_checkpoint_wire.py)"
-    ),
-    ("redis+shallow", "test_list_includes_pending_writes"): (
-        "langgraph-checkpoint-redis's shallow alist (inherited unchanged) always returns "
-        "pending_writes=[]; aget_tuple, which LangGraph uses to resume, returns them"
-    ),
+    "test_put_parent_config": _SHALLOW_NO_PARENT,
+    "test_get_tuple_parent_config": _SHALLOW_NO_PARENT,
+    "test_put_writes_cleared_on_next_checkpoint": _SHALLOW_KEEPS_WRITES,
+}
+
+#: (saver, upstream test name) -> why that test does not apply to that saver.
+INAPPLICABLE: dict[tuple[str, str], str] = {
+    (saver, test): reason
+    for saver in ("redis+shallow", "sealed-redis+shallow")
+    for test, reason in _SHALLOW_EXCLUSIONS.items()
 }
 
 
@@ -235,19 +208,24 @@ def _aggregated_thread_ids(reply: Any) -> set[str]:
 @asynccontextmanager
 async def open_saver(name: str, tmp_path: Path) -> AsyncIterator[Opened]:
     """The saver ``name`` on its own fresh storage, opened as the application opens it."""
-    modules = {"allowed_modules": CHECKPOINT_TYPES_MODULES}
-    if name in ("sqlite", "sealed-sqlite"):
-        key = {"encryption_key": KEY} if name == "sealed-sqlite" else {}
-        async with open_checkpointer(f"sqlite:///{tmp_path}/cp.sqlite", **modules, **key) as s:
+    backend = name.removeprefix("sealed-")
+    options: dict[str, Any] = {"allowed_modules": CHECKPOINT_TYPES_MODULES}
+    if name != backend:
+        options["encryption_key"] = KEY
+    if backend == "sqlite":
+        async with open_checkpointer(f"sqlite:///{tmp_path}/cp.sqlite", **options) as s:
             yield Opened(name, s)
-    elif name == "postgres":
+    elif backend == "memory":
+        async with open_checkpointer("memory://", **options) as s:
+            yield Opened(name, s)
+    elif backend == "postgres":
         with fresh_postgres_database() as url:
-            async with open_checkpointer(url, **modules) as s:
+            async with open_checkpointer(url, **options) as s:
                 yield Opened(name, s)
     else:
         with _redis_prefix_swept() as token:
-            url = redis_checkpointer_url(token, shallow=name == "redis+shallow")
-            async with open_checkpointer(url, **modules) as s:
+            url = redis_checkpointer_url(token, shallow=backend == "redis+shallow")
+            async with open_checkpointer(url, **options) as s:
                 yield Opened(name, s)
 
 
@@ -256,7 +234,7 @@ def _cases() -> list[Any]:
         pytest.param(name, test, id=f"{name}-{capability.value}-{test.__name__}")
         for name in SAVERS
         for capability, tests in SPEC.items()
-        if capability in IMPLEMENTED[name]
+        if capability in IMPLEMENTED[name.removeprefix("sealed-")]
         for test in tests
         if (name, test.__name__) not in INAPPLICABLE
     ]
@@ -268,12 +246,17 @@ async def test_upstream_conformance(name: str, spec_test: SpecTest, tmp_path: Pa
         await spec_test(opened.saver)
 
 
-@pytest.mark.parametrize("name", SAVERS)
-async def test_each_saver_implements_what_the_table_says(name: str, tmp_path: Path) -> None:
-    """IMPLEMENTED decides which upstream tests run: it must match the savers themselves."""
-    async with open_saver(name, tmp_path) as opened:
-        detected = DetectedCapabilities.from_instance(opened.saver).detected
-    assert set(detected) == set(IMPLEMENTED[name])
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_detected_capabilities(backend: str, tmp_path: Path) -> None:
+    """IMPLEMENTED decides which upstream tests run: it must match the savers themselves, and
+    the sealed saver must offer exactly what the saver it wraps offers."""
+    async with open_saver(backend, tmp_path) as plain:
+        unwrapped = DetectedCapabilities.from_instance(plain.saver).detected
+    async with open_saver(f"sealed-{backend}", tmp_path) as sealed:
+        assert isinstance(sealed.saver, SealedSaver)
+        wrapped = DetectedCapabilities.from_instance(sealed.saver).detected
+    assert set(unwrapped) == set(IMPLEMENTED[backend])
+    assert set(wrapped) == set(unwrapped)
 
 
 def test_every_inapplicable_entry_names_a_real_test() -> None:
