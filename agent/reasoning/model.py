@@ -22,6 +22,13 @@ from agent.errors import AnalystError
 from agent.learning.tools import MEMORY_TOOLS
 from agent.reasoning.base import Context, Planned, profile_of
 from agent.reasoning.chat_model import Usage, add_usage, invoke, no_usage, structured, usage_of
+from agent.reasoning.narrowing import (
+    narrative_schema,
+    plan_schema,
+    route_schema,
+    summary_schema,
+    verdict_schema,
+)
 from agent.reasoning.offline import offline_summary
 from agent.research.critic import critique as check_draft
 from agent.research.planning import STEP_DESCRIPTIONS, step
@@ -288,7 +295,6 @@ class ModelReasoner:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
-        from agent.reasoning.schemas import ReportNarrative
 
         metrics, peers, as_of, _ = collect(ticker, results)
         parts = [
@@ -308,7 +314,10 @@ class ModelReasoner:
             HumanMessage("\n\n".join(parts)),
         ]
         narrative, usage = await structured(
-            self.model, ReportNarrative, messages, where="report writing"
+            self.model,
+            narrative_schema(set(metrics)),
+            messages,
+            where="report writing",
         )
         draft = compose_report(
             ticker=ticker,
@@ -330,14 +339,13 @@ class ModelReasoner:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
-        from agent.reasoning.schemas import CriticVerdict
 
         checked = check_draft(draft, today=today, conventions=conventions)
         parts = [prompts.quote_data("draft report", draft["markdown"])]
         if conventions is not None:
             parts.append(conventions.quoted())
         messages = [SystemMessage(prompts.CRITIC), HumanMessage("\n\n".join(parts))]
-        verdict, usage = await structured(self.model, CriticVerdict, messages, where="critique")
+        verdict, usage = await structured(self.model, verdict_schema(), messages, where="critique")
         findings = list(checked["findings"]) + [
             {"severity": f.severity, "message": f"(model) {f.message}"} for f in verdict.findings
         ]
@@ -349,12 +357,11 @@ class ModelReasoner:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
-        from agent.reasoning.schemas import ConversationSummary
 
         transcript = offline_summary(previous, messages)
         out, usage = await structured(
             self.model,
-            ConversationSummary,
+            summary_schema(),
             [
                 SystemMessage(prompts.SUMMARISER),
                 HumanMessage(prompts.quote_data("conversation so far", transcript)),
@@ -423,76 +430,3 @@ def _planning_request(route: Route, ctx: Context) -> str:
     if ctx.conventions:
         parts.append(ctx.conventions)  # already quoted reference blocks
     return "\n\n".join(parts)
-
-
-def route_schema(available: set[str]) -> type[RouteDecision]:
-    """:class:`RouteDecision` narrowed to the tickers that can be analysed and a one-sentence
-    reason: a server that constrains decoding to the schema (llama.cpp, Ollama, vLLM) cannot
-    produce an invented ticker or an endless reason (a small model does both otherwise)."""
-    from typing import Literal
-
-    from pydantic import Field, create_model
-
-    from agent.reasoning.schemas import RouteDecision
-
-    if not available:
-        return RouteDecision
-    symbols = Literal[tuple(sorted(available))]  # type: ignore[valid-type]
-    return create_model(
-        "RouteDecision",
-        __base__=RouteDecision,
-        __doc__=RouteDecision.__doc__,
-        tickers=(
-            list[symbols],  # type: ignore[valid-type]
-            Field(
-                min_length=1,
-                max_length=len(available),
-                description=RouteDecision.model_fields["tickers"].description,
-            ),
-        ),
-        reason=(str, Field(max_length=300, description="One sentence: why this mode.")),
-    )
-
-
-def plan_schema(tickers: set[str], memory_keys: set[str]) -> type[PlanDecision]:
-    """:class:`PlanDecision` narrowed the same way: steps on the request's tickers only, at
-    most one per computation and ticker, short descriptions, and memory keys that were
-    recalled; a constrained decoder then cannot loop on steps until it is cut off."""
-    from typing import Literal, get_args
-
-    from pydantic import Field, create_model
-
-    from agent.reasoning.schemas import PlanDecision, PlannedStep, StepKindLiteral
-
-    if not tickers:
-        return PlanDecision
-    symbols: Any = Literal[tuple(sorted(tickers))]
-    step_model = create_model(
-        "PlannedStep",
-        __base__=PlannedStep,
-        ticker=(symbols, Field(description=PlannedStep.model_fields["ticker"].description)),
-        description=(
-            str,
-            Field(max_length=80, description=PlannedStep.model_fields["description"].description),
-        ),
-    )
-    most = max(1, min(10, len(get_args(StepKindLiteral)) * len(tickers)))
-    keys: Any = Literal[tuple(sorted(memory_keys))] if memory_keys else str
-    return create_model(
-        "PlanDecision",
-        __base__=PlanDecision,
-        __doc__=PlanDecision.__doc__,
-        steps=(list[step_model], Field(min_length=1, max_length=most)),  # type: ignore[valid-type]
-        rationale=(
-            str,
-            Field(max_length=600, description=PlanDecision.model_fields["rationale"].description),
-        ),
-        memories_used=(
-            list[keys],
-            Field(
-                default_factory=list,
-                max_length=max(len(memory_keys), 0),
-                description=PlanDecision.model_fields["memories_used"].description,
-            ),
-        ),
-    )
