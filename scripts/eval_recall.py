@@ -1,28 +1,32 @@
 """Evaluate cold-memory recall on LoCoMo-format conversations (evidence recall, not answers).
 
     python scripts/eval_recall.py PATH [--store qdrant://local] [--limit-conversations N]
+                                       [--weights R,I,V]
 
 PATH is a LoCoMo JSON file (or a folder holding one), e.g. ../shared/data/locomo-dev/. Read in
 place: nothing is copied into the repository.
 
-For every conversation, each dialogue turn is stored as one memory of its own principal
-through the project's public memory API (:func:`memory.recall.aremember_many`: ``text`` is
-``"<speaker>: <text>"`` plus the photo caption if any, ``at`` is the session's date,
-``episode_ids`` the turn's ``dia_id``), in a fresh store in a temporary data directory, with
-the project's MiniLM embeddings (cached in ``--cache``). Each question of categories 1–4 is
-then asked through the planner's recall path (:func:`memory.recall.arecall`, ``now`` = the
-conversation's last session date) and scored against its evidence turns:
+Each conversation gets a store of its own (as a user has one memory), in a temporary data
+directory: every dialogue turn is stored as one memory through the project's public memory API
+(:func:`memory.recall.aremember_many`: ``text`` is ``"<speaker>: <text>"`` plus the photo
+caption if any, ``at`` is the session's date, ``episode_ids`` the turn's ``dia_id``), with the
+project's MiniLM embeddings (cached in ``--cache``). Each question of categories 1-4 is then
+asked through the planner's recall path (:func:`memory.recall.arecall`, ``now`` = the day after
+the conversation's last session) twice, with ``limit=5`` and ``limit=10``, and scored against
+its evidence turns:
 
-- R@k: the share of a question's evidence turns among the first k recalled (averaged);
-- any-hit@10: whether at least one evidence turn is among the first 10.
+- R@k: the share of a question's evidence turns among the k recalled by the ``limit=k`` call
+  (averaged over questions);
+- any-hit@10: whether at least one evidence turn is among the 10.
 
 Printed per category, and by the age of the question's oldest evidence turn (days before the
-last session), next to two baselines computed in the same run on the same vectors and
-tokens: plain dense (exact cosine of the MiniLM vectors, best of the item's fields) and
-plain BM25 (Qdrant's BM25 document weights with IDF over the conversation). Category 5
-(adversarial, no evidence) is skipped. Malformed evidence ids are normalised (``D:11:26`` →
-``D11:26``, ``D30:05`` → ``D30:5``, ``"D8:6; D9:17"`` split); ids that name no turn are
-dropped and counted.
+last session), next to two baselines computed in the same run on the same vectors and tokens:
+plain dense (exact cosine of the MiniLM vectors) and plain BM25 (Qdrant's BM25 document
+weights with IDF over the conversation). Category 5 (adversarial, no evidence) is skipped.
+Malformed evidence ids are normalised (``D:11:26`` -> ``D11:26``, ``D30:05`` -> ``D30:5``,
+``"D8:6; D9:17"`` split); every evidence id is kept in the denominator, and those that name
+no stored turn (or cannot be read) are counted and printed, never dropped. The load average is
+printed before and after, since timings on a shared machine mean little without it.
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import re
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -50,7 +55,13 @@ sys.path.insert(0, str(ROOT))
 from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
 from memory.embeddings import MiniLMEmbedder  # noqa: E402
 from memory.identity import Principal  # noqa: E402
-from memory.recall import NewMemory, arecall, aremember_many  # noqa: E402
+from memory.recall import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    NewMemory,
+    RecallWeights,
+    arecall,
+    aremember_many,
+)
 from memory.store.factory import open_store  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -60,7 +71,10 @@ AGE_BUCKETS = [
     (120, 365, "120-365 d"),
     (365, 10**6, ">= 365 d"),
 ]
+#: The age bucket of a question none of whose evidence ids names a stored turn.
+NO_AGE = "no stored evidence"
 KS = (5, 10)
+METHODS = ("recall", "dense", "bm25")
 
 
 @dataclass
@@ -71,26 +85,32 @@ class Turn:
 
 
 @dataclass
-class Question:
-    text: str
-    category: int
-    evidence: list[str]
-    age_days: float
+class Evidence:
+    """A question's evidence ids after normalisation, and the raw entries that held none."""
+
+    ids: list[str]
+    unreadable: list[str]
 
 
 def parse_date(text: str) -> datetime:
-    """``"1:56 pm on 8 May, 2023"`` → an aware UTC datetime."""
+    """``"1:56 pm on 8 May, 2023"`` -> an aware UTC datetime."""
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
-def normalise_evidence(raw: Sequence[str]) -> list[str]:
+def normalise_evidence(raw: Sequence[str]) -> Evidence:
+    """Evidence ids as the turns spell them; an entry that is no id at all is kept aside."""
     ids: list[str] = []
+    unreadable: list[str] = []
     for entry in raw:
         for part in re.split(r"[;,]\s*", str(entry)):
+            if not part.strip():
+                continue
             m = re.fullmatch(r"D:?(\d+):0*(\d+)", part.strip())
             if m:
                 ids.append(f"D{int(m.group(1))}:{int(m.group(2))}")
-    return list(dict.fromkeys(ids))
+            else:
+                unreadable.append(part.strip())
+    return Evidence(list(dict.fromkeys(ids)), unreadable)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -162,127 +182,178 @@ class Bm25Index:
 @dataclass
 class Tally:
     n: int = 0
-    recall: dict[int, float] | None = None
+    recall: dict[int, float] = field(default_factory=lambda: dict.fromkeys(KS, 0.0))
     any_hit: float = 0.0
 
-    def add(self, found: Sequence[str], evidence: Sequence[str]) -> None:
-        if self.recall is None:
-            self.recall = dict.fromkeys(KS, 0.0)
+    def add(self, found: Mapping[int, Sequence[str]], evidence: Sequence[str]) -> None:
+        """``found[k]``: what a search for k items returned; ``evidence``: every id asked for."""
         self.n += 1
         for k in KS:
-            self.recall[k] += len(set(found[:k]) & set(evidence)) / len(evidence)
-        self.any_hit += 1.0 if set(found[:10]) & set(evidence) else 0.0
+            self.recall[k] += len(set(found[k][:k]) & set(evidence)) / len(evidence)
+        self.any_hit += 1.0 if set(found[10][:10]) & set(evidence) else 0.0
 
     def row(self) -> str:
-        if not self.n or self.recall is None:
-            return "      -      -      -"
+        if not self.n:
+            return "     -      -      -"
         return (
             f"{self.recall[5] / self.n:6.3f} {self.recall[10] / self.n:6.3f} "
             f"{self.any_hit / self.n:6.3f}"
         )
 
 
+@dataclass
+class Report:
+    by_cat: dict[str, dict[Any, Tally]] = field(
+        default_factory=lambda: {m: defaultdict(Tally) for m in METHODS}
+    )
+    by_age: dict[str, dict[Any, Tally]] = field(
+        default_factory=lambda: {m: defaultdict(Tally) for m in METHODS}
+    )
+    evidence_ids: int = 0
+    unmatched: list[str] = field(default_factory=list)
+    #: questions of categories 1-4 that name no evidence at all (nothing to score them on)
+    without_evidence: int = 0
+    recall_ms: list[float] = field(default_factory=list)
+
+    def add(
+        self,
+        method: str,
+        category: int,
+        bucket: str,
+        found: Mapping[int, Sequence[str]],
+        evidence: Sequence[str],
+    ) -> None:
+        for table, key in ((self.by_cat, category), (self.by_cat, "all"), (self.by_age, bucket)):
+            table[method][key].add(found, evidence)
+
+
+async def evaluate_conversation(
+    sample: dict[str, Any],
+    embedder: CachedEmbedder,
+    args: argparse.Namespace,
+    weights: RecallWeights,
+    report: Report,
+) -> None:
+    """Store one conversation in a store of its own and ask its questions."""
+    turns = turns_of(sample)
+    by_id = {t.dia_id: t for t in turns}
+    now = max(t.at for t in turns) + timedelta(days=1)
+    who = Principal("locomo", sample["sample_id"])
+    with tempfile.TemporaryDirectory(prefix="eval-recall-") as tmp:
+        async with open_store(
+            args.store, embedder=embedder, qdrant_path=Path(tmp) / "qdrant"
+        ) as store:
+            keys = await aremember_many(
+                store,
+                who,
+                [
+                    NewMemory(
+                        t.text, at=t.at, kind="dialogue", source="locomo", episode_ids=[t.dia_id]
+                    )
+                    for t in turns
+                ],
+            )
+            key_to_turn = dict(zip(keys, (t.dia_id for t in turns), strict=True))
+            # Baselines on the same vectors (already cached by the store's embedding).
+            doc_vectors = np.asarray(embedder.embed_documents([t.text for t in turns]))
+            doc_vectors /= np.linalg.norm(doc_vectors, axis=1, keepdims=True)
+            bm25 = Bm25Index([t.text for t in turns])
+            for qa in sample["qa"]:
+                category = int(qa.get("category", 0))
+                if category not in CATEGORIES:
+                    continue
+                read = normalise_evidence(qa.get("evidence") or [])
+                evidence = read.ids + read.unreadable
+                report.evidence_ids += len(evidence)
+                report.unmatched += [
+                    f"{sample['sample_id']} {e!r}" for e in evidence if e not in by_id
+                ]
+                if not evidence:
+                    report.without_evidence += 1
+                    continue
+                stored = [by_id[e].at for e in evidence if e in by_id]
+                bucket = NO_AGE
+                if stored:
+                    age = (now - min(stored)) / timedelta(days=1)
+                    bucket = next(label for lo, hi, label in AGE_BUCKETS if lo <= age < hi)
+                question = str(qa["question"])
+                found: dict[str, dict[int, list[str]]] = {m: {} for m in METHODS}
+                query_vector = np.asarray(embedder.embed_query(question))
+                for k in KS:
+                    t0 = time.perf_counter()
+                    recalled = await arecall(
+                        store, who, question, limit=k, now=now, weights=weights
+                    )
+                    report.recall_ms.append((time.perf_counter() - t0) * 1000)
+                    found["recall"][k] = [key_to_turn[m.key] for m in recalled]
+                    found["dense"][k] = [
+                        turns[i].dia_id for i in dense_rank(doc_vectors, query_vector, k)
+                    ]
+                    found["bm25"][k] = [turns[i].dia_id for i in bm25.rank(question, k)]
+                for method in METHODS:
+                    report.add(method, category, bucket, found[method], evidence)
+
+
+def load_text() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
 async def evaluate(args: argparse.Namespace) -> None:
     data = load(Path(args.path))
     if args.limit_conversations:
         data = data[: args.limit_conversations]
+    weights = RecallWeights.parse(args.weights) if args.weights else DEFAULT_WEIGHTS
     cache_path = Path(args.cache)
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     cache = SqliteEmbeddingCache(cache_path)
     cache.setup()
     embedder = CachedEmbedder(MiniLMEmbedder(), store=cache, lru_size=50_000)
-    methods = ("recall", "dense", "bm25")
-    by_cat: dict[str, dict[Any, Tally]] = {m: defaultdict(Tally) for m in methods}
-    by_age: dict[str, dict[Any, Tally]] = {m: defaultdict(Tally) for m in methods}
-    dropped = 0
-    recall_ms: list[float] = []
+    report = Report()
+    print(f"before: {load_text()}", flush=True)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="eval-recall-") as tmp:
-        async with open_store(
-            args.store, embedder=embedder, qdrant_path=Path(tmp) / "qdrant"
-        ) as store:
-            for sample in data:
-                turns = turns_of(sample)
-                by_id = {t.dia_id: t for t in turns}
-                now = max(t.at for t in turns) + timedelta(days=1)
-                who = Principal("locomo", sample["sample_id"])
-                keys = await aremember_many(
-                    store,
-                    who,
-                    [
-                        NewMemory(
-                            t.text,
-                            at=t.at,
-                            kind="dialogue",
-                            source="locomo",
-                            episode_ids=[t.dia_id],
-                        )
-                        for t in turns
-                    ],
-                )
-                key_to_turn = dict(zip(keys, (t.dia_id for t in turns), strict=True))
-                # Baselines on the same vectors (already cached by the store's embedding).
-                doc_vectors = np.asarray(embedder.embed_documents([t.text for t in turns]))
-                doc_vectors /= np.linalg.norm(doc_vectors, axis=1, keepdims=True)
-                bm25 = Bm25Index([t.text for t in turns])
-                for qa in sample["qa"]:
-                    category = int(qa.get("category", 0))
-                    if category not in CATEGORIES:
-                        continue
-                    wanted = normalise_evidence(qa.get("evidence") or [])
-                    evidence = [e for e in wanted if e in by_id]
-                    dropped += len(wanted) - len(evidence)
-                    if not evidence:
-                        continue
-                    oldest = min(by_id[e].at for e in evidence)
-                    age = (now - oldest) / timedelta(days=1)
-                    bucket = next(label for lo, hi, label in AGE_BUCKETS if lo <= age < hi)
-                    question = str(qa["question"])
-                    t0 = time.perf_counter()
-                    found = await arecall(store, who, question, limit=10, now=now)
-                    recall_ms.append((time.perf_counter() - t0) * 1000)
-                    ranked = {
-                        "recall": [key_to_turn[m.key] for m in found],
-                        "dense": [
-                            turns[i].dia_id
-                            for i in dense_rank(
-                                doc_vectors, np.asarray(embedder.embed_query(question)), 10
-                            )
-                        ],
-                        "bm25": [turns[i].dia_id for i in bm25.rank(question, 10)],
-                    }
-                    for method, ids in ranked.items():
-                        by_cat[method][category].add(ids, evidence)
-                        by_cat[method]["all"].add(ids, evidence)
-                        by_age[method][bucket].add(ids, evidence)
+    for sample in data:
+        await evaluate_conversation(sample, embedder, args, weights, report)
     elapsed = time.perf_counter() - started
-    total = by_cat["recall"]["all"].n
+    total = report.by_cat["recall"]["all"].n
+    w = weights
     print(f"LoCoMo evidence recall: {len(data)} conversations, {total} questions (categories 1-4)")
-    print(f"store {args.store}, MiniLM embeddings; {dropped} evidence ids named no turn (dropped)")
     print(
-        f"planner recall: median {sorted(recall_ms)[len(recall_ms) // 2]:.1f} ms per question "
-        f"(query embedding cached or not); whole run {elapsed:.0f} s"
+        f"store {args.store}, one per conversation, MiniLM embeddings; recall weights "
+        f"recency {w.recency:g}, importance {w.importance:g}, relevance {w.relevance:g}"
     )
-    header = f"{'':22}" + "".join(f"| {m:^20} " for m in methods)
-    sub = f"{'':22}" + "| R@5    R@10   any@10 " * len(methods)
+    print(
+        f"evidence ids: {report.evidence_ids}, all kept in the denominator; "
+        f"{len(report.unmatched)} name no stored turn"
+        + (f": {', '.join(report.unmatched)}" if report.unmatched else "")
+        + f"; {report.without_evidence} questions name no evidence (not scored)"
+    )
+    ms = sorted(report.recall_ms)
+    print(
+        f"planner recall: median {ms[len(ms) // 2]:.1f} ms per call (query embedding cached "
+        f"or not); whole run {elapsed:.0f} s; after: {load_text()}"
+    )
+    header = f"{'':26}" + "".join(f"| {m:^20} " for m in METHODS)
+    sub = f"{'':26}" + "| R@5    R@10   any@10 " * len(METHODS)
     for title, table, order in (
-        ("category", by_cat, ["all", *CATEGORIES]),
-        ("evidence age", by_age, [label for _, _, label in AGE_BUCKETS]),
+        ("category", report.by_cat, ["all", *CATEGORIES]),
+        ("evidence age", report.by_age, [label for _, _, label in AGE_BUCKETS] + [NO_AGE]),
     ):
         print()
         print(f"by {title}")
         print(header)
         print(sub)
         for key in order:
-            tally = table["recall"].get(key)
-            n = tally.n if tally else 0
+            n = table["recall"][key].n if key in table["recall"] else 0
+            if key == NO_AGE and not n:
+                continue
             name = CATEGORIES.get(key, key) if isinstance(key, int) else key
             label = f"{name} (n={n})"
-            print(f"{label:22}" + "".join(f"| {table[m][key].row()} " for m in methods))
+            print(f"{label:26}" + "".join(f"| {table[m][key].row()} " for m in METHODS))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("path", help="LoCoMo JSON file or a folder holding one")
     parser.add_argument("--store", default="qdrant://local", help="store URL to evaluate")
     parser.add_argument(
@@ -291,6 +362,12 @@ def main() -> None:
         help="embedding cache (SQLite), reused across runs",
     )
     parser.add_argument("--limit-conversations", type=int, default=0)
+    parser.add_argument(
+        "--weights",
+        default="",
+        help="recall weights recency,importance,relevance (default: the planner's own), "
+        "e.g. 0,0.2,0.5 to measure without the recency boost",
+    )
     asyncio.run(evaluate(parser.parse_args()))
 
 
