@@ -29,7 +29,7 @@ variable and the fix.
 | ANALYST_HISTORY_MAX_MESSAGES | 24 | conversation messages kept before older ones are summarised |
 | ANALYST_HISTORY_KEEP | 6 | most recent messages kept verbatim after a summary |
 | ANALYST_MARKET_PROVIDER | sample | market data: sample (bundled) or yfinance |
-| ANALYST_TENANT / ANALYST_USER | default / $USER | the principal the CLI acts for |
+| ANALYST_TENANT / ANALYST_USER | default / $USER | the principal the CLI acts for: 1-64 letters, digits and `._-@`, starting with a letter or digit, upper case read as lower case (memory.identity); any other id is refused (exit 2) |
 | ANALYST_STEP_DELAY | 0 | seconds to pause before each executor step (demos, crash drills) |
 | ANALYST_MAX_QUERY_CHARS | 2000 | longest request (`run`, a chat message, reject feedback) |
 | ANALYST_MAX_MEMORY_CHARS | 2000 | longest long-term memory (`memory add`) |
@@ -46,8 +46,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from agent.errors import ConfigurationError
-from memory.identity import Principal
+from agent.errors import ConfigurationError, InvalidPrincipalError
+from memory.identity import IdKind, Principal, normal_id
 from memory.retention import RetentionPolicy
 from memory.urls import resolve_sqlite_url
 
@@ -145,8 +145,8 @@ class Settings:
             history_max_messages=max(2, int(_number(env, "ANALYST_HISTORY_MAX_MESSAGES", 24))),
             history_keep=max(1, int(_number(env, "ANALYST_HISTORY_KEEP", 6))),
             market_provider=env.get("ANALYST_MARKET_PROVIDER") or "sample",
-            tenant_id=env.get("ANALYST_TENANT") or "default",
-            user_id=env.get("ANALYST_USER") or env.get("USER") or "local",
+            tenant_id=_identity(env, overrides, "tenant"),
+            user_id=_identity(env, overrides, "user"),
             step_delay=_number(env, "ANALYST_STEP_DELAY", 0.0),
             max_query_chars=_limit(env, "ANALYST_MAX_QUERY_CHARS", 2000),
             max_memory_chars=_limit(env, "ANALYST_MAX_MEMORY_CHARS", 2000),
@@ -160,7 +160,15 @@ class Settings:
             sweep_on_start=_flag(env, "ANALYST_SWEEP_ON_START", True),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
+        clean.pop("tenant_id", None)
+        clean.pop("user_id", None)
         return replace(settings, **clean)
+
+    def __post_init__(self) -> None:
+        # One identity rule for every tier: a Settings made in code is normalised like one
+        # made from the environment (memory.identity.normal_id).
+        object.__setattr__(self, "tenant_id", normal_id(self.tenant_id, "tenant"))
+        object.__setattr__(self, "user_id", normal_id(self.user_id, "user"))
 
     @property
     def principal(self) -> Principal:
@@ -197,6 +205,25 @@ class Settings:
     def qdrant_path(self) -> Path:
         """Folder of Qdrant local mode (one process at a time may open it)."""
         return self.data_dir / "qdrant"
+
+
+def _identity(env: Mapping[str, str], overrides: Mapping[str, Any], kind: IdKind) -> str:
+    """The tenant or user id from its flag, else the environment, checked and normalised by
+    the one identity rule (memory.identity); a refusal names where the id came from."""
+    flag = overrides.get(f"{kind}_id")
+    if flag is not None:
+        return normal_id(flag, kind, f"--{kind}")
+    if kind == "tenant":
+        given = env.get("ANALYST_TENANT")
+        return normal_id(given, kind, "ANALYST_TENANT") if given else "default"
+    if env.get("ANALYST_USER"):
+        return normal_id(env["ANALYST_USER"], kind, "ANALYST_USER")
+    if not env.get("USER"):
+        return "local"
+    try:
+        return normal_id(env["USER"], kind, "$USER")
+    except InvalidPrincipalError as e:
+        raise InvalidPrincipalError(f"{e} Set ANALYST_USER or pass --user.") from None
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

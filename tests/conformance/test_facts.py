@@ -26,6 +26,7 @@ from agent.errors import (
     FactNotFoundError,
     FactTenantError,
     InvalidFactError,
+    InvalidPrincipalError,
 )
 from memory.facts import (
     RECORD_SCHEMA_VERSION,
@@ -500,7 +501,7 @@ async def test_every_read_and_write_is_scoped_by_the_principals_tenant(
     async with open_store(None) as anonymous:
         with pytest.raises(FactTenantError, match="with_principal"):
             await anonymous.current(MIRA, "passport_deadline")
-        with pytest.raises(FactTenantError, match="empty tenant"):
+        with pytest.raises(InvalidPrincipalError, match="empty tenant"):
             anonymous.with_principal(Principal("", "mira"))
         reader = anonymous.with_principal(GLOBEX)
         found = await reader.current(MIRA, "passport_deadline")

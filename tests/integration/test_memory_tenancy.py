@@ -1,8 +1,8 @@
 """Another user or tenant never sees a principal's sessions, events, facts or procedures.
 
 A seeded random conversation: several principals -- two tenants, two users of one tenant, the
-same user name in both tenants, and ids with dots and percent signs (one of them spelled the
-way a naive escaping of the other would come out) -- take turns saying random statements,
+same user name in both tenants, and ids with dots next to the same ids spelled with ``-`` and
+``_`` (``%`` and the like are refused by memory.identity) -- take turns saying random statements,
 asking for research, approving or rejecting drafts, ending sessions and confirming candidates,
 all through :class:`~agent.app.AnalystApp` on one shared storage. Then every read path of the
 write path is asked, for every principal, and must return only what that principal wrote:
@@ -43,8 +43,8 @@ SEED = 14
 PRINCIPALS = (
     Principal("acme", "alice"),
     Principal("acme", "bob"),  # same tenant, another user
-    Principal("acme.eu", "alice.b%"),  # another tenant; dots and percent signs
-    Principal("acme%2Eeu", "alice%2Eb%25"),  # the ids above as a naive escape spells them
+    Principal("acme.eu", "alice.b"),  # another tenant; dots (escaped in store namespaces)
+    Principal("acme-eu", "alice_b"),  # the ids above with the dots spelled otherwise
 )
 TICKERS = ("NVDA", "MSFT", "AAPL", "TSLA", "AMZN")
 JOURNAL = ("episodes", "extraction_jobs", "memory_candidates", "session_summaries", "procedures")
