@@ -8,12 +8,16 @@
   rejected key becomes :class:`ModelAuthError` naming the setting.
 - :func:`structured` asks for a Pydantic schema via function calling, gives the model one
   repair attempt when the output does not validate, then raises :class:`ModelOutputError`.
+  With a ``response_format`` JSON schema the prompt also describes the fields
+  (:func:`schema_brief`): llama.cpp, Ollama and vLLM turn the schema into a grammar and never
+  show it, or its descriptions, to the model.
 
 Token usage from each response's metadata is returned with the result so nodes can account it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -201,6 +205,8 @@ async def structured(
     method = getattr(model, "structured_output", "function_calling")
     runnable = model.with_structured_output(schema, method=method, include_raw=True)
     usage = no_usage()
+    if method == "json_schema":
+        messages = _with_brief(messages, schema_brief(schema))
     conversation = list(messages)
     problem = ""
     for attempt in range(2):
@@ -243,6 +249,53 @@ async def structured(
         f"The model's {schema.__name__} output during {where} was invalid twice "
         f"(after one repair attempt): {problem[:300]}. The thread is saved; resume it to retry."
     )
+
+
+def schema_brief(schema: type[BaseModel]) -> str:
+    """What a JSON answer to ``schema`` holds, field by field, for the prompt: the meaning
+    (the field's description) and what the grammar allows (choices, lengths, counts)."""
+    spec = schema.model_json_schema()
+    defs = spec.get("$defs", {})
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        ref = node.get("$ref", "")
+        return dict(defs.get(ref.rsplit("/", 1)[-1], {})) if ref else node
+
+    def kind(node: dict[str, Any]) -> str:
+        node = resolve(node)
+        if "const" in node:
+            return json.dumps(node["const"])
+        if "enum" in node:
+            return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
+        if "anyOf" in node:
+            return " or ".join(kind(n) for n in node["anyOf"])
+        if node.get("type") == "array":
+            most = f" of at most {node['maxItems']} items" if "maxItems" in node else ""
+            return f"a list{most}, each {kind(node.get('items', {}))}"
+        if node.get("type") == "object" and "properties" in node:
+            return "an object with " + ", ".join(node["properties"])
+        if node.get("type") == "string" and "maxLength" in node:
+            return f"text of at most {node['maxLength']} characters"
+        return str(node.get("type") or "any JSON value")
+
+    about = spec.get("description", "")
+    lines = [f"Answer with one JSON object ({schema.__name__}: {about}) with these fields:"]
+    for name, node in spec.get("properties", {}).items():
+        about = node.get("description", "")
+        lines.append(f"- {name}: {kind(node)}" + (f". {about}" if about else ""))
+    return "\n".join(lines)
+
+
+def _with_brief(messages: Sequence[BaseMessage], brief: str) -> list[BaseMessage]:
+    """``messages`` with ``brief`` at the end of the system prompt (or as one, if none)."""
+    from langchain_core.messages import SystemMessage
+
+    out = list(messages)
+    for i, message in enumerate(out):
+        if isinstance(message, SystemMessage) and isinstance(message.content, str):
+            out[i] = SystemMessage(f"{message.content}\n\n{brief}")
+            return out
+    return [SystemMessage(brief), *out]
 
 
 def _parse_problem(error: Exception) -> str:

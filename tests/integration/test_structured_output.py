@@ -9,11 +9,20 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import ValidationError
 
 from agent.errors import ConfigurationError, ModelOutputError
+from agent.learning.model_extraction import extraction_schema
 from agent.reasoning.chat_model import ModelChoice, build_chat_model, structured
-from agent.reasoning.schemas import RouteDecision
+from agent.reasoning.narrowing import (
+    narrative_schema,
+    plan_schema,
+    route_schema,
+    summary_schema,
+    verdict_schema,
+)
+from agent.reasoning.schemas import ReportNarrative, RouteDecision
 from agent.settings import Settings
 from tests.support.fake_openai import FakeOpenAI, text
 from tests.support.fake_openai import structured as tool_answer
@@ -109,3 +118,69 @@ async def test_an_answer_cut_off_at_the_token_limit_is_repaired_once(server: Fak
     server.script(again, again)
     with pytest.raises(ModelOutputError, match="after one repair attempt"):
         await structured(model(server, "json_schema"), RouteDecision, [], where="routing")
+
+
+async def test_json_schema_describes_the_fields_in_the_prompt(server: FakeOpenAI) -> None:
+    # A grammar-constraining server (llama.cpp, Ollama, vLLM) never shows the schema to the
+    # model: the system prompt says what each field means and what it may hold.
+    server.script(text(json.dumps(ROUTE)))
+    ask = [SystemMessage("You route requests."), HumanMessage("Analyze NVDA")]
+    await structured(model(server, "json_schema"), route_schema({"NVDA", "AAPL"}), ask, where="t")
+    system, user = server.chat_requests()[0]["messages"]
+    assert system["content"].startswith("You route requests.\n\nAnswer with one JSON object")
+    assert '- tickers: a list of at most 2 items, each one of "AAPL", "NVDA"' in system["content"]
+    assert "- reason: text of at most 300 characters. One sentence" in system["content"]
+    assert user["content"] == "Analyze NVDA"
+
+    server.script(tool_answer("RouteDecision", ROUTE))
+    await structured(model(server, "function_calling"), RouteDecision, ask, where="t")
+    assert server.chat_requests()[1]["messages"][0]["content"] == "You route requests."
+
+
+def test_the_wire_schemas_hold_only_what_a_grammar_enforces() -> None:
+    """No float bounds (llama.cpp ignores them), every string and list bounded, choices as
+    enums; what was narrowed still validates as the base schema."""
+
+    def walk(node: object) -> Iterator[dict]:
+        if isinstance(node, dict):
+            yield node
+            for value in node.values():
+                yield from walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from walk(value)
+
+    schemas = [
+        route_schema({"NVDA"}),
+        plan_schema({"NVDA"}, {"m-1"}),
+        narrative_schema({"return_1y", "rsi_14"}),
+        verdict_schema(),
+        summary_schema(),
+        extraction_schema(["ep-1", "ep-2"]),
+    ]
+    for schema in schemas:
+        for node in walk(schema.model_json_schema()):
+            kind = node.get("type")
+            assert not (kind == "number" and {"minimum", "maximum"} & set(node)), schema
+            if kind == "string" and not {"enum", "const"} & set(node):
+                assert "maxLength" in node, (schema.__name__, node)
+            if kind == "array":
+                assert "maxItems" in node, (schema.__name__, node)
+    narrative = narrative_schema({"return_1y"}).model_validate(
+        {
+            "summary": "NVDA rose.",
+            "analysis": "Up.",
+            "risk_factors": ["Volatile."],
+            "rating": "Hold",
+            "confidence": 0.7,
+            "rationale": "Mixed.",
+            "cited_metrics": [{"name": "return_1y", "value": 0.42}],
+        }
+    )
+    assert isinstance(narrative, ReportNarrative) and narrative.confidence == 0.7
+    with pytest.raises(ValidationError):  # a confidence out of the grammar's choices
+        narrative_schema({"return_1y"}).model_validate({**narrative.model_dump(), "confidence": 85})
+    with pytest.raises(ValidationError):  # a metric that was not computed
+        narrative_schema({"return_1y"}).model_validate(
+            {**narrative.model_dump(), "cited_metrics": [{"name": "eps", "value": 1}]}
+        )
