@@ -4,8 +4,10 @@ State is deliberately small and plain (TypedDicts of JSON-friendly values): it i
 every checkpoint, shown in Studio and read back by other processes. Facts about users live in
 memory stores, never here; clients, connections and secrets never enter state.
 
-``Context`` carries per-run identity and knobs (``runtime.context``); the thread id travels in
-``configurable`` and only locates checkpoints, it grants nothing.
+``Context`` carries per-run identity and knobs (``runtime.context``); under the API server's auth
+the identity comes from the token instead (``agent.nodes.base.principal``). The thread id
+travels in ``configurable`` and only locates checkpoints, it grants nothing: a thread records
+its owner (``AnalystState.owner``).
 """
 
 from __future__ import annotations
@@ -42,9 +44,19 @@ class Context:
     """Per-run settings supplied by whoever invokes the graph (CLI, scripts, Studio)."""
 
     tenant_id: str = field(
-        default="default", metadata={"description": "Tenant the run belongs to."}
+        default="default",
+        metadata={
+            "description": "Tenant the run belongs to (ignored when the server authenticates "
+            "the caller: the token's tenant is used)."
+        },
     )
-    user_id: str = field(default="anonymous", metadata={"description": "User the run acts for."})
+    user_id: str = field(
+        default="anonymous",
+        metadata={
+            "description": "User the run acts for (ignored when the server authenticates the "
+            "caller: the token's user is used)."
+        },
+    )
     mode: ModeChoice = field(
         default="auto",
         metadata={
@@ -165,8 +177,14 @@ class AnalystState(TypedDict, total=False):
     context_loaded: dict[str, Any]
     # Candidates the user was already asked to confirm in this thread (asked once).
     memory_asked: list[str]
+    # Who the thread belongs to ({tenant_id, user_id}): the principal of its first request.
+    # Only they may send it a message or decide its draft (agent.nodes.base.check_owner).
+    owner: dict[str, str]
     # per request
     query: str
+    # The message that started the request; ``query`` is the latest input, which a message
+    # sent beside a draft awaiting approval changes while the request stays the same.
+    request: str
     # The episode this request's message was stored as.
     episode_id: str
     # Profile facts this message stated or corrected, applied to the ledger at once.

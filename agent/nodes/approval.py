@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from agent.errors import InvalidDecisionError, StaleDraftError
-from agent.nodes.base import Node
+from agent.nodes.base import Node, check_owner, principal, server_authenticated
 from agent.nodes.decisions import validate_decision
 from agent.research.progress import update_progress
 from agent.research.report import content_hash
@@ -28,7 +28,14 @@ class Approval(Node):
     async def __call__(
         self, state: AnalystState, runtime: Runtime[Context]
     ) -> Command[Literal["publish", "reporter", "approval", "remember"]]:
-        """Ask for a decision on the current draft and go where it says."""
+        """Ask for a decision on the current draft and go where it says.
+
+        Only the thread's owner decides (:func:`check_owner`, checked before the decision is
+        taken, so a refused caller consumes nothing and the draft stays pending). Under the
+        API server's auth the approver recorded is the authenticated user, whatever name the
+        decision gives."""
+        who = principal(runtime)
+        check_owner(state, who, "decide its draft")
         draft, review = state["draft"], state["critique"]
         revisions = state.get("revisions", 0)
         raw = interrupt(
@@ -47,9 +54,13 @@ class Approval(Node):
                 "actions": ["approve", "reject", "edit"],
             }
         )
-        thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
+        config = get_config()
+        thread_id = str(config.get("configurable", {}).get("thread_id", ""))
+        approver = who.user_id if server_authenticated(config) else None
         try:
-            decision = validate_decision(raw, draft, thread_id=thread_id, now=self.services.clock())
+            decision = validate_decision(
+                raw, draft, thread_id=thread_id, now=self.services.clock(), approver=approver
+            )
         except (InvalidDecisionError, StaleDraftError) as error:
             # Refused decisions never publish: ask again, with the reason on record.
             return Command(goto="approval", update={"decision_error": str(error)})

@@ -2,8 +2,9 @@
 
 A node module subclasses :class:`Node` and implements ``__call__`` (state in, an update or a
 ``Command`` out; state is never mutated in place). Dependencies come from the
-:class:`~agent.nodes.services.Services` the builder binds, identity from ``runtime.context``
-(:func:`principal`), never from anything a model produced; the thread from ``configurable``.
+:class:`~agent.nodes.services.Services` the builder binds, identity from the server's auth or
+``runtime.context`` (:func:`principal`), never from anything a model produced; the thread from
+``configurable``. A thread belongs to the principal of its first request (:func:`check_owner`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from agent.errors import ConfigurationError, ThreadUnavailableError
 from agent.learning.learner import Learner, build_learner
 from agent.learning.tools import MemoryTools
 from agent.nodes.services import Services
@@ -83,9 +85,54 @@ class Node:
 
 
 def principal(runtime: Runtime[Context]) -> Principal:
-    """The principal the caller established (CLI flags, server auth) for this run."""
-    ctx = runtime.context or Context()
+    """The principal the caller established for this run: the API server's authenticated
+    user when the server has auth (:mod:`graphs.auth`; the run's ``context`` is then ignored),
+    else ``runtime.context`` (the CLI sets it from its flags)."""
+    return run_principal(get_config(), runtime.context)
+
+
+def run_principal(config: RunnableConfig, context: Context | None) -> Principal:
+    """:func:`principal` from a run's config and context (also read by the server's graph
+    factory, outside any node)."""
+    if server_authenticated(config):
+        user = config["configurable"]["langgraph_auth_user"]
+        tenant_id, user_id = user.get("tenant_id"), user.get("user_id")
+        if not tenant_id or not user_id:
+            raise ConfigurationError(
+                f"The server authenticated '{user.get('identity')}' without a tenant_id and a "
+                "user_id, so the run cannot know whose memory it uses; serve with the "
+                "analyst's auth (langgraph.json: graphs/auth.py)."
+            )
+        return Principal(str(tenant_id), str(user_id))
+    ctx = context or Context()
     return Principal(ctx.tenant_id, ctx.user_id)
+
+
+def server_authenticated(config: RunnableConfig) -> bool:
+    """Whether the run's principal comes from the API server's auth (not from ``context``)."""
+    user = config.get("configurable", {}).get("langgraph_auth_user")
+    return bool(user is not None and user.get("is_authenticated", True) and user.get("identity"))
+
+
+def owner_record(who: Principal) -> dict[str, str]:
+    """How state records a thread's owner (``AnalystState.owner``)."""
+    return {"tenant_id": who.tenant_id, "user_id": who.user_id}
+
+
+def check_owner(state: AnalystState, who: Principal, action: str) -> None:
+    """Refuse ``action`` on a thread whose recorded owner is not ``who``.
+
+    Defence in depth under the server's auth (which already hides other principals'
+    threads), and the rule on a server without it: whatever ``context`` a caller sends, a
+    thread is continued, and its draft decided, by the principal of its first request only.
+    A thread older than the rule has no owner recorded and is taken by its next caller.
+    """
+    owner = state.get("owner")
+    if owner and (owner.get("tenant_id"), owner.get("user_id")) != (who.tenant_id, who.user_id):
+        raise ThreadUnavailableError(
+            f"Thread '{thread_id(get_config())}' belongs to another user: only the user who "
+            f"started it may {action}. Nothing was changed; start a thread of your own."
+        )
 
 
 def thread_id(config: RunnableConfig) -> str:

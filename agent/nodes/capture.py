@@ -14,12 +14,20 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal, get_origin, get_type_hints
 
-from langchain_core.messages import HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langgraph._internal._constants import CONFIG_KEY_RESUMING  # set on resumed runs
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from agent.nodes.base import Node, answered, thread_id
+from agent.nodes.base import (
+    Node,
+    answered,
+    check_owner,
+    owner_record,
+    principal,
+    thread_id,
+)
 from agent.reasoning.chat_model import add_usage, no_usage
 from agent.recollection.intent import classify
 from agent.research import constraints as rules
@@ -36,11 +44,12 @@ THREAD_FIELDS = frozenset(
         "turns",
         "context_loaded",
         "memory_asked",
+        "owner",
     }
 )
 #: Per-request fields that capture sets itself rather than resets: the input, the episode the
 #: message is stored as (when memory is open) and the request's model usage.
-SET_BY_CAPTURE = frozenset({"query", "episode_id", "usage"})
+SET_BY_CAPTURE = frozenset({"query", "request", "episode_id", "usage"})
 
 
 def fresh_request() -> dict[str, Any]:
@@ -74,8 +83,22 @@ def _episode_meta(intent: str) -> dict[str, Any] | None:
 class Capture(Node):
     async def __call__(
         self, state: AnalystState, runtime: Runtime[Context]
-    ) -> Command[Literal["router", "remember"]]:
-        """Store the turn and start a fresh request; a forget request is answered at once."""
+    ) -> Command[Literal["router", "remember", "approval"]]:
+        """Store the turn and start a fresh request; a forget request is answered at once.
+
+        Only the thread's owner may send it a message (:func:`check_owner`). A message on a
+        thread whose draft awaits a decision is answered beside it, and the same decision is
+        asked again (:meth:`_beside_draft`): the draft is never replaced.
+        """
+        who = principal(runtime)
+        check_owner(state, who, "send it a message")
+        if state.get("status") == "awaiting_approval" and state.get("draft"):
+            if get_config().get("configurable", {}).get(CONFIG_KEY_RESUMING):
+                # Not new input: a resume of a run whose input was refused here (another
+                # user's message on the paused thread). That input is not the caller's: it
+                # is dropped, and the draft's decision asked for again.
+                return Command(goto="approval", update={"query": state.get("request") or ""})
+            return await self._beside_draft(state, runtime)
         query = state["query"]
         listed = await asyncio.to_thread(self.services.market.available_tickers)
         understood = classify(query, listed)
@@ -87,6 +110,8 @@ class Capture(Node):
         memory = await self._remember_turn(state, runtime, learn=learn, intent=understood.intent)
         update: dict[str, Any] = {
             **fresh_request(),
+            "request": query,
+            "owner": state.get("owner") or owner_record(who),
             "constraints": rules.merge(state.get("constraints", []), new_rules),
             **memory,
         }
@@ -98,6 +123,42 @@ class Capture(Node):
                 goto="remember", update=await self._propose_forget(update, runtime, forget)
             )
         return Command(goto="router", update=update)
+
+    async def _beside_draft(
+        self, state: AnalystState, runtime: Runtime[Context]
+    ) -> Command[Literal["router", "remember", "approval"]]:
+        """Answer a message sent while the draft awaits a decision (the API server runs new
+        input on a paused thread; the application never does) and ask for the decision again:
+        the request, its draft and hash stay as they were."""
+        from agent.nodes.aside import answer_aside
+
+        query, draft = state["query"], state["draft"]
+        thread = thread_id(get_config())
+        waiting = (
+            f"The {draft['ticker']} draft ({draft['hash'][:12]}) still awaits your decision: "
+            "resume the thread with approve, reject or edit."
+        )
+        update: dict[str, Any] = {"query": state.get("request") or query}
+        learner = self.learner(runtime)
+        if learner is None:
+            reply = f"{waiting} Memory is not open in this run, so I have not kept this message."
+        else:
+            said = await answer_aside(
+                learner,
+                self.services,
+                thread,
+                query,
+                paused="awaiting_approval",
+                waiting=waiting,
+                not_started="Decide the draft first, or send the request on a new thread.",
+                forget_how='analyst memory forget --topic "{topic}" (it lists them and asks).',
+                draft=draft,
+                constraints=state.get("constraints", []),
+            )
+            reply = said.reply
+        update["reply"] = reply
+        update["messages"] = [HumanMessage(query), AIMessage(reply)]
+        return Command(goto="approval", update=update)
 
     async def _remember_turn(
         self,

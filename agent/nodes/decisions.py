@@ -21,7 +21,14 @@ MAX_EDIT_BYTES = 500_000
 MIN_HASH_PREFIX = 8
 
 
-def validate_decision(raw: Any, draft: Draft, *, thread_id: str, now: datetime) -> Decision:
+def validate_decision(
+    raw: Any, draft: Draft, *, thread_id: str, now: datetime, approver: str | None = None
+) -> Decision:
+    """``raw`` as a :class:`Decision` on ``draft``, or the error saying why it is refused.
+
+    ``approver``, when given, is who decided as the caller's authentication established it
+    (the API server's user): it is recorded whatever the decision names. Without it the
+    decision names its approver (the CLI's ``--as``, defaulting to the user)."""
     if not isinstance(raw, Mapping):
         raise InvalidDecisionError(
             f"A decision must be an object with action, draft_hash and approver; got {raw!r}."
@@ -43,7 +50,7 @@ def validate_decision(raw: Any, draft: Draft, *, thread_id: str, now: datetime) 
         )
     if not draft["hash"].startswith(given):
         raise StaleDraftError(thread_id, given, draft["hash"])
-    approver = str(raw.get("approver") or "").strip()
+    approver = approver or str(raw.get("approver") or "").strip()
     if not approver:
         raise InvalidDecisionError("The decision does not say who decided (approver is empty).")
     decided_at = str(raw.get("decided_at") or now.isoformat(timespec="seconds"))

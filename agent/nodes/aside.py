@@ -1,0 +1,127 @@
+"""A message beside a paused request: stored, understood and answered without touching it.
+
+One implementation for the two ways a message reaches a thread whose draft awaits a decision:
+the application, which never runs such a message on the thread (:mod:`agent.app.aside`), and
+the graph itself, where the API server starts a run with the new input anyway (the capture
+node answers it, then asks for the same decision again). The message is stored as an episode
+of the thread (``aside:<id>``), understood (:func:`agent.recollection.intent.classify`), and
+
+- a statement or instruction is learned at once (the hot path) and acknowledged;
+- a question is answered from memory, citing episodes (:func:`agent.recollection.answers.respond`);
+- "forget ..." finds what it names and says how to confirm (nothing is deleted without a yes);
+- a research request is not started: the reply says the draft awaits a decision;
+- anything else gets the help reply.
+
+Every reply ends by saying what is still waiting. The draft is never replaced.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.learning.learner import Learner
+    from agent.nodes.services import Services
+
+
+@dataclass
+class Aside:
+    """What a message beside a paused request was and how it was answered."""
+
+    episode_id: str
+    intent: str
+    #: ``answered`` or ``noted``; ``None`` when nothing was done (a research request).
+    status: str | None
+    reply: str
+    learned: list[dict[str, Any]] = field(default_factory=list)
+    cited: list[str] = field(default_factory=list)
+    forget_proposed: list[dict[str, Any]] = field(default_factory=list)
+    topic: str | None = None
+
+
+async def answer_aside(
+    learner: Learner,
+    services: Services,
+    thread_id: str,
+    query: str,
+    *,
+    paused: str,
+    waiting: str,
+    not_started: str,
+    forget_how: str,
+    draft: Mapping[str, Any] | None = None,
+    constraints: Sequence[str] = (),
+) -> Aside:
+    """Store and answer ``query`` beside ``thread_id``'s paused request (``paused``: its
+    status). ``waiting`` says what still waits; ``not_started`` how to run a research request
+    instead; ``forget_how`` how to confirm a forget (each in the caller's own terms)."""
+    import asyncio
+
+    from agent.learning.learner import describe_learned
+    from agent.nodes.base import chat_model
+    from agent.recollection.answers import respond
+    from agent.recollection.intent import HELP_REPLY, classify
+
+    listed = await asyncio.to_thread(services.market.available_tickers)
+    understood = classify(query, listed)
+    meta: dict[str, Any] = {"aside": paused, "intent": understood.intent}
+    if understood.intent == "forget":
+        meta["request"] = "forget"
+    episode = await learner.record(
+        thread_id, "message", query, turn=f"aside:{uuid.uuid4().hex[:12]}", meta=meta
+    )
+    said = Aside(episode.episode_id, understood.intent, None, "")
+    if understood.intent == "question":
+        answer, _ = await respond(
+            learner,
+            query,
+            model=chat_model(services.reasoner),
+            tickers=listed,
+            drafts=[draft] if draft else [],
+            constraints=constraints,
+            exclude=[episode.episode_id],
+        )
+        said.status, said.reply, said.cited = "answered", answer.reply, answer.cited
+        return said
+    if understood.intent == "forget":
+        from agent.recollection.forgettable import by_keyword, read_all
+
+        topic = understood.topic
+        found = [
+            row
+            for row in by_keyword(await read_all(learner), topic)
+            if row["id"] != episode.episode_id
+        ]
+        if not found:
+            reply = f'I found nothing of yours about "{topic}": nothing to forget.'
+        else:
+            reply = (
+                f'I found {len(found)} item(s) about "{topic}". Nothing is forgotten until '
+                f"you confirm: {forget_how.format(topic=topic)}"
+            )
+        said.status, said.reply = "noted", f"{reply} {waiting}"
+        said.forget_proposed, said.topic = found, topic
+        return said
+    if understood.intent == "research":
+        said.reply = (
+            f"{waiting.rstrip('.')}, so I have not started this request (episode "
+            f"{episode.episode_id}). {not_started}"
+        )
+        return said
+    if understood.intent in ("statement", "instruction"):
+        said.learned = await learner.learn_now(episode)
+        ack = (
+            describe_learned(said.learned)
+            if said.learned
+            else (
+                f"I have kept what you said (episode {episode.episode_id}); I learn from it when "
+                "this conversation is summarised."
+            )
+        )
+        said.status, said.reply = "noted", f"Noted. {ack} {waiting}"
+        return said
+    said.status, said.reply = "answered", f"{HELP_REPLY} {waiting}"
+    return said
