@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -29,7 +30,11 @@ from tests.support.fake_openai import structured as tool_answer
 
 pytestmark = pytest.mark.integration
 
-ROUTE = {"mode": "deep", "tickers": ["NVDA"], "reason": "A full analysis was asked for."}
+ROUTE: dict[str, Any] = {
+    "mode": "deep",
+    "tickers": ["NVDA"],
+    "reason": "A full analysis was asked for.",
+}
 
 
 @pytest.fixture
