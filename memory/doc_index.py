@@ -416,8 +416,12 @@ class DocumentIndex:
         *,
         limit: int | None = 10,
         path_regex: re.Pattern[str] | None = None,
+        readable: Callable[[str], bool] | None = None,
     ) -> list[SearchHit]:
-        """Ranked documents containing every word of ``query``, each with its best paragraph."""
+        """Ranked documents containing every word of ``query``, each with its best paragraph.
+
+        ``readable`` keeps only the paths it accepts, inside the query (so a limit counts
+        only documents the caller may read)."""
         words = self._words(query)
         if limit is not None and limit < 1:
             raise InvalidSearchError(f"--limit must be at least 1, got {limit}.")
@@ -430,12 +434,16 @@ class DocumentIndex:
         if path_regex is not None:
             sql += " AND regexp(?, d.path)"
             params.append(path_regex.pattern)
+        if readable is not None:
+            sql += " AND readable(d.path)"
         sql += " ORDER BY score"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
         patterns = [word_pattern(w) for w in words]
         with self._use() as conn:
+            if readable is not None:
+                conn.create_function("readable", 1, readable, deterministic=True)
             rows = conn.execute(sql, params).fetchall()
             hits = []
             for rowid, path, title, rank in rows:

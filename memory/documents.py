@@ -164,6 +164,12 @@ class FileMemory:
         """The root folder with every symbolic link resolved (what paths are checked against)."""
         return os.path.realpath(self.root)
 
+    def real_path(self, relpath: str, *, follow: bool = True) -> str:
+        """The document path ``relpath`` really names (links inside the root expanded; with
+        ``follow`` false a link at the end is its own target, as :meth:`delete` sees it):
+        what an authority check must judge, not the spelling it was given."""
+        return self._locate(relpath, follow=follow).relpath
+
     def _locate(self, relpath: str, *, follow: bool) -> _Location:
         """Where ``relpath`` really is: folders from the real root, and the file name.
 
@@ -424,15 +430,21 @@ class FileMemory:
     # -- search --------------------------------------------------------------------------
 
     def search(
-        self, query: str, *, limit: int | None = 10, pattern: str | None = None
+        self,
+        query: str,
+        *,
+        limit: int | None = 10,
+        pattern: str | None = None,
+        readable: Callable[[str], bool] | None = None,
     ) -> builtins.list[SearchHit]:
         """Markdown documents containing every word of ``query``, best first (BM25).
 
         Each hit carries the path and the paragraph that matches best. ``pattern`` restricts
-        the paths with the same glob rules as :meth:`list`.
+        the paths with the same glob rules as :meth:`list`; ``readable`` (a principal's read
+        rule, :mod:`memory.doc_authority`) is applied in the index's query, before the limit.
         """
         regex = self._compile_pattern(pattern)[1] if pattern is not None else None
-        return self.index.search(query, limit=limit, path_regex=regex)
+        return self.index.search(query, limit=limit, path_regex=regex, readable=readable)
 
     def reindex(self, *, full: bool = False) -> RefreshStats:
         """Bring the index up to date now; ``full`` rebuilds it from every file."""

@@ -89,9 +89,9 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     forget_vectors(tiers, hashes)
     if hashes:
         await tiers.audit("delete", "embedding_cache", hashes, REASON)
-    if documents.delete(document):
+    owned = await tiers.owned_documents()
+    if await owned.delete(document, reason=REASON):  # audited; a damaged one goes too
         documents.reindex()  # the index's rows of the document go with it
-        await tiers.audit("delete", "documents", [document], REASON)
     receipt.compacted = await compact(tiers)
     receipt.notes = backend_notes(tiers)
     return receipt

@@ -33,6 +33,7 @@ from agent.app.receipts import (
     Tier,
     backend_notes,
     backups_statement,
+    damaged_document,
     kept_records,
 )
 from agent.recollection.forgettable import (
@@ -94,7 +95,8 @@ async def forget(
 
     check_request(ids, topic, since, until)
     principal = tiers.principal
-    mem = await read(tiers, learner)
+    damaged: list[dict[str, Any]] = []
+    mem = await read(tiers, learner, damaged)
     scope: dict[str, Any] = {}
     if ids:
         scope["ids"] = list(ids)
@@ -129,7 +131,8 @@ async def forget(
     receipt = Receipt(principal.tenant_id, principal.user_id, confirm, scope=scope, found=listed)
     plan = cascade(tiers, mem, chosen)
     receipt.deleted = {tier: Tier(sorted(found)) for tier, found in plan.deleted.items()}
-    receipt.kept = [*plan.kept, *kept_records(tiers, plan.deleted["threads"])]
+    receipt.kept = [*plan.kept, *damaged, *kept_records(tiers, plan.deleted["threads"])]
+    receipt.damaged = [d["paths"][0] for d in damaged]
     receipt.backups = backups_statement(tiers)
     if not confirm or not chosen:
         return receipt
@@ -149,12 +152,23 @@ class Plan:
     items: list[Item]
 
 
-async def read(tiers: Tiers, learner: Learner) -> Remembered:
-    """Everything of the principal a forget chooses from, with the profile document."""
+async def read(
+    tiers: Tiers, learner: Learner, damaged: list[dict[str, Any]] | None = None
+) -> Remembered:
+    """Everything of the principal a forget chooses from, with the profile document.
+
+    A profile document that cannot be read (not UTF-8, too large, a link refused) never
+    blocks a forget: it is left out, and ``damaged`` gets the receipt's note saying so."""
+    from memory.errors import DocumentPathError
+
     mem = await read_all(learner, items=await STORE.fetch(tiers))
     path = profile_path(tiers.principal)
-    if tiers.documents.exists(path):
-        mem.profile = (path, tiers.documents.read_text(path))
+    try:
+        if tiers.documents.exists(path):
+            mem.profile = (path, tiers.documents.read_text(path))
+    except DocumentPathError as e:
+        if damaged is not None:
+            damaged.append(damaged_document(path, str(e)))
     return mem
 
 

@@ -434,7 +434,7 @@ class ProfileLines(Kind):
         index up to date so its rows of the old text go too; audited."""
         if not line_ids:
             return
-        documents = tiers.documents
+        documents = await tiers.owned_documents()  # each rewrite audited with its hash
         path = profile_path(tiers.principal)
         gone = {int(i.rsplit("#L", 1)[1]) for i in line_ids if i.startswith(f"{path}#L")}
 
@@ -442,11 +442,11 @@ class ProfileLines(Kind):
             lines = (text or "").splitlines(keepends=True)
             return "".join(line for n, line in enumerate(lines, 1) if n not in gone)
 
-        documents.update(path, without)
+        await documents.update(path, without, reason=reason)
         left = documents.read_text(path)
         if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in left.splitlines()):
-            documents.delete(path)
-        documents.reindex()
+            await documents.delete(path, reason=reason)
+        documents.files.reindex()
         await tiers.audit("delete", "documents", sorted(line_ids), reason)
 
 

@@ -188,7 +188,7 @@ async def restore(
     receipt.skipped["threads"] = sorted(skipped_threads & {t["thread_id"] for t in threads})
 
     forgotten_texts = [t for t in plan.tombstone if len(t.strip()) >= 3]
-    receipt.restored["documents"], receipt.skipped["documents"] = _put_documents(
+    receipt.restored["documents"], receipt.skipped["documents"] = await _put_documents(
         tiers, content.get("documents", {}), forgotten_texts
     )
     return receipt
@@ -321,12 +321,13 @@ async def _put_threads(tiers: Tiers, threads: list[dict[str, Any]]) -> list[str]
 # -- the profile document ------------------------------------------------------------------
 
 
-def _put_documents(
+async def _put_documents(
     tiers: Tiers, documents: dict[str, str], forgotten: list[str]
 ) -> tuple[list[str], list[str]]:
     """Write the profile document back without its lines holding forgotten text; a document
-    that exists is not overwritten."""
+    that exists is not overwritten (the write is the principal's, audited)."""
     mine = profile_path(tiers.principal)
+    owned = await tiers.owned_documents()
     restored: list[str] = []
     skipped: list[str] = []
     for path, text in documents.items():
@@ -335,7 +336,7 @@ def _put_documents(
         lines = text.splitlines(keepends=True)
         kept = [ln for ln in lines if not any(f.lower() in ln.lower() for f in forgotten)]
         skipped += [f"{path}#L{n}" for n, ln in enumerate(lines, 1) if ln not in kept]
-        tiers.documents.write_bytes(path, "".join(kept).encode())
+        await owned.write_bytes(path, "".join(kept).encode(), reason=RESTORED)
         restored.append(path)
     return restored, skipped
 

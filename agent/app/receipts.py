@@ -48,6 +48,9 @@ class Receipt:
     found: list[dict[str, Any]] = field(default_factory=list)
     #: How many tombstones the forget stored (keyed hashes, never text).
     tombstones: int = 0
+    #: Documents the forget could not read (not UTF-8, bad front matter ...): left as they are,
+    #: each explained in ``kept``; the rest of the forget went ahead.
+    damaged: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +60,7 @@ class Receipt:
             "scope": self.scope,
             "found": self.found,
             "tombstones": self.tombstones,
+            "damaged": self.damaged,
             "deleted": {tier: found.to_json() for tier, found in self.deleted.items()},
             "kept": self.kept,
             "compacted": self.compacted,
@@ -85,7 +89,8 @@ def kept_records(tiers: Tiers, threads: set[str]) -> list[dict[str, Any]]:
             "what": "published research notes",
             "paths": sorted(notes),
             "why": "business records: a published research report is kept (and so is its "
-            "chart); delete one with `analyst notes` if policy allows",
+            "chart); the analyst never deletes or replaces one (an edit is a revision that "
+            "supersedes it): remove the file by hand if policy allows",
         },
         {
             "tier": "audit",
@@ -94,6 +99,18 @@ def kept_records(tiers: Tiers, threads: set[str]) -> list[dict[str, Any]]:
             "content; this deletion is recorded there too",
         },
     ]
+
+
+def damaged_document(path: str, problem: str) -> dict[str, Any]:
+    """The receipt's note on a document a forget could not read: kept as it is, and why."""
+    return {
+        "tier": "documents",
+        "what": "a document that could not be read",
+        "paths": [path],
+        "problem": problem,
+        "why": f"{problem} The rest of the forget went ahead, but this document was neither "
+        "searched nor rewritten: repair or delete it, then forget again to clear its lines",
+    }
 
 
 def backend_notes(tiers: Tiers) -> list[str]:

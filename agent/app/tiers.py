@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from agent.learning.learner import Learner
     from agent.nodes.services import Services
     from memory.backup import Embedded
+    from memory.doc_authority import OwnedDocuments
     from memory.documents import FileMemory
     from memory.facts import FactStore
     from memory.journal.base import Journal
@@ -100,6 +101,24 @@ class Tiers:
                 self._documents = FileMemory.from_settings(self.settings)
             self.stack.callback(self._documents.close)
         return self._documents
+
+    async def owned_documents(self) -> OwnedDocuments:
+        """The document memory as the principal may use it (:mod:`memory.doc_authority`):
+        profile documents are their owner's or the tenant admin's (the fact ledger's admin
+        grant), research notes are records, and every write goes to the memory audit."""
+        from memory.doc_authority import Authority, DocumentAudit, OwnedDocuments, journal_audit
+
+        admin = False
+        if not self._missing_ledger():  # no ledger file yet: no grants, nobody is an admin
+            facts = (await self.wired()).facts
+            assert facts is not None
+            me = self.principal.user_id
+            admin = any(g.role == "admin" and g.user_id == me for g in await facts.grants())
+
+        async def audit(entry: DocumentAudit) -> None:  # the journal opens on the first write
+            await journal_audit(await self.journal())(entry)
+
+        return OwnedDocuments(self.documents, Authority(self.principal, admin), audit)
 
     @property
     def memory_cipher(self) -> MemoryCipher:

@@ -1,10 +1,12 @@
 """``analyst notes``: list, show, search and edit the Markdown document memory.
 
 Documents live in ``ANALYST_MEMORY_DIR`` (default ``.agent-memory``); the search index lives
-in ``ANALYST_DATA_DIR``. Every path goes through the document memory of
-:class:`~agent.app.AnalystApp` (a :class:`memory.documents.FileMemory`), so an unsafe path (absolute, ``..``, a link leading outside) is refused with a clear error and
-exit code 2. ``edit`` opens ``$VISUAL``/``$EDITOR`` on a private copy and writes the result
-back atomically with the same checks; ``--text``/``--file`` write without an editor.
+in ``ANALYST_DATA_DIR``. Every path goes through the document memory as the principal may use
+it (:meth:`agent.app.tiers.Tiers.owned_documents`, :mod:`memory.doc_authority`): an unsafe
+path (absolute, ``..``, a link leading outside) or another user's profile document is refused
+with a clear error and exit code 2, a published research note is revised, never replaced, and
+every write is audited. ``edit`` opens ``$VISUAL``/``$EDITOR`` on a private copy and writes the
+result back atomically with the same checks; ``--text``/``--file`` write without an editor.
 
 Only typer and the standard library are imported at module level, so ``analyst --help``
 stays fast.
@@ -28,7 +30,8 @@ from agent.cli.common import CommandError, JsonOpt, group
 
 if TYPE_CHECKING:
     from agent.app import AnalystApp
-    from memory.documents import FileMemory
+    from memory.doc_authority import OwnedDocuments
+    from memory.doc_search import RefreshStats
 
 T = TypeVar("T")
 
@@ -37,11 +40,15 @@ app = group(
 )
 
 
-def _call(body: Callable[[FileMemory], T]) -> T:
-    """Run ``body`` on the app's document memory (opened for this call, closed after it)."""
+#: The audit's reason for a person's edit through this command.
+EDIT_REASON = "edited with analyst notes"
+
+
+def _call(body: Callable[[OwnedDocuments], T]) -> T:
+    """Run ``body`` on the principal's document memory (opened for this call, closed after)."""
 
     async def go(app: AnalystApp) -> T:
-        return body(app.tiers.documents)
+        return body(await app.tiers.owned_documents())
 
     return common.call(common.settings(), go)
 
@@ -73,7 +80,7 @@ def show(
     """Print a document exactly as stored (front matter included)."""
     if json_mode:
 
-        def load(d: FileMemory) -> dict[str, object]:
+        def load(d: OwnedDocuments) -> dict[str, object]:
             doc = d.read(path)
             return {"path": path, "metadata": doc.metadata, "body": doc.body}
 
@@ -120,7 +127,9 @@ def edit(
         typer.Option("--file", help="Write this file's content instead of opening an editor."),
     ] = None,
 ) -> None:
-    """Edit a document in $EDITOR (or write --text / --file); the write is checked and atomic."""
+    """Edit a document in $EDITOR (or write --text / --file); the write is checked, atomic and
+    audited. Editing a published research note saves a revision beside it (the note stays as
+    it is); only you (or an admin) may edit your profile document."""
     if text is not None and file is not None:
         raise CommandError("Give either --text or --file, not both.")
     # Check the path before anyone spends time typing into an editor.
@@ -140,19 +149,23 @@ def edit(
         print(f"{path}: no changes.")
         return
 
-    def save(d: FileMemory) -> Path:
-        written = d.write_bytes(path, new.encode("utf-8"))
-        d.index.refresh_paths([path])  # searchable at once, not after the freshness window
-        return written
+    async def save(app: AnalystApp) -> tuple[Path, str]:
+        documents = await app.tiers.owned_documents()
+        saved, what = await documents.save(path, new, reason=EDIT_REASON)
+        documents.files.index.refresh_paths([saved])  # searchable at once
+        return documents.resolve(saved), what
 
-    written = _call(save)
-    print(f"{'Updated' if current is not None else 'Created'} {written}")
+    written, what = common.call(common.settings(), save)
+    if what == "revised":
+        print(f"Revised {path}: saved as {written} (the published note is unchanged).")
+    else:
+        print(f"{what.capitalize()} {written}")
 
 
-def _current(documents: FileMemory, path: str) -> str | None:
+def _current(documents: OwnedDocuments, path: str) -> str | None:
     from agent.errors import DocumentNotFoundError
 
-    documents.resolve(path)
+    documents.may_write(path)  # refused before anyone types into an editor
     try:
         return documents.read_text(path)
     except DocumentNotFoundError:
@@ -194,7 +207,12 @@ def reindex(
     json_mode: JsonOpt = False,
 ) -> None:
     """Update the search index now (picks up hand edits at once); --full rebuilds it."""
-    stats, problems = _call(lambda d: (d.reindex(full=full), d.index.problems()))
+
+    def run(d: OwnedDocuments) -> tuple[RefreshStats, list[tuple[str, str]]]:
+        stats = d.files.reindex(full=full)
+        return stats, [(p, r) for p, r in d.files.index.problems() if d.may_read(p)]
+
+    stats, problems = _call(run)
     if json_mode:
         common.print_json(
             {**stats.to_json(), "problems": [{"path": p, "reason": r} for p, r in problems]}

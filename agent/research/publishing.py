@@ -4,26 +4,38 @@ A publication is identified by (thread id, draft hash). Before writing, the publ
 a research note that already carries both in its front matter; if one exists (publish retried
 after a crash, or a replayed checkpoint) it returns that note instead of writing a second copy.
 New notes are created with an exclusive link, so two concurrent publishers cannot both win.
+A note found must also name the decision's approver and action: a note someone else created
+with this thread and hash in its front matter is not taken for the publication.
+
+Notes are written through the publishing principal's :class:`~memory.doc_authority.OwnedDocuments`
+(``research/`` is records: created once, never replaced) and each write is audited.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 from agent.state import Decision, Draft, Publication
+from memory.doc_authority import OwnedDocuments
 from memory.documents import FileMemory
 
 RESEARCH_DIR = "research"
+#: The audit's reason for a publication's note and chart.
+PUBLISH_REASON = "published an approved report"
 
 
-def publish_report(
-    documents: FileMemory, *, thread_id: str, draft: Draft, decision: Decision
+async def publish_report(
+    documents: OwnedDocuments, *, thread_id: str, draft: Draft, decision: Decision
 ) -> Publication:
+    """The research note of ``draft`` under ``decision`` (written now, or the one a previous
+    attempt wrote), with its chart beside it."""
+    files = documents.files
     day = decision["decided_at"][:10]
     stem = f"{RESEARCH_DIR}/{draft['ticker']}-{day}"
-    existing = find_publication(documents, stem, thread_id, draft["hash"])
+    existing = find_publication(files, stem, thread_id, draft["hash"], decision)
     if existing is not None:
-        return _with_chart(documents, existing, draft)
+        return await _with_chart(documents, existing, draft)
     metadata = {
         "ticker": draft["ticker"],
         "title": _title(draft, decision),
@@ -44,16 +56,18 @@ def publish_report(
         if has_chart:
             metadata["chart"] = f"{Path(name).name}.png"
         try:
-            documents.write(f"{name}.md", draft["markdown"], metadata, exclusive=True)
+            await documents.write(
+                f"{name}.md", draft["markdown"], metadata, reason=PUBLISH_REASON, exclusive=True
+            )
         except FileExistsError:
             # Taken — possibly by a concurrent publisher of this very draft.
-            mine = _publication_at(documents, f"{name}.md", thread_id, draft["hash"])
+            mine = _publication_at(files, f"{name}.md", thread_id, draft["hash"], decision)
             if mine is not None:
-                return _with_chart(documents, mine, draft)
+                return await _with_chart(documents, mine, draft)
             continue
-        published = _publication_at(documents, f"{name}.md", thread_id, draft["hash"])
+        published = _publication_at(files, f"{name}.md", thread_id, draft["hash"], decision)
         assert published is not None
-        return _with_chart(documents, published, draft)
+        return await _with_chart(documents, published, draft)
     raise RuntimeError(f"more than 999 research notes named {stem}*.md")  # pragma: no cover
 
 
@@ -67,31 +81,45 @@ def _title(draft: Draft, decision: Decision) -> str:
     return f"{draft['ticker']} report (edited by {decision['approver']})"
 
 
-def _with_chart(documents: FileMemory, publication: Publication, draft: Draft) -> Publication:
+async def _with_chart(
+    documents: OwnedDocuments, publication: Publication, draft: Draft
+) -> Publication:
     """Copy the draft's chart beside the note if it is not there yet (crash between the two)."""
     chart = publication["chart_path"]
     source = draft["chart_path"]
     if chart and source and not Path(chart).exists() and Path(source).is_file():
         root = documents.root.resolve()
-        documents.write_bytes(str(Path(chart).relative_to(root)), Path(source).read_bytes())
+        rel = str(Path(chart).relative_to(root))
+        with suppress(FileExistsError):  # a concurrent publisher of this draft copied it first
+            await documents.write_bytes(
+                rel, Path(source).read_bytes(), reason=PUBLISH_REASON, exclusive=True
+            )
     return publication
 
 
 def find_publication(
-    documents: FileMemory, stem: str, thread_id: str, draft_hash: str
+    documents: FileMemory, stem: str, thread_id: str, draft_hash: str, decision: Decision
 ) -> Publication | None:
+    """The note of ``stem`` published from this thread's draft under ``decision``, if any."""
     for rel in documents.list(f"{stem}*.md"):
-        found = _publication_at(documents, rel, thread_id, draft_hash)
+        found = _publication_at(documents, rel, thread_id, draft_hash, decision)
         if found is not None:
             return found
     return None
 
 
 def _publication_at(
-    documents: FileMemory, rel: str, thread_id: str, draft_hash: str
+    documents: FileMemory, rel: str, thread_id: str, draft_hash: str, decision: Decision
 ) -> Publication | None:
-    meta = documents.read(rel).metadata
+    from memory.errors import DocumentPathError
+
+    try:
+        meta = documents.read(rel).metadata
+    except DocumentPathError:  # damaged (not UTF-8, bad front matter): not this publication
+        return None
     if meta.get("thread_id") != thread_id or meta.get("draft_hash") != draft_hash:
+        return None
+    if meta.get("approver") != decision["approver"] or meta.get("decision") != decision["action"]:
         return None
     chart = meta.get("chart")
     return Publication(

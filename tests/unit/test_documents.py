@@ -11,7 +11,9 @@ from agent.errors import DocumentPathError
 from agent.research.publishing import publish_report
 from agent.research.report import content_hash
 from agent.state import Decision, Draft
+from memory.doc_authority import Authority, OwnedDocuments
 from memory.documents import FileMemory
+from memory.identity import Principal
 
 
 @pytest.fixture
@@ -53,6 +55,11 @@ def test_exclusive_write_refuses_existing(docs: FileMemory) -> None:
     assert sorted(p.name for p in docs.root.iterdir()) == ["a.md"]  # no temp file left
 
 
+def _as_al(docs: FileMemory) -> OwnedDocuments:
+    """The documents as the approver ``al`` (no journal: unaudited)."""
+    return OwnedDocuments(docs, Authority(Principal("default", "al")), None)
+
+
 def _draft(text: str, chart: Path | None) -> Draft:
     return Draft(
         ticker="NVDA",
@@ -68,7 +75,9 @@ def _draft(text: str, chart: Path | None) -> Draft:
     )
 
 
-def test_publish_is_exactly_once_per_thread_and_draft(docs: FileMemory, tmp_path: Path) -> None:
+async def test_publish_is_exactly_once_per_thread_and_draft(
+    docs: FileMemory, tmp_path: Path
+) -> None:
     chart = tmp_path / "c.png"
     chart.write_bytes(b"\x89PNG fake")
     draft = _draft("# Report\n", chart)
@@ -78,16 +87,16 @@ def test_publish_is_exactly_once_per_thread_and_draft(docs: FileMemory, tmp_path
         approver="al",
         decided_at="2026-11-29T10:00:00+00:00",
     )
-    first = publish_report(docs, thread_id="t-1", draft=draft, decision=decision)
+    first = await publish_report(_as_al(docs), thread_id="t-1", draft=draft, decision=decision)
     (docs.root / "research/NVDA-2026-11-29.png").unlink()  # crash between note and chart
-    again = publish_report(docs, thread_id="t-1", draft=draft, decision=decision)
+    again = await publish_report(_as_al(docs), thread_id="t-1", draft=draft, decision=decision)
     assert again == first
     assert docs.list("research/*") == [
         "research/NVDA-2026-11-29.md",
         "research/NVDA-2026-11-29.png",
     ]
     assert (docs.root / "research/NVDA-2026-11-29.png").read_bytes() == b"\x89PNG fake"
-    other = publish_report(docs, thread_id="t-2", draft=draft, decision=decision)
+    other = await publish_report(_as_al(docs), thread_id="t-2", draft=draft, decision=decision)
     assert other["path"].endswith("research/NVDA-2026-11-29-2.md")
     meta = docs.read("research/NVDA-2026-11-29.md").metadata
     assert meta["thread_id"] == "t-1" and meta["approver"] == "al"
@@ -101,7 +110,7 @@ def test_publish_is_exactly_once_per_thread_and_draft(docs: FileMemory, tmp_path
         ("My own view, no heading.\n", "NVDA report (edited by al)"),
     ],
 )
-def test_an_edited_report_is_titled_by_its_own_text(
+async def test_an_edited_report_is_titled_by_its_own_text(
     docs: FileMemory, text: str, title: str
 ) -> None:
     machine_title = "NVDA equity research: Buy (high confidence)"
@@ -113,7 +122,7 @@ def test_an_edited_report_is_titled_by_its_own_text(
         approver="al",
         decided_at="2026-11-29T10:00:00+00:00",
     )
-    published = publish_report(docs, thread_id="t-e", draft=edited, decision=decision)
+    published = await publish_report(_as_al(docs), thread_id="t-e", draft=edited, decision=decision)
     meta = docs.read("research/NVDA-2026-11-29.md").metadata
     assert published["path"].endswith("research/NVDA-2026-11-29.md")
     assert meta["title"] == title != machine["title"]
