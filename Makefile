@@ -40,8 +40,12 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_startup.py
 	$(BIN)/python scripts/bench_retention.py
 
+# venv-dev is what installs the langgraph CLI (langgraph-cli[inmem]); `make run` does not.
+# Every request needs a bearer token: the first run creates .data/server-tokens (0600) with
+# one for ANALYST_TENANT/ANALYST_USER and prints it; ANALYST_SERVER_TOKENS names another file.
 studio: venv-dev  ## serve the graph for LangGraph Studio / the LangGraph API on port 2024
-	$(BIN)/langgraph dev --no-browser
+	$(BIN)/python -m graphs.server_tokens "$${ANALYST_SERVER_TOKENS:-.data/server-tokens}"
+	ANALYST_SERVER_TOKENS="$${ANALYST_SERVER_TOKENS:-.data/server-tokens}" $(BIN)/langgraph dev --no-browser
 
 services: venv-dev  ## start Postgres (if none on 5432) and Redis Stack on 6380, without Docker
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start

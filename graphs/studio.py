@@ -11,21 +11,35 @@ no setting and opens nothing, so a bad setting can never stop the server from lo
   used fails the run with its own clear error.
 - Reading the structure (schemas, drawing, state) builds the same graph without opening the
   ledger.
+- After a run, what was said is learned from as after a CLI run (:func:`learn_after_run`):
+  a finished request ends its session (its extraction is queued), and the due extraction
+  jobs of the run's principal run now unless ``ANALYST_EXTRACT_INLINE=0`` leaves them to
+  ``analyst memory worker``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.pregel import Pregel
     from langgraph_sdk.runtime import ServerRuntime
+
+    from agent.nodes.services import Services
+    from agent.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @asynccontextmanager
-async def graph(runtime: ServerRuntime) -> AsyncIterator[Any]:
+async def graph(config: RunnableConfig, runtime: ServerRuntime) -> AsyncIterator[Any]:
     from agent.nodes.services import Services, open_ledger
     from agent.settings import Settings
     from graphs.builder import GRAPH_NAME, build_graph
@@ -39,5 +53,49 @@ async def graph(runtime: ServerRuntime) -> AsyncIterator[Any]:
     if runtime.execution_runtime is None:
         yield build_graph(services).compile(name=GRAPH_NAME)
         return
+    execution = runtime.execution_runtime
     async with open_ledger(services, settings, server=True) as wired:
-        yield build_graph(wired).compile(name=GRAPH_NAME)
+        compiled = build_graph(wired).compile(name=GRAPH_NAME)
+        yield compiled
+        # Reached only when the run ended without an error (a refused caller learns nothing).
+        await learn_after_run(compiled, config, execution.context, wired, settings, runtime)
+
+
+async def learn_after_run(
+    compiled: Pregel[Any, Any, Any, Any],
+    config: RunnableConfig,
+    context: Any,
+    services: Services,
+    settings: Settings,
+    runtime: ServerRuntime,
+) -> None:
+    """Do what the CLI does after a run (``AnalystApp._after_run``): end the session of a
+    finished request (queue its session-end extraction), then run the due extraction jobs of
+    the run's principal (the decision a run took queued one too) unless extraction is left to
+    a worker. A failing job stays queued, retried by ``analyst memory worker``; the run's
+    outcome stands."""
+    from agent.errors import AnalystError
+    from agent.learning.learner import build_learner
+    from agent.nodes.base import run_principal, thread_id
+    from agent.state import FINISHED
+
+    who = run_principal(config, context)
+    learner = build_learner(services, who, runtime.store)
+    thread = thread_id(config)
+    checkpointer = config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
+    if learner is None or checkpointer is None:
+        return
+    reader = compiled.copy(update={"checkpointer": checkpointer})
+    snapshot = await reader.aget_state({"configurable": {"thread_id": thread}})
+    try:
+        if (snapshot.values or {}).get("status") in FINISHED:
+            await learner.end_session(thread)
+        if settings.extract_inline:
+            await learner.drain()
+    except AnalystError as error:
+        log.warning(
+            "Memory extraction after the run on thread %s did not complete: %s The job stays "
+            "queued; analyst memory worker retries it.",
+            thread,
+            error,
+        )
