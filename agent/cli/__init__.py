@@ -4,7 +4,8 @@
   registration of the command groups below
 - ``threads``, ``facts``, ``memory`` (a package: learning, items, lifecycle), ``notes``,
   ``db``: one command group each; ``memories``: the hidden old spelling of part of ``memory``
-- ``chat``: the REPL; ``render``: Rich output of threads, progress and tables
+- ``chat``: the REPL; ``render``: Rich output of threads, progress and tables; ``terminal``:
+  stored and typed text shown escaped, never obeyed (control characters, Rich markup)
 - ``common``: options, the consoles, the app session, and the one mapping from failures to
   exit codes (:func:`agent.cli.common.run`)
 
@@ -19,9 +20,10 @@ __all__ = ["main"]
 
 def main() -> None:
     """The ``analyst`` console script."""
-    from agent.cli.common import install_signal_handlers, run
+    from agent.cli.common import install_signal_handlers, keep_files_private, run
 
     install_signal_handlers()
+    keep_files_private()
     from agent.cli.app import app
 
     run(app)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 import agent.cli.common as common
 import agent.cli.render as render
 from agent.cli.common import Terminated
+from agent.cli.terminal import literal
 from agent.errors import AnalystError, ModelError
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class ChatSession:
                 if self.handle(line) is False:
                     return 0
             except AnalystError as error:
-                self.console.print(f"[bold red]error:[/] {error}")
+                self.console.print(f"[bold red]error:[/] {literal(error)}")
             except KeyboardInterrupt:
                 self.console.print(
                     f"\n[magenta]Interrupted.[/] The thread is saved; /resume continues "
@@ -162,7 +163,7 @@ class ChatSession:
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as e:
-                self.console.print(f"[bold red]error:[/] cannot read {path}: {e}")
+                self.console.print(f"[bold red]error:[/] cannot read {literal(path)}: {literal(e)}")
                 return True
             self._decide({"action": "edit", "text": text})
         else:
@@ -327,7 +328,7 @@ class ChatSession:
         if request.get("kind") == "forget_confirmation":
             self._confirm_forget(thread_id, request)
             return
-        self.console.print(f"[bold]analyst:[/] {request['question']}")
+        self.console.print(f"[bold]analyst:[/] {literal(request['question'])}")
         answer: dict[str, list[str]] = {"confirm": [], "reject": []}
         for candidate in request["candidates"]:
             self.console.print(
@@ -386,7 +387,8 @@ class ChatSession:
             jobs = self.call(lambda app: app.memory.end_session(thread_id))
         except AnalystError as error:
             self.console.print(
-                f"[bold red]memory:[/] the session's extraction did not complete: {error} "
+                f"[bold red]memory:[/] the session's extraction did not complete: "
+                f"{literal(error)} "
                 "It stays queued: analyst memory worker retries it."
             )
             return

@@ -116,6 +116,15 @@ def install_signal_handlers() -> None:
     signal.signal(signal.SIGTERM, _terminate)
 
 
+def keep_files_private() -> None:
+    """Make every file this process creates private to the user (umask 077). The tiers set
+    their modes explicitly (:mod:`memory.config`); this also covers what libraries create
+    (Qdrant's shard files, charts, SQLite files of other backends)."""
+    import os
+
+    os.umask(0o077)
+
+
 def run(command: typer.Typer, args: Sequence[str] | None = None) -> None:
     """Run the command line and exit: the one mapping from failures to exit codes.
 
@@ -166,26 +175,37 @@ def interrupted_message(thread_id: str | None, what: str = "Interrupted") -> str
 
 @cache
 def console() -> Console:
-    """The one console for output (stdout)."""
+    """The one console for output (stdout). It shows control characters escaped, whatever is
+    printed (:class:`agent.cli.terminal.Printable`)."""
     from rich.console import Console
 
-    return Console(highlight=False)
+    from agent.cli.terminal import safe_console
+
+    return safe_console(Console(highlight=False))
 
 
 @cache
 def errors() -> Console:
-    """The one console for errors and notes (stderr)."""
+    """The one console for errors and notes (stderr), as safe as :func:`console`."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    from agent.cli.terminal import safe_console
+
+    return safe_console(Console(stderr=True, highlight=False))
 
 
 def err(message: str) -> None:
-    errors().print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    """One ``error:`` line; the message is plain text (it may quote a user's id or words)."""
+    from rich.text import Text
+
+    errors().print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
 
 
 def note(message: str) -> None:
-    errors().print(f"[dim]{message}[/]", soft_wrap=True)
+    """A dim note on stderr; the message is plain text."""
+    from rich.text import Text
+
+    errors().print(Text(message, style="dim"), soft_wrap=True)
 
 
 def renamed(old: str, new: str) -> None:
@@ -196,8 +216,13 @@ def renamed(old: str, new: str) -> None:
 
 def print_json(value: Any, **options: Any) -> None:
     """Print ``value`` as JSON on stdout, unstyled, for scripts (``options`` go to json.dumps;
-    the default indent is 2)."""
-    print(json.dumps(value, **{"indent": 2, **options}))
+    the default indent is 2). Every character a terminal could act on is a JSON escape
+    (``\\u001b``, ``\\u009b``, ``\\u202e``), also with ``ensure_ascii=False``."""
+    from agent.cli.terminal import UNSAFE
+
+    text = json.dumps(value, **{"indent": 2, **options})
+    # json.dumps escapes C0 inside strings; a raw newline is the indentation's own.
+    print(UNSAFE.sub(lambda m: "\n" if m.group() == "\n" else f"\\u{ord(m.group()):04x}", text))
 
 
 def forget_answer(text: str, *, allow_ids: bool = True) -> bool | list[str]:

@@ -1,11 +1,14 @@
 """Rich rendering for the CLI and chat: progress lines, drafts, verdicts, tables.
 
-Pure presentation: functions take a console and plain values, and never touch storage.
+Pure presentation: functions take a console and plain values, and never touch storage. Text
+that came from storage, a user or a model is shown, never obeyed: placed in a markup string it
+goes through :func:`~agent.cli.terminal.literal`, in a listing's cells through
+:func:`~agent.cli.terminal.printable`, and otherwise it is printed with ``markup=False`` (the
+console's :class:`~agent.cli.terminal.Printable` hook escapes control characters in all of it).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -15,6 +18,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
+
+from agent.cli.terminal import literal, printable
 
 if TYPE_CHECKING:
     from agent.app import CheckpointView, ThreadView
@@ -34,13 +39,14 @@ VERDICT_STYLE = {"pass": "green", "needs_attention": "yellow", "fail": "red"}
 
 #: Statuses of a request answered without research (the reply says it all).
 ANSWERED = ("noted", "declined", "answered")
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def said(console: Console, reply: str) -> None:
     """The analyst's reply, as plain text: it may quote memory and the user's words, so it is
-    never read as markup, and control characters (terminal escape codes) are removed."""
-    console.print(Text.assemble(("analyst:", "bold"), " ", _CONTROL.sub("", reply)), soft_wrap=True)
+    never read as markup, and control characters (terminal escape codes) are shown escaped."""
+    console.print(
+        Text.assemble(("analyst:", "bold"), " ", printable(reply, keep="\n\t")), soft_wrap=True
+    )
 
 
 def plural(count: int, word: str) -> str:
@@ -86,7 +92,7 @@ def progress(console: Console, node: str, update: dict[str, Any]) -> None:
         detail = f"published {(update.get('publication') or {}).get('path')}"
     else:
         detail = ""
-    console.print(f"[green]✓[/] [bold]{node:<9}[/] {detail}")
+    console.print(f"[green]✓[/] [bold]{node:<9}[/] {literal(detail)}")
 
 
 def thread(
@@ -97,14 +103,14 @@ def thread(
     style = STATUS_STYLE.get(view.status, "white")
     console.print(
         f"Thread [bold]{view.thread_id}[/] · [{style}]{view.status.replace('_', ' ')}[/]"
-        + (f" · {view.ticker}" if view.ticker else "")
+        + (f" · {literal(view.ticker)}" if view.ticker else "")
         + (f" · {escape(repr(view.query))}" if view.query else "")
     )
     usage(console, view)
     if view.reply and view.status not in ANSWERED:
         said(console, view.reply)
     for note in view.step_notes:
-        console.print(f"[yellow]step note:[/] {note}", soft_wrap=True)
+        console.print(f"[yellow]step note:[/] {literal(note)}", soft_wrap=True)
     if view.status == "awaiting_approval":
         if show_draft and view.draft_markdown:
             # Imported here: the Markdown renderer is the slowest import of the CLI's start.
@@ -119,10 +125,10 @@ def thread(
                 )
             )
         if view.chart_path:
-            console.print(f"Chart: {view.chart_path}")
+            console.print(f"Chart: {literal(view.chart_path)}")
         _verdict(console, view)
         if view.decision_error:
-            console.print(f"[red]Last decision refused:[/] {view.decision_error}")
+            console.print(f"[red]Last decision refused:[/] {literal(view.decision_error)}")
         t = view.thread_id
         console.print(
             f"\nAwaiting your decision on draft [bold]{(view.draft_hash or '')[:12]}[/]:\n"
@@ -133,13 +139,15 @@ def thread(
     elif view.status == "published" and view.publication:
         pub = view.publication
         console.print(
-            f"[green]Published[/] {pub.get('path')}"
-            + (f" (chart {pub.get('chart_path')})" if pub.get("chart_path") else "")
-            + f" · {pub.get('action')} by {pub.get('approver')} at {pub.get('approved_at')}",
+            f"[green]Published[/] {literal(pub.get('path'))}"
+            + (f" (chart {literal(pub.get('chart_path'))})" if pub.get("chart_path") else "")
+            + literal(
+                f" · {pub.get('action')} by {pub.get('approver')} at {pub.get('approved_at')}"
+            ),
             soft_wrap=True,
         )
     elif view.status == "rejected":
-        console.print(f"[red]{view.stop_reason}[/]")
+        console.print(f"[red]{literal(view.stop_reason)}[/]")
     elif view.status in ANSWERED:
         said(console, view.reply)
     elif view.status == "awaiting_confirmation" and view.confirmation:
@@ -172,7 +180,10 @@ def thread(
 def _memory(console: Console, view: ThreadView) -> None:
     """What memory did around the run: procedures enforced, extraction, a failed extraction."""
     for p in view.procedures:
-        console.print(f"[cyan]procedure:[/] {p['text']} ({p['procedure_id']})", soft_wrap=True)
+        console.print(
+            f"[cyan]procedure:[/] {literal(p['text'])} ({literal(p['procedure_id'])})",
+            soft_wrap=True,
+        )
     for job in view.memory_jobs:
         result = job.get("result") or {}
         counts = ", ".join(
@@ -186,7 +197,7 @@ def _memory(console: Console, view: ThreadView) -> None:
             soft_wrap=True,
         )
     if view.memory_warning:
-        console.print(f"[bold red]memory:[/] {view.memory_warning}", soft_wrap=True)
+        console.print(f"[bold red]memory:[/] {literal(view.memory_warning)}", soft_wrap=True)
 
 
 def context_loaded(console: Console, loaded: dict[str, Any], recalled: Sequence[str] = ()) -> None:
@@ -197,7 +208,8 @@ def context_loaded(console: Console, loaded: dict[str, Any], recalled: Sequence[
         if recalled:
             console.print(
                 f"Recalled for this request: {len(recalled)} "
-                f"{'memory' if len(recalled) == 1 else 'memories'} ({', '.join(recalled)})."
+                f"{'memory' if len(recalled) == 1 else 'memories'} ({', '.join(recalled)}).",
+                markup=False,
             )
         else:
             console.print("Nothing remembered yet.")
@@ -210,16 +222,18 @@ def context_loaded(console: Console, loaded: dict[str, Any], recalled: Sequence[
         console.print(
             f"  {name}: {fact['value']!r} ({fact['source']}, fact {fact['memory_id']})",
             soft_wrap=True,
+            markup=False,
         )
     for p in loaded.get("procedures") or []:
-        console.print(f"  procedure {p['procedure_id']}: {p['text']}", soft_wrap=True)
+        console.print(f"  procedure {p['procedure_id']}: {p['text']}", soft_wrap=True, markup=False)
     for session in loaded.get("sessions") or []:
         console.print(
             f"  session {session['session_id']} ({session['ended'][:10]}): {session['summary']}",
             soft_wrap=True,
+            markup=False,
         )
     for item in loaded.get("open_items") or []:
-        console.print(f"  open item: {item['text']}", soft_wrap=True)
+        console.print(f"  open item: {item['text']}", soft_wrap=True, markup=False)
 
 
 def _earlier_publications(console: Console, view: ThreadView) -> None:
@@ -235,6 +249,7 @@ def _earlier_publications(console: Console, view: ThreadView) -> None:
             f"  {pub.get('path')} · {pub.get('action')} by {pub.get('approver')} at "
             f"{pub.get('approved_at')}",
             soft_wrap=True,
+            markup=False,
         )
 
 
@@ -250,10 +265,11 @@ def usage(console: Console, view: ThreadView) -> None:
 def _verdict(console: Console, view: ThreadView) -> None:
     style = VERDICT_STYLE.get(view.verdict or "", "white")
     console.print(
-        f"Critic verdict: [{style}]{view.verdict}[/] (the critic never approves; you decide)"
+        f"Critic verdict: [{style}]{literal(view.verdict)}[/] (the critic never approves; you "
+        "decide)"
     )
     for f in view.findings:
-        console.print(f"  - {f.get('severity')}: {f.get('message')}")
+        console.print(f"  - {f.get('severity')}: {f.get('message')}", markup=False)
 
 
 # -- listings: one line per item, fitted to the console's width ----------------------------
@@ -292,12 +308,13 @@ def one_line(text: str) -> str:
 def listing(console: Console, columns: Sequence[Column]) -> None:
     """Print a header and one line per row within ``console.width`` (80 when not a terminal).
 
-    Columns are dropped in their ``drop`` order until the rest fits, then the elastic column
-    gets the remaining width. Nothing else is ever shortened: an id longer than the screen
+    Cells are shown on one line with control characters escaped (:func:`printable`; a cell is
+    never read as markup). Columns are dropped in their ``drop`` order until the rest fits,
+    then the elastic column gets the remaining width. Nothing else is ever shortened: an id longer than the screen
     makes its line wrap (the terminal's doing), it is never cut.
     """
     shown = [
-        replace(c, cells=[one_line(x) for x in c.cells])
+        replace(c, header=printable(c.header), cells=[printable(one_line(x)) for x in c.cells])
         for c in columns
         if not c.drop or any(x.strip() for x in c.cells)  # an empty optional column says nothing
     ]

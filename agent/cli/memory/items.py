@@ -124,7 +124,9 @@ def add(
             ensure_ascii=False,
         )
         return
-    common.console().print(f"Remembered {key} for {settings.user_id}.", soft_wrap=True)
+    common.console().print(
+        f"Remembered {key} for {settings.user_id}.", soft_wrap=True, markup=False
+    )
 
 
 @app.command(name="list")

@@ -95,14 +95,19 @@ def confirm(
             f"Procedure {p['procedure_id']} is in force in every thread: {p['text']!r} "
             f"(review by {p['review_at'][:10]}).",
             soft_wrap=True,
+            markup=False,
         )
     elif "fact" in result:
         f = result["fact"]
         console.print(
-            f"Confirmed {f['attribute']} = {f['value']!r} (fact {f['memory_id']}).", soft_wrap=True
+            f"Confirmed {f['attribute']} = {f['value']!r} (fact {f['memory_id']}).",
+            soft_wrap=True,
+            markup=False,
         )
     else:
-        console.print(f"Confirmed; remembered as {result.get('memory')}.", soft_wrap=True)
+        console.print(
+            f"Confirmed; remembered as {result.get('memory')}.", soft_wrap=True, markup=False
+        )
 
 
 @app.command()
@@ -155,7 +160,9 @@ def procedures(
         if json_mode:
             common.print_json(done, ensure_ascii=False)
         else:
-            common.console().print(f"Retired {retire}: {done['text']!r}.", soft_wrap=True)
+            common.console().print(
+                f"Retired {retire}: {done['text']!r}.", soft_wrap=True, markup=False
+            )
         return
     rows = common.call(settings, lambda a: a.memory.procedures())
     common.print_rows(
@@ -373,7 +380,9 @@ def consolidate(
         console.print("Nothing to consolidate.")
     for theme in report["themes"]:
         console.print(
-            f"Theme {theme['key']}: {theme['ticker']}, {theme['events']} events.", soft_wrap=True
+            f"Theme {theme['key']}: {theme['ticker']}, {theme['events']} events.",
+            soft_wrap=True,
+            markup=False,
         )
     if report["decayed"]:
         console.print(f"Decayed {len(report['decayed'])} merged events (importance -1).")

@@ -165,7 +165,7 @@ def restore(
         console.print(
             f"{tier}: restored {found['count']}, skipped {skipped} (forgotten since the backup)"
         )
-    console.print(receipt["why_skipped"], soft_wrap=True)
+    console.print(receipt["why_skipped"], soft_wrap=True, markup=False)
 
 
 @app.command()
