@@ -6,7 +6,9 @@ in-process memory saver. Every test gets its own database / key prefix / folder.
 checked: pausing at approval and resuming from another process, history, time travel,
 durability modes against a killed process, deletion (verified by reading the backend's own
 tables and keys), isolation of concurrent threads, retention, the serialisation allowlist,
-and encryption at rest.
+and encryption at rest. History, time travel, deletion, retention and async durability also
+run with every backend behind the encrypting wrapper (``sealed-<backend>``, the application's
+``ANALYST_CHECKPOINT_KEY``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from agent.app import AnalystApp
@@ -58,6 +61,8 @@ ALL = ["sqlite", "postgres", "redis", "redis+shallow", "memory"]
 SHARED = ["sqlite", "postgres", "redis", "redis+shallow"]
 #: Backends that keep every checkpoint.
 WITH_HISTORY = ["sqlite", "postgres", "redis", "memory"]
+#: Every backend behind SealedSaver (the application's ANALYST_CHECKPOINT_KEY).
+SEALED = [f"sealed-{name}" for name in ALL]
 CONTEXT = Context(tenant_id="default", user_id="tester")
 WHO = Principal("default", "tester")
 #: The super-steps of "Analyze NVDA" up to the approval pause: input, capture, router,
@@ -73,12 +78,20 @@ class Backend:
     token: str
     tmp: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: The checkpoint encryption key of a ``sealed-`` backend, else None.
+    key: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """The storage backend, sealed or not (``sealed-redis`` -> ``redis``)."""
+        return self.name.removeprefix("sealed-")
 
     def thread(self, label: str) -> str:
         """A thread id carrying the test's token (Redis cleanup finds keys by it)."""
         return f"{self.token}-{label}"
 
     def settings(self, **overrides: Any) -> Settings:
+        overrides.setdefault("checkpoint_key", self.key)
         return Settings.from_env(checkpointer_url=self.url, **overrides)
 
     def services(self) -> Services:
@@ -91,6 +104,7 @@ class Backend:
     @asynccontextmanager
     async def graph(self, **kwargs: Any) -> AsyncIterator[Any]:
         kwargs.setdefault("allowed_modules", CHECKPOINT_TYPES_MODULES)
+        kwargs.setdefault("encryption_key", self.key)
         async with open_checkpointer(self.url, **kwargs) as saver:
             yield compile_graph(saver, services=self.services())
 
@@ -103,6 +117,8 @@ class Backend:
         env = dict(os.environ)
         env.update(ANALYST_CHECKPOINTER=self.url, PYTHONUNBUFFERED="1", NO_COLOR="1")
         env.update(COLUMNS="200", LINES="50", TERM="dumb")
+        if self.key:
+            env.update(ANALYST_CHECKPOINT_KEY=self.key)
         env.update(more)
         return env
 
@@ -120,18 +136,20 @@ class Backend:
 @pytest.fixture
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     name = request.param
+    kind = name.removeprefix("sealed-")
+    key = KEY if kind != name else None
     token = f"c{uuid.uuid4().hex[:10]}"
-    if name == "sqlite":
-        yield Backend(name, f"sqlite:///{tmp_path}/checkpoints.sqlite", token, tmp_path)
-    elif name == "memory":
-        yield Backend(name, "memory://", token, tmp_path)
-    elif name == "postgres":
+    if kind == "sqlite":
+        yield Backend(name, f"sqlite:///{tmp_path}/checkpoints.sqlite", token, tmp_path, key=key)
+    elif kind == "memory":
+        yield Backend(name, "memory://", token, tmp_path, key=key)
+    elif kind == "postgres":
         with fresh_postgres_database() as url:
-            yield Backend(name, url, token, tmp_path)
+            yield Backend(name, url, token, tmp_path, key=key)
     else:
         with fresh_redis_prefix() as prefix:
-            url = redis_checkpointer_url(prefix, shallow=name == "redis+shallow")
-            yield Backend(name, url, prefix, tmp_path)
+            url = redis_checkpointer_url(prefix, shallow=kind == "redis+shallow")
+            yield Backend(name, url, prefix, tmp_path, key=key)
 
 
 def over(names: list[str]) -> pytest.MarkDecorator:
@@ -168,7 +186,7 @@ def approval(snap: Any) -> Command[Any]:
 
 def stored(backend: Backend, saver: Any, thread_id: str) -> list[bytes]:
     """Every stored record of ``thread_id`` as raw bytes, read directly from the backend."""
-    if backend.name == "sqlite":
+    if backend.kind == "sqlite":
         path = backend.url[len("sqlite:///") :]
         with sqlite3.connect(path) as conn:
             rows = [
@@ -178,7 +196,7 @@ def stored(backend: Backend, saver: Any, thread_id: str) -> list[bytes]:
         return [
             repr(row).encode() + b"".join(c for c in row if isinstance(c, bytes)) for row in rows
         ]
-    if backend.name == "postgres":
+    if backend.kind == "postgres":
         import psycopg
 
         out: list[bytes] = []
@@ -195,7 +213,7 @@ def stored(backend: Backend, saver: Any, thread_id: str) -> list[bytes]:
                         )
                     )
         return out
-    if backend.name.startswith("redis"):
+    if backend.kind.startswith("redis"):
         client: Any = redis_client()
         out = []
         for key in client.scan_iter(match=f"*{thread_id}*", count=1000):
@@ -249,14 +267,14 @@ async def test_pause_at_approval_then_approve_from_another_process(backend: Back
 # -- history ----------------------------------------------------------------------------------
 
 
-@over(ALL)
+@over(ALL + SEALED)
 async def test_history_lists_every_super_step(backend: Backend) -> None:
     async with backend.graph() as graph:
         snap = await run_to_approval(graph, backend.thread("history"))
         config = {"configurable": {"thread_id": backend.thread("history")}}
         history = [s async for s in graph.aget_state_history(config)]
         if not keeps_history(graph.checkpointer):
-            assert backend.name == "redis+shallow"
+            assert backend.kind == "redis+shallow"
             assert [s.config for s in history] == [snap.config]
             return
         assert len(history) == STEPS_TO_APPROVAL
@@ -275,7 +293,7 @@ async def test_history_lists_every_super_step(backend: Backend) -> None:
 # -- time travel ------------------------------------------------------------------------------
 
 
-@over(WITH_HISTORY)
+@over(WITH_HISTORY + [f"sealed-{name}" for name in WITH_HISTORY])
 async def test_fork_from_an_earlier_checkpoint_leaves_the_original_intact(
     backend: Backend,
 ) -> None:
@@ -330,8 +348,17 @@ async def test_shallow_backend_refuses_time_travel_clearly(backend: Backend) -> 
 # -- durability -------------------------------------------------------------------------------
 
 
+#: The metadata step of the checkpoint written after the first executor step.
+FIRST_EXECUTOR_STEP = 2
+
+
 def _start_and_kill_after_first_step(backend: Backend, thread: str, durability: str) -> str:
-    """Run the CLI slowly, SIGKILL it right after the first executor step; return its output."""
+    """Run the CLI slowly, SIGKILL it right after the first executor step; return its output.
+
+    With ``sync`` durability the kill waits until that step's checkpoint is visible in the
+    backend (the run pauses 1.5 s before each further step, so it is still mid-run); with
+    ``exit`` nothing is stored before the run ends, so the kill comes at once.
+    """
     proc = subprocess.Popen(
         [str(EXE), "run", "Analyze NVDA", "--thread", thread],
         env=backend.env(ANALYST_DURABILITY=durability, ANALYST_STEP_DELAY="1.5"),
@@ -347,8 +374,8 @@ def _start_and_kill_after_first_step(backend: Backend, thread: str, durability: 
         for line in proc.stdout:
             seen.append(line)
             if "executor" in line and "step 1" in line:
-                # The next step sleeps 1.5 s first: give a sync/async write time to land.
-                time.sleep(0.3)
+                if durability == "sync":
+                    asyncio.run(_checkpoint_visible(backend, thread, FIRST_EXECUTOR_STEP, deadline))
                 break
             assert time.monotonic() < deadline, "".join(seen)
         else:
@@ -357,6 +384,19 @@ def _start_and_kill_after_first_step(backend: Backend, thread: str, durability: 
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     return "".join(seen)
+
+
+async def _checkpoint_visible(backend: Backend, thread: str, step: int, deadline: float) -> None:
+    """Return once a checkpoint of ``thread`` at ``step`` or later can be read back from the
+    backend through a saver of its own; fail at ``deadline`` (``time.monotonic()``)."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    async with open_checkpointer(backend.url, allowed_modules=CHECKPOINT_TYPES_MODULES) as saver:
+        while True:
+            latest = await saver.aget_tuple(config)
+            if latest is not None and latest.metadata.get("step", -1) >= step:
+                return
+            assert time.monotonic() < deadline, f"no checkpoint at step {step} of {thread}"
+            await asyncio.sleep(0.05)
 
 
 @over(SHARED)
@@ -393,7 +433,7 @@ async def test_durability_modes_are_honoured_by_a_killed_run(backend: Backend) -
         assert view.status == "awaiting_approval" and len(view.plan) == 5
 
 
-@over(["sqlite", "postgres", "redis"])
+@over(["sqlite", "postgres", "redis", "memory", "sealed-sqlite", "sealed-postgres", "sealed-redis"])
 async def test_async_durability_writes_every_checkpoint(backend: Backend) -> None:
     async with backend.app(durability="async") as app:
         view = await app.start("Analyze NVDA", thread_id=backend.thread("async"))
@@ -405,7 +445,7 @@ async def test_async_durability_writes_every_checkpoint(backend: Backend) -> Non
 # -- deletion ---------------------------------------------------------------------------------
 
 
-@over(ALL)
+@over(ALL + SEALED)
 async def test_deleting_a_thread_removes_every_record_of_it(backend: Backend) -> None:
     gone, kept = backend.thread("gone"), backend.thread("kept")
     async with backend.app() as app:
@@ -453,7 +493,7 @@ async def test_concurrent_runs_on_different_threads_do_not_interfere(backend: Ba
 # -- retention --------------------------------------------------------------------------------
 
 
-@over(ALL)
+@over(ALL + SEALED)
 async def test_prune_deletes_whole_idle_threads_and_kept_threads_still_resume(
     backend: Backend,
 ) -> None:
@@ -569,7 +609,7 @@ async def test_encryption_keeps_report_text_out_of_the_stored_bytes(
             assert found, "the probe should see plain text when encryption is off"
         # Readable again with the key, through a fresh connection.
     async with backend.graph(encryption_key=key) as graph:
-        if backend.name != "memory":
+        if backend.kind != "memory":
             again = await graph.aget_state(snap.config)
             assert again.values["draft"]["markdown"] == draft["markdown"]
             await graph.ainvoke(approval(again), snap.config, context=CONTEXT)
