@@ -20,8 +20,9 @@ no setting and opens nothing, so a bad setting can never stop the server from lo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +78,11 @@ async def learn_after_run(
     from agent.errors import AnalystError
     from agent.learning.learner import build_learner
     from agent.nodes.base import run_principal, thread_id
-    from agent.state import FINISHED
+    from agent.state import FINISHED, Context
 
+    if isinstance(context, Mapping):  # the request's context as sent, on some servers
+        fields = {f.name for f in dataclasses.fields(Context)}
+        context = Context(**{k: v for k, v in context.items() if k in fields})
     who = run_principal(config, context)
     learner = build_learner(services, who, runtime.store)
     thread = thread_id(config)
