@@ -181,6 +181,16 @@ async def invoke(model: Any, messages: Sequence[BaseMessage], *, where: str) -> 
         ) from e
     except openai.InternalServerError as e:
         raise ModelTransientError(f"Model server error during {where} ({_status(e)}).") from e
+    except openai.BadRequestError as e:
+        if _context_exceeded(e):
+            raise ModelOutputError(
+                f"The prompt for {where} is longer than the model's context window "
+                f"({_message(e)}). Use a model or server with a larger window (llama-server "
+                "--ctx-size), or start a new thread with a shorter request."
+            ) from e
+        raise ModelOutputError(
+            f"The model endpoint refused the request during {where} ({_status(e)}): {_message(e)}"
+        ) from e
     except openai.APIStatusError as e:
         raise ModelOutputError(
             f"The model endpoint refused the request during {where} ({_status(e)}): {_message(e)}"
@@ -317,6 +327,16 @@ def _no_call_reason(raw: Any) -> str:
             f"({first.get('error') or 'could not be parsed'}): {str(first.get('args'))[:200]}"
         )
     return "the reply did not call the function"
+
+
+def _context_exceeded(error: Any) -> bool:
+    """Whether a refused request was too long for the model's window: llama.cpp says
+    ``exceed_context_size_error``, OpenAI and vLLM ``context_length_exceeded``."""
+    body = getattr(error, "body", None)
+    marks = {"exceed_context_size_error", "context_length_exceeded"}
+    if isinstance(body, dict):
+        return bool(marks & {str(body.get("type")), str(body.get("code"))})
+    return False
 
 
 def _status(error: Any) -> str:

@@ -23,7 +23,14 @@ from agent.errors import (
     ModelTransientError,
     NotAwaitingApprovalError,
 )
-from tests.support.fake_openai import FakeOpenAI, Reply, error, slow, structured
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    Reply,
+    context_exceeded,
+    error,
+    slow,
+    structured,
+)
 from tests.support.model_script import (
     ScriptedAnalyst,
     fake_model,
@@ -109,6 +116,21 @@ async def test_a_server_that_never_answers_in_time_is_a_timeout_error_naming_the
         assert "ANALYST_MODEL_TIMEOUT" in str(raised.value)
         assert (await app.view("T")).status == "interrupted"
     assert len(fake.chat_requests()) == 2
+
+
+async def test_a_prompt_longer_than_the_window_is_a_clear_error_not_retried(
+    fake: FakeOpenAI, open_app: Any
+) -> None:
+    # llama-server's own answer to a prompt over its --ctx-size (tests/realmodel sees it live).
+    fake.respond_with(lambda r: context_exceeded(8123, 4096))
+    async with open_app() as app:
+        with pytest.raises(ModelOutputError) as raised:
+            await app.start("Analyze NVDA", thread_id="T")
+        message = str(raised.value)
+        assert "prompt for routing is longer than the model's context window" in message
+        assert "(4096 tokens)" in message and "--ctx-size" in message
+        assert (await app.view("T")).status == "interrupted"
+    assert len(fake.chat_requests()) == 1  # a longer wait does not make it fit
 
 
 # -- persistent failures: a clear error, a resumable thread ------------------------------------

@@ -25,7 +25,7 @@ from agent.reasoning.narrowing import (
 )
 from agent.reasoning.schemas import ReportNarrative, RouteDecision
 from agent.settings import Settings
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI, cut_off, text
 from tests.support.fake_openai import structured as tool_answer
 
 pytestmark = pytest.mark.integration
@@ -108,9 +108,7 @@ def test_an_unknown_structured_output_method_is_refused_naming_the_choices() -> 
 
 async def test_an_answer_cut_off_at_the_token_limit_is_repaired_once(server: FakeOpenAI) -> None:
     # What llama.cpp sends when generation hits its limit mid-object: finish_reason "length".
-    cut = text('{"mode": "deep", "tickers": ["NV')
-    cut.body["choices"][0]["finish_reason"] = "length"
-    server.script(cut, text(json.dumps(ROUTE)))
+    server.script(cut_off('{"mode": "deep", "tickers": ["NV'), text(json.dumps(ROUTE)))
     decision, usage = await structured(
         model(server, "json_schema"), RouteDecision, [HumanMessage("Analyze NVDA")], where="t"
     )
@@ -118,9 +116,7 @@ async def test_an_answer_cut_off_at_the_token_limit_is_repaired_once(server: Fak
     repair = server.chat_requests()[1]["messages"][-1]["content"]
     assert "cut off at the server's token limit" in repair
 
-    again = text("{")
-    again.body["choices"][0]["finish_reason"] = "length"
-    server.script(again, again)
+    server.script(cut_off("{"), cut_off("{"))
     with pytest.raises(ModelOutputError, match="after one repair attempt"):
         await structured(model(server, "json_schema"), RouteDecision, [], where="routing")
 

@@ -9,6 +9,12 @@ exercised for real. Each test scripts what the server answers:
 
 Every request body is recorded in ``server.requests`` so tests can assert on what the model
 was sent (tool schemas present, no run history in the critic's request, ...).
+
+Answers have the shape llama.cpp's ``llama-server`` gives them (read from its recorded
+answers in tests/realmodel): content ``""``, never null, beside tool calls; ``finish_reason``
+``"tool_calls"``, ``"stop"``, or ``"length"`` for an answer cut off at the token limit
+(:func:`cut_off`); usage with ``prompt_tokens_details``; a prompt longer than the server's
+window is HTTP 400 ``exceed_context_size_error`` (:func:`context_exceeded`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+USAGE = {
+    "prompt_tokens": 11,
+    "completion_tokens": 7,
+    "total_tokens": 18,
+    "prompt_tokens_details": {"cached_tokens": 0},
+}
 
 
 @dataclass
@@ -36,29 +47,37 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def _completion(message: dict[str, Any], usage: dict[str, int] | None = None) -> dict[str, Any]:
+def _completion(message: dict[str, Any], usage: dict[str, Any] | None = None) -> dict[str, Any]:
     finish = "tool_calls" if message.get("tool_calls") else "stop"
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-        "object": "chat.completion",
+        "choices": [{"finish_reason": finish, "index": 0, "message": message}],
         "created": int(time.time()),
         "model": "fake-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "system_fingerprint": "fake",
+        "object": "chat.completion",
         "usage": usage or USAGE,
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
     }
 
 
-def text(content: str, usage: dict[str, int] | None = None) -> Reply:
+def text(content: str, usage: dict[str, Any] | None = None) -> Reply:
     return Reply(body=_completion({"role": "assistant", "content": content}, usage))
 
 
+def cut_off(content: str, usage: dict[str, Any] | None = None) -> Reply:
+    """An answer the server's token limit cut off mid-way (``finish_reason`` ``"length"``)."""
+    reply = text(content, usage)
+    reply.body["choices"][0]["finish_reason"] = "length"
+    return reply
+
+
 def tool_calls(
-    *calls: tuple[str, dict[str, Any] | str], usage: dict[str, int] | None = None
+    *calls: tuple[str, dict[str, Any] | str], usage: dict[str, Any] | None = None
 ) -> Reply:
     """Assistant message calling tools; a str argument is sent verbatim (malformed JSON)."""
     message = {
         "role": "assistant",
-        "content": None,
+        "content": "",
         "tool_calls": [
             {
                 "id": f"call_{uuid.uuid4().hex[:10]}",
@@ -74,7 +93,7 @@ def tool_calls(
     return Reply(body=_completion(message, usage))
 
 
-def structured(name: str, args: dict[str, Any] | str, usage: dict[str, int] | None = None) -> Reply:
+def structured(name: str, args: dict[str, Any] | str, usage: dict[str, Any] | None = None) -> Reply:
     """What ``with_structured_output(method="function_calling")`` expects back."""
     return tool_calls((name, args), usage=usage)
 
@@ -88,6 +107,23 @@ def error(
         status=status,
         body={"error": {"message": message, "type": kind, "code": kind, "param": None}},
         headers=headers,
+    )
+
+
+def context_exceeded(tokens: int, window: int) -> Reply:
+    """What llama-server answers a prompt longer than its context window."""
+    return Reply(
+        status=400,
+        body={
+            "error": {
+                "code": 400,
+                "message": f"request ({tokens} tokens) exceeds the available context size "
+                f"({window} tokens), try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": tokens,
+                "n_ctx": window,
+            }
+        },
     )
 
 

@@ -6,7 +6,8 @@ test can count the model calls a run made and read what the model really said. I
 stand in for the failures a real deployment sees: :meth:`ModelProxy.cut` makes the endpoint go
 away (connections refused or dropped, as when the server is stopped mid-run), and
 :attr:`ModelProxy.delay` holds every answer back (a generation slower than the client's
-timeout).
+timeout). When the server itself goes away (a test stops it mid-generation), the proxy drops the
+client's connection without an answer, as the server's own socket would have.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ class ModelProxy:
         self.upstream_port = parts.port or 80
         self.upstream_path = parts.path.rstrip("/")
         self.exchanges: list[Exchange] = []
+        #: Chat requests passed on to the server so far (answered or still generating).
+        self.forwarded = 0
         #: Seconds each answer is held back before it is sent.
         self.delay = 0.0
         self._cut = threading.Event()
@@ -111,9 +114,17 @@ class ModelProxy:
                     self.connection.close()  # no answer at all: the server is gone
                     return
                 started = time.monotonic()
-                status, payload = proxy._forward(
-                    self.path, data, {"content-type": "application/json"}
-                )
+                if self.path.endswith("/chat/completions"):
+                    with proxy._lock:
+                        proxy.forwarded += 1
+                try:
+                    status, payload = proxy._forward(
+                        self.path, data, {"content-type": "application/json"}
+                    )
+                except (OSError, http.client.HTTPException):  # the server went away
+                    self.close_connection = True
+                    self.connection.close()
+                    return
                 if proxy.delay:
                     time.sleep(proxy.delay)
                 if self.path.endswith("/chat/completions"):
