@@ -17,8 +17,8 @@ caller (the CLI, a graph node, a forget) and are judged on the path a link reall
 - **Everything else** (conventions, learnings, the progress log) is project Markdown a person
   edits, as before.
 
-Every write and delete goes to the memory audit (who, the path, the keyed hash of the text)
-before the call returns; a profile document's owner finds an admin's edit in their own audit.
+Every write and delete goes to the memory audit (who, the document's real path, the keyed hash
+of the text) before the call returns; a profile document's owner finds an admin's edit in their own audit.
 """
 
 from __future__ import annotations
@@ -276,7 +276,8 @@ class OwnedDocuments:
             self._check_record(relpath)
         record = is_record(relpath) or is_record(self.files.real_path(relpath))
         written = self.files.write_bytes(relpath, data, exclusive=exclusive or record)
-        await self._audited("write", relpath, data.decode("utf-8", "replace"), owner, reason)
+        real = self.files.real_path(relpath)
+        await self._audited("write", real, data.decode("utf-8", "replace"), owner, reason)
         return written
 
     async def update(
@@ -293,7 +294,7 @@ class OwnedDocuments:
             return written[-1]
 
         path = self.files.update(relpath, keep)
-        await self._audited("write", relpath, written[-1], owner, reason)
+        await self._audited("write", self.files.real_path(relpath), written[-1], owner, reason)
         return path
 
     async def delete(self, relpath: str, *, reason: str) -> bool:
@@ -304,9 +305,10 @@ class OwnedDocuments:
                 f"'{relpath}' is a published research note, a record: it is not deleted "
                 "through the analyst; remove the file by hand if your policy allows."
             )
+        real = self.files.real_path(relpath, follow=False)
         gone = self.files.delete(relpath)
         if gone:
-            await self._audited("delete", relpath, None, owner, reason)
+            await self._audited("delete", real, None, owner, reason)
         return gone
 
     async def revise(self, relpath: str, text: str, *, reason: str) -> str:
@@ -373,7 +375,7 @@ class OwnedDocuments:
             text = self.files.read_text(relpath)
         except DocumentNotFoundError:
             return
-        await self._audited("write", relpath, text, owner, reason)
+        await self._audited("write", self.files.real_path(relpath), text, owner, reason)
 
     async def _audited(
         self,
