@@ -42,8 +42,10 @@ class SealedSaver(BaseCheckpointSaver[Any]):
     history, time travel, deletion and retention work exactly as on the wrapped saver.
     """
 
-    def __new__(cls, inner: BaseCheckpointSaver[Any], cipher: ValueCipher) -> SealedSaver:
-        if cls is SealedSaver:
+    def __new__(cls, *args: Any, **kwargs: Any) -> SealedSaver:
+        # Arguments are optional here so that copy and pickle (which call __new__ bare) work.
+        inner = args[0] if args else kwargs.get("inner")
+        if cls is SealedSaver and inner is not None:
             cls = _sealed_class(_optional_capabilities(type(inner)))
         return super().__new__(cls)
 
