@@ -280,19 +280,22 @@ def schema_brief(schema: type[BaseModel]) -> str:
         if "anyOf" in node:
             return " or ".join(kind(n) for n in node["anyOf"])
         if node.get("type") == "array":
-            most = f" of at most {node['maxItems']} items" if "maxItems" in node else ""
-            return f"a list{most}, each {kind(node.get('items', {}))}"
+            most = f"at most {node['maxItems']} " if "maxItems" in node else ""
+            return f"a list of {most}items, each {kind(node.get('items', {}))}"
         if node.get("type") == "object" and "properties" in node:
             return "an object with " + ", ".join(node["properties"])
         if node.get("type") == "string" and "maxLength" in node:
-            return f"text of at most {node['maxLength']} characters"
+            return f"text, up to {node['maxLength']} characters"
         return str(node.get("type") or "any JSON value")
 
     about = spec.get("description", "")
     lines = [f"Answer with one JSON object ({schema.__name__}: {about}) with these fields:"]
     for name, node in spec.get("properties", {}).items():
-        about = node.get("description", "")
-        lines.append(f"- {name}: {kind(node)}" + (f". {about}" if about else ""))
+        meaning = node.get("description", "")
+        # The meaning first: a small model copies the first words it is shown into the value.
+        lines.append(
+            f"- {name}: {meaning} ({kind(node)})" if meaning else f"- {name}: {kind(node)}"
+        )
     return "\n".join(lines)
 
 

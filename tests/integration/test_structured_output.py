@@ -129,8 +129,10 @@ async def test_json_schema_describes_the_fields_in_the_prompt(server: FakeOpenAI
     await structured(model(server, "json_schema"), route_schema({"NVDA", "AAPL"}), ask, where="t")
     system, user = server.chat_requests()[0]["messages"]
     assert system["content"].startswith("You route requests.\n\nAnswer with one JSON object")
-    assert '- tickers: a list of at most 2 items, each one of "AAPL", "NVDA"' in system["content"]
-    assert "- reason: text of at most 300 characters. One sentence" in system["content"]
+    assert '(a list of at most 2 items, each one of "AAPL", "NVDA")' in system["content"]
+    assert (
+        "- reason: One sentence: why this mode. (text, up to 300 characters)" in system["content"]
+    )
     assert user["content"] == "Analyze NVDA"
 
     server.script(tool_answer("RouteDecision", ROUTE))
