@@ -150,8 +150,8 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
     path = folder / "facts.sqlite"
     url = f"sqlite:///{path}"
     await setup_fact_store(url)
-    async with open_fact_store(url, PRINCIPAL) as first:  # the tenant's first grant: its admin
-        await first.grant(PRINCIPAL.user_id, admin=True)
+    async with open_fact_store(url, PRINCIPAL) as first:  # the owner makes the tenant's admin
+        await first.bootstrap_admin(PRINCIPAL.user_id)
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA synchronous=FULL")
 

@@ -8,6 +8,11 @@ logical document on any backend. A restore keeps the tombstones and audit entrie
 snapshot and forgets again what users had forgotten, so a restored file does not bring it back.
 ``db backup`` / ``db restore`` are hidden aliases of the two (they say the new spelling).
 
+``analyst db init --admin USER`` is the ledger owner's act that makes a tenant's first admin
+(``memory.facts.FactStore.bootstrap_admin``): on SQLite it must run as the OS user owning the
+data folder, on Postgres with ``ANALYST_FACTS`` naming the owner's URL. No tenant's admin is
+ever whoever asked first.
+
 ``analyst db setup`` creates or migrates the checkpointer's tables (Postgres), search indexes
 (Redis) or file (SQLite) and says what it did; running it again changes nothing. The other
 commands also apply a missing schema on first use, so this is for operators who prefer to
@@ -53,6 +58,39 @@ def setup(
     settings = common.settings(checkpointer_url=checkpointer)
     message = common.call(settings, lambda a: a.storage.setup_checkpointer())
     print(f"checkpointer: {message}")
+
+
+@app.command("init")
+def init(
+    admin: Annotated[
+        str,
+        typer.Option(
+            "--admin", help="The user to make an admin of the tenant (may grant, reads all)."
+        ),
+    ],
+    tenant: common.TenantOpt = None,
+    json_mode: common.JsonOpt = False,
+) -> None:
+    """Create the fact ledger if needed and make USER an admin of the tenant: the owner's act
+    (SQLite: run as the OS user owning the data folder; Postgres: ANALYST_FACTS=<owner URL>)."""
+    from memory.errors import FactAuthorityError
+
+    settings = common.settings(admin, tenant)
+
+    async def body(a: AnalystApp) -> bool:
+        return await (await a.tiers.facts()).bootstrap_admin(admin)
+
+    try:
+        made = common.call(settings, body)
+    except FactAuthorityError as e:
+        raise common.CommandError(str(e)) from None
+    if json_mode:
+        common.print_json(
+            {"tenant": settings.tenant_id, "admin": admin, "granted": made}, indent=None
+        )
+        return
+    state = "granted" if made else "already an admin"
+    print(f"{admin}: admin of tenant {settings.tenant_id} ({state}).")
 
 
 @app.command("check")

@@ -34,6 +34,14 @@ SubjectArg = Annotated[
     str, typer.Argument(help="Subject, e.g. user:alice or ticker:NVDA; 'me' is user:<you>.")
 ]
 AttributeArg = Annotated[str, typer.Argument(help="Attribute, e.g. risk_tolerance.")]
+PersonalOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-personal",
+        help="Tenant admin: also show another user's personal data (full_name, address, age); "
+        "the read is written to that user's memory audit.",
+    ),
+]
 
 
 # -- plumbing -------------------------------------------------------------------------------
@@ -67,6 +75,34 @@ def _run(
 
     async def go(app: AnalystApp) -> T:
         return await body(await app.tiers.facts(create=create))
+
+    return common.call(settings, go)
+
+
+def _read(
+    settings: Settings,
+    body: Callable[[FactStore], Coroutine[Any, Any, T]],
+    include_personal: bool,
+) -> T:
+    """Run the read ``body`` for the principal; with ``include_personal`` the ledger writes
+    an admin's read of another user's personal facts to that user's memory audit (the journal
+    refuses it, and the read with it, unless the principal is the tenant's admin)."""
+    if not include_personal:
+        return _run(settings, body, create=False)
+
+    async def go(app: AnalystApp) -> T:
+        journal = await app.tiers.journal()
+
+        async def audit(owner: str, memory_ids: list[str]) -> None:
+            await journal.audit(
+                "read",
+                "facts",
+                memory_ids,
+                reason="admin read of personal facts (--include-personal)",
+                subject_user=owner,
+            )
+
+        return await body((await app.tiers.facts()).with_auditor(audit))
 
     return common.call(settings, go)
 
@@ -127,6 +163,7 @@ def _iso(value: datetime | None) -> str:
 def current(
     subject: SubjectArg,
     attribute: AttributeArg,
+    include_personal: PersonalOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
@@ -134,7 +171,11 @@ def current(
     """The value that holds now (JSON: the record, or null)."""
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
-    record = _run(settings, lambda s: s.current(subject, attribute), create=False)
+    record = _read(
+        settings,
+        lambda s: s.current(subject, attribute, include_personal=include_personal),
+        include_personal,
+    )
     _emit_one(record, json_mode, f"{subject}.{attribute}")
 
 
@@ -143,6 +184,7 @@ def as_of(
     subject: SubjectArg,
     attribute: AttributeArg,
     when: Annotated[str, typer.Argument(help="The time to look at, e.g. 2026-06-02.")],
+    include_personal: PersonalOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
@@ -151,7 +193,11 @@ def as_of(
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     at = _when(when, "WHEN")
-    record = _run(settings, lambda s: s.as_of(subject, attribute, at), create=False)
+    record = _read(
+        settings,
+        lambda s: s.as_of(subject, attribute, at, include_personal=include_personal),
+        include_personal,
+    )
     _emit_one(record, json_mode, f"{subject}.{attribute} at {at.isoformat()}")
 
 
@@ -159,6 +205,7 @@ def as_of(
 def history(
     subject: SubjectArg,
     attribute: AttributeArg,
+    include_personal: PersonalOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
@@ -166,7 +213,11 @@ def history(
     """Every record of the key: intervals, what each superseded, source episodes."""
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
-    records = _run(settings, lambda s: s.history(subject, attribute), create=False)
+    records = _read(
+        settings,
+        lambda s: s.history(subject, attribute, include_personal=include_personal),
+        include_personal,
+    )
     if json_mode:
         common.print_json([r.to_json() for r in records])
         return
@@ -191,15 +242,21 @@ def profile(
     as_of: Annotated[
         str | None, typer.Option("--as-of", help="Show the profile at this time (default: now).")
     ] = None,
+    include_personal: PersonalOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Every attribute of SUBJECT that holds now (or at --as-of)."""
+    """Every attribute of SUBJECT that holds now (or at --as-of). Another user's personal
+    attributes are left out (a tenant admin adds --include-personal; audited)."""
     settings = common.settings(user, tenant)
     subject = _subject(subject, settings)
     at = None if as_of is None else _when(as_of, "--as-of")
-    records = _run(settings, lambda s: s.profile(subject, as_of=at), create=False)
+    records = _read(
+        settings,
+        lambda s: s.profile(subject, as_of=at, include_personal=include_personal),
+        include_personal,
+    )
     if json_mode:
         common.print_json({name: r.to_json() for name, r in records.items()})
         return
@@ -360,10 +417,16 @@ def _change_grant(
 ) -> bool:
     if admin == (subject is not None):
         raise CommandError("Name a SUBJECT (e.g. team:research or team:*) or give --admin.")
+    from memory.errors import FactAuthorityError
+
     subject = None if subject is None else _subject(subject, settings)
-    if revoke:
-        return _run(settings, lambda s: s.revoke(grantee, subject, admin=admin))
-    return _run(settings, lambda s: s.grant(grantee, subject, admin=admin))
+    try:
+        if revoke:
+            return _run(settings, lambda s: s.revoke(grantee, subject, admin=admin))
+        return _run(settings, lambda s: s.grant(grantee, subject, admin=admin))
+    except FactAuthorityError as e:
+        # Not an admin: a usage error (exit 2), with the way a first admin is made.
+        raise CommandError(str(e)) from None
 
 
 @app.command()
@@ -375,11 +438,12 @@ def grant(
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Let USER write facts about SUBJECT (or, with --admin, any subject) in your tenant.
+    """Let USER write and read facts about SUBJECT (or, with --admin, any subject) in your
+    tenant.
 
-    Only the tenant's admin may grant (Postgres: also the ledger's owner, which makes the
-    first admin; SQLite: the first grant of a tenant may make its admin). Facts about
-    another user stay candidates that user must confirm."""
+    Only the tenant's admin may grant (exit 2 otherwise); a tenant's first admin is made by
+    the ledger's owner with `analyst db init --admin USER`. Facts about another user stay
+    candidates that user must confirm, and a grant never lets one read another user's facts."""
     settings = common.settings(user, tenant)
     changed = _change_grant(False, grantee, subject, admin, settings)
     what = "admin" if admin else f"writer of {subject}"

@@ -16,7 +16,11 @@ Public API (the contract is in :mod:`memory.facts.base`)::
         await facts.grant("bob", "team:*")               # tenant admin: bob writes team:*
 
 A principal writes its own subject freely; others need a grant, and a fact about another user
-is kept only as a candidate (see :mod:`memory.facts.base`, "Authority").
+is kept only as a candidate (see :mod:`memory.facts.base`, "Authority"). It reads its own
+subject, the shared subjects its grants cover, and, as the tenant's admin, every subject --
+another user's personal attributes (:data:`PERSONAL_ATTRIBUTES`) only with
+``include_personal=True`` on a store given an auditor (``facts.with_auditor``), which writes
+the read to that user's memory audit. ``docs/security.md`` (Facts) says what is enforced where.
 
 ``record()`` returns the record holding the delta's place; its ``outcome`` is ``recorded``,
 ``replaced`` or ``duplicate`` (the same value and ``valid_from`` were stored already; the
@@ -28,6 +32,7 @@ Backends: SQLite (``memory.facts.sqlite``, the default) and Postgres with row-le
 
 from memory.facts.base import (
     MEMORY_TYPES,
+    PERSONAL_ATTRIBUTES,
     RECORD_SCHEMA_VERSION,
     SOURCES,
     ConflictPolicy,
@@ -47,6 +52,7 @@ from memory.facts.factory import SCHEMES, open_fact_store, setup_fact_store
 
 __all__ = [
     "MEMORY_TYPES",
+    "PERSONAL_ATTRIBUTES",
     "RECORD_SCHEMA_VERSION",
     "SCHEMES",
     "SOURCES",

@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any, Self, TypeVar, cast
 
 from memory.errors import (
+    FactAuthorityError,
     FactLedgerError,
     FactTenantError,
     InvalidFactError,
@@ -32,6 +33,7 @@ from memory.facts.records import (  # noqa: F401  (the ledger's public names, re
     DEFAULT_SOURCE_RANKS,
     MAX_NAME_LENGTH,
     MEMORY_TYPES,
+    PERSONAL_ATTRIBUTES,
     RECORD_SCHEMA_VERSION,
     SOURCES,
     ConflictPolicy,
@@ -52,6 +54,7 @@ from memory.facts.rules import (  # noqa: F401
     Authority,
     Key,
     KeyOps,
+    ReadAuthority,
     ReadOps,
     Request,
     Rules,
@@ -59,7 +62,13 @@ from memory.facts.rules import (  # noqa: F401
     authority_of,
     authority_rules,
     current_rules,
+    history_rules,
     insert_rules,
+    is_personal,
+    no_read_authority,
+    personal_refused,
+    profile_rules,
+    read_authority_rules,
     record_rules,
     retract_rules,
     run_async,
@@ -99,6 +108,11 @@ class ImportReport:
 
 
 Clock = Callable[[], datetime]
+#: Writes an admin's read of another user's personal facts to that user's memory audit:
+#: called with (the owner's user id, the memory ids read) before the facts are returned.
+PersonalReadAuditor = Callable[[str, list[str]], Awaitable[None]]
+#: ``granted_by`` of an admin grant the ledger's owner made (:meth:`FactStore.bootstrap_admin`).
+LEDGER_OWNER = "(ledger owner)"
 
 
 class FactStore(ABC):
@@ -130,6 +144,7 @@ class FactStore(ABC):
         self.clock: Clock = clock or system_clock
         self.max_attempts = max_attempts
         self._group = GroupCommit()
+        self._personal_auditor: PersonalReadAuditor | None = None
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -189,6 +204,11 @@ class FactStore(ABC):
         """
 
     @abstractmethod
+    async def _bootstrap(self, grant: Grant) -> bool:
+        """Insert the admin ``grant`` as the ledger's owner, or refuse
+        (:class:`FactAuthorityError`) if this process is not the owner."""
+
+    @abstractmethod
     async def _list_grants(self, tenant_id: str) -> list[Grant]:
         """Every grant of the tenant."""
 
@@ -208,31 +228,128 @@ class FactStore(ABC):
         """Whether ``error`` is a lock, serialization or uniqueness collision worth retrying."""
 
     # -- reads ------------------------------------------------------------------------------
+    #
+    # Every read is checked against the reader's authority here, on both backends
+    # (:func:`memory.facts.rules.read_authority_of`); Postgres checks it again in row security
+    # (``analyst_facts.may_read``), so a query that forgets the check still sees nothing more.
 
     def _key(self, subject: str, attribute: str) -> Key:
         return (self.tenant_id, check_name(subject, "subject"), check_name(attribute, "attribute"))
 
-    async def as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
-        """The fact that held at ``when``, or ``None``."""
-        key = self._key(subject, attribute)
-        return await run_async(as_of_rules(key, utc(when, "when")), self._reads)
+    def _async_ops(self, personal: bool) -> Any:
+        """:class:`ReadOps` (``async``) for this principal; ``personal``: the admin asked for
+        another user's personal attributes (Postgres sets it for row security)."""
+        return self._reads
 
-    async def current(self, subject: str, attribute: str) -> FactRecord | None:
-        """The fact that holds now (by the store's clock), or ``None``."""
+    def _sync_ops(self, personal: bool) -> Any:
+        """:class:`ReadOps` (plain methods), as :meth:`_async_ops`."""
+        return self._sync_reads
+
+    def _checked(
+        self, subject: str, attribute: str | None, include_personal: bool, read: Rules[T]
+    ) -> Rules[tuple[ReadAuthority, T]]:
+        """``read``, after the reader's authority over ``subject`` (and ``attribute``) is
+        checked; refused reads raise :class:`FactAuthorityError` before any fact is read."""
+        tenant, user = self.tenant_id, self.principal.user_id
+        authority = yield from read_authority_rules(tenant, user, subject)
+        if authority is None:
+            raise no_read_authority(tenant, user, subject)
+        personal = attribute is not None and is_personal(subject, attribute)
+        if authority != "own" and personal and not include_personal:
+            raise personal_refused(tenant, user, subject, attribute or "")
+        audited = include_personal and authority == "admin" and subject.startswith("user:")
+        if audited and self._personal_auditor is None:
+            raise FactAuthorityError(
+                f"Reading {subject}'s personal data is audited in that user's memory "
+                "audit, and this ledger was opened without an auditor "
+                "(FactStore.with_auditor). Nothing was read.",
+                subject=subject,
+                tenant_id=tenant,
+                user_id=user,
+            )
+        found = yield from read
+        return authority, found
+
+    def _shown(
+        self,
+        subject: str,
+        authority: ReadAuthority,
+        include_personal: bool,
+        found: list[FactRecord],
+    ) -> list[FactRecord]:
+        """What of ``found`` the reader is shown: another user's personal attributes only to
+        an admin who asked (their reading is audited by :meth:`_audit_personal`)."""
+        if authority == "own" or (include_personal and authority == "admin"):
+            return found
+        return [r for r in found if not is_personal(subject, r.attribute)]
+
+    async def _audit_personal(
+        self, subject: str, authority: ReadAuthority, records: Iterable[FactRecord]
+    ) -> None:
+        """Write an admin's read of another user's personal facts to that user's audit; a
+        failed audit raises, and the facts are not returned."""
+        personal = sorted(r.memory_id for r in records if is_personal(subject, r.attribute))
+        if authority == "admin" and personal and self._personal_auditor is not None:
+            await self._personal_auditor(subject.removeprefix("user:"), personal)
+
+    async def _read(
+        self, subject: str, attribute: str | None, include_personal: bool, read: Rules[T]
+    ) -> tuple[ReadAuthority, T]:
+        rules = self._checked(subject, attribute, include_personal, read)
+        return await run_async(rules, self._async_ops(include_personal))
+
+    async def as_of(
+        self, subject: str, attribute: str, when: datetime, *, include_personal: bool = False
+    ) -> FactRecord | None:
+        """The fact that held at ``when``, or ``None``. Another user's personal attribute
+        needs ``include_personal`` (an admin only; audited)."""
         key = self._key(subject, attribute)
-        return await run_async(current_rules(key, self.now()), self._reads)
+        rules = as_of_rules(key, utc(when, "when"))
+        authority, fact = await self._read(key[1], key[2], include_personal, rules)
+        await self._audit_personal(key[1], authority, [fact] if fact else [])
+        return fact
+
+    async def current(
+        self, subject: str, attribute: str, *, include_personal: bool = False
+    ) -> FactRecord | None:
+        """The fact that holds now (by the store's clock), or ``None`` (see :meth:`as_of`)."""
+        key = self._key(subject, attribute)
+        rules = current_rules(key, self.now())
+        authority, fact = await self._read(key[1], key[2], include_personal, rules)
+        await self._audit_personal(key[1], authority, [fact] if fact else [])
+        return fact
 
     async def profile(
-        self, subject: str, *, as_of: datetime | None = None
+        self, subject: str, *, as_of: datetime | None = None, include_personal: bool = False
     ) -> dict[str, FactRecord]:
-        """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name."""
+        """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name.
+        Another user's personal attributes are left out unless an admin asks
+        (``include_personal``; audited)."""
         when = self.now() if as_of is None else utc(as_of, "as_of")
-        records = await self._reads.profile(self.tenant_id, check_name(subject, "subject"), when)
-        return _by_attribute(records)
+        subject = check_name(subject, "subject")
+        rules = profile_rules(self.tenant_id, subject, when)
+        authority, found = await self._read(subject, None, include_personal, rules)
+        shown = self._shown(subject, authority, include_personal, found)
+        await self._audit_personal(subject, authority, shown)
+        return _by_attribute(shown)
 
-    async def history(self, subject: str, attribute: str) -> list[FactRecord]:
-        """All records of the key, withdrawn ones included, by ``valid_from`` then recording."""
-        return _chronological(await self._reads.history(self._key(subject, attribute)))
+    async def history(
+        self, subject: str, attribute: str, *, include_personal: bool = False
+    ) -> list[FactRecord]:
+        """All records of the key, withdrawn ones included, by ``valid_from`` then recording
+        (see :meth:`as_of` for another user's personal attribute)."""
+        key = self._key(subject, attribute)
+        authority, found = await self._read(key[1], key[2], include_personal, history_rules(key))
+        await self._audit_personal(key[1], authority, found)
+        return _chronological(found)
+
+    def with_auditor(self, auditor: PersonalReadAuditor) -> Self:
+        """The same ledger, writing an admin's reads of another user's personal facts to that
+        user's audit through ``auditor(owner_user_id, memory_ids)`` (the app passes the memory
+        journal's ``audit``); without one such reads are refused."""
+        view = copy.copy(self)
+        view._personal_auditor = auditor
+        return view
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -424,13 +541,23 @@ class FactStore(ABC):
         return Grant(self.tenant_id, user, "writer", pattern, self.principal.user_id, self.now())
 
     async def grant(self, user_id: str, subject: str | None = None, *, admin: bool = False) -> bool:
-        """Let ``user_id`` write ``subject`` (or, ``admin``, any subject) in this tenant.
+        """Let ``user_id`` write (and read) ``subject`` (or, ``admin``, any subject) in this
+        tenant.
 
-        Only the tenant's admin may grant (on Postgres also the ledger's owner; on SQLite,
-        whose file has no other owner, the first grant of a tenant may make its admin).
-        Returns whether the grant is new; raises :class:`FactAuthorityError` when refused.
+        Only the tenant's admin may grant (on Postgres also the ledger's owner); a tenant's
+        first admin is made by :meth:`bootstrap_admin`. Returns whether the grant is new;
+        raises :class:`FactAuthorityError` when refused.
         """
         return await self._change_grant(self._grant(user_id, subject, admin), revoke=False)
+
+    async def bootstrap_admin(self, user_id: str) -> bool:
+        """The owner's act: make ``user_id`` an admin of the principal's tenant (its first
+        admin, or another). Only the ledger's owner may -- on Postgres the role owning the
+        schema, on SQLite the OS user owning the data folder -- so no tenant's admin is ever
+        whoever asked first. Returns whether the grant is new."""
+        user = check_name(user_id, "user")
+        grant = Grant(self.tenant_id, user, "admin", "*", LEDGER_OWNER, self.now())
+        return await self._bootstrap(grant)
 
     async def revoke(
         self, user_id: str, subject: str | None = None, *, admin: bool = False
@@ -484,7 +611,8 @@ class FactStore(ABC):
 
 
 class SyncFacts:
-    """Blocking reads of a :class:`FactStore`, scoped by the same principal, same rules.
+    """Blocking reads of a :class:`FactStore`, scoped by the same principal, same rules
+    (another user's personal attributes are never shown here: that read is audited, async).
 
     ``store.sync.current(subject, attribute)``, ``.as_of(...)``, ``.profile(...)``,
     ``.history(...)``: the async API's answers without an event loop.
@@ -492,33 +620,38 @@ class SyncFacts:
 
     def __init__(self, store: FactStore) -> None:
         self._store = store
-        self._ops = store._sync_reads
+        self._ops = store._sync_ops(False)
 
     @property
     def principal(self) -> Principal:
         return self._store.principal
 
+    def _read(self, subject: str, attribute: str | None, read: Rules[T]) -> tuple[Any, T]:
+        return run_sync(self._store._checked(subject, attribute, False, read), self._ops)
+
     def as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
         """The fact that held at ``when``, or ``None``."""
         key = self._store._key(subject, attribute)
-        return run_sync(as_of_rules(key, utc(when, "when")), self._ops)
+        return self._read(key[1], key[2], as_of_rules(key, utc(when, "when")))[1]
 
     def current(self, subject: str, attribute: str) -> FactRecord | None:
         """The fact that holds now (by the store's clock), or ``None``."""
         key = self._store._key(subject, attribute)
-        return run_sync(current_rules(key, self._store.now()), self._ops)
+        return self._read(key[1], key[2], current_rules(key, self._store.now()))[1]
 
     def profile(self, subject: str, *, as_of: datetime | None = None) -> dict[str, FactRecord]:
-        """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name."""
+        """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name;
+        another user's personal attributes are left out (the audited path is async only)."""
         store = self._store
         when = store.now() if as_of is None else utc(as_of, "as_of")
-        return _by_attribute(
-            self._ops.profile(store.tenant_id, check_name(subject, "subject"), when)
-        )
+        subject = check_name(subject, "subject")
+        authority, found = self._read(subject, None, profile_rules(store.tenant_id, subject, when))
+        return _by_attribute(store._shown(subject, authority, False, found))
 
     def history(self, subject: str, attribute: str) -> list[FactRecord]:
         """All records of the key, withdrawn ones included, by ``valid_from`` then recording."""
-        return _chronological(self._ops.history(self._store._key(subject, attribute)))
+        key = self._store._key(subject, attribute)
+        return _chronological(self._read(key[1], key[2], history_rules(key))[1])
 
 
 def _by_attribute(records: list[FactRecord]) -> dict[str, FactRecord]:

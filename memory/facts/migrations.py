@@ -406,6 +406,48 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
     ),
     TOMBSTONES,  # the journal's
+    Migration(
+        version=9,
+        description="read authority: who reads which facts; personal attributes",
+        # SQLite has no roles: the store checks the same rule (memory.facts.rules).
+        sqlite=("SELECT 1",),
+        postgres=(
+            # The rule of memory.facts.rules.read_authority_of and is_personal; the personal
+            # attributes are memory.facts.records.PERSONAL_ATTRIBUTES (a change is a new
+            # migration replacing this function).
+            f"""
+            CREATE FUNCTION {PG_SCHEMA}.may_read(
+                p_tenant text, p_subject text, p_attribute text
+            ) RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+                SELECT CASE
+                    WHEN u IS NULL OR u = '' THEN false
+                    WHEN p_subject = 'user:' || u THEN true
+                    WHEN {PG_SCHEMA}.is_admin(p_tenant) THEN
+                        NOT starts_with(p_subject, 'user:')
+                        OR p_attribute NOT IN ('full_name', 'address', 'age')
+                        OR current_setting('app.include_personal', true) = 'on'
+                    WHEN starts_with(p_subject, 'user:') THEN false
+                    ELSE EXISTS (
+                        SELECT 1 FROM {_PG_GRANTS} g
+                        WHERE g.tenant_id = p_tenant AND g.user_id = u AND (
+                            g.subject = p_subject
+                            OR (right(g.subject, 1) = '*' AND starts_with(
+                                p_subject, left(g.subject, length(g.subject) - 1)))
+                        )
+                    )
+                END
+                FROM (SELECT {PG_USER} AS u) AS acting
+            $$
+            """,
+            # Restrictive: on top of the tenant policy, for every role but superusers and
+            # BYPASSRLS ones (which the application refuses to connect as).
+            f"""
+            CREATE POLICY facts_read_authority ON {_PG_FACTS} AS RESTRICTIVE FOR SELECT
+            USING ({PG_SCHEMA}.may_read(tenant_id, subject, attribute))
+            """,
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

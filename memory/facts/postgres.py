@@ -23,6 +23,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from memory.errors import (
+    FactAuthorityError,
     FactLedgerError,
     FactLedgerSchemaError,
     FactLedgerUnavailableError,
@@ -34,12 +35,13 @@ from memory.facts.postgres_ops import (
     FACTS,
     GRANT_COLUMNS,
     GRANTS,
+    GRANTS_OF,
     HISTORY,
     LAST_FROM,
     LOCK_KEYS,
     OPEN_FACT,
     PROFILE,
-    SET_SESSION_TENANT,
+    SET_SESSION_READER,
     SET_TENANT,
     TRANSIENT,
     Writes,
@@ -56,21 +58,29 @@ LOCK_TIMEOUT = "10s"
 
 
 class _AsyncReads:
-    """:class:`memory.facts.base.ReadOps` over the async pool: one statement per read."""
+    """:class:`memory.facts.base.ReadOps` over the async pool: one statement per read, as the
+    store's principal (``personal``: an admin asked for another user's personal attributes)."""
 
-    def __init__(self, store: PostgresFactStore) -> None:
+    def __init__(self, store: PostgresFactStore, personal: bool = False) -> None:
         self._store = store
+        self._personal = personal
+
+    def _reader(self, tenant_id: str) -> tuple[str, str, str]:
+        principal = self._store._principal
+        user = "" if principal is None else principal.user_id
+        return (tenant_id, user, "on" if self._personal else "off")
 
     async def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        tenants = self._store._shared.tenants
+        readers = self._store._shared.readers
+        reader = self._reader(tenant_id)
         for attempt in (1, 2):
             conn: psycopg.AsyncConnection[Any] | None = None
             try:
                 async with self._store._pool.connection() as conn:
-                    if tenants.get(conn) != tenant_id:
-                        tenants.pop(conn, None)
-                        await conn.execute(SET_SESSION_TENANT, (tenant_id,))
-                        tenants[conn] = tenant_id
+                    if readers.get(conn) != reader:
+                        readers.pop(conn, None)
+                        await conn.execute(SET_SESSION_READER, reader)
+                        readers[conn] = reader
                     cursor = await conn.execute(sql, params)
                     return await cursor.fetchall()
             except psycopg.OperationalError as e:
@@ -96,23 +106,31 @@ class _AsyncReads:
         rows = await self._rows(key[0], HISTORY, key)
         return [record_of(row, self._store.cipher) for row in rows]
 
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        rows = await self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
+        return [(r[0], r[1]) for r in rows]
+
 
 class _SyncReads:
     """The same reads over a blocking pool, opened on first use."""
 
-    def __init__(self, store: PostgresFactStore) -> None:
+    def __init__(self, store: PostgresFactStore, personal: bool = False) -> None:
         self._store = store
+        self._personal = personal
 
     def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
         shared = self._store._shared
+        principal = self._store._principal
+        user = "" if principal is None else principal.user_id
+        reader = (tenant_id, user, "on" if self._personal else "off")
         for attempt in (1, 2):
             conn: psycopg.Connection[Any] | None = None
             try:
                 with shared.sync_pool().connection() as conn:
-                    if shared.tenants.get(conn) != tenant_id:
-                        shared.tenants.pop(conn, None)
-                        conn.execute(SET_SESSION_TENANT, (tenant_id,))
-                        shared.tenants[conn] = tenant_id
+                    if shared.readers.get(conn) != reader:
+                        shared.readers.pop(conn, None)
+                        conn.execute(SET_SESSION_READER, reader)
+                        shared.readers[conn] = reader
                     return conn.execute(sql, params).fetchall()
             except psycopg.OperationalError as e:
                 if attempt == 1 and conn is not None and conn.broken:
@@ -137,6 +155,10 @@ class _SyncReads:
         rows = self._rows(key[0], HISTORY, key)
         return [record_of(row, self._store.cipher) for row in rows]
 
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        rows = self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
+        return [(r[0], r[1]) for r in rows]
+
 
 @dataclass
 class _Shared:
@@ -148,11 +170,13 @@ class _Shared:
     connect_timeout: float
     _sync_pool: ConnectionPool[Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The tenant each pooled connection's session is set to. A read sets it first when it
-    #: differs (one statement, then never again for that tenant), so a read is one statement
-    #: in autocommit: row security sees the principal's tenant, and nothing else of the
-    #: session changes. Writes set it locally in their transaction, on top.
-    tenants: weakref.WeakKeyDictionary[Any, str] = field(default_factory=weakref.WeakKeyDictionary)
+    #: The reader (tenant, user, personal) each pooled connection's session is set to. A read
+    #: sets it first when it differs (one statement, then never again for that reader), so a
+    #: read is one statement in autocommit: row security sees the principal, and nothing else
+    #: of the session changes. Writes set tenant and user locally in their transaction.
+    readers: weakref.WeakKeyDictionary[Any, tuple[str, str, str]] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
 
     def sync_pool(self) -> ConnectionPool[Any]:
         with self._lock:
@@ -198,6 +222,12 @@ class PostgresFactStore(FactStore):
         view._async_reads = _AsyncReads(view)
         view._blocking_reads = _SyncReads(view)
         return view
+
+    def _async_ops(self, personal: bool) -> _AsyncReads:
+        return _AsyncReads(self, personal=True) if personal else self._async_reads
+
+    def _sync_ops(self, personal: bool) -> _SyncReads:
+        return _SyncReads(self, personal=True) if personal else self._blocking_reads
 
     @classmethod
     @asynccontextmanager
@@ -305,6 +335,44 @@ class PostgresFactStore(FactStore):
                 return cursor.rowcount == 1
         except pg_errors.InsufficientPrivilege as e:
             raise grant_refused(grant, user) from e
+        except psycopg.OperationalError as e:
+            raise self._unavailable(e) from e
+
+    async def _bootstrap(self, grant: Grant) -> bool:
+        """Only a role owning the grants table (the ledger's owner, who ran ``facts setup``)
+        inserts it: the application role is refused even where row security would let a
+        tenant's admin add another."""
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                owner = await conn.execute(
+                    "SELECT pg_has_role(current_user, tableowner, 'USAGE')"
+                    " FROM pg_tables WHERE schemaname = %s AND tablename = 'grants'",
+                    (PG_SCHEMA,),
+                )
+                owns = await owner.fetchone()
+                if not (owns and owns[0]):
+                    raise FactAuthorityError(
+                        f"Only the fact ledger's owner may make a tenant's admin; this "
+                        f"connection ({self._where}) is not the owner. Run analyst db init "
+                        f"--admin {grant.user_id} with ANALYST_FACTS set to the owner's URL. "
+                        "Nothing was changed.",
+                        tenant_id=grant.tenant_id,
+                        user_id=grant.user_id,
+                    )
+                await conn.execute(SET_TENANT, (grant.tenant_id, ""))
+                cursor = await conn.execute(
+                    f"INSERT INTO {GRANTS} ({GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT DO NOTHING",
+                    (
+                        grant.tenant_id,
+                        grant.user_id,
+                        grant.role,
+                        grant.subject,
+                        grant.granted_by,
+                        grant.granted_at,
+                    ),
+                )
+                return cursor.rowcount == 1
         except psycopg.OperationalError as e:
             raise self._unavailable(e) from e
 

@@ -33,8 +33,13 @@ SET_TENANT = "SELECT set_config('app.tenant_id', %s, true), set_config('app.user
 GRANTS = f"{PG_SCHEMA}.grants"
 GRANTS_OF = f"SELECT role, subject FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
 GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
-#: Reads set the tenant for the connection's session (``memory.facts.postgres``).
-SET_SESSION_TENANT = "SELECT set_config('app.tenant_id', %s, false)"
+#: Reads set the reader for the connection's session (``memory.facts.postgres``): its tenant,
+#: its user and whether an admin asked for another user's personal attributes (row security,
+#: ``analyst_facts.may_read``, decides what each may see).
+SET_SESSION_READER = (
+    "SELECT set_config('app.tenant_id', %s, false), set_config('app.user_id', %s, false),"
+    " set_config('app.include_personal', %s, false)"
+)
 
 _KEY = "tenant_id = %s AND subject = %s AND attribute = %s"
 _ACTIVE = "withdrawn_at IS NULL"

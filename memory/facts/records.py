@@ -41,6 +41,12 @@ WriteOutcome = Literal["recorded", "replaced", "duplicate"]
 
 MAX_NAME_LENGTH = 200
 
+#: Attributes of a user subject that identify the person (the profile registry's ``personal``
+#: ones, ``agent.learning.profile``): shown only to that user; a tenant admin reads them only
+#: on request, audited in the owner's memory audit. Postgres holds the same list in
+#: ``analyst_facts.may_read`` (migration 9): a change here is a new migration there.
+PERSONAL_ATTRIBUTES = frozenset({"full_name", "address", "age"})
+
 
 class ConflictPolicy(StrEnum):
     """What to do when a new fact starts exactly when a stored one with another value does."""

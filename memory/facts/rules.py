@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, TypeVar, cast
 
 from memory.errors import FactAuthorityError, FactConflictError, FactNotFoundError
 from memory.facts.records import (
+    PERSONAL_ATTRIBUTES,
     RECORD_SCHEMA_VERSION,
     ConflictPolicy,
     FactRecord,
@@ -141,6 +142,20 @@ class ReadOps(Protocol):
 
     def history(self, key: Key) -> list[FactRecord]: ...
 
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        """The reader's grants in the tenant, as ``(role, subject)`` rows."""
+        ...
+
+
+def profile_rules(tenant_id: str, subject: str, at: datetime) -> Rules[list[FactRecord]]:
+    """One statement: every attribute of ``subject`` holding at ``at``."""
+    return cast(list[FactRecord], (yield ("profile", (tenant_id, subject, at))))
+
+
+def history_rules(key: Key) -> Rules[list[FactRecord]]:
+    """One statement: every record of the key, withdrawn ones included."""
+    return cast(list[FactRecord], (yield ("history", (key,))))
+
 
 # -- authority ----------------------------------------------------------------------------------
 
@@ -169,6 +184,71 @@ def authority_of(user_id: str, subject: str, grants: list[tuple[str, str]]) -> A
     if not any(role == "admin" or subject_matches(pattern, subject) for role, pattern in grants):
         return None
     return "candidate" if subject.startswith("user:") else "granted"
+
+
+#: What a principal may read of a subject: ``own`` (its own ``user:<id>``: everything),
+#: ``admin`` (the tenant's admin: every subject, but another user's personal attributes only
+#: on request, audited), ``granted`` (a shared, non-user subject one of its grants covers), or
+#: ``None`` (nothing). Postgres enforces the same rule in ``analyst_facts.may_read``.
+ReadAuthority = Literal["own", "admin", "granted"] | None
+
+
+def read_authority_of(user_id: str, subject: str, grants: list[tuple[str, str]]) -> ReadAuthority:
+    """Who reads what: yourself; as admin, anyone; with a grant, the shared subjects it covers
+    (a grant on ``user:*`` lets one propose candidates, never read another user's facts)."""
+    if not user_id:
+        return None
+    if subject == f"user:{user_id}":
+        return "own"
+    if any(role == "admin" for role, _ in grants):
+        return "admin"
+    if subject.startswith("user:"):
+        return None
+    return "granted" if any(subject_matches(p, subject) for _, p in grants) else None
+
+
+def is_personal(subject: str, attribute: str) -> bool:
+    """Whether ``attribute`` of ``subject`` is personal data (a user's identifying detail)."""
+    return subject.startswith("user:") and attribute in PERSONAL_ATTRIBUTES
+
+
+def read_authority_rules(tenant_id: str, user_id: str, subject: str) -> Rules[ReadAuthority]:
+    """The reader's own subject needs no seek (the graph's every read); any other subject one
+    read of the reader's grants, then :func:`read_authority_of`."""
+    if user_id and subject == f"user:{user_id}":
+        return "own"
+    grants = yield ("grants", (tenant_id, user_id))
+    return read_authority_of(user_id, subject, list(grants))
+
+
+def no_read_authority(tenant_id: str, user: str, subject: str) -> FactAuthorityError:
+    """Why ``user`` may not read facts about ``subject``, and the fix."""
+    if subject.startswith("user:"):
+        fix = (
+            f"Facts about {subject} are read by {subject.removeprefix('user:')} and the "
+            "tenant's admin only"
+        )
+    else:
+        fix = f"Ask the tenant's admin for a grant: analyst facts grant {user} {subject}"
+    return FactAuthorityError(
+        f"user '{user}' of tenant '{tenant_id}' may not read facts about {subject}. {fix}.",
+        subject=subject,
+        tenant_id=tenant_id,
+        user_id=user,
+    )
+
+
+def personal_refused(tenant_id: str, user: str, subject: str, attribute: str) -> FactAuthorityError:
+    """An admin asked for another user's personal attribute without saying so explicitly."""
+    return FactAuthorityError(
+        f"{subject}.{attribute} is personal data, shown only to "
+        f"{subject.removeprefix('user:')}. As the tenant's admin, ask for it explicitly (the "
+        "read is written to that user's memory audit): add --include-personal (API: "
+        "include_personal=True).",
+        subject=subject,
+        tenant_id=tenant_id,
+        user_id=user,
+    )
 
 
 def authority_rules(key: Key, user_id: str) -> Rules[Authority]:
@@ -369,22 +449,26 @@ def no_authority(key: Key, user: str, action: str) -> FactAuthorityError:
     )
 
 
-def may_administer(
-    user: str, grants: list[tuple[str, str]], tenant_has_admin: bool, role: str
-) -> bool:
-    """Whether ``user`` may grant or revoke: an admin may; in a tenant with no admin yet, the
-    first grant may make one (SQLite only: its file has no other owner)."""
-    if any(r == "admin" for r, _ in grants):
-        return True
-    return not tenant_has_admin and role == "admin"
+def may_administer(grants: list[tuple[str, str]]) -> bool:
+    """Whether a user holding ``grants`` may grant or revoke: only the tenant's admin. A
+    tenant's first admin is made by the ledger's owner (:func:`bootstrap_refused`), never by
+    whoever asks first."""
+    return any(r == "admin" for r, _ in grants)
+
+
+#: How a tenant gets its first admin, on either backend (``agent/cli/db.py``).
+BOOTSTRAP_HINT = (
+    "a tenant's first admin is made by the ledger's owner: analyst db init --admin USER "
+    "(SQLite: run by the OS user owning the data folder; Postgres: with ANALYST_FACTS set to "
+    "the owner's URL)"
+)
 
 
 def grant_refused(grant: Grant, user: str) -> FactAuthorityError:
-    """``user`` may not change grants: only the tenant's admin (or the Postgres owner) may."""
+    """``user`` may not change grants: only the tenant's admin (or the ledger's owner) may."""
     return FactAuthorityError(
         f"user '{user}' of tenant '{grant.tenant_id}' may not change grants: only the tenant's "
-        "admin may (or, on Postgres, the ledger's owner: ANALYST_FACTS=<owner URL> analyst "
-        f"facts grant {grant.user_id} --admin). Nothing was changed.",
+        f"admin may; {BOOTSTRAP_HINT}. Nothing was changed.",
         subject=grant.subject,
         tenant_id=grant.tenant_id,
         user_id=user,

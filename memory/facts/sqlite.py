@@ -4,7 +4,9 @@
 writing connection (:mod:`memory.sql.connect`). Reads are one index seek each, inline on the
 event loop (or on a worker thread for a server); writes run in groups on one worker thread,
 one ``BEGIN IMMEDIATE`` transaction and one durable commit each, a savepoint per write.
-Tenancy is a ``tenant_id = ?`` in every statement. Details: ``docs/memory-lifecycle.md``
+Tenancy is a ``tenant_id = ?`` in every statement; read and write authority are checked by the
+store (:mod:`memory.facts.rules`): a SQLite file has no roles, so whoever may open the file
+is its owner (:meth:`SqliteFactStore.bootstrap_admin`). Details: ``docs/memory-lifecycle.md``
 (The fact ledger's backends).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
@@ -22,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.errors import FactLedgerError, FactLedgerUnavailableError
+from memory.errors import FactAuthorityError, FactLedgerError, FactLedgerUnavailableError
 from memory.facts.base import FactStore
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
@@ -83,7 +86,6 @@ WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > :at)
 _INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 20)})"
 _UPDATE_WHERE = " WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL"
 _GRANTS_OF = "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
-_HAS_ADMIN = "SELECT 1 FROM fact_grants WHERE tenant_id = ? AND role = 'admin' LIMIT 1"
 _GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 
 
@@ -142,6 +144,17 @@ def _record_row(record: FactRecord, cipher: MemoryCipher) -> tuple[Any, ...]:
     )
 
 
+def _grant_row(grant: Grant) -> tuple[Any, ...]:
+    return (
+        grant.tenant_id,
+        grant.user_id,
+        grant.role,
+        grant.subject,
+        grant.granted_by,
+        encode_optional(grant.granted_at),
+    )
+
+
 def _open_connection(where: str) -> sqlite3.Connection:
     return connect(where, timeout=BUSY_TIMEOUT)  # read at call time (tests shorten it)
 
@@ -188,6 +201,10 @@ class _Reads:
             rows = self.conn.execute(_HISTORY, key).fetchall()
         return [_record(row, self.cipher) for row in rows]
 
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        with self.lock:
+            return self.conn.execute(_GRANTS_OF, (tenant_id, user_id)).fetchall()
+
 
 class _AsyncReads:
     """The same reads with ``async`` methods, run inline (see the module docstring)."""
@@ -207,6 +224,9 @@ class _AsyncReads:
     async def history(self, key: Key) -> list[FactRecord]:
         return self._reads.history(key)
 
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        return self._reads.grants(tenant_id, user_id)
+
 
 class _ThreadedReads(_AsyncReads):
     """The same reads on a worker thread: for a server's event loop, which must never block
@@ -223,6 +243,9 @@ class _ThreadedReads(_AsyncReads):
 
     async def history(self, key: Key) -> list[FactRecord]:
         return await asyncio.to_thread(self._reads.history, key)
+
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        return await asyncio.to_thread(self._reads.grants, tenant_id, user_id)
 
 
 class _Writes:
@@ -427,8 +450,7 @@ class SqliteFactStore(FactStore):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 own = conn.execute(_GRANTS_OF, (grant.tenant_id, user)).fetchall()
-                has_admin = conn.execute(_HAS_ADMIN, (grant.tenant_id,)).fetchone() is not None
-                if not may_administer(user, own, has_admin, grant.role):
+                if not may_administer(own):
                     raise grant_refused(grant, user)
                 if revoke:
                     cursor = conn.execute(
@@ -440,14 +462,7 @@ class SqliteFactStore(FactStore):
                     cursor = conn.execute(
                         f"INSERT INTO fact_grants ({_GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                         " ON CONFLICT DO NOTHING",
-                        (
-                            grant.tenant_id,
-                            grant.user_id,
-                            grant.role,
-                            grant.subject,
-                            grant.granted_by,
-                            encode_optional(grant.granted_at),
-                        ),
+                        _grant_row(grant),
                     )
                 changed = cursor.rowcount == 1
                 conn.execute("COMMIT")
@@ -456,6 +471,37 @@ class SqliteFactStore(FactStore):
                     conn.execute("ROLLBACK")
                 raise
         return changed
+
+    async def _bootstrap(self, grant: Grant) -> bool:
+        """A SQLite file has no roles: its owner is the OS user owning its folder (who alone
+        may change who may open it). Anyone else is refused, before anything is written."""
+        where = self._connection.where
+        if where != ":memory:":
+            folder = Path(where).resolve().parent
+            owner, me = (await asyncio.to_thread(folder.stat)).st_uid, os.geteuid()
+            if owner != me:
+                raise FactAuthorityError(
+                    f"Only the owner of {folder} (OS uid {owner}) may make a tenant's admin; "
+                    f"this process runs as uid {me}. Run analyst db init --admin "
+                    f"{grant.user_id} as that user. Nothing was changed.",
+                    tenant_id=grant.tenant_id,
+                    user_id=grant.user_id,
+                )
+        loop = asyncio.get_running_loop()
+        changed: bool = await loop.run_in_executor(
+            self._connection.worker, self._insert_grant_sync, grant
+        )
+        return changed
+
+    def _insert_grant_sync(self, grant: Grant) -> bool:
+        conn = self._connection.writer
+        with self._connection.write_lock:
+            cursor = conn.execute(
+                f"INSERT INTO fact_grants ({_GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                _grant_row(grant),
+            )
+        return cursor.rowcount == 1
 
     async def _erase_facts(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
         loop = asyncio.get_running_loop()

@@ -22,6 +22,7 @@ import pytest
 from pydantic import ValidationError
 
 from agent.errors import (
+    FactAuthorityError,
     FactConflictError,
     FactNotFoundError,
     FactTenantError,
@@ -439,7 +440,12 @@ async def test_profile_now_and_as_of(open_store: OpenStore) -> None:
         july = await facts.profile(me, as_of=t("2026-07-02T00:00:00Z"))
         assert july["newsletter"].value is True
         assert await facts.current(me, "newsletter") is None  # a future fact is not current
-        assert await facts.profile("user:nobody") == {}
+        nobody = facts.with_principal(Principal("acme", "nobody"))
+        assert await nobody.profile("user:nobody") == {}
+        # Someone else's facts are theirs (memory.facts.rules.read_authority_of).
+        assert await someone.profile("user:someone-else") != {}
+        with pytest.raises(FactAuthorityError, match="may not read"):
+            await facts.profile("user:someone-else")
 
 
 async def test_times_must_be_aware_and_are_compared_as_instants(open_store: OpenStore) -> None:

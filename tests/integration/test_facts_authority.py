@@ -43,7 +43,7 @@ NOW = BASE + timedelta(days=30)
 USERS = ("ann", "bo", "cy", "di")
 SUBJECTS = (*(f"user:{u}" for u in USERS), "team:research", "team:desk", "ticker:NVDA")
 PATTERNS = ("team:research", "team:*", "ticker:NVDA", "user:ann", "user:*")
-ROOT = "root"  # each tenant's admin, made by the owner (Postgres) or the first grant (SQLite)
+ROOT = "root"  # each tenant's admin, made by the ledger's owner (bootstrap_admin)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def runner() -> Iterator[asyncio.Runner]:
 
 async def _make_admin(ledger: Ledger, tenant: str, user: str = ROOT) -> None:
     async with open_fact_store(ledger.owner_url, Principal(tenant, user)) as facts:
-        assert await facts.grant(user, admin=True)
+        assert await facts.bootstrap_admin(user)
 
 
 def _delta(subject: str, value: object, days: int = 0, source: str = "stated") -> MemoryDelta:
@@ -165,12 +165,14 @@ async def _run(opened: FactStore, tenants: tuple[str, str], program: Program) ->
             model.change(tenant, user, target, revoke=op == "revoke")
             continue
         expected = model.authority(tenant, user, target)
-        before = await me.history(target, "horizon")
+        # Read as the tenant's admin: a writer may not read what it may not write.
+        audit = opened.with_principal(Principal(tenant, ROOT))
+        before = await audit.history(target, "horizon")
         if op == "retract":
             if expected in (None, "candidate"):
                 with pytest.raises(FactAuthorityError, match=target):
                     await me.retract(target, "horizon", at=BASE + timedelta(days=days))
-                assert await me.history(target, "horizon") == before  # nothing written
+                assert await audit.history(target, "horizon") == before  # nothing written
             else:
                 with contextlib.suppress(FactNotFoundError):  # nothing held then: fine
                     await me.retract(target, "horizon", at=BASE + timedelta(days=days))
@@ -182,7 +184,7 @@ async def _run(opened: FactStore, tenants: tuple[str, str], program: Program) ->
             message = str(refused.value)
             assert target in message and user in message and "analyst facts grant" in message
             assert refused.value.exit_code in (2, 3)
-            assert await me.history(target, "horizon") == before  # nothing written
+            assert await audit.history(target, "horizon") == before  # nothing written
             continue
         owner = target.removeprefix("user:")
         planner_view = None
@@ -295,7 +297,9 @@ async def test_shared_subjects_need_a_grant_and_only_admins_grant(ledger: Ledger
         assert await as_alice.revoke("bob", "team:*")
         with pytest.raises(FactAuthorityError):
             await as_bob.record(_delta("team:research", "y", 2))
-        history = await as_bob.history("team:research", "horizon")
+        with pytest.raises(FactAuthorityError, match="may not read"):  # revoked: reads too
+            await as_bob.history("team:research", "horizon")
+        history = await as_alice.history("team:research", "horizon")
         assert [r.value for r in history] == ["x"]
 
 
@@ -340,8 +344,13 @@ def test_row_security_refuses_raw_writes_without_authority() -> None:
                 conn.rollback()
             # Nor may bob change alice's fact in place, or grant himself anything.
             _act(conn, "bob")
+            # He cannot even see it (read authority, migration 9): the update finds no row.
+            changed = conn.execute(
+                f"UPDATE {FACTS} SET value = '\"short\"' WHERE subject = 'user:alice'"
+            )
+            assert changed.rowcount == 0
             with pytest.raises(pg_errors.InsufficientPrivilege, match="row-level security"):
-                conn.execute(f"UPDATE {FACTS} SET value = '\"short\"' WHERE subject = 'user:alice'")
+                conn.execute(f"UPDATE {FACTS} SET value = '\"short\"'")  # reads no column
             conn.rollback()
             _act(conn, "bob")
             with pytest.raises(pg_errors.InsufficientPrivilege, match="row-level security"):
@@ -408,9 +417,14 @@ def test_cli_grant_revoke_and_a_refused_write(isolated_env: Path) -> None:
     assert "analyst facts grant bob user:alice" in refused.stderr
     assert "Traceback" not in refused.stderr
 
-    assert _cli(env, "alice", "grant", "alice", "--admin").returncode == 0
+    first_come = _cli(env, "alice", "grant", "alice", "--admin")
+    assert first_come.returncode == 2 and "analyst db init --admin" in first_come.stderr
+    made = subprocess.run(
+        [str(EXE), "db", "init", "--admin", "alice"], env=env, capture_output=True, text=True
+    )
+    assert made.returncode == 0 and "alice: admin of tenant acme" in made.stdout, made.stderr
     not_admin = _cli(env, "bob", "grant", "bob", "--admin")
-    assert not_admin.returncode == 3 and "admin" in not_admin.stderr
+    assert not_admin.returncode == 2 and "only the tenant's admin" in not_admin.stderr
     granted = _cli(env, "alice", "grant", "bob", "user:alice")
     assert granted.returncode == 0 and "granted" in granted.stdout, granted.stderr
     listed = _cli(env, "bob", "grants")

@@ -60,8 +60,15 @@ def populated(ledger: Ledger) -> Ledger:
     return ledger
 
 
-def _as_tenant(conn: psycopg.Connection, tenant: str) -> None:
-    conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant,))
+#: The user each tenant's raw sessions act as (row security reads ``app.user_id`` too).
+READER = {"tenant-a": "alice", "tenant-b": "bob"}
+
+
+def _as_tenant(conn: psycopg.Connection, tenant: str, user: str | None = None) -> None:
+    conn.execute(
+        "SELECT set_config('app.tenant_id', %s, true), set_config('app.user_id', %s, true)",
+        (tenant, READER[tenant] if user is None else user),
+    )
 
 
 def test_the_application_role_cannot_bypass_row_security(populated: Ledger) -> None:
@@ -119,6 +126,25 @@ def test_under_tenant_a_tenant_b_is_invisible_and_unwritable(populated: Ledger) 
     with psycopg.connect(populated.admin_url) as admin:
         rows = admin.execute(f"SELECT tenant_id, value FROM {FACTS} ORDER BY tenant_id").fetchall()
     assert rows == [("tenant-a", "long"), ("tenant-b", "short")]
+
+
+def test_another_user_of_the_tenant_reads_nothing_of_alices_rows(populated: Ledger) -> None:
+    """Read authority (migration 9): a query that omits every filter, as carol of tenant A
+    (no grants) or with no user at all, sees none of alice's rows."""
+    with psycopg.connect(populated.app_url) as conn:
+        _as_tenant(conn, "tenant-a", "carol")
+        assert conn.execute(f"SELECT count(*) FROM {FACTS}").fetchone() == (0,)
+        assert conn.execute(f"SELECT count(*) FROM {FACTS} WHERE true").fetchone() == (0,)
+        # An update that reads no column is not filtered by the read policy; the write
+        # policy refuses it.
+        with pytest.raises(pg_errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(f"UPDATE {FACTS} SET value = '\"x\"'")
+        conn.rollback()
+        _as_tenant(conn, "tenant-a", "")
+        assert conn.execute(f"SELECT count(*) FROM {FACTS}").fetchone() == (0,)
+        conn.rollback()
+        _as_tenant(conn, "tenant-a")
+        assert conn.execute(f"SELECT count(*) FROM {FACTS}").fetchone() == (1,)
 
 
 def test_without_a_tenant_for_the_transaction_nothing_is_visible(populated: Ledger) -> None:

@@ -32,9 +32,9 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 async def _make_admin(url: str) -> None:
     """Mira administers tenant acme: she writes the shared ``team:*`` subjects these tests use
-    (on SQLite the first grant of a tenant makes its admin; on Postgres the owner does)."""
+    (made by the ledger's owner: bootstrap_admin; on SQLite the owner of the data folder)."""
     async with open_fact_store(url, ACME) as facts:
-        await facts.grant(ACME.user_id, admin=True)
+        await facts.bootstrap_admin(ACME.user_id)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -180,10 +180,11 @@ async def test_another_users_audit_is_invisible_but_to_the_tenants_admin(
         journal = (await bob.memory.learner()).journal
         with pytest.raises(AuditAccessError, match="may not write to the audit of user 'mira'"):
             await journal.audit("read", "facts", ["f-1"], subject_user="mira")
-    # Bob becomes the tenant's admin (on Postgres only the ledger's owner can make the first).
+    # Bob becomes the tenant's admin: only the ledger's owner makes one (SQLite: the data
+    # folder's owner, this process; Postgres: the owner's connection).
     if backend is None:
         async with session("bob") as bob:
-            assert await (await bob.tiers.facts()).grant("bob", admin=True)
+            assert await (await bob.tiers.facts()).bootstrap_admin("bob")
     else:
         with psycopg.connect(backend.owner_url, autocommit=True) as owner:
             owner.execute(

@@ -121,7 +121,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=5) == [5]
     assert await _migrate(path, target=6) == [6]
     assert await _migrate(path, target=7) == [7]
-    assert await _migrate(path) == [8]
+    assert await _migrate(path, target=8) == [8]
+    assert await _migrate(path) == [9]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
@@ -138,14 +139,14 @@ async def test_rows_from_schema_v1_are_rewritten_as_typed_records(tmp_path: Path
         conn.execute(
             "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value, valid_from,"
             " valid_to, recorded_at, source_episode_id) VALUES"
-            " ('acme', 'v1-a', 'mira', 'note', 'says \"hi\"', ?, ?, ?, 'e1'),"
-            " ('acme', 'v1-b', 'mira', 'note', '{\"not\": \"json yet\"}', ?, NULL, ?, 'e2')",
+            " ('acme', 'v1-a', 'user:mira', 'note', 'says \"hi\"', ?, ?, ?, 'e1'),"
+            " ('acme', 'v1-b', 'user:mira', 'note', '{\"not\": \"json yet\"}', ?, NULL, ?, 'e2')",
             (T0, T1, T0, T1, T1),
         )
     conn.close()
 
     async with open_fact_store(_url(path), ACME) as facts:
-        history = await facts.history("mira", "note")
+        history = await facts.history("user:mira", "note")
     # Old values were plain strings, whatever they looked like; they stay strings.
     assert [(r.memory_id, r.value, r.schema_version) for r in history] == [
         ("v1-a", 'says "hi"', RECORD_SCHEMA_VERSION),
@@ -185,7 +186,7 @@ async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
 
     async def open_and_read() -> list[int]:
         async with open_fact_store(url, ACME) as facts:
-            assert await facts.current("mira", "horizon") is None
+            assert await facts.current("user:mira", "horizon") is None
             return facts.applied_migrations  # type: ignore[attr-defined, no-any-return]
 
     applied = await asyncio.gather(*(open_and_read() for _ in range(6)))
