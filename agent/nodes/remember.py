@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from agent.nodes.base import Node
+from agent.nodes.base import Node, check_owner, principal
 from agent.state import AnalystState, Context
 
 
@@ -28,8 +28,10 @@ class Remember(Node):
         The forget question comes first because a node re-runs from its start on each resume:
         nothing before the second question may have side effects. Any answer but yes confirms
         no forget. Each memory candidate is asked once per thread; "later" (or no answer)
-        leaves it pending for ``analyst memory review``.
+        leaves it pending for ``analyst memory review``. Only the thread's owner answers
+        (:func:`check_owner`, before any question is asked again).
         """
+        check_owner(state, principal(runtime), "answer its questions")
         update: dict[str, Any] = {}
         proposed = list(state.get("forget_proposed") or [])
         if proposed:

@@ -195,3 +195,31 @@ def test_an_authenticated_user_without_a_principal_is_refused() -> None:
     assert run_principal(_config("t", langgraph_auth_user=unauthenticated), BOB) == Principal(
         "acme", "bob"
     )
+
+
+async def test_only_the_owner_answers_the_threads_forget_question(rig: Rig) -> None:
+    config = _config("t-forget")
+    await rig.graph.ainvoke(
+        {"query": "My investment horizon is 5 years."}, config, context=ALICE, durability="sync"
+    )
+    await rig.graph.ainvoke(
+        {"query": "Forget my investment horizon"}, config, context=ALICE, durability="sync"
+    )
+    paused = await rig.graph.aget_state(config)
+    assert paused.next == ("remember",), paused.next
+    [question] = paused.interrupts
+    assert question.value["kind"] == "forget_confirmation" and question.value["ids"], question.value
+
+    with pytest.raises(ThreadUnavailableError, match="answer its questions"):
+        await rig.graph.ainvoke(
+            Command(resume={"forget": True}), config, context=BOB, durability="sync"
+        )
+    after = await rig.graph.aget_state(config)
+    assert after.next == ("remember",)
+    assert not after.values.get("forget_confirmed")
+
+    await rig.graph.ainvoke(
+        Command(resume={"forget": True}), config, context=ALICE, durability="sync"
+    )
+    done = (await rig.graph.aget_state(config)).values
+    assert done["forget_confirmed"] == question.value["ids"]
