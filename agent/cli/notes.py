@@ -133,7 +133,8 @@ def edit(
     if text is not None and file is not None:
         raise CommandError("Give either --text or --file, not both.")
     # Check the path before anyone spends time typing into an editor.
-    current = _call(lambda d: _current(d, path))
+    # A document that is not UTF-8 can be replaced whole (--text / --file), not edited.
+    current = _call(lambda d: _current(d, path, replacing=text is not None or file is not None))
     if text is not None:
         new = text
     elif file is not None:
@@ -162,14 +163,20 @@ def edit(
         print(f"{what.capitalize()} {written}")
 
 
-def _current(documents: OwnedDocuments, path: str) -> str | None:
+def _current(documents: OwnedDocuments, path: str, *, replacing: bool) -> str | None:
+    """The document's text (None: there is none, or ``replacing`` a damaged one whole)."""
     from agent.errors import DocumentNotFoundError
+    from memory.errors import DocumentEncodingError
 
     documents.may_write(path)  # refused before anyone types into an editor
     try:
         return documents.read_text(path)
     except DocumentNotFoundError:
         return None
+    except DocumentEncodingError as e:
+        if replacing:
+            return None
+        raise CommandError(f"{e} Replace it whole with --text or --file.") from e
 
 
 def _run_editor(path: str, content: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from agent.app.receipts import FORGET_REASON
 from memory.doc_authority import (
     APPROVAL_FIELDS,
     Authority,
@@ -204,6 +205,23 @@ def test_a_damaged_profile_document_blocks_no_forget_and_is_named_in_the_receipt
     assert by_id["deleted"]["store"]["ids"] == [f"memories/{added[1]}"]
     assert by_id["damaged"] == ["user-profiles/alice.md"]
     assert profile.read_bytes() == damaged  # reported, never rewritten blindly
+
+    # The fix the receipt names: an edit cannot load it, a whole replacement can; then a
+    # forget rewrites it, and the rewrite (and the deletion of what is left) is audited.
+    assert "--text or --file" in alice.fail("notes", "edit", "user-profiles/alice.md").err
+    repaired = "# alice\n\nStill wary of high debt.\nI read every footnote.\n"
+    fixed = alice("notes", "edit", "user-profiles/alice.md", "--text", repaired)
+    assert fixed.code == 0 and "Updated" in fixed.out, str(fixed)
+    again = alice("memory", "forget", "--topic", "debt", "--yes", "--json").json()
+    assert again["damaged"] == [] and again["deleted"]["documents"]["ids"] == [
+        "user-profiles/alice.md#L3"
+    ]
+    assert profile.read_text() == "# alice\n\nI read every footnote.\n"
+    writes = document_writes(audit_of(cli, "alice"), "user-profiles/alice.md")
+    assert [(e["action"], e["reason"], e["content_hash"]) for e in writes[-2:]] == [
+        ("write", "edited with analyst notes", hashed(repaired)),
+        ("write", FORGET_REASON, hashed(profile.read_text())),
+    ]
 
 
 # -- the randomised cross-user check over the document API ------------------------------------
