@@ -31,6 +31,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.pregel import Pregel
+    from langgraph.store.base import BaseStore
     from langgraph_sdk.runtime import ServerRuntime
 
     from agent.nodes.services import Services
@@ -59,7 +60,7 @@ async def graph(config: RunnableConfig, runtime: ServerRuntime) -> AsyncIterator
         compiled = build_graph(wired).compile(name=GRAPH_NAME)
         yield compiled
         # Reached only when the run ended without an error (a refused caller learns nothing).
-        await learn_after_run(compiled, config, execution.context, wired, settings, runtime)
+        await learn_after_run(compiled, config, execution.context, wired, settings, runtime.store)
 
 
 async def learn_after_run(
@@ -68,7 +69,7 @@ async def learn_after_run(
     context: Any,
     services: Services,
     settings: Settings,
-    runtime: ServerRuntime,
+    store: BaseStore | None,
 ) -> None:
     """Do what the CLI does after a run (``AnalystApp._after_run``): end the session of a
     finished request (queue its session-end extraction), then run the due extraction jobs of
@@ -84,7 +85,7 @@ async def learn_after_run(
         fields = {f.name for f in dataclasses.fields(Context)}
         context = Context(**{k: v for k, v in context.items() if k in fields})
     who = run_principal(config, context)
-    learner = build_learner(services, who, runtime.store)
+    learner = build_learner(services, who, store)
     thread = thread_id(config)
     checkpointer = config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
     if learner is None or checkpointer is None:

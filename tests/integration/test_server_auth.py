@@ -13,6 +13,7 @@ run after the run).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,10 +22,17 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph_sdk.client import LangGraphClient
 
 from agent.errors import ConfigurationError
+from agent.nodes.services import Services, open_ledger
+from agent.settings import Settings
+from graphs.builder import build_graph
 from graphs.server_tokens import load_tokens, parse_tokens
+from graphs.studio import learn_after_run
+from memory.checkpoint import open_checkpointer
 from memory.identity import Principal
 from tests.support.langgraph_server import Server, langgraph_dev
 
@@ -279,3 +287,44 @@ def test_without_tokens_the_server_does_not_start_and_says_how_to_make_one(
     assert one.principal("one-token-0123456789") == Principal("acme", "dan")
     with pytest.raises(ConfigurationError, match="Cannot read ANALYST_SERVER_TOKENS="):
         load_tokens({"ANALYST_SERVER_TOKENS": str(tmp_path / "missing")})
+
+
+async def test_with_extraction_left_to_the_worker_the_worker_finds_what_a_server_run_queued(
+    tmp_path: Path,
+) -> None:
+    """ANALYST_EXTRACT_INLINE=0: after a server run (graphs.studio.learn_after_run, as the
+    factory calls it, without a server) the session-end job of the finished request is queued
+    for the token's principal, and ``analyst memory worker`` for that principal runs it."""
+    env = {
+        "ANALYST_DATA_DIR": str(tmp_path / "data"),
+        "ANALYST_MEMORY_DIR": str(tmp_path / "memory"),
+        "ANALYST_MARKET_PROVIDER": "sample",
+        "ANALYST_EXTRACT_INLINE": "0",
+    }
+    settings = Settings.from_env(env)
+    alice = {"identity": "acme/alice", "tenant_id": "acme", "user_id": "alice"}
+    async with (
+        open_ledger(Services.from_settings(settings), settings) as services,
+        open_checkpointer(f"sqlite:///{tmp_path}/cp.sqlite") as saver,
+    ):
+        graph = build_graph(services).compile(checkpointer=saver)
+        run: RunnableConfig = {"configurable": {"thread_id": "t-1", "langgraph_auth_user": alice}}
+        await graph.ainvoke({"query": "My investment horizon is 5 years."}, run, durability="sync")
+        as_served: RunnableConfig = {
+            "configurable": {**run["configurable"], CONFIG_KEY_CHECKPOINTER: saver}
+        }
+        # The server hands the factory the request's context as a dict; it grants nothing.
+        await learn_after_run(graph, as_served, {"user_id": "bob"}, services, settings, None)
+    analyst = Path(sys.executable).with_name("analyst")
+    done = subprocess.run(
+        [str(analyst), "memory", "worker", "--tenant", "acme", "--user", "alice", "--json"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    jobs = json.loads(done.stdout)["jobs"]
+    assert [(j["kind"], j["thread_id"], j["status"]) for j in jobs] == [
+        ("session_end", "t-1", "done")
+    ], jobs
