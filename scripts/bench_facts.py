@@ -182,7 +182,7 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
             " WHERE valid_to IS NULL"
         )
 
-    from memory.facts.sqlite import encode_time
+    from memory.sql.clock import encode_time
 
     yield Ledger("sqlite", url, raw, raw_commit, make_baseline, "?", encode_time, conn.close)
 

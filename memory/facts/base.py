@@ -17,7 +17,6 @@ import copy
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any, Self, TypeVar, cast
@@ -29,6 +28,7 @@ from memory.errors import (
     InvalidFactError,
 )
 from memory.facts.group import GroupCommit, PendingWrite, commit_with_retries
+from memory.facts.reads import SyncFacts, by_attribute, chronological
 from memory.facts.records import (  # noqa: F401  (the ledger's public names, re-exported)
     DEFAULT_SOURCE_RANKS,
     MAX_NAME_LENGTH,
@@ -40,6 +40,7 @@ from memory.facts.records import (  # noqa: F401  (the ledger's public names, re
     FactRecord,
     FactStatus,
     Grant,
+    ImportReport,
     MemoryDelta,
     MemoryType,
     Source,
@@ -81,30 +82,6 @@ from memory.sql.clock import system_clock
 T = TypeVar("T")
 
 # -- writes in groups ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ImportReport:
-    """What a bulk import did: counts per outcome and the facts it refused (line, reason)."""
-
-    recorded: int = 0
-    replaced: int = 0
-    duplicates: int = 0
-    refused: tuple[tuple[int, str], ...] = ()
-    seconds: float = 0.0
-
-    @property
-    def total(self) -> int:
-        return self.recorded + self.replaced + self.duplicates + len(self.refused)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "recorded": self.recorded,
-            "replaced": self.replaced,
-            "duplicates": self.duplicates,
-            "refused": [{"index": i, "reason": why} for i, why in self.refused],
-            "seconds": round(self.seconds, 3),
-        }
 
 
 Clock = Callable[[], datetime]
@@ -331,7 +308,7 @@ class FactStore(ABC):
         authority, found = await self._read(subject, None, include_personal, rules)
         shown = self._shown(subject, authority, include_personal, found)
         await self._audit_personal(subject, authority, shown)
-        return _by_attribute(shown)
+        return by_attribute(shown)
 
     async def history(
         self, subject: str, attribute: str, *, include_personal: bool = False
@@ -341,7 +318,7 @@ class FactStore(ABC):
         key = self._key(subject, attribute)
         authority, found = await self._read(key[1], key[2], include_personal, history_rules(key))
         await self._audit_personal(key[1], authority, found)
-        return _chronological(found)
+        return chronological(found)
 
     def with_auditor(self, auditor: PersonalReadAuditor) -> Self:
         """The same ledger, writing an admin's reads of another user's personal facts to that
@@ -608,58 +585,6 @@ class FactStore(ABC):
     async def _commit(self, writes: list[PendingWrite]) -> None:
         """Run the group (the backend's ``_run_group``); retry it whole on a collision."""
         await commit_with_retries(writes, self._run_group, self._is_transient, self.max_attempts)
-
-
-class SyncFacts:
-    """Blocking reads of a :class:`FactStore`, scoped by the same principal, same rules
-    (another user's personal attributes are never shown here: that read is audited, async).
-
-    ``store.sync.current(subject, attribute)``, ``.as_of(...)``, ``.profile(...)``,
-    ``.history(...)``: the async API's answers without an event loop.
-    """
-
-    def __init__(self, store: FactStore) -> None:
-        self._store = store
-        self._ops = store._sync_ops(False)
-
-    @property
-    def principal(self) -> Principal:
-        return self._store.principal
-
-    def _read(self, subject: str, attribute: str | None, read: Rules[T]) -> tuple[Any, T]:
-        return run_sync(self._store._checked(subject, attribute, False, read), self._ops)
-
-    def as_of(self, subject: str, attribute: str, when: datetime) -> FactRecord | None:
-        """The fact that held at ``when``, or ``None``."""
-        key = self._store._key(subject, attribute)
-        return self._read(key[1], key[2], as_of_rules(key, utc(when, "when")))[1]
-
-    def current(self, subject: str, attribute: str) -> FactRecord | None:
-        """The fact that holds now (by the store's clock), or ``None``."""
-        key = self._store._key(subject, attribute)
-        return self._read(key[1], key[2], current_rules(key, self._store.now()))[1]
-
-    def profile(self, subject: str, *, as_of: datetime | None = None) -> dict[str, FactRecord]:
-        """Every attribute of ``subject`` that holds at ``as_of`` (default: now), by name;
-        another user's personal attributes are left out (the audited path is async only)."""
-        store = self._store
-        when = store.now() if as_of is None else utc(as_of, "as_of")
-        subject = check_name(subject, "subject")
-        authority, found = self._read(subject, None, profile_rules(store.tenant_id, subject, when))
-        return _by_attribute(store._shown(subject, authority, False, found))
-
-    def history(self, subject: str, attribute: str) -> list[FactRecord]:
-        """All records of the key, withdrawn ones included, by ``valid_from`` then recording."""
-        key = self._store._key(subject, attribute)
-        return _chronological(self._read(key[1], key[2], history_rules(key))[1])
-
-
-def _by_attribute(records: list[FactRecord]) -> dict[str, FactRecord]:
-    return {r.attribute: r for r in sorted(records, key=lambda r: r.attribute)}
-
-
-def _chronological(records: list[FactRecord]) -> list[FactRecord]:
-    return sorted(records, key=lambda r: (r.valid_from, r.recorded_at))
 
 
 def _check_tenant(principal: Principal) -> None:

@@ -272,3 +272,27 @@ class Grant:
             "granted_by": self.granted_by,
             "granted_at": None if self.granted_at is None else self.granted_at.isoformat(),
         }
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What a bulk import did: counts per outcome and the facts it refused (line, reason)."""
+
+    recorded: int = 0
+    replaced: int = 0
+    duplicates: int = 0
+    refused: tuple[tuple[int, str], ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.recorded + self.replaced + self.duplicates + len(self.refused)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "recorded": self.recorded,
+            "replaced": self.replaced,
+            "duplicates": self.duplicates,
+            "refused": [{"index": i, "reason": why} for i, why in self.refused],
+            "seconds": round(self.seconds, 3),
+        }

@@ -6,7 +6,8 @@ event loop (or on a worker thread for a server); writes run in groups on one wor
 one ``BEGIN IMMEDIATE`` transaction and one durable commit each, a savepoint per write.
 Tenancy is a ``tenant_id = ?`` in every statement; read and write authority are checked by the
 store (:mod:`memory.facts.rules`): a SQLite file has no roles, so whoever may open the file
-is its owner (:meth:`SqliteFactStore.bootstrap_admin`). Details: ``docs/memory-lifecycle.md``
+is its owner (:meth:`SqliteFactStore.bootstrap_admin`). Statements and the read and write
+operations are in :mod:`memory.facts.sqlite_ops`. Details: ``docs/memory-lifecycle.md``
 (The fact ledger's backends).
 """
 
@@ -21,7 +22,6 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,130 +29,21 @@ from memory.errors import FactAuthorityError, FactLedgerError, FactLedgerUnavail
 from memory.facts.base import FactStore
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
-from memory.facts.records import FactRecord, Grant, canonical_json
-from memory.facts.rules import Key, grant_refused, may_administer, run_sync
+from memory.facts.records import Grant
+from memory.facts.rules import grant_refused, may_administer, run_sync
+from memory.facts.sqlite_ops import (
+    GRANT_COLUMNS,
+    GRANTS_OF,
+    AsyncReads,
+    Reads,
+    ThreadedReads,
+    Writes,
+    fromiso,
+    grant_row,
+)
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
-from memory.sql.clock import encode_optional, encode_time
 from memory.sql.connect import BUSY_TIMEOUT, connect, is_locked, prepare, prepare_folder
-
-COLUMNS = (
-    "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
-    "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
-    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
-)
-
-_KEY = "tenant_id = ? AND subject = ? AND attribute = ?"
-_ACTIVE = "withdrawn_at IS NULL"
-
-_OPEN_FACT = f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND valid_to IS NULL AND {_ACTIVE}"
-_LAST_FROM = (
-    f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from <= ?"
-    " ORDER BY valid_from DESC LIMIT 1"
-)
-_LAST_BEFORE = (
-    f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from < ?"
-    " ORDER BY valid_from DESC LIMIT 1"
-)
-_NEXT_START = (
-    f"SELECT valid_from FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from > ?"
-    " ORDER BY valid_from LIMIT 1"
-)
-_HISTORY = (
-    f"SELECT {COLUMNS} FROM facts WHERE {_KEY}"
-    " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at, rowid"
-)
-#: Every attribute of a subject in one statement: a loose index scan over its attribute names
-#: (one seek per attribute), then one ``as_of`` seek per attribute.
-_PROFILE = f"""
-WITH RECURSIVE names(attribute) AS (
-    SELECT (SELECT min(attribute) FROM facts
-            WHERE tenant_id = :tenant AND subject = :subject AND {_ACTIVE})
-    UNION ALL
-    SELECT (SELECT min(g.attribute) FROM facts g
-            WHERE g.tenant_id = :tenant AND g.subject = :subject AND g.withdrawn_at IS NULL
-              AND g.attribute > names.attribute)
-    FROM names WHERE names.attribute IS NOT NULL
-)
-SELECT {", ".join("f." + c.strip() for c in COLUMNS.split(","))}
-FROM names JOIN facts f ON f.rowid = (
-    SELECT h.rowid FROM facts h
-    WHERE h.tenant_id = :tenant AND h.subject = :subject AND h.attribute = names.attribute
-      AND h.withdrawn_at IS NULL AND h.valid_from <= :at
-    ORDER BY h.valid_from DESC LIMIT 1
-)
-WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > :at)
-"""
-_INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 20)})"
-_UPDATE_WHERE = " WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL"
-_GRANTS_OF = "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
-_GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
-
-
-_fromiso = datetime.fromisoformat
-
-
-def _record(row: tuple[Any, ...], cipher: MemoryCipher) -> FactRecord:
-    """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
-    read)."""
-    return FactRecord(
-        row[0],
-        row[1],
-        row[2],
-        row[3],
-        cipher.open(json.loads(row[4])),
-        row[5],
-        row[6],
-        _fromiso(row[7]),
-        None if row[8] is None else _fromiso(row[8]),
-        _fromiso(row[9]),
-        row[10],
-        row[11],
-        row[12],
-        row[13],
-        row[14],
-        None if row[15] is None else _fromiso(row[15]),
-        row[16],
-        None if row[17] is None else _fromiso(row[17]),
-        tuple(json.loads(row[18])) if row[18] != "[]" else (),
-        row[19],
-    )
-
-
-def _record_row(record: FactRecord, cipher: MemoryCipher) -> tuple[Any, ...]:
-    return (
-        record.tenant_id,
-        record.memory_id,
-        record.subject,
-        record.attribute,
-        canonical_json(cipher.seal(record.value)),
-        record.memory_type,
-        record.schema_version,
-        encode_time(record.valid_from),
-        encode_optional(record.valid_to),
-        encode_time(record.recorded_at),
-        record.supersedes_memory_id,
-        record.source_episode_id,
-        record.source,
-        record.confidence,
-        record.retention_policy,
-        encode_optional(record.retracted_at),
-        record.retraction_episode_id,
-        encode_optional(record.withdrawn_at),
-        json.dumps(list(record.restated_in)),
-        record.recorded_by,
-    )
-
-
-def _grant_row(grant: Grant) -> tuple[Any, ...]:
-    return (
-        grant.tenant_id,
-        grant.user_id,
-        grant.role,
-        grant.subject,
-        grant.granted_by,
-        encode_optional(grant.granted_at),
-    )
 
 
 def _open_connection(where: str) -> sqlite3.Connection:
@@ -170,154 +61,6 @@ def _prepare(conn: sqlite3.Connection, where: str) -> list[int]:
         ) from e
 
 
-class _Reads:
-    """:class:`memory.facts.base.ReadOps` over the reading connection (plain methods)."""
-
-    def __init__(
-        self, conn: sqlite3.Connection, lock: threading.Lock, cipher: MemoryCipher
-    ) -> None:
-        self.conn = conn
-        self.lock = lock
-        self.cipher = cipher
-
-    def open_fact(self, key: Key) -> FactRecord | None:
-        with self.lock:
-            row = self.conn.execute(_OPEN_FACT, key).fetchone()
-        return None if row is None else _record(row, self.cipher)
-
-    def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        with self.lock:
-            row = self.conn.execute(_LAST_FROM, (*key, encode_time(at))).fetchone()
-        return None if row is None else _record(row, self.cipher)
-
-    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
-        params = {"tenant": tenant_id, "subject": subject, "at": encode_time(at)}
-        with self.lock:
-            rows = self.conn.execute(_PROFILE, params).fetchall()
-        return [_record(row, self.cipher) for row in rows]
-
-    def history(self, key: Key) -> list[FactRecord]:
-        with self.lock:
-            rows = self.conn.execute(_HISTORY, key).fetchall()
-        return [_record(row, self.cipher) for row in rows]
-
-    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        with self.lock:
-            return self.conn.execute(_GRANTS_OF, (tenant_id, user_id)).fetchall()
-
-
-class _AsyncReads:
-    """The same reads with ``async`` methods, run inline (see the module docstring)."""
-
-    def __init__(self, reads: _Reads) -> None:
-        self._reads = reads
-
-    async def open_fact(self, key: Key) -> FactRecord | None:
-        return self._reads.open_fact(key)
-
-    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        return self._reads.last_from(key, at)
-
-    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
-        return self._reads.profile(tenant_id, subject, at)
-
-    async def history(self, key: Key) -> list[FactRecord]:
-        return self._reads.history(key)
-
-    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        return self._reads.grants(tenant_id, user_id)
-
-
-class _ThreadedReads(_AsyncReads):
-    """The same reads on a worker thread: for a server's event loop, which must never block
-    (``langgraph dev`` refuses blocking calls there). Costs a thread hop per read."""
-
-    async def open_fact(self, key: Key) -> FactRecord | None:
-        return await asyncio.to_thread(self._reads.open_fact, key)
-
-    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        return await asyncio.to_thread(self._reads.last_from, key, at)
-
-    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
-        return await asyncio.to_thread(self._reads.profile, tenant_id, subject, at)
-
-    async def history(self, key: Key) -> list[FactRecord]:
-        return await asyncio.to_thread(self._reads.history, key)
-
-    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        return await asyncio.to_thread(self._reads.grants, tenant_id, user_id)
-
-
-class _Writes:
-    """:class:`memory.facts.base.KeyOps` inside the writer's open transaction."""
-
-    def __init__(self, conn: sqlite3.Connection, cipher: MemoryCipher) -> None:
-        self.conn = conn
-        self.cipher = cipher
-
-    def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
-        t = encode_time(at)
-        row = self.conn.execute(_LAST_FROM, (*key, t)).fetchone()
-        before = None if row is None else _record(row, self.cipher)
-        if before is not None and (before.valid_to is None or before.valid_to > at):
-            return before, None  # it covers ``at``; the rules need no next start
-        start = self.conn.execute(_NEXT_START, (*key, t)).fetchone()
-        return before, None if start is None else _fromiso(start[0])
-
-    def before(self, key: Key, at: datetime) -> FactRecord | None:
-        row = self.conn.execute(_LAST_BEFORE, (*key, encode_time(at))).fetchone()
-        return None if row is None else _record(row, self.cipher)
-
-    def insert(self, record: FactRecord) -> None:
-        self.conn.execute(_INSERT, _record_row(record, self.cipher))
-
-    def _update(self, sql: str, params: tuple[Any, ...], tenant_id: str, memory_id: str) -> None:
-        cursor = self.conn.execute(sql + _UPDATE_WHERE, (*params, tenant_id, memory_id))
-        if cursor.rowcount != 1:
-            raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
-
-    def set_end(
-        self,
-        key: Key,
-        memory_id: str,
-        valid_to: datetime,
-        retracted_at: datetime | None,
-        retraction_episode_id: str | None,
-    ) -> None:
-        self._update(
-            "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?",
-            (encode_time(valid_to), encode_optional(retracted_at), retraction_episode_id),
-            key[0],
-            memory_id,
-        )
-
-    def withdraw(
-        self,
-        key: Key,
-        memory_id: str,
-        withdrawn_at: datetime,
-        retracted_at: datetime | None,
-        retraction_episode_id: str | None,
-    ) -> None:
-        self._update(
-            "UPDATE facts SET withdrawn_at = ?, retracted_at = ?, retraction_episode_id = ?",
-            (encode_time(withdrawn_at), encode_optional(retracted_at), retraction_episode_id),
-            key[0],
-            memory_id,
-        )
-
-    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        return self.conn.execute(_GRANTS_OF, (tenant_id, user_id)).fetchall()
-
-    def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
-        self._update(
-            "UPDATE facts SET restated_in = json_insert(restated_in, '$[#]', ?)",
-            (episode_id,),
-            key[0],
-            memory_id,
-        )
-
-
 @dataclass
 class _Connection:
     """What every principal view of one opened file shares."""
@@ -333,12 +76,12 @@ class _Connection:
     reads_off_loop: bool = False
     #: seals values on insert and opens them on read (``ANALYST_MEMORY_KEY``)
     cipher: MemoryCipher = PLAIN
-    reads: _Reads = field(init=False)
-    async_reads: _AsyncReads = field(init=False)
+    reads: Reads = field(init=False)
+    async_reads: AsyncReads = field(init=False)
 
     def __post_init__(self) -> None:
-        self.reads = _Reads(self.reader, self.read_lock, self.cipher)
-        self.async_reads = (_ThreadedReads if self.reads_off_loop else _AsyncReads)(self.reads)
+        self.reads = Reads(self.reader, self.read_lock, self.cipher)
+        self.async_reads = (ThreadedReads if self.reads_off_loop else AsyncReads)(self.reads)
 
     def close(self) -> None:
         self.worker.shutdown(wait=True)
@@ -423,11 +166,11 @@ class SqliteFactStore(FactStore):
     # -- reads ----------------------------------------------------------------------------
 
     @property
-    def _reads(self) -> _AsyncReads:
+    def _reads(self) -> AsyncReads:
         return self._connection.async_reads
 
     @property
-    def _sync_reads(self) -> _Reads:
+    def _sync_reads(self) -> Reads:
         return self._connection.reads
 
     # -- writes ---------------------------------------------------------------------------
@@ -449,7 +192,7 @@ class SqliteFactStore(FactStore):
         with self._connection.write_lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                own = conn.execute(_GRANTS_OF, (grant.tenant_id, user)).fetchall()
+                own = conn.execute(GRANTS_OF, (grant.tenant_id, user)).fetchall()
                 if not may_administer(own):
                     raise grant_refused(grant, user)
                 if revoke:
@@ -460,9 +203,9 @@ class SqliteFactStore(FactStore):
                     )
                 else:
                     cursor = conn.execute(
-                        f"INSERT INTO fact_grants ({_GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+                        f"INSERT INTO fact_grants ({GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                         " ON CONFLICT DO NOTHING",
-                        _grant_row(grant),
+                        grant_row(grant),
                     )
                 changed = cursor.rowcount == 1
                 conn.execute("COMMIT")
@@ -497,9 +240,9 @@ class SqliteFactStore(FactStore):
         conn = self._connection.writer
         with self._connection.write_lock:
             cursor = conn.execute(
-                f"INSERT INTO fact_grants ({_GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+                f"INSERT INTO fact_grants ({GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING",
-                _grant_row(grant),
+                grant_row(grant),
             )
         return cursor.rowcount == 1
 
@@ -576,9 +319,9 @@ class SqliteFactStore(FactStore):
         def read() -> list[Grant]:
             with self._connection.read_lock:
                 rows = self._connection.reader.execute(
-                    f"SELECT {_GRANT_COLUMNS} FROM fact_grants WHERE tenant_id = ?", (tenant_id,)
+                    f"SELECT {GRANT_COLUMNS} FROM fact_grants WHERE tenant_id = ?", (tenant_id,)
                 ).fetchall()
-            return [Grant(r[0], r[1], r[2], r[3], r[4], _fromiso(r[5])) for r in rows]
+            return [Grant(r[0], r[1], r[2], r[3], r[4], fromiso(r[5])) for r in rows]
 
         return await asyncio.to_thread(read)
 
@@ -602,7 +345,7 @@ class SqliteFactStore(FactStore):
 
     def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
         conn = self._connection.writer
-        ops = _Writes(conn, self.cipher)
+        ops = Writes(conn, self.cipher)
         conn.execute("BEGIN IMMEDIATE")
         try:
             for write in group:

@@ -1,0 +1,287 @@
+"""The SQLite fact ledger's SQL: statements, row coding, and the read and write operations
+(:class:`memory.facts.rules.ReadOps`, :class:`memory.facts.rules.KeyOps`) the store drives.
+
+Every statement names the tenant (``tenant_id = ?``); read and write authority are checked by
+the store's rules (:mod:`memory.facts.rules`), a SQLite file having no roles. Times are
+ISO-8601 text in UTC, values canonical JSON (sealed when a cipher is set).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from datetime import datetime
+from typing import Any
+
+from memory.facts.records import FactRecord, Grant, canonical_json
+from memory.facts.rules import Key
+from memory.sealing import MemoryCipher
+from memory.sql.clock import encode_optional, encode_time
+
+COLUMNS = (
+    "tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from, "
+    "valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence, "
+    "retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in, recorded_by"
+)
+
+_KEY = "tenant_id = ? AND subject = ? AND attribute = ?"
+_ACTIVE = "withdrawn_at IS NULL"
+
+_OPEN_FACT = f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND valid_to IS NULL AND {_ACTIVE}"
+_LAST_FROM = (
+    f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from <= ?"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+_LAST_BEFORE = (
+    f"SELECT {COLUMNS} FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from < ?"
+    " ORDER BY valid_from DESC LIMIT 1"
+)
+_NEXT_START = (
+    f"SELECT valid_from FROM facts WHERE {_KEY} AND {_ACTIVE} AND valid_from > ?"
+    " ORDER BY valid_from LIMIT 1"
+)
+_HISTORY = (
+    f"SELECT {COLUMNS} FROM facts WHERE {_KEY}"
+    " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at, rowid"
+)
+#: Every attribute of a subject in one statement: a loose index scan over its attribute names
+#: (one seek per attribute), then one ``as_of`` seek per attribute.
+_PROFILE = f"""
+WITH RECURSIVE names(attribute) AS (
+    SELECT (SELECT min(attribute) FROM facts
+            WHERE tenant_id = :tenant AND subject = :subject AND {_ACTIVE})
+    UNION ALL
+    SELECT (SELECT min(g.attribute) FROM facts g
+            WHERE g.tenant_id = :tenant AND g.subject = :subject AND g.withdrawn_at IS NULL
+              AND g.attribute > names.attribute)
+    FROM names WHERE names.attribute IS NOT NULL
+)
+SELECT {", ".join("f." + c.strip() for c in COLUMNS.split(","))}
+FROM names JOIN facts f ON f.rowid = (
+    SELECT h.rowid FROM facts h
+    WHERE h.tenant_id = :tenant AND h.subject = :subject AND h.attribute = names.attribute
+      AND h.withdrawn_at IS NULL AND h.valid_from <= :at
+    ORDER BY h.valid_from DESC LIMIT 1
+)
+WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > :at)
+"""
+_INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 20)})"
+_UPDATE_WHERE = " WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL"
+GRANTS_OF = "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
+GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
+
+
+fromiso = datetime.fromisoformat
+
+
+def record_of(row: tuple[Any, ...], cipher: MemoryCipher) -> FactRecord:
+    """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
+    read)."""
+    return FactRecord(
+        row[0],
+        row[1],
+        row[2],
+        row[3],
+        cipher.open(json.loads(row[4])),
+        row[5],
+        row[6],
+        fromiso(row[7]),
+        None if row[8] is None else fromiso(row[8]),
+        fromiso(row[9]),
+        row[10],
+        row[11],
+        row[12],
+        row[13],
+        row[14],
+        None if row[15] is None else fromiso(row[15]),
+        row[16],
+        None if row[17] is None else fromiso(row[17]),
+        tuple(json.loads(row[18])) if row[18] != "[]" else (),
+        row[19],
+    )
+
+
+def record_row(record: FactRecord, cipher: MemoryCipher) -> tuple[Any, ...]:
+    return (
+        record.tenant_id,
+        record.memory_id,
+        record.subject,
+        record.attribute,
+        canonical_json(cipher.seal(record.value)),
+        record.memory_type,
+        record.schema_version,
+        encode_time(record.valid_from),
+        encode_optional(record.valid_to),
+        encode_time(record.recorded_at),
+        record.supersedes_memory_id,
+        record.source_episode_id,
+        record.source,
+        record.confidence,
+        record.retention_policy,
+        encode_optional(record.retracted_at),
+        record.retraction_episode_id,
+        encode_optional(record.withdrawn_at),
+        json.dumps(list(record.restated_in)),
+        record.recorded_by,
+    )
+
+
+def grant_row(grant: Grant) -> tuple[Any, ...]:
+    return (
+        grant.tenant_id,
+        grant.user_id,
+        grant.role,
+        grant.subject,
+        grant.granted_by,
+        encode_optional(grant.granted_at),
+    )
+
+
+class Reads:
+    """:class:`memory.facts.base.ReadOps` over the reading connection (plain methods)."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, lock: threading.Lock, cipher: MemoryCipher
+    ) -> None:
+        self.conn = conn
+        self.lock = lock
+        self.cipher = cipher
+
+    def open_fact(self, key: Key) -> FactRecord | None:
+        with self.lock:
+            row = self.conn.execute(_OPEN_FACT, key).fetchone()
+        return None if row is None else record_of(row, self.cipher)
+
+    def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        with self.lock:
+            row = self.conn.execute(_LAST_FROM, (*key, encode_time(at))).fetchone()
+        return None if row is None else record_of(row, self.cipher)
+
+    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        params = {"tenant": tenant_id, "subject": subject, "at": encode_time(at)}
+        with self.lock:
+            rows = self.conn.execute(_PROFILE, params).fetchall()
+        return [record_of(row, self.cipher) for row in rows]
+
+    def history(self, key: Key) -> list[FactRecord]:
+        with self.lock:
+            rows = self.conn.execute(_HISTORY, key).fetchall()
+        return [record_of(row, self.cipher) for row in rows]
+
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        with self.lock:
+            return self.conn.execute(GRANTS_OF, (tenant_id, user_id)).fetchall()
+
+
+class AsyncReads:
+    """The same reads with ``async`` methods, run inline (see the module docstring)."""
+
+    def __init__(self, reads: Reads) -> None:
+        self._reads = reads
+
+    async def open_fact(self, key: Key) -> FactRecord | None:
+        return self._reads.open_fact(key)
+
+    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        return self._reads.last_from(key, at)
+
+    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        return self._reads.profile(tenant_id, subject, at)
+
+    async def history(self, key: Key) -> list[FactRecord]:
+        return self._reads.history(key)
+
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        return self._reads.grants(tenant_id, user_id)
+
+
+class ThreadedReads(AsyncReads):
+    """The same reads on a worker thread: for a server's event loop, which must never block
+    (``langgraph dev`` refuses blocking calls there). Costs a thread hop per read."""
+
+    async def open_fact(self, key: Key) -> FactRecord | None:
+        return await asyncio.to_thread(self._reads.open_fact, key)
+
+    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
+        return await asyncio.to_thread(self._reads.last_from, key, at)
+
+    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
+        return await asyncio.to_thread(self._reads.profile, tenant_id, subject, at)
+
+    async def history(self, key: Key) -> list[FactRecord]:
+        return await asyncio.to_thread(self._reads.history, key)
+
+    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        return await asyncio.to_thread(self._reads.grants, tenant_id, user_id)
+
+
+class Writes:
+    """:class:`memory.facts.base.KeyOps` inside the writer's open transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, cipher: MemoryCipher) -> None:
+        self.conn = conn
+        self.cipher = cipher
+
+    def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
+        t = encode_time(at)
+        row = self.conn.execute(_LAST_FROM, (*key, t)).fetchone()
+        before = None if row is None else record_of(row, self.cipher)
+        if before is not None and (before.valid_to is None or before.valid_to > at):
+            return before, None  # it covers ``at``; the rules need no next start
+        start = self.conn.execute(_NEXT_START, (*key, t)).fetchone()
+        return before, None if start is None else fromiso(start[0])
+
+    def before(self, key: Key, at: datetime) -> FactRecord | None:
+        row = self.conn.execute(_LAST_BEFORE, (*key, encode_time(at))).fetchone()
+        return None if row is None else record_of(row, self.cipher)
+
+    def insert(self, record: FactRecord) -> None:
+        self.conn.execute(_INSERT, record_row(record, self.cipher))
+
+    def _update(self, sql: str, params: tuple[Any, ...], tenant_id: str, memory_id: str) -> None:
+        cursor = self.conn.execute(sql + _UPDATE_WHERE, (*params, tenant_id, memory_id))
+        if cursor.rowcount != 1:
+            raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
+
+    def set_end(
+        self,
+        key: Key,
+        memory_id: str,
+        valid_to: datetime,
+        retracted_at: datetime | None,
+        retraction_episode_id: str | None,
+    ) -> None:
+        self._update(
+            "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?",
+            (encode_time(valid_to), encode_optional(retracted_at), retraction_episode_id),
+            key[0],
+            memory_id,
+        )
+
+    def withdraw(
+        self,
+        key: Key,
+        memory_id: str,
+        withdrawn_at: datetime,
+        retracted_at: datetime | None,
+        retraction_episode_id: str | None,
+    ) -> None:
+        self._update(
+            "UPDATE facts SET withdrawn_at = ?, retracted_at = ?, retraction_episode_id = ?",
+            (encode_time(withdrawn_at), encode_optional(retracted_at), retraction_episode_id),
+            key[0],
+            memory_id,
+        )
+
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        return self.conn.execute(GRANTS_OF, (tenant_id, user_id)).fetchall()
+
+    def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
+        self._update(
+            "UPDATE facts SET restated_in = json_insert(restated_in, '$[#]', ?)",
+            (episode_id,),
+            key[0],
+            memory_id,
+        )
