@@ -3,8 +3,10 @@
 Every helper goes through :func:`~memory.store.scoped.scoped` (the principal's namespace of any
 LangGraph ``BaseStore``), so it cannot touch another principal's data. :func:`score` ranks
 relevance first, with recency and importance as bounded boosts that reorder near-ties only;
-:func:`time_window` turns time named in a question into a filter. The value layout, keys and
-the ranking formula are in docs/memory-lifecycle.md ("Long-term memories and recall").
+:func:`time_window` turns time named in a question into a soft window that ranks the
+memories it holds (:func:`memory.timewindows.matches`) ahead of the others, dropping none.
+The value layout, keys and the ranking formula are in docs/memory-lifecycle.md ("Long-term
+memories and recall").
 """
 
 from __future__ import annotations
@@ -21,13 +23,17 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 from memory.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.identity import Principal
 from memory.store.scoped import MEMORIES, scoped
-from memory.timewindows import TimeWindow, time_window
+from memory.timewindows import TimeWindow, matches, time_window
 
 IMPORTANCE_MIN, IMPORTANCE_MAX, IMPORTANCE_DEFAULT = 1, 10, 5
 DEFAULT_HALF_LIFE_DAYS = 30.0
 RECENTLY_HALF_LIFE_DAYS = 7.0
 #: The most recency and importance together can add to a score that has a relevance part.
 MAX_BOOST = 0.1
+#: The share of the total a question's time window decides: a memory inside it (said then,
+#: told shortly after, or describing that time) outranks one outside it unless the outside
+#: one is far more relevant.
+WINDOW_WEIGHT = 0.5
 NAMESPACE: tuple[str, ...] = (MEMORIES,)
 """Where memories live, relative to the principal root."""
 
@@ -83,14 +89,19 @@ class ScoreParts:
     importance: float
     relevance: float
     total: float
+    #: 1 inside the question's time window, 0 outside; None when the question names no time
+    window: float | None = None
 
     def to_json(self) -> dict[str, float]:
-        return {
+        data = {
             "recency": round(self.recency, 6),
             "importance": round(self.importance, 6),
             "relevance": round(self.relevance, 6),
             "total": round(self.total, 6),
         }
+        if self.window is not None:
+            data["window"] = self.window
+        return data
 
 
 @dataclass(frozen=True)
@@ -194,11 +205,14 @@ def score(
     half_life: timedelta = timedelta(days=DEFAULT_HALF_LIFE_DAYS),
     *,
     with_query: bool | None = None,
+    window: TimeWindow | None = None,
 ) -> ScoreParts:
     """The score of one stored memory (a ``SearchItem`` contributes its relevance).
 
     ``with_query`` (default: whether the item carries a search score) selects the bounded
     form ``(1 − B)·relevance + B·boost``; without a query the total is the boost alone.
+    A time ``window`` (not "recently") then takes :data:`WINDOW_WEIGHT` of the total: 1 for a
+    memory it holds (:func:`memory.timewindows.matches`), 0 for one it does not.
     """
     w = weights.normalised()
     recency = recency_score(happened_at(item), now, half_life)
@@ -215,7 +229,11 @@ def score(
     else:
         bound = min(MAX_BOOST, boost_weight)
         total = (1.0 - bound) * relevance + bound * boost
-    return ScoreParts(recency, importance, relevance, _clip(total))
+    inside = None
+    if window is not None and not window.recent:
+        inside = 1.0 if matches(window, happened_at(item), str(item.value.get("text", ""))) else 0.0
+        total = (1.0 - WINDOW_WEIGHT) * total + WINDOW_WEIGHT * inside
+    return ScoreParts(recency, importance, relevance, _clip(total), inside)
 
 
 _METADATA = ("source", "episode_ids", "tickers")
@@ -248,9 +266,12 @@ def rank(
     weights: RecallWeights = DEFAULT_WEIGHTS,
     half_life: timedelta = timedelta(days=DEFAULT_HALF_LIFE_DAYS),
     limit: int | None = None,
+    window: TimeWindow | None = None,
 ) -> list[Recalled]:
     """Score and order items: total, then relevance, then newest, then key."""
-    scored = [_recalled(item, score(item, now, weights, half_life)) for item in items]
+    scored = [
+        _recalled(item, score(item, now, weights, half_life, window=window)) for item in items
+    ]
     scored.sort(key=lambda r: (-r.parts.total, -r.parts.relevance, -r.when.timestamp(), r.key))
     return scored if limit is None else scored[:limit]
 
@@ -421,8 +442,16 @@ async def aforget(store: BaseStore, principal: Principal, key: str) -> None:
 # -- reading ------------------------------------------------------------------------------------
 
 
+#: How many of the store's best candidates recall re-ranks at least (the store's own
+#: candidate depth, :data:`memory.store.scoring.CANDIDATES`): the same pool for every limit up
+#: to 16, so the boosts cannot make the top 5 differ from the first 5 of the top 10.
+RERANK_POOL = 64
+#: With a time window: memories in the window may rank deeper by relevance alone.
+WINDOW_POOL = 100
+
+
 def _candidates(limit: int) -> int:
-    return max(4 * limit, 20)
+    return max(4 * limit, RERANK_POOL)
 
 
 # -- recall ---------------------------------------------------------------------------------------
@@ -459,18 +488,16 @@ def _request(
     if window is not None and window.recent:
         half_life = min(half_life, timedelta(days=RECENTLY_HALF_LIFE_DAYS))
     elif window is not None:
-        pool = max(10 * limit, 100)  # the window is applied to a wider pool of candidates
+        pool = max(10 * limit, WINDOW_POOL)
     return _Request(text, pool, window, moment, half_life)
 
 
 def _ranked(
     items: Sequence[Item], req: _Request, weights: RecallWeights, limit: int
 ) -> list[Recalled]:
-    if req.window is not None and not req.window.recent:
-        inside = [i for i in items if req.window.contains(happened_at(i))]
-        if inside:  # nothing in the window: keep the plain ranking rather than nothing
-            items = inside
-    return rank(items, now=req.now, weights=weights, half_life=req.half_life, limit=limit)
+    return rank(
+        items, now=req.now, weights=weights, half_life=req.half_life, limit=limit, window=req.window
+    )
 
 
 async def arecall(

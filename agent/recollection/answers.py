@@ -19,13 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from agent.recollection.reader import EVENT_KINDS, usable_fact
 from agent.research.routing import extract_tickers
+from memory.timewindows import TimeWindow, matches, named_date, time_window
 
 if TYPE_CHECKING:
     from agent.reasoning.chat_model import Usage
@@ -45,9 +46,6 @@ ATTRIBUTE_WORDS: tuple[tuple[str, str], ...] = (
     ("address", "address"),
     ("my name", "full_name"),
 )
-_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -62,7 +60,8 @@ def quoted(text: Any, limit: int = 300) -> str:
 
 @dataclass(frozen=True)
 class Period:
-    """A span a question names ("in March", "last month"), ``[start, end)`` in UTC."""
+    """A span a question names ("in March", "last month", "the week before 23 January
+    2023"), ``[start, end)`` in UTC, read by :func:`memory.timewindows.time_window`."""
 
     start: datetime
     end: datetime
@@ -71,42 +70,38 @@ class Period:
     def overlaps(self, start: datetime, end: datetime | None) -> bool:
         return start < self.end and (end is None or end > self.start)
 
-    def holds(self, when: datetime) -> bool:
-        return self.start <= when < self.end
+    def describes(self, said: datetime, text: str) -> bool:
+        """Whether something said at ``said`` may be about this span: said in it or shortly
+        after, or naming a time in it ("I read it in January", said on 4 February)."""
+        return matches(TimeWindow(self.start, self.end), said, text)
+
+
+_RELATIVE = re.compile(
+    r"\b(yesterday|today|(?:last|this) (?:weekend|week|month|year))\b", re.IGNORECASE
+)
 
 
 def period_of(question: str, now: datetime) -> Period | None:
-    """The span ``question`` asks about, if it names one: a date (2026-03-05), a month with
-    or without a year ("in March": the latest March not in the future), last week, last month,
-    last year or yesterday."""
-    text = question.lower()
-    day = re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", text)
-    if day:
-        start = datetime(int(day[1]), int(day[2]), int(day[3]), tzinfo=UTC)
-        return Period(start, start + timedelta(days=1), f"on {day[0]}")
-    month = re.search(r"\b(" + "|".join(_MONTHS) + r")\b(?:\s+(\d{4}))?", text)
-    if month:
-        number = _MONTHS.index(month[1]) + 1
-        year = int(month[2]) if month[2] else now.year - (1 if number > now.month else 0)
-        start = datetime(year, number, 1, tzinfo=UTC)
-        return Period(start, _next_month(start), f"in {month[1].capitalize()} {year}")
-    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    if "last month" in text:
-        this = today.replace(day=1)
-        start = (this - timedelta(days=1)).replace(day=1)
-        return Period(start, this, "last month")
-    if "last week" in text:
-        monday = today - timedelta(days=today.weekday())
-        return Period(monday - timedelta(days=7), monday, "last week")
-    if "last year" in text:
-        return Period(
-            datetime(now.year - 1, 1, 1, tzinfo=UTC),
-            datetime(now.year, 1, 1, tzinfo=UTC),
-            "last year",
-        )
-    if "yesterday" in text:
-        return Period(today - timedelta(days=1), today, "yesterday")
-    return None
+    """The span ``question`` asks about, if it names one (a date, a month with or without a
+    year, "in 2023", last week, last month, last year, yesterday ...), relative phrases
+    counted back from a date the question names, else from ``now``. "Recently" is no span."""
+    window = time_window(question, now)
+    if window is None or window.start is None or window.end is None:
+        return None
+    return Period(window.start, window.end, _period_label(question, window.start, window.end))
+
+
+def _period_label(question: str, start: datetime, end: datetime) -> str:
+    relative = _RELATIVE.search(question)
+    if relative and named_date(question) is None:
+        return relative[1].lower()
+    if end - start == timedelta(days=1):
+        return f"on {start.date().isoformat()}"
+    if start.day == 1 and end == _next_month(start):
+        return f"in {start:%B} {start.year}"
+    if (start.month, start.day, end.month, end.day) == (1, 1, 1, 1) and end.year == start.year + 1:
+        return f"in {start.year}"
+    return f"from {start.date().isoformat()} to {(end - timedelta(days=1)).date().isoformat()}"
 
 
 def _next_month(start: datetime) -> datetime:
@@ -341,7 +336,7 @@ async def _decisions(
         from memory.recall import arecall
 
         for m in await arecall(reader.store, reader.principal, question, limit=15):
-            if m.kind not in EVENT_KINDS or (period and not period.holds(m.when)):
+            if m.kind not in EVENT_KINDS or (period and not period.describes(m.when, m.text)):
                 continue
             if named and not any(t in m.text.upper() for t in named):
                 continue
@@ -397,7 +392,7 @@ async def _search(
     found = await reader.search_episodes(question, limit=5, events=3)
     for e in found["episodes"]:
         at = datetime.fromisoformat(e["at"])
-        if e["episode_id"] in skip or (period and not period.holds(at)):
+        if e["episode_id"] in skip or (period and not period.describes(at, e["text"])):
             continue
         out.saw(e["episode_id"], e["kind"], e["at"], e["text"], [e["episode_id"]])
         out.claim(f"On {_day(at)} you said {quoted(e['text'], 200)}", [e["episode_id"]])

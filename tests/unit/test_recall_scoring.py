@@ -233,7 +233,7 @@ async def test_remember_is_idempotent_and_validated() -> None:
         {"text": "x", "about": "  "},
     ):
         with pytest.raises(InvalidMemoryError):
-            await aremember(s, ALICE, **bad)  # type: ignore[arg-type]
+            await aremember(s, ALICE, **bad)
 
 
 async def test_forget_removes_one_memory_of_the_principal_only() -> None:
@@ -289,7 +289,7 @@ async def test_distinct_events_never_merge_and_metadata_is_kept() -> None:
     assert data["at"] == (NOW - 10 * DAY).isoformat()
     assert (data["source"], data["tickers"]) == ("chat", ["NVDA"])
     with pytest.raises(InvalidMemoryError):
-        await aremember(s, ALICE, "x", tickers="NVDA")  # type: ignore[arg-type]
+        await aremember(s, ALICE, "x", tickers="NVDA")
 
 
 async def test_batch_remember_embeds_once() -> None:
@@ -332,13 +332,53 @@ def test_time_in_the_question_becomes_a_window() -> None:
     assert time_window("how risky is NVDA", now) is None
 
 
-async def test_recall_applies_the_window_and_falls_back_when_it_is_empty() -> None:
+async def test_recall_ranks_the_window_first_and_drops_nothing() -> None:
     s = store()
     now = datetime(2026, 6, 10, tzinfo=UTC)
     await aremember(s, ALICE, "bought NVDA shares", at=datetime(2026, 5, 12, tzinfo=UTC))
     await aremember(s, ALICE, "bought NVDA shares", at=datetime(2026, 3, 2, tzinfo=UTC))
-    [m] = await arecall(s, ALICE, "what did I buy last month", limit=1, now=now)
-    assert m.at == datetime(2026, 5, 12, tzinfo=UTC)
+    first, second = await arecall(s, ALICE, "what did I buy last month", limit=2, now=now)
+    assert first.at == datetime(2026, 5, 12, tzinfo=UTC)
+    assert (first.parts.window, second.parts.window) == (1.0, 0.0)
+    assert first.score > second.score
     [m] = await arecall(s, ALICE, "what did I buy in March", limit=1, now=now)
     assert m.at == datetime(2026, 3, 2, tzinfo=UTC)
-    assert len(await arecall(s, ALICE, "what did I buy in 2019", limit=5, now=now)) == 2
+    found = await arecall(s, ALICE, "what did I buy in 2019", limit=5, now=now)
+    assert len(found) == 2 and {m.parts.window for m in found} == {0.0}
+    [plain] = await arecall(s, ALICE, "what did I buy", limit=1, now=now)
+    assert plain.parts.window is None and "window" not in plain.parts.to_json()
+
+
+async def test_an_event_told_after_the_period_it_names_is_found_for_that_period() -> None:
+    """Said on 4 February about January: "read in January 2023" finds it, ahead of the
+    same words said in March, and the question's date, not now, anchors its phrases."""
+    s = store()
+    now = datetime(2026, 6, 10, tzinfo=UTC)
+    told = datetime(2023, 2, 4, 18, tzinfo=UTC)
+    await aremember(s, ALICE, "I read Dune in January", at=told)
+    await aremember(s, ALICE, "I read Dune again", at=datetime(2023, 3, 20, tzinfo=UTC))
+    first, _ = await arecall(s, ALICE, "what did I read in January 2023", limit=2, now=now)
+    assert (first.at, first.parts.window) == (told, 1.0)
+    await aremember(s, BOB, "sold AAPL", at=datetime(2023, 1, 19, tzinfo=UTC))
+    await aremember(s, BOB, "sold AAPL", at=datetime(2026, 6, 3, tzinfo=UTC))
+    [m] = await arecall(
+        s, BOB, "what did I sell last week before 23 January 2023", limit=1, now=now
+    )
+    assert m.at == datetime(2023, 1, 19, tzinfo=UTC)
+    [m] = await arecall(s, BOB, "what did I sell last week", limit=1, now=now)
+    assert m.at == datetime(2026, 6, 3, tzinfo=UTC)
+
+
+async def test_the_top_five_is_the_start_of_the_top_ten() -> None:
+    """Boosts re-rank the same pool of candidates whatever the limit: fresh memories the
+    store lists after thirty equally relevant old ones still lead a top 5, as in the top 10."""
+    s = store()
+    old = [NewMemory("chips and margins", at=NOW - (300 + i) * DAY) for i in range(30)]
+    fresh = [NewMemory("chips and margins", at=NOW - i * DAY) for i in range(10)]
+    await aremember_many(s, ALICE, old + fresh)
+    top5 = [m.key for m in await arecall(s, ALICE, "chips and margins", limit=5, now=NOW)]
+    top10 = [m.key for m in await arecall(s, ALICE, "chips and margins", limit=10, now=NOW)]
+    assert top5 == top10[:5]
+    assert {m.at for m in await arecall(s, ALICE, "chips and margins", limit=5, now=NOW)} == {
+        NOW - i * DAY for i in range(5)
+    }
