@@ -8,25 +8,26 @@ using the file) and each folder while holding its ``<folder>.lock`` (the lock th
 store takes, so no process has it open), then writes ``manifest.json``. :func:`restore` checks
 every file of a backup first, keeps the current files in ``<data dir>/backups/`` and then
 copies the backup in (SQLite files again through the backup API, so open connections see the
-restored content, not a file swapped under them).
+restored content, not a file swapped under them). Everything a backup or a restore writes is
+private to the user (:func:`memory.config.private_folder` / :func:`~memory.config.private_file`):
+a backup holds the same memory as the files it copies.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import sqlite3
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from memory.errors import StorageError, StoreLockedError
+from memory.config import PRIVATE_FILE, PRIVATE_FOLDER, private_file, private_folder
+from memory.errors import StorageError
 from memory.health import FileCheck, check_folder, check_sqlite, guarded
 
 MANIFEST = "manifest.json"
@@ -82,7 +83,7 @@ def backup(
             dest,
         )
     with guarded("backup folder", dest):
-        dest.mkdir(parents=True, exist_ok=True)
+        private_folder(dest)
     copied: list[Copied] = []
     for item in files:
         if not item.path.exists():
@@ -93,13 +94,16 @@ def backup(
         else:
             with folder_held(item.path, lock_timeout), guarded("backup folder", dest):
                 shutil.copytree(item.path, target)
+                _make_private(target)
         copied.append(Copied(item.name, item.what, str(item.path), str(target), _size(target)))
     manifest = {
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "files": [c.to_json() for c in copied],
     }
     with guarded("backup folder", dest):
-        (dest / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        private_file(dest / MANIFEST).write_text(
+            json.dumps(manifest, indent=2) + "\n", encoding="utf-8"
+        )
     return copied
 
 
@@ -149,6 +153,7 @@ def restore(
                 if item.path.exists():
                     shutil.rmtree(item.path)
                 shutil.copytree(source, item.path)
+                _make_private(item.path)
         restored.append(Copied(item.name, item.what, str(source), str(item.path), _size(item.path)))
     return restored
 
@@ -165,14 +170,14 @@ def _keep(
             for suffix in ("", "-wal"):
                 part = Path(f"{item.path}{suffix}")
                 if part.exists():
-                    shutil.copyfile(part, keep / f"{item.name}{suffix}")
+                    shutil.copyfile(part, private_file(keep / f"{item.name}{suffix}"))
 
 
 def _replace_file(item: Embedded, source: Path) -> None:
     """Put a copy of ``source`` in place of a damaged file (and drop its stale journal)."""
     with guarded(item.what, item.path):
         staging = item.path.with_name(f".{item.path.name}.restoring")
-        shutil.copyfile(source, staging)
+        shutil.copyfile(source, private_file(staging))
         for suffix in ("-wal", "-shm", "-journal"):
             Path(f"{item.path}{suffix}").unlink(missing_ok=True)
         staging.replace(item.path)
@@ -184,8 +189,7 @@ def _copy_sqlite(item: Embedded, source: Path, target: Path) -> None:
         reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
     try:
         with guarded(item.what, target):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            writer = sqlite3.connect(target, timeout=30)
+            writer = sqlite3.connect(private_file(target), timeout=30)
             try:
                 reader.backup(writer)
             finally:
@@ -194,29 +198,23 @@ def _copy_sqlite(item: Embedded, source: Path, target: Path) -> None:
         reader.close()
 
 
-@contextmanager
-def folder_held(path: Path, timeout: float) -> Iterator[None]:
-    """Hold ``<path>.lock`` (the embedded store's own lock) so no process has the folder."""
-    lock_path = path.with_name(path.name + ".lock")
-    with guarded("store folder lock", lock_path):
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - held across yield
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreLockedError(path, timeout) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    finally:
-        handle.close()
+def folder_held(path: Path, timeout: float) -> AbstractContextManager[None]:
+    """Hold ``<path>.lock``, the embedded store's own lock, so no process has the folder open
+    (:func:`memory.store.edge.folder_lock`: one implementation, private, naming its holder by
+    pid and program only). Imported here: only a folder's backup needs the store's engine."""
+    from memory.store.edge import folder_lock
+
+    return folder_lock(path, timeout)
+
+
+def _make_private(folder: Path) -> None:
+    """Make a copied folder private to the user: its folders 0700, its files 0600."""
+    os.chmod(folder, PRIVATE_FOLDER)
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            os.chmod(Path(root, name), PRIVATE_FOLDER)
+        for name in files:
+            os.chmod(Path(root, name), PRIVATE_FILE)
 
 
 def _size(path: Path) -> int:

@@ -1,14 +1,27 @@
-"""What the storage tiers read from the application's settings.
+"""What the storage tiers read from the application's settings, and how they make files.
 
 ``memory/`` does not import the application. A factory that is configured "from settings"
 takes any object with the attributes below (the analyst's ``agent.settings.Settings`` is one),
 so the storage layer states exactly which settings it depends on and nothing more.
+
+Files the tiers create hold a user's memory, so they are private to that user: folders 0700
+(:func:`private_folder`), files 0600 (:func:`private_file`, created before SQLite opens them so
+that its ``-wal`` and ``-shm`` files, which take the database's mode, are private too). The
+modes are explicit, whatever the process umask. A lock file says who holds it with
+:func:`lock_holder`: a pid and a program name, never the command line, which can carry what a
+user typed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from pathlib import Path
 from typing import Protocol
+
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
 
 
 class StorageSettings(Protocol):
@@ -46,3 +59,43 @@ class StorageSettings(Protocol):
 
     @property
     def model_retries(self) -> int: ...
+
+
+def private_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder, with every folder this call creates (missing parents included)
+    private to the user (0700). A folder that exists already keeps its mode: it may be one the
+    user chose to share, such as the parent of the data folder."""
+    folder = Path(path)
+    missing: list[Path] = []
+    at = folder
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for created in reversed(missing):
+        try:
+            created.mkdir(mode=PRIVATE_FOLDER)
+        except FileExistsError:
+            continue  # another process made it at the same moment
+        os.chmod(created, PRIVATE_FOLDER)  # the umask may have taken bits from mkdir's mode
+    return folder
+
+
+def private_file(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a file private to the user (0600): created empty if missing (an empty file
+    is an empty SQLite database), its folder created by :func:`private_folder`; an existing
+    file of this user that others can read (made by an older version) is made private."""
+    file = Path(path)
+    private_folder(file.parent)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+    status = file.stat()
+    if status.st_mode & 0o077 and status.st_uid == os.geteuid():
+        os.chmod(file, PRIVATE_FILE)
+    return file
+
+
+def lock_holder() -> str:
+    """What a lock file says about the process holding it: ``pid <pid>: <program>``. The
+    program is the basename of ``argv[0]`` (``analyst``, ``langgraph``), never the arguments."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    return f"pid {os.getpid()}: {(program or Path(sys.executable).name)[:64]}"

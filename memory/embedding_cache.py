@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.embeddings import Embeddings
 
+from memory.config import private_file
 from memory.embeddings import Embedder, base_embedder_from_settings, check_vectors, text_hash
 from memory.errors import StorageCorruptError
 from memory.health import guarded
@@ -63,6 +64,7 @@ class SqliteEmbeddingCache:
         data), with a warning on stderr; other storage faults name the file."""
         try:
             with guarded("embeddings cache", self.path):
+                private_file(self.path)
                 conn = sqlite3.connect(self.path, timeout=30)
                 try:
                     with conn:
@@ -86,7 +88,6 @@ class SqliteEmbeddingCache:
         )
 
     def setup(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._setup()
         except StorageCorruptError:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory.config import PRIVATE_FILE, lock_holder, private_file, private_folder
 from memory.errors import ThreadBusyError
 from memory.health import guarded
 from memory.identity import Principal
@@ -64,7 +65,7 @@ class ThreadIndex:
         """A connection in a transaction; a damaged file, a read-only folder or a full disk
         is one :class:`~memory.errors.StorageError` naming the file."""
         with guarded("thread index", self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             conn = sqlite3.connect(self.path, timeout=30)
             try:
                 with conn:
@@ -156,7 +157,9 @@ class ThreadLocks:
 
     Whoever runs a thread (start, resume, a decision) holds its lock, so two approvals racing
     on the same pause cannot both resume it: the second is refused at once. The OS releases a
-    lock when its process dies, so a killed run never leaves a thread locked.
+    lock when its process dies, so a killed run never leaves a thread locked. Lock files are
+    private (0600, in a 0700 folder) and, while held, say ``pid <pid>: <program>``
+    (:func:`memory.config.lock_holder`), never the command line.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -170,18 +173,21 @@ class ThreadLocks:
     @contextmanager
     def hold(self, thread_id: str) -> Iterator[None]:
         with guarded("thread lock folder", self.folder):
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self._path(thread_id), os.O_RDWR | os.O_CREAT, 0o644)
+            private_folder(self.folder)
+            fd = os.open(self._path(thread_id), os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 raise ThreadBusyError(thread_id) from None
+            os.fchmod(fd, PRIVATE_FILE)  # a lock file an older version left readable
+            _say(fd, lock_holder())
             self._mine.add(thread_id)
             try:
                 yield
             finally:
                 self._mine.discard(thread_id)
+                _say(fd, "")
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
@@ -203,6 +209,12 @@ class ThreadLocks:
             return False
         finally:
             os.close(fd)
+
+
+def _say(fd: int, text: str) -> None:
+    """Replace the lock file's content with ``text`` (the holder, or nothing on release)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode(), 0)
 
 
 def _now() -> str:

@@ -27,6 +27,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from memory.checkpoint.url import CheckpointerURL, parse_sqlite_path
+from memory.config import private_folder
 from memory.health import guarded
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ async def open_sqlite(
 
     path = parse_sqlite_path(spec.url)
     with guarded("checkpoints file", path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)  # memory.config: folders the tiers create are 0700
     target, uri = str(path), False
     if path.exists() and not os.access(path.parent, os.W_OK):
         # A read-only folder: SQLite cannot create the WAL index beside the file, so the file

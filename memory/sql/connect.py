@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memory import urls
+from memory.config import private_folder
 
 #: Seconds a connection waits for another writer's lock before "database is locked".
 BUSY_TIMEOUT = 30.0
@@ -44,10 +45,11 @@ def is_locked(error: BaseException) -> bool:
 
 
 def prepare_folder(path: Path) -> None:
-    """Refuse a folder where the file should be; create the file's parent folders."""
+    """Refuse a folder where the file should be; create the file's parent folders, private to
+    the user (:func:`memory.config.private_folder`)."""
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
 
 
 def connect(where: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
