@@ -410,20 +410,36 @@ GrantSubjectArg = Annotated[
 AdminOpt = Annotated[
     bool, typer.Option("--admin", help="Admin of the tenant: any subject, and grants.")
 ]
+ReadOnlyOpt = Annotated[
+    bool, typer.Option("--read-only", help="Read SUBJECT only (a reader), never write it.")
+]
+
+
+def _what(admin: bool, read_only: bool, subject: str | None) -> str:
+    return "admin" if admin else f"{'reader' if read_only else 'writer'} of {subject}"
 
 
 def _change_grant(
-    revoke: bool, grantee: str, subject: str | None, admin: bool, settings: Settings
+    revoke: bool,
+    grantee: str,
+    subject: str | None,
+    admin: bool,
+    read_only: bool,
+    settings: Settings,
 ) -> bool:
     if admin == (subject is not None):
         raise CommandError("Name a SUBJECT (e.g. team:research or team:*) or give --admin.")
+    if admin and read_only:
+        raise CommandError("--read-only names a SUBJECT to read; an admin reads everything.")
     from memory.errors import FactAuthorityError
 
     subject = None if subject is None else _subject(subject, settings)
     try:
         if revoke:
-            return _run(settings, lambda s: s.revoke(grantee, subject, admin=admin))
-        return _run(settings, lambda s: s.grant(grantee, subject, admin=admin))
+            return _run(
+                settings, lambda s: s.revoke(grantee, subject, admin=admin, read_only=read_only)
+            )
+        return _run(settings, lambda s: s.grant(grantee, subject, admin=admin, read_only=read_only))
     except FactAuthorityError as e:
         # Not an admin: a usage error (exit 2), with the way a first admin is made.
         raise CommandError(str(e)) from None
@@ -434,19 +450,20 @@ def grant(
     grantee: GranteeArg,
     subject: GrantSubjectArg = None,
     admin: AdminOpt = False,
+    read_only: ReadOnlyOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Let USER write and read facts about SUBJECT (or, with --admin, any subject) in your
-    tenant.
+    """Let USER write and read facts about SUBJECT (--read-only: only read it; --admin: any
+    subject) in your tenant.
 
     Only the tenant's admin may grant (exit 2 otherwise); a tenant's first admin is made by
     the ledger's owner with `analyst db init --admin USER`. Facts about another user stay
     candidates that user must confirm, and a grant never lets one read another user's facts."""
     settings = common.settings(user, tenant)
-    changed = _change_grant(False, grantee, subject, admin, settings)
-    what = "admin" if admin else f"writer of {subject}"
+    changed = _change_grant(False, grantee, subject, admin, read_only, settings)
+    what = _what(admin, read_only, subject)
     if json_mode:
         common.print_json({"granted": changed, "user": grantee, "grant": what}, indent=None)
         return
@@ -458,14 +475,15 @@ def revoke(
     grantee: GranteeArg,
     subject: GrantSubjectArg = None,
     admin: AdminOpt = False,
+    read_only: ReadOnlyOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Withdraw a grant made with `analyst facts grant` (same arguments)."""
     settings = common.settings(user, tenant)
-    changed = _change_grant(True, grantee, subject, admin, settings)
-    what = "admin" if admin else f"writer of {subject}"
+    changed = _change_grant(True, grantee, subject, admin, read_only, settings)
+    what = _what(admin, read_only, subject)
     if json_mode:
         common.print_json({"revoked": changed, "user": grantee, "grant": what}, indent=None)
         return
@@ -474,7 +492,7 @@ def revoke(
 
 @app.command()
 def grants(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = False) -> None:
-    """List who may write which subjects in your tenant (besides their own)."""
+    """List who may write or read which subjects in your tenant (besides their own)."""
     settings = common.settings(user, tenant)
     found = _run(settings, lambda s: s.grants(), create=False)
     if json_mode:

@@ -63,6 +63,7 @@ from memory.facts.rules import (  # noqa: F401
     authority_of,
     authority_rules,
     current_rules,
+    grant_of,
     history_rules,
     insert_rules,
     is_personal,
@@ -506,26 +507,27 @@ class FactStore(ABC):
 
     # -- grants -------------------------------------------------------------------------------
 
-    def _grant(self, user_id: str, subject: str | None, admin: bool) -> Grant:
-        user = check_name(user_id, "user")
-        if admin:
-            if subject not in (None, "*"):
-                raise InvalidFactError("An admin grant covers every subject; give no subject.")
-            return Grant(self.tenant_id, user, "admin", "*", self.principal.user_id, self.now())
-        if subject is None:
-            raise InvalidFactError("Name the subject to grant (e.g. team:research), or admin.")
-        pattern = check_name(subject, "subject")
-        return Grant(self.tenant_id, user, "writer", pattern, self.principal.user_id, self.now())
+    def _grant(self, user_id: str, subject: str | None, admin: bool, read_only: bool) -> Grant:
+        who = self.principal.user_id
+        return grant_of(self.tenant_id, who, user_id, subject, admin, read_only, self.now())
 
-    async def grant(self, user_id: str, subject: str | None = None, *, admin: bool = False) -> bool:
-        """Let ``user_id`` write (and read) ``subject`` (or, ``admin``, any subject) in this
-        tenant.
+    async def grant(
+        self,
+        user_id: str,
+        subject: str | None = None,
+        *,
+        admin: bool = False,
+        read_only: bool = False,
+    ) -> bool:
+        """Let ``user_id`` write and read ``subject`` (``read_only``: only read it; ``admin``:
+        any subject) in this tenant. No grant lets one read another user's ``user:`` subject.
 
         Only the tenant's admin may grant (on Postgres also the ledger's owner); a tenant's
         first admin is made by :meth:`bootstrap_admin`. Returns whether the grant is new;
         raises :class:`FactAuthorityError` when refused.
         """
-        return await self._change_grant(self._grant(user_id, subject, admin), revoke=False)
+        grant = self._grant(user_id, subject, admin, read_only)
+        return await self._change_grant(grant, revoke=False)
 
     async def bootstrap_admin(self, user_id: str) -> bool:
         """The owner's act: make ``user_id`` an admin of the principal's tenant (its first
@@ -537,10 +539,16 @@ class FactStore(ABC):
         return await self._bootstrap(grant)
 
     async def revoke(
-        self, user_id: str, subject: str | None = None, *, admin: bool = False
+        self,
+        user_id: str,
+        subject: str | None = None,
+        *,
+        admin: bool = False,
+        read_only: bool = False,
     ) -> bool:
         """Withdraw a grant made by :meth:`grant`; returns whether one was removed."""
-        return await self._change_grant(self._grant(user_id, subject, admin), revoke=True)
+        grant = self._grant(user_id, subject, admin, read_only)
+        return await self._change_grant(grant, revoke=True)
 
     async def grants(self) -> list[Grant]:
         """The tenant's grants, by user, role and subject."""

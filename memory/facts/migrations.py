@@ -448,6 +448,61 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    Migration(
+        version=10,
+        description="read-only grants: the reader role",
+        sqlite=(
+            # SQLite cannot change a CHECK constraint: the table is rebuilt, rows kept.
+            """
+            CREATE TABLE fact_grants_new (
+                tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
+                user_id    TEXT NOT NULL CHECK (user_id <> ''),
+                role       TEXT NOT NULL CHECK (role IN ('writer', 'reader', 'admin')),
+                subject    TEXT NOT NULL CHECK (subject <> ''),
+                granted_by TEXT,
+                granted_at TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, user_id, role, subject)
+            )
+            """,
+            "INSERT INTO fact_grants_new SELECT tenant_id, user_id, role, subject, granted_by,"
+            " granted_at FROM fact_grants",
+            "DROP TABLE fact_grants",
+            "ALTER TABLE fact_grants_new RENAME TO fact_grants",
+        ),
+        postgres=(
+            f"ALTER TABLE {_PG_GRANTS} DROP CONSTRAINT grants_role_check",
+            f"""
+            ALTER TABLE {_PG_GRANTS} ADD CONSTRAINT grants_role_check
+                CHECK (role IN ('writer', 'reader', 'admin'))
+            """,
+            # A reader's grant is no writer's: may_write now counts writer grants only (the
+            # write policies call it by name, so they follow).
+            f"""
+            CREATE OR REPLACE FUNCTION {PG_SCHEMA}.may_write(
+                p_tenant text, p_subject text, p_source text, p_withdrawn timestamptz
+            ) RETURNS boolean
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+                SELECT CASE
+                    WHEN u IS NULL OR u = '' THEN false
+                    WHEN p_subject = 'user:' || u THEN true
+                    WHEN NOT EXISTS (
+                        SELECT 1 FROM {_PG_GRANTS} g
+                        WHERE g.tenant_id = p_tenant AND g.user_id = u AND (
+                            g.role = 'admin'
+                            OR (g.role = 'writer' AND (g.subject = p_subject
+                                OR (right(g.subject, 1) = '*' AND starts_with(
+                                    p_subject, left(g.subject, length(g.subject) - 1)))))
+                        )
+                    ) THEN false
+                    WHEN starts_with(p_subject, 'user:')
+                        THEN p_source = 'inferred' AND p_withdrawn IS NOT NULL
+                    ELSE true
+                END
+                FROM (SELECT {PG_USER} AS u) AS acting
+            $$
+            """,
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -252,13 +252,13 @@ class FactRecord:
 
 @dataclass(frozen=True)
 class Grant:
-    """Authority to write facts about subjects other than one's own (see ``analyst facts
-    grant``): ``writer`` of ``subject`` (exact, or a ``prefix*`` pattern such as ``team:*``),
-    or ``admin`` of the whole tenant (``subject`` is ``*``)."""
+    """Authority over subjects other than one's own (see ``analyst facts grant``): ``writer``
+    (writes and reads) or ``reader`` (reads only) of ``subject`` (exact, or a ``prefix*``
+    pattern such as ``team:*``), or ``admin`` of the whole tenant (``subject`` is ``*``)."""
 
     tenant_id: str
     user_id: str
-    role: Literal["writer", "admin"]
+    role: Literal["writer", "reader", "admin"]
     subject: str
     granted_by: str | None = None
     granted_at: datetime | None = None

@@ -14,7 +14,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, cast
 
-from memory.errors import FactAuthorityError, FactConflictError, FactNotFoundError
+from memory.errors import (
+    FactAuthorityError,
+    FactConflictError,
+    FactNotFoundError,
+    InvalidFactError,
+)
 from memory.facts.records import (
     PERSONAL_ATTRIBUTES,
     RECORD_SCHEMA_VERSION,
@@ -24,6 +29,7 @@ from memory.facts.records import (
     MemoryDelta,
     WriteOutcome,
     canonical_json,
+    check_name,
 )
 
 T = TypeVar("T")
@@ -164,8 +170,9 @@ def history_rules(key: Key) -> Rules[list[FactRecord]]:
 #: for: stored only as a candidate that user must confirm), or ``None`` (nothing).
 Authority = Literal["own", "granted", "candidate"] | None
 
-#: Grant roles: ``writer`` of one subject (or a ``prefix*`` pattern), ``admin`` of the tenant.
-GRANT_ROLES = ("writer", "admin")
+#: Grant roles: ``writer`` (writes and reads) or ``reader`` (reads only) of one subject (or a
+#: ``prefix*`` pattern), ``admin`` of the tenant.
+GRANT_ROLES = ("writer", "reader", "admin")
 
 
 def subject_matches(pattern: str, subject: str) -> bool:
@@ -181,7 +188,10 @@ def authority_of(user_id: str, subject: str, grants: list[tuple[str, str]]) -> A
         return None
     if subject == f"user:{user_id}":
         return "own"
-    if not any(role == "admin" or subject_matches(pattern, subject) for role, pattern in grants):
+    if not any(
+        role == "admin" or (role == "writer" and subject_matches(pattern, subject))
+        for role, pattern in grants
+    ):
         return None
     return "candidate" if subject.startswith("user:") else "granted"
 
@@ -473,3 +483,27 @@ def grant_refused(grant: Grant, user: str) -> FactAuthorityError:
         tenant_id=grant.tenant_id,
         user_id=user,
     )
+
+
+def grant_of(
+    tenant_id: str,
+    grantor: str,
+    user_id: str,
+    subject: str | None,
+    admin: bool,
+    read_only: bool,
+    now: datetime,
+) -> Grant:
+    """The grant ``analyst facts grant`` describes: admin of the tenant, or writer (reader,
+    ``read_only``) of one subject or ``prefix*`` pattern."""
+    user = check_name(user_id, "user")
+    if admin:
+        if read_only:
+            raise InvalidFactError("An admin grant reads and writes; drop read-only.")
+        if subject not in (None, "*"):
+            raise InvalidFactError("An admin grant covers every subject; give no subject.")
+        return Grant(tenant_id, user, "admin", "*", grantor, now)
+    if subject is None:
+        raise InvalidFactError("Name the subject to grant (e.g. team:research), or admin.")
+    pattern = check_name(subject, "subject")
+    return Grant(tenant_id, user, "reader" if read_only else "writer", pattern, grantor, now)

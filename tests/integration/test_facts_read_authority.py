@@ -72,6 +72,8 @@ class World:
     tenants: tuple[str, ...]
     admins: dict[str, set[str]] = field(default_factory=dict)
     grants: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    #: The read-only grants (``--read-only``): they read, never write.
+    readers: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     values: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
     def authority(self, tenant: str, user: str, subject: str) -> str | None:
@@ -82,7 +84,8 @@ class World:
             return "admin"
         if subject.startswith("user:"):
             return None
-        for pattern in self.grants.get((tenant, user), set()):
+        held = self.grants.get((tenant, user), set()) | self.readers.get((tenant, user), set())
+        for pattern in held:
             if subject == pattern or (pattern.endswith("*") and subject.startswith(pattern[:-1])):
                 return "granted"
         return None
@@ -104,6 +107,7 @@ def _world(seed: int, suffix: str) -> World:
         world.admins[tenant] = set(rng.sample(USERS, rng.randint(1, 2)))
         for user in USERS:
             world.grants[(tenant, user)] = set(rng.sample(PATTERNS, rng.randint(0, 3)))
+            world.readers[(tenant, user)] = set(rng.sample(PATTERNS, rng.randint(0, 2)))
         for subject in SUBJECTS:
             for attribute in rng.sample(ATTRIBUTES, rng.randint(1, len(ATTRIBUTES))):
                 n = rng.randint(1, 3)
@@ -128,6 +132,8 @@ async def _populate(ledger: Ledger, world: World) -> None:
                 if t == tenant:
                     for pattern in sorted(patterns):
                         await admin.grant(user, pattern)
+                    for pattern in sorted(world.readers[(t, user)]):
+                        await admin.grant(user, pattern, read_only=True)
             for (t, subject, attribute), values in sorted(world.values.items()):
                 if t != tenant:
                     continue
@@ -286,6 +292,29 @@ async def test_every_read_returns_exactly_the_authorised_facts(ledger: Ledger, s
                     _check_rows_postgres(ledger, world, tenant, user)
             await _check_personal(f, world, tenant)
     assert checked > 500  # the loops ran
+
+
+async def test_a_read_only_grant_reads_and_never_writes(ledger: Ledger) -> None:
+    async with open_fact_store(ledger.owner_url, Principal("acme", "root")) as owner:
+        await owner.bootstrap_admin("root")
+    async with open_fact_store(ledger.url, Principal("acme", "root"), clock=lambda: NOW) as f:
+        fact = MemoryDelta(subject="ticker:NVDA", attribute="rating", value="buy", valid_from=BASE)
+        await f.record(fact)
+        assert await f.grant("bob", "ticker:*", read_only=True)
+        bob = f.with_principal(Principal("acme", "bob"))
+        found = await bob.current("ticker:NVDA", "rating")
+        assert found is not None and found.value == "buy"
+        with pytest.raises(FactAuthorityError, match="may not write facts about ticker:NVDA"):
+            await bob.record(fact.model_copy(update={"value": "sell"}))
+        with pytest.raises(FactAuthorityError, match="may not retract"):
+            await bob.retract("ticker:NVDA", "rating")
+        assert [(g.user_id, g.role, g.subject) for g in await bob.grants()] == [
+            ("bob", "reader", "ticker:*"),
+            ("root", "admin", "*"),
+        ]
+        assert await f.revoke("bob", "ticker:*", read_only=True)
+        with pytest.raises(FactAuthorityError, match="may not read"):
+            await bob.current("ticker:NVDA", "rating")
 
 
 async def test_a_grant_on_user_subjects_lets_one_propose_never_read(ledger: Ledger) -> None:

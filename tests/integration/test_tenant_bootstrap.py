@@ -56,6 +56,8 @@ def test_sqlite_first_come_is_refused_and_the_folder_owner_makes_the_admin(
 
     granted = _cli(env, "alice", "facts", "grant", "bob", "team:*")
     assert granted.returncode == 0, granted.stderr
+    reader = _cli(env, "alice", "facts", "grant", "carol", "ticker:*", "--read-only")
+    assert "carol: reader of ticker:* (granted)" in reader.stdout, reader.stderr
     refused = _cli(env, "bob", "facts", "grant", "bob", "--admin")
     assert refused.returncode == 2 and "only the tenant's admin" in refused.stderr
     # Another tenant of the same file still has no admin, and nobody grabs it.

@@ -122,7 +122,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=6) == [6]
     assert await _migrate(path, target=7) == [7]
     assert await _migrate(path, target=8) == [8]
-    assert await _migrate(path) == [9]
+    assert await _migrate(path, target=9) == [9]
+    assert await _migrate(path) == [10]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
