@@ -207,7 +207,7 @@ class OwnedDocuments:
             f"not {me.user_id} of tenant '{me.tenant_id}'. Nothing was {_DONE[doing]}."
         )
 
-    def may_write(self, relpath: str) -> None:
+    def check_write(self, relpath: str) -> None:
         """Refuse (:class:`DocumentAccessError`) a write the principal may not make; a
         research note that exists is written as a revision (:meth:`save`)."""
         self._check(relpath, "write")
@@ -322,6 +322,7 @@ class OwnedDocuments:
             raise DocumentAccessError(
                 f"'{relpath}' is not a research note; only notes under {RESEARCH}/ are revised."
             )
+        self._check(relpath, "read")
         predecessor = self.files.read_raw(relpath).data
         try:
             metadata, body = split_front_matter(text)

@@ -168,7 +168,7 @@ def _current(documents: OwnedDocuments, path: str, *, replacing: bool) -> str | 
     from agent.errors import DocumentNotFoundError
     from memory.errors import DocumentEncodingError
 
-    documents.may_write(path)  # refused before anyone types into an editor
+    documents.check_write(path)  # refused before anyone types into an editor
     try:
         return documents.read_text(path)
     except DocumentNotFoundError:

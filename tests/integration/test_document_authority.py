@@ -328,7 +328,7 @@ async def test_randomised_cross_user_document_access_finds_no_unauthorised_read_
         "save",
         "revise",
         "record_write",
-        "may_write",
+        "check_write",
     )
     for step in range(600):
         who = Principal(rng.choice(TENANTS), rng.choice(USERS))
@@ -347,7 +347,7 @@ async def test_randomised_cross_user_document_access_finds_no_unauthorised_read_
         before, logged = _tree(root), len(audit)
         text = f"# step {step} by {who.user_id}\n"
         try:
-            if op in ("exists", "read", "read_text", "may_write"):
+            if op in ("exists", "read", "read_text", "check_write"):
                 getattr(docs, op)(path)
             elif op == "write":
                 await docs.write(path, text, reason="test")
