@@ -461,7 +461,7 @@ def no_authority(key: Key, user: str, action: str) -> FactAuthorityError:
 
 def may_administer(grants: list[tuple[str, str]]) -> bool:
     """Whether a user holding ``grants`` may grant or revoke: only the tenant's admin. A
-    tenant's first admin is made by the ledger's owner (:func:`bootstrap_refused`), never by
+    tenant's first admin is made by the ledger's owner (``FactStore.bootstrap_admin``), never by
     whoever asks first."""
     return any(r == "admin" for r, _ in grants)
 
