@@ -5,6 +5,8 @@
   dense + BM25 search).
 - :mod:`memory.store.qdrant` — :class:`QdrantStore` on a Qdrant server, or qdrant-client's
   local mode (``qdrant+local://local``, the former default).
+- :mod:`memory.store.indexing` — the Edge shard's vector index, built by a detached process
+  on a copy of the shard and swapped in.
 - :mod:`memory.store.common` and :mod:`memory.store.engine` — the Qdrant format both engines
   write, and :class:`~memory.store.engine.QdrantFormatStore`, the base that runs their
   batches over a few engine primitives (``docs/architecture.md``, "Long-term memory store").

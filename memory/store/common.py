@@ -32,8 +32,14 @@ logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 VECTOR = "text"
-#: The sparse BM25 vector next to ``text`` (collections created since hybrid search).
+#: The sparse BM25 vector next to ``text`` (collections created since hybrid search). It holds
+#: each term's saturated frequency only: the IDF is put into the query, computed over the
+#: searched scope (``docs/architecture.md``, "Hybrid search"), never by the engine over the
+#: whole store.
 SPARSE = "bm25"
+#: The payload field listing an embedded item's BM25 term ids (distinct, sorted): its payload
+#: index counts, within a search's namespace prefix, the items that hold a query term.
+TERMS = "terms"
 #: Reciprocal-rank fusion of the dense and BM25 rankings: k and the two weights.
 RRF_K = 10
 RRF_WEIGHTS = (1.0, 1.0)
@@ -206,10 +212,15 @@ def namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> 
 
 
 def point_payload(
-    op: PutOp, created_us: int, now_us: int, cipher: MemoryCipher = PLAIN
+    op: PutOp,
+    created_us: int,
+    now_us: int,
+    cipher: MemoryCipher = PLAIN,
+    terms: Sequence[int] = (),
 ) -> dict[str, Any]:
     """The payload of the point that stores ``op``'s item, its value sealed by ``cipher``;
-    ``created_us`` is kept from an existing point (layout: ``docs/architecture.md``)."""
+    ``created_us`` is kept from an existing point, ``terms`` are the item's BM25 term ids
+    (layout: ``docs/architecture.md``)."""
     namespace = op.namespace
     payload: dict[str, Any] = {
         "namespace": list(namespace),
@@ -220,6 +231,8 @@ def point_payload(
         "created_us": created_us,
         "updated_us": now_us,
     }
+    if terms:
+        payload[TERMS] = sorted(set(terms))
     if op.ttl is not None:
         payload["ttl_minutes"] = float(op.ttl)
         payload["expires_us"] = now_us + int(float(op.ttl) * 60_000_000)

@@ -6,26 +6,28 @@ hybrid (dense and BM25 fused by reciprocal rank). One process opens the shard at
 store takes ``<folder>.lock`` and, with ``access="shared"``, gives it up when idle so that
 processes take turns. The shared logic is :class:`~memory.store.engine.QdrantFormatStore`;
 details in ``docs/architecture.md``, "Long-term memory store".
+
+The shard's vector index (HNSW) is built out of place: once ``index_after`` vectors are
+unindexed, a write starts the detached indexer (:mod:`memory.store.indexing`), which builds it
+on a copy and swaps it in, so no process waits minutes for ``optimize``.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any, cast
 
 import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 
-from memory.errors import StoreIndexMismatchError, StoreLockedError
+from memory.errors import StoreIndexMismatchError
 from memory.sealing import MemoryCipher
 from memory.store.common import (
     BM25_AVG_LEN,
@@ -33,12 +35,21 @@ from memory.store.common import (
     RRF_K,
     RRF_WEIGHTS,
     SPARSE,
+    TERMS,
     VECTOR,
     LocalAccess,
     namespace_text,
     prefilter,
 )
-from memory.store.engine import NewPoint, Payload, QdrantFormatStore
+from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
+from memory.store.indexing import (
+    GENERATION_FILE,
+    bump_generation,
+    generation,
+    recover,
+    start_indexer,
+)
+from memory.store.lock import folder_lock
 from memory.store.scoring import Hit, fused_hit
 
 logger = logging.getLogger(__name__)
@@ -50,66 +61,11 @@ HNSW_EF = 128
 LINGER = 0.2
 MAX_LEASE = 1.0
 YIELD_PAUSE = 0.05
+#: Unindexed vectors (written since the last index build) that start the indexer
+#: (:mod:`memory.store.indexing`); below it, the unindexed segment is searched exactly.
+INDEX_AFTER = 10_000
 _SCAN_PAGE = 1024
 _FACET_LIMIT = 1_000_000
-
-
-# -- the folder lock ----------------------------------------------------------------------------
-
-
-def _holder(lock_path: Path) -> str:
-    try:
-        text = lock_path.read_text(encoding="utf-8", errors="replace").strip()[:100]
-    except OSError:
-        return "another process"
-    return "".join(c for c in text if c.isprintable()) or "another process"
-
-
-def process_name() -> str:
-    """The running program's name (``analyst``, ``langgraph``, ``python3``): what a lock file
-    may say about its holder. Never the arguments, which can hold what a user typed."""
-    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
-    return (program or Path(sys.executable).name)[:64]
-
-
-@contextmanager
-def folder_lock(path: Path, timeout: float) -> Iterator[None]:
-    """Hold ``<path>.lock`` (``flock``), waiting up to ``timeout`` seconds.
-
-    The lock file is private to the user (0600, also when an older version left it readable)
-    and, while held, says ``pid <pid>: <process name>`` so that a waiting process can name the
-    holder; it never holds the command line, which can carry a memory being added, and it
-    still says only that after the holder is killed."""
-    lock_path = path.with_name(path.name + ".lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    handle: IO[str] = os.fdopen(fd, "r+", encoding="utf-8")
-    try:
-        os.fchmod(fd, 0o600)
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreLockedError(
-                        f"{path} (held by {_holder(lock_path)})", timeout
-                    ) from None
-                time.sleep(0.01)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}: {process_name()}")
-        handle.flush()
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            handle.truncate()
-            handle.flush()
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        handle.close()
 
 
 # -- filters ------------------------------------------------------------------------------------
@@ -154,6 +110,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         ttl: TTLConfig | None = None,
         cipher: MemoryCipher | None = None,
         hybrid: bool = True,
+        index_after: int | None = INDEX_AFTER,
     ) -> None:
         if access not in ("shared", "exclusive"):
             raise ValueError(f"access={access!r}: use 'exclusive' or 'shared'")
@@ -161,21 +118,26 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self.access = access
         self.lock_timeout = lock_timeout
         self.hybrid = hybrid
+        #: Unindexed vectors that start a background index build (``None``: never); shared
+        #: access only (an exclusive holder keeps the folder lock the swap needs).
+        self.index_after = index_after
         self.ttl_config = ttl
         super().__init__(index, cipher)
-        self._bm25 = qe.Bm25(qe.Bm25Config(avg_len=BM25_AVG_LEN))
         self._lock = threading.RLock()
         self._shard: qe.EdgeShard | None = None
         self._held: AbstractContextManager[None] | None = None
         self._timer: threading.Timer | None = None
         self._leased_at = self._last_use = self._resume_at = 0.0
+        self._wrote = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     def _config(self) -> qe.EdgeConfig:
         """The shard's vectors: the dense ``text`` multivector with an index config, and the
         BM25 sparse vector always (a shard needs at least one kind of vector; without an
-        embedder it stays empty and the store is key-value with filters)."""
+        embedder it stays empty and the store is key-value with filters). The BM25 vector has
+        no IDF modifier: the engine would count every principal's items; the query carries
+        its scope's IDF instead (:meth:`QdrantFormatStore._scope_terms`)."""
         vectors: dict[str, qe.EdgeVectorParams] = {}
         if self.dims:
             vectors[VECTOR] = qe.EdgeVectorParams(
@@ -183,10 +145,17 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 distance=qe.Distance.Cosine,
                 multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
             )
-        sparse = {SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
-        return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse)
+        sparse = {SPARSE: qe.EdgeSparseVectorParams()}
+        optimizers = None
+        if self.dims and self.index_after is not None:
+            # Index a segment once it holds index_after vectors (Qdrant's own threshold is in
+            # kilobytes of vectors); smaller ones are searched exactly.
+            kilobytes = max(1, self.index_after * self.dims * 4 // 1024)
+            optimizers = qe.EdgeOptimizersConfig(indexing_threshold=kilobytes)
+        return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers)
 
     def _open_shard(self) -> qe.EdgeShard:
+        recover(self.path)
         if (self.path / "segments").exists():
             return qe.EdgeShard.load(str(self.path))
         return qe.EdgeShard.create(str(self.path), self._config())
@@ -205,7 +174,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             if self.access == "exclusive":
                 if self._shard is None:
                     raise RuntimeError("EdgeStore: closed (or setup() was not called)")
-                yield self._shard
+                try:
+                    yield self._shard
+                finally:
+                    if self._wrote:  # no indexer: it could not take the folder to swap
+                        self._wrote = False
+                        bump_generation(self.path)
                 return
             if self._shard is None:
                 pause = self._resume_at - time.monotonic()
@@ -223,12 +197,35 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             try:
                 yield self._shard
             finally:
+                if self._wrote:
+                    self._after_writes(self._shard)
                 self._last_use = time.monotonic()
                 if self._last_use - self._leased_at >= MAX_LEASE:
                     self._release()
                     self._resume_at = time.monotonic() + YIELD_PAUSE
                 else:
                     self._schedule_release()
+
+    def _after_writes(self, shard: qe.EdgeShard | None) -> None:
+        """Bump the shard's write generation (an index build copied before it is stale) and
+        start the indexer when enough vectors are unindexed (caller holds the lease)."""
+        self._wrote = False
+        bump_generation(self.path)
+        if shard is None or not self.dims or self.index_after is None:
+            return
+        info = shard.info()
+        if info.points_count - info.indexed_vectors_count >= self.index_after:
+            start_indexer(self.path)
+
+    def shard_info(self) -> dict[str, int]:
+        """Points, indexed vectors and segments of the shard now (diagnostics, benchmarks)."""
+        with self._connected() as shard:
+            info = shard.info()
+        return {
+            "points": info.points_count,
+            "indexed_vectors": info.indexed_vectors_count,
+            "segments": info.segments_count,
+        }
 
     def _schedule_release(self) -> None:
         if self._timer is not None:
@@ -280,6 +277,14 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 lock.__exit__(*sys.exc_info())
                 raise
             self._held = lock
+        if not fresh and _has_store_idf(self.path):
+            kept = self.rebuild()
+            logger.warning(
+                "Rebuilt the Qdrant Edge shard %s (%d items) so that BM25 statistics are "
+                "computed per search scope instead of over every principal's memories.",
+                self.path,
+                kept,
+            )
         with self._connected() as shard:
             self._check_meta()
             _create_indexes(shard)
@@ -325,7 +330,9 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                             value = self.cipher.open_object(payload.get("value", {}))
                             texts.extend(get_text_at_path(value, tokens))
                         if texts:
-                            vector[SPARSE] = self._bm25.embed_document(" \n".join(texts))
+                            terms = self.document_terms(texts)
+                            vector[SPARSE] = qe.SparseVector(terms.indices, terms.values)
+                            payload[TERMS] = sorted(set(terms.indices))
                     points.append(qe.Point(str(record.id), vector, payload))
                 if points:
                     shard.update(qe.UpdateOperation.upsert_points(points))
@@ -389,16 +396,18 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         records = handle.retrieve(cast(list[Any], ids), selector, False)
         return {str(r.id): r.payload or {} for r in records}
 
+    def keeps_terms(self) -> bool:
+        return True  # the shard always declares the BM25 vector
+
     def _query(
-        self, handle: qe.EdgeShard, query: str, vector: list[float], flt: Any, depth: int
+        self, handle: qe.EdgeShard, vector: list[float], lexical: Terms | None, flt: Any, depth: int
     ) -> list[Hit]:
-        """Dense candidates, and (hybrid, when the query has a term that is not a stop word)
-        BM25 candidates, fused by reciprocal rank; the parts are computed from each
+        """Dense candidates, and (with ``lexical``: the query's terms weighted by their IDF in
+        the scope) BM25 candidates, fused by reciprocal rank; the parts are computed from each
         candidate's vectors."""
         params = qe.SearchParams(hnsw_ef=max(HNSW_EF, depth))
         dense = qe.Query.Nearest([vector], using=VECTOR)
-        sparse = self._bm25.embed_query(query) if self.hybrid else None
-        if sparse is None or not sparse.indices:
+        if lexical is None:
             request = qe.QueryRequest(
                 limit=depth, query=dense, filter=flt, params=params, with_payload=True
             )
@@ -407,14 +416,20 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             limit=2 * depth,
             prefetches=[
                 qe.Prefetch(limit=depth, query=dense, filter=flt, params=params),
-                qe.Prefetch(limit=depth, query=qe.Query.Nearest(sparse, using=SPARSE), filter=flt),
+                qe.Prefetch(
+                    limit=depth,
+                    query=qe.Query.Nearest(
+                        qe.SparseVector(lexical.indices, lexical.values), using=SPARSE
+                    ),
+                    filter=flt,
+                ),
             ],
             query=cast(Any, qe.Fusion.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
             filter=flt,
             with_payload=True,
             with_vector=True,
         )
-        return [fused_hit(point, vector, sparse.indices) for point in handle.query(request)]
+        return [fused_hit(point, vector, lexical.indices) for point in handle.query(request)]
 
     def _recent(self, handle: qe.EdgeShard, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(
@@ -445,22 +460,27 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return [str(hit.value) for hit in facets.hits]
 
     def _set_payload(self, handle: qe.EdgeShard, ids: list[str], payload: Payload) -> None:
+        self._wrote = True
         handle.update(qe.UpdateOperation.set_payload(cast(list[Any], ids), payload))
 
     def _upsert(self, handle: qe.EdgeShard, points: list[NewPoint]) -> None:
+        self._wrote = True
         rows: list[qe.Point] = []
         for point in points:
             vector: dict[str, Any] = {}
             if point.texts:
                 vector[VECTOR] = point.vectors
-                vector[SPARSE] = self._bm25.embed_document(" \n".join(point.texts))
+            if point.terms is not None:
+                vector[SPARSE] = qe.SparseVector(point.terms.indices, point.terms.values)
             rows.append(qe.Point(point.id, vector, point.payload))
         handle.update(qe.UpdateOperation.upsert_points(rows))
 
     def _delete(self, handle: qe.EdgeShard, ids: list[str]) -> None:
+        self._wrote = True
         handle.update(qe.UpdateOperation.delete_points(cast(list[Any], ids)))
 
     def _delete_where(self, handle: qe.EdgeShard, flt: Any) -> None:
+        self._wrote = True
         handle.update(qe.UpdateOperation.delete_points_by_filter(flt))
 
     def _count(self, handle: qe.EdgeShard, flt: Any) -> int:
@@ -471,6 +491,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
 
     def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
         return _edge_prefilter(filter)
+
+    def _term_condition(self, term: int) -> Any:
+        return qe.FieldCondition(TERMS, match=qe.MatchValue(term))
+
+    def _no_terms_condition(self) -> Any:
+        return qe.IsEmptyCondition(TERMS)
 
     def _expired_condition(self, now: int) -> Any:
         return qe.FieldCondition("expires_us", range=qe.RangeFloat(lte=float(now)))
@@ -488,7 +514,11 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         rewrite a small segment. After an erasure (account deletion) the deleted text must
         leave the disk, so the live points (payload and vectors as stored) are read, the
         shard folder is replaced by a new shard holding only them, and the old folder is
-        removed. Runs under the folder lock; other processes wait, as for any operation."""
+        removed. Runs under the folder lock; other processes wait, as for any operation.
+
+        Also how a shard from before per-scope BM25 statistics is upgraded: the new shard has
+        the current config (no engine-wide IDF) and every item's ``terms`` payload, read from
+        its stored BM25 vector."""
         import shutil
 
         with self._lock, self._connected() as shard:
@@ -503,11 +533,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                         with_vector=True,
                     )
                 )
-                points.extend(qe.Point(r.id, r.vector or {}, r.payload or {}) for r in records)
+                points.extend(qe.Point(r.id, r.vector or {}, _with_terms(r)) for r in records)
                 if offset is None:
                     break
             shard.close()
             self._shard = None
+            written = generation(self.path)
             aside = self.path.with_name(f"{self.path.name}.rebuilding")
             shutil.rmtree(aside, ignore_errors=True)
             self.path.rename(aside)
@@ -522,12 +553,36 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 fresh.update(qe.UpdateOperation.upsert_points(points[start : start + _SCAN_PAGE]))
             fresh.flush()
             shutil.rmtree(aside)
+            # An index build copied before this rebuild must not be swapped in (it holds
+            # what was just erased): the generation moves past every earlier one.
+            (self.path / GENERATION_FILE).write_text(str(written + 1), encoding="ascii")
             return len(points)
 
     def optimize(self) -> bool:
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
         with self._connected() as shard:
             return bool(shard.optimize())
+
+
+def _has_store_idf(path: Path) -> bool:
+    """Whether the shard in ``path`` was created with the engine's IDF modifier (before BM25
+    statistics were per search scope), read from the shard's own ``edge_config.json``."""
+    try:
+        config = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    sparse = (config.get("sparse_vectors") or {}).get(SPARSE) or {}
+    return str(sparse.get("modifier") or "").lower() == "idf"
+
+
+def _with_terms(record: Any) -> Payload:
+    """A stored point's payload with ``terms`` taken from its BM25 vector (rebuild)."""
+    payload = dict(record.payload or {})
+    sparse = (record.vector or {}).get(SPARSE) if isinstance(record.vector, dict) else None
+    payload.pop(TERMS, None)
+    if sparse is not None and list(sparse.indices):
+        payload[TERMS] = sorted({int(i) for i in sparse.indices})
+    return payload
 
 
 def _create_indexes(shard: qe.EdgeShard) -> None:
@@ -538,9 +593,11 @@ def _create_indexes(shard: qe.EdgeShard) -> None:
     principal filter is answered from the payload index instead."""
     keyword = qe.KeywordIndexParams(enable_hnsw=False)
     integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False)
+    term = qe.IntegerIndexParams(lookup=True, range=False, enable_hnsw=False)
     schemas: tuple[tuple[str, Any], ...] = (
         ("ns_key", keyword),
         ("ns_prefixes", keyword),
+        (TERMS, term),
         ("updated_us", integer),
         ("expires_us", integer),
     )

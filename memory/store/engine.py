@@ -42,6 +42,7 @@ from langgraph.store.base import (
 from memory.embeddings import check_vectors
 from memory.sealing import PLAIN, MemoryCipher
 from memory.store.common import (
+    BM25_AVG_LEN,
     namespace_matches,
     now_us,
     point_id,
@@ -50,7 +51,7 @@ from memory.store.common import (
     stored_item,
     value_matches,
 )
-from memory.store.scoring import CANDIDATES, Hit, ScoredItem
+from memory.store.scoring import CANDIDATES, Hit, ScoredItem, idf
 
 logger = logging.getLogger(__name__)
 
@@ -103,15 +104,24 @@ class BatchPlan:
 
 
 @dataclass(frozen=True)
+class Terms:
+    """A BM25 sparse vector: term ids and their weights (same order)."""
+
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass(frozen=True)
 class NewPoint:
-    """A point to upsert: its id and payload, and the texts it embeds with their dense vectors
-    (one per text, same order; both empty for an item without an index). The engine adds its
-    BM25 vector from ``texts``."""
+    """A point to upsert: its id and payload, the texts it embeds with their dense vectors
+    (one per text, same order; both empty for an item without an index), and its BM25
+    document vector (``None`` without an index or where the store keeps no BM25)."""
 
     id: str
     payload: Payload
     texts: list[str]
     vectors: list[list[float]]
+    terms: Terms | None = None
 
 
 class QdrantFormatStore(BaseStore, Generic[H]):
@@ -119,6 +129,12 @@ class QdrantFormatStore(BaseStore, Generic[H]):
 
     Subclasses implement the connection (:meth:`_connected`) and the primitives below, and
     set :attr:`hybrid` when query searches fuse a dense and a BM25 ranking.
+
+    BM25 statistics are per search scope: a stored item's BM25 vector holds its terms'
+    saturated frequencies only, and the IDF of each query term is computed at query time over
+    the items under the searched namespace prefix (:meth:`_scope_terms`), so what other
+    principals store never changes how one principal's search ranks (``docs/architecture.md``,
+    "Hybrid search").
     """
 
     #: names the TTL sweeper's thread and its log lines
@@ -135,6 +151,7 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         self.clock: Callable[[], int] = now_us
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
+        self._bm25: Any = None
         self.index_config: IndexConfig | None = None
         self.embeddings: Embeddings | None = None
         #: the embedded fields of the index config: (path, tokenized path)
@@ -156,6 +173,25 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     def model_id(self) -> str | None:
         return getattr(self.embeddings, "model_id", None) if self.embeddings else None
 
+    @property
+    def bm25(self) -> Any:
+        """Qdrant's BM25 tokenizer and term weighting (from qdrant-edge-py, imported on first
+        use; the same term ids on every engine)."""
+        if self._bm25 is None:
+            import qdrant_edge
+
+            self._bm25 = qdrant_edge.Bm25(qdrant_edge.Bm25Config(avg_len=BM25_AVG_LEN))
+        return self._bm25
+
+    def keeps_terms(self) -> bool:
+        """Whether embedded items get a BM25 vector (the collection or shard declares one)."""
+        return self.hybrid
+
+    def document_terms(self, texts: Sequence[str]) -> Terms:
+        """The BM25 document vector of an item's embedded texts (no IDF: see the class doc)."""
+        vector = self.bm25.embed_document(" \n".join(texts))
+        return Terms([int(i) for i in vector.indices], [float(v) for v in vector.values])
+
     # -- the engine's primitives ------------------------------------------------------------
 
     @abstractmethod
@@ -169,9 +205,12 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         """The payloads of the points among ``ids`` that exist, by id (only ``fields`` if given)."""
 
     @abstractmethod
-    def _query(self, handle: H, query: str, vector: list[float], flt: Any, depth: int) -> list[Hit]:
-        """The candidates of a query: the ``depth`` nearest points by cosine and (hybrid) the
-        ``depth`` best by BM25, each with the parts of its score (:mod:`memory.store.scoring`)."""
+    def _query(
+        self, handle: H, vector: list[float], lexical: Terms | None, flt: Any, depth: int
+    ) -> list[Hit]:
+        """The candidates of a query: the ``depth`` nearest points by cosine and (with
+        ``lexical``, the query's terms weighted by their IDF in the scope) the ``depth`` best
+        by BM25, each with the parts of its score (:mod:`memory.store.scoring`)."""
 
     @abstractmethod
     def _recent(self, handle: H, flt: Any, limit: int) -> list[Payload]:
@@ -213,6 +252,14 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
         """Conditions on value fields selecting a superset of what ``filter`` accepts
         (:func:`memory.store.common.prefilter`)."""
+
+    @abstractmethod
+    def _term_condition(self, term: int) -> Any:
+        """The condition "the item holds BM25 term ``term``" (payload ``terms``)."""
+
+    @abstractmethod
+    def _no_terms_condition(self) -> Any:
+        """The condition "the item holds no BM25 term" (payload ``terms`` empty or missing)."""
 
     @abstractmethod
     def _expired_condition(self, now: int) -> Any:
@@ -398,9 +445,10 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         flt = self.live_filter(now, must)
         found: list[tuple[Hit | None, Payload]] = []
         if op.query and query_vector is not None:
+            lexical = self._scope_terms(handle, op.query, op.namespace_prefix, now)
             depth = max(want if not op.filter else 2 * want, CANDIDATES)
             while True:
-                hits = self._query(handle, op.query, query_vector, flt, depth)
+                hits = self._query(handle, query_vector, lexical, flt, depth)
                 kept = [h for h in hits if self.matches(h.payload, op.filter)]
                 if len(kept) >= want or len(hits) < depth:
                     break
@@ -426,6 +474,33 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             else scored_item(hit, self.cipher)
             for hit, payload in page
         ]
+
+    def _scope_terms(
+        self, handle: H, query: str, prefix: tuple[str, ...], now: int
+    ) -> Terms | None:
+        """The query's BM25 terms (stop words removed), each weighted by its IDF among the
+        live embedded items under ``prefix``; ``None`` when the store keeps no BM25, the query
+        has no term, or no item in the scope holds any term.
+
+        Counted per search from the ``terms`` payload index: the statistics of one principal's
+        search are those of the principal's own items (the scope), whatever others store."""
+        if not self.hybrid:
+            return None
+        terms = sorted({int(i) for i in self.bm25.embed_query(query).indices})
+        if not terms:
+            return None
+        must = self.namespace_conditions(prefix)
+        must_not = [self._expired_condition(now)] if self.omit_expired() else []
+        count = self._count(handle, self._filter(must, [*must_not, self._no_terms_condition()]))
+        if not count:
+            return None
+        weights = [
+            idf(
+                count, self._count(handle, self._filter([*must, self._term_condition(t)], must_not))
+            )
+            for t in terms
+        ]
+        return Terms(terms, weights)
 
     def _newest(self, handle: H, flt: Any, want: int) -> list[Payload]:
         """The ``want`` newest points, ties on the update time broken by namespace and key:
@@ -478,9 +553,13 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             created = {pid: int(payload["created_us"]) for pid, payload in existing.items()}
             points: list[NewPoint] = []
             for (ident, op), pid in zip(upserts, ids, strict=True):
-                payload = point_payload(op, created.get(pid, now), now, self.cipher)
                 texts = plan.put_texts.get(ident, [])
-                points.append(NewPoint(pid, payload, texts, [doc_vectors[t] for t in texts]))
+                terms = self.document_terms(texts) if texts and self.keeps_terms() else None
+                payload = point_payload(
+                    op, created.get(pid, now), now, self.cipher, terms.indices if terms else ()
+                )
+                vectors = [doc_vectors[t] for t in texts]
+                points.append(NewPoint(pid, payload, texts, vectors, terms))
             self._upsert(handle, points)
         if deletes:
             self._delete(handle, deletes)
@@ -558,4 +637,4 @@ def scored_item(hit: Hit, cipher: MemoryCipher) -> ScoredItem:
     )
 
 
-__all__ = ["BatchPlan", "NewPoint", "QdrantFormatStore", "scored_item", "validate_op"]
+__all__ = ["BatchPlan", "NewPoint", "QdrantFormatStore", "Terms", "scored_item", "validate_op"]

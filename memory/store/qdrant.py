@@ -30,6 +30,7 @@ from memory.store.common import (
     RRF_K,
     RRF_WEIGHTS,
     SPARSE,
+    TERMS,
     VECTOR,
     LocalAccess,
     json_equal,
@@ -38,7 +39,7 @@ from memory.store.common import (
     prefilter,
     value_matches,
 )
-from memory.store.engine import NewPoint, Payload, QdrantFormatStore
+from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
 from memory.store.scoring import Hit, fused_hit
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,6 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         super().__init__(index, cipher)
         #: whether the collection has the BM25 vector (set by :meth:`setup`)
         self.hybrid = False
-        self._bm25: Any = None
         self._lock = threading.RLock()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -218,7 +218,9 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
                     )
                 sparse: dict[str, qm.SparseVectorParams] = {}
                 if self.dims:
-                    sparse[SPARSE] = qm.SparseVectorParams(modifier=qm.Modifier.IDF)
+                    # No IDF modifier: the server would count every principal's items; the
+                    # query carries its scope's IDF (QdrantFormatStore._scope_terms).
+                    sparse[SPARSE] = qm.SparseVectorParams(modifier=qm.Modifier.NONE)
                 self.client.create_collection(
                     self.collection,
                     vectors_config=vectors,
@@ -236,6 +238,7 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
                 for name, schema in (
                     ("ns_key", qm.PayloadSchemaType.KEYWORD),
                     ("ns_prefixes", qm.PayloadSchemaType.KEYWORD),
+                    (TERMS, qm.PayloadSchemaType.INTEGER),
                     ("updated_us", qm.PayloadSchemaType.INTEGER),
                     ("expires_us", qm.PayloadSchemaType.INTEGER),
                 ):
@@ -243,7 +246,10 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
 
     def _check_collection(self) -> None:
         info = self.client.get_collection(self.collection)
-        self.hybrid = bool(self.dims) and SPARSE in (info.config.params.sparse_vectors or {})
+        sparse = (info.config.params.sparse_vectors or {}).get(SPARSE)
+        self.hybrid = bool(self.dims) and sparse is not None
+        if sparse is not None and sparse.modifier == qm.Modifier.IDF:
+            self._drop_collection_idf()
         vectors = info.config.params.vectors
         existing = vectors.get(VECTOR) if isinstance(vectors, dict) else None
         meta = info.config.metadata or {}
@@ -268,14 +274,41 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
                 "back, or use a new data directory (ANALYST_DATA_DIR) for the new embeddings."
             )
 
-    @property
-    def bm25(self) -> Any:
-        """Qdrant's BM25 embedder (from qdrant-edge-py; the same tokens on every engine)."""
-        if self._bm25 is None:
-            import qdrant_edge
-
-            self._bm25 = qdrant_edge.Bm25(qdrant_edge.Bm25Config(avg_len=BM25_AVG_LEN))
-        return self._bm25
+    def _drop_collection_idf(self) -> None:
+        """Upgrade a collection from before per-scope BM25 statistics: its items get their
+        ``terms`` payload from their stored BM25 vectors, then the server's IDF modifier
+        (computed over every principal's items) is removed. Stored vectors stay as they are."""
+        offset: Any = None
+        while True:
+            records, offset = self.client.scroll(
+                self.collection,
+                limit=_SCAN_PAGE,
+                offset=offset,
+                with_payload=False,
+                with_vectors=[SPARSE],
+            )
+            for record in records:
+                vectors = record.vector if isinstance(record.vector, dict) else {}
+                sparse = vectors.get(SPARSE)
+                indices = getattr(sparse, "indices", None)
+                if indices:
+                    self.client.set_payload(
+                        self.collection,
+                        payload={TERMS: sorted({int(i) for i in indices})},
+                        points=[record.id],
+                        wait=True,
+                    )
+            if offset is None:
+                break
+        self.client.update_collection(
+            self.collection,
+            sparse_vectors_config={SPARSE: qm.SparseVectorParams(modifier=qm.Modifier.NONE)},
+        )
+        logger.warning(
+            "Qdrant collection '%s': BM25 statistics are now computed per search scope (the "
+            "collection-wide IDF modifier was removed).",
+            self.collection,
+        )
 
     # -- primitives ---------------------------------------------------------------------
 
@@ -287,13 +320,12 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         return {str(r.id): r.payload or {} for r in records}
 
     def _query(
-        self, handle: QdrantClient, query: str, vector: list[float], flt: Any, depth: int
+        self, handle: QdrantClient, vector: list[float], lexical: Terms | None, flt: Any, depth: int
     ) -> list[Hit]:
-        """Dense candidates, and (hybrid, when the query has a term that is not a stop word)
-        BM25 candidates, fused by reciprocal rank; the parts are computed from each
+        """Dense candidates, and (with ``lexical``: the query's terms weighted by their IDF in
+        the scope) BM25 candidates, fused by reciprocal rank; the parts are computed from each
         candidate's vectors."""
-        sparse = self.bm25.embed_query(query) if self.hybrid else None
-        if sparse is None or not sparse.indices:
+        if lexical is None:
             points = handle.query_points(
                 self.collection,
                 query=[vector],
@@ -308,7 +340,7 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
             prefetch=[
                 qm.Prefetch(query=[vector], using=VECTOR, filter=flt, limit=depth),
                 qm.Prefetch(
-                    query=qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+                    query=qm.SparseVector(indices=lexical.indices, values=lexical.values),
                     using=SPARSE,
                     filter=flt,
                     limit=depth,
@@ -320,7 +352,7 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
             with_payload=True,
             with_vectors=True,
         ).points
-        return [fused_hit(point, vector, sparse.indices) for point in points]
+        return [fused_hit(point, vector, lexical.indices) for point in points]
 
     def _recent(self, handle: QdrantClient, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(
@@ -362,11 +394,10 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
             vector: dict[str, Any] = {}
             if point.texts:
                 vector[VECTOR] = point.vectors
-                if self.hybrid:
-                    sparse = self.bm25.embed_document(" \n".join(point.texts))
-                    vector[SPARSE] = qm.SparseVector(
-                        indices=list(sparse.indices), values=list(sparse.values)
-                    )
+            if point.terms is not None:
+                vector[SPARSE] = qm.SparseVector(
+                    indices=point.terms.indices, values=point.terms.values
+                )
             rows.append(qm.PointStruct(id=point.id, vector=vector, payload=point.payload))
         handle.upsert(self.collection, points=rows, wait=True)
 
@@ -390,6 +421,12 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
 
     def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
         return _prefilter(filter)
+
+    def _term_condition(self, term: int) -> Any:
+        return qm.FieldCondition(key=TERMS, match=qm.MatchValue(value=term))
+
+    def _no_terms_condition(self) -> Any:
+        return qm.IsEmptyCondition(is_empty=qm.PayloadField(key=TERMS))
 
     def _expired_condition(self, now: int) -> Any:
         return qm.FieldCondition(key="expires_us", range=qm.Range(lte=now))

@@ -63,13 +63,26 @@ def similarity(dense: float | None, lexical: float) -> float:
     return min(1.0, d + (1.0 - d) * share)
 
 
+def idf(count: int, frequency: int) -> float:
+    """BM25's inverse document frequency of a term held by ``frequency`` of ``count`` items,
+    as Qdrant's IDF modifier computes it: ``ln(1 + (N − df + 0.5) / (df + 0.5))``."""
+    return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+
+
 def fused_score(raw: float) -> float:
     """An RRF score scaled to [0, 1] (``sum(weights) / RRF_K``: first in both rankings)."""
     return min(1.0, max(0.0, raw * (RRF_K / sum(RRF_WEIGHTS))))
 
 
+#: Decimal places of the dense part: below the resolution of the float32 vectors the engines
+#: store, so that a vector handed back with a different last bit (qdrant-client's local mode
+#: does) cannot reorder near-ties.
+COSINE_DIGITS = 9
+
+
 def best_cosine(query: Sequence[float], vectors: Iterable[Sequence[float]]) -> float | None:
-    """The cosine similarity of ``query`` to the closest of ``vectors`` (None: no vector)."""
+    """The cosine similarity of ``query`` to the closest of ``vectors``, rounded to
+    :data:`COSINE_DIGITS` places (None: no vector)."""
     qn = math.sqrt(sum(x * x for x in query))
     best: float | None = None
     for vector in vectors:
@@ -78,7 +91,7 @@ def best_cosine(query: Sequence[float], vectors: Iterable[Sequence[float]]) -> f
             continue
         cosine = sum(a * b for a, b in zip(query, vector, strict=False)) / (qn * vn)
         best = cosine if best is None else max(best, cosine)
-    return best
+    return None if best is None else round(best, COSINE_DIGITS)
 
 
 def term_share(query_terms: Iterable[int], item_terms: Iterable[int]) -> float:
@@ -138,6 +151,7 @@ __all__ = [
     "ScoredItem",
     "best_cosine",
     "fused_score",
+    "idf",
     "similarity",
     "term_share",
 ]

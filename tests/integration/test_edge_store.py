@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from langgraph.store.base import PutOp
 
 from memory.embeddings import HashingEmbedder
 from memory.errors import StoreIndexMismatchError, StoreLockedError
@@ -206,3 +208,49 @@ def test_the_lock_file_names_pid_and_program_only_and_is_private(tmp_path: Path)
     waiting = EdgeStore(tmp_path / "qdrant-edge", lock_timeout=5)
     waiting.setup()  # the dead holder's flock went with it
     waiting.close()
+
+
+def test_the_index_is_built_out_of_place_while_the_store_stays_readable(tmp_path: Path) -> None:
+    """Enough unindexed vectors start the detached indexer: it copies the shard, builds the
+    index on the copy while this process keeps reading and writing, and swaps it in; results
+    are those of before, and writes made during a build are not lost (the stale copy is
+    discarded, the build starts over)."""
+    from memory.store.indexing import indexer_running
+
+    folder = tmp_path / "qdrant-edge"
+    store = EdgeStore(folder, index=index_config(HashingEmbedder(dims=16, seed=2)), index_after=300)
+    store.setup()
+    try:
+        store.batch(
+            [
+                PutOp(("m",), f"k{i}", {"text": f"memory {i} about topic {i % 17}"})
+                for i in range(400)
+            ]
+        )
+        before = [(h.key, h.score) for h in store.search(("m",), query="topic 5", limit=10)]
+        written = 0
+        deadline = time.monotonic() + 600
+        while store.shard_info()["indexed_vectors"] < 400:
+            assert time.monotonic() < deadline, "the index was not built within 10 minutes"
+            assert [
+                (h.key, h.score) for h in store.search(("m",), query="topic 5", limit=10)
+            ] == before
+            if written < 3:  # writes while the build runs: its copy must not replace them
+                store.put(
+                    ("other",), f"w{written}", {"text": "written during the build"}, index=False
+                )
+                written += 1
+            time.sleep(0.2)
+        assert [(h.key, h.score) for h in store.search(("m",), query="topic 5", limit=10)] == before
+        assert {i.key for i in store.search(("other",), limit=10)} == {
+            f"w{n}" for n in range(written)
+        }
+        store.close()
+        deadline = time.monotonic() + 60
+        while indexer_running(folder):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert not folder.with_name("qdrant-edge.new").exists()
+        assert not folder.with_name("qdrant-edge.old").exists()
+    finally:
+        store.close()

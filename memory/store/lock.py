@@ -1,0 +1,76 @@
+"""The folder lock of an embedded store: one process at a time opens a Qdrant Edge shard.
+
+``<folder>.lock`` is held with ``flock`` (released by the kernel when its holder dies) and,
+while held, names its holder by pid and program name, never by command line.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from memory.errors import StoreLockedError
+
+
+def _holder(lock_path: Path) -> str:
+    try:
+        text = lock_path.read_text(encoding="utf-8", errors="replace").strip()[:100]
+    except OSError:
+        return "another process"
+    return "".join(c for c in text if c.isprintable()) or "another process"
+
+
+def process_name() -> str:
+    """The running program's name (``analyst``, ``langgraph``, ``python3``): what a lock file
+    may say about its holder. Never the arguments, which can hold what a user typed."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
+    return (program or Path(sys.executable).name)[:64]
+
+
+@contextmanager
+def folder_lock(path: Path, timeout: float) -> Iterator[None]:
+    """Hold ``<path>.lock`` (``flock``), waiting up to ``timeout`` seconds.
+
+    The lock file is private to the user (0600, also when an older version left it readable)
+    and, while held, says ``pid <pid>: <process name>`` so that a waiting process can name the
+    holder; it never holds the command line, which can carry a memory being added, and it
+    still says only that after the holder is killed."""
+    lock_path = path.with_name(path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    handle: IO[str] = os.fdopen(fd, "r+", encoding="utf-8")
+    try:
+        os.fchmod(fd, 0o600)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreLockedError(
+                        f"{path} (held by {_holder(lock_path)})", timeout
+                    ) from None
+                time.sleep(0.01)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}: {process_name()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            handle.flush()
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        handle.close()
+
+
+__all__ = ["folder_lock", "process_name"]
