@@ -460,7 +460,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return [str(hit.value) for hit in facets.hits]
 
     def _set_payload(self, handle: qe.EdgeShard, ids: list[str], payload: Payload) -> None:
-        self._wrote = True
+        # A TTL refresh is not a write for the indexer: it carries expiries into its copy.
         handle.update(qe.UpdateOperation.set_payload(cast(list[Any], ids), payload))
 
     def _upsert(self, handle: qe.EdgeShard, points: list[NewPoint]) -> None:

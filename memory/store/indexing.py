@@ -14,7 +14,9 @@ command included, for minutes. Instead :func:`start_indexer` launches a detached
    shard meanwhile;
 4. under the folder lock again, swaps the copy in if the generation is unchanged (a write
    landed meanwhile: the copy is discarded and the build starts over, at most
-   :data:`ATTEMPTS` times).
+   :data:`ATTEMPTS` times). TTL refreshes do not count as writes (every recall makes some,
+   so a build would never land): the expiry times that changed meanwhile are carried into
+   the copy before the swap (:func:`carry_expiry`).
 
 The swap is two renames (``<shard>`` → ``<shard>.old``, ``<shard>.new`` → ``<shard>``);
 :func:`recover` (called before every open) puts the old folder back if a crash fell between
@@ -31,6 +33,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from memory.errors import StoreLockedError
 from memory.store.lock import folder_lock
@@ -108,6 +111,49 @@ def start_indexer(path: Path) -> subprocess.Popen[bytes] | None:
         os.close(log)
 
 
+def _expiries(shard: Any) -> dict[Any, int]:
+    """Point id → ``expires_us`` of every point with a TTL."""
+    import qdrant_edge as qe
+
+    has_ttl = qe.Filter(must=[qe.FieldCondition("expires_us", range=qe.RangeFloat(gte=0.0))])
+    found: dict[Any, int] = {}
+    offset: Any = None
+    while True:
+        records, offset = shard.scroll(
+            qe.ScrollRequest(offset=offset, limit=1024, filter=has_ttl, with_payload=True)
+        )
+        for record in records:
+            found[record.id] = int((record.payload or {})["expires_us"])
+        if offset is None:
+            return found
+
+
+def carry_expiry(source: Path, target: Path) -> int:
+    """Set on the shard in ``target`` the ``expires_us`` of every point whose expiry differs
+    in ``source`` (TTL refreshes made while ``target`` was built); return how many. Neither
+    shard may be open elsewhere (caller holds the folder lock)."""
+    import qdrant_edge as qe
+
+    main = qe.EdgeShard.load(str(source))
+    try:
+        wanted = _expiries(main)
+    finally:
+        main.close()
+    copy = qe.EdgeShard.load(str(target))
+    try:
+        have = _expiries(copy)
+        by_value: dict[int, list[Any]] = {}
+        for point, expires in wanted.items():
+            if point in have and have[point] != expires:
+                by_value.setdefault(expires, []).append(point)
+        for expires, points in by_value.items():
+            copy.update(qe.UpdateOperation.set_payload(points, {"expires_us": expires}))
+        copy.flush()
+        return sum(len(points) for points in by_value.values())
+    finally:
+        copy.close()
+
+
 def build(path: Path, lock_timeout: float = 60.0) -> bool:
     """Build the shard's index out of place and swap it in (the module docstring); True when
     an indexed copy replaced the shard."""
@@ -136,6 +182,7 @@ def build(path: Path, lock_timeout: float = 60.0) -> bool:
             with folder_lock(path, lock_timeout):
                 if generation(path) != started_at:
                     continue
+                carry_expiry(path, copy)
                 shutil.rmtree(old, ignore_errors=True)
                 path.rename(old)
                 copy.rename(path)

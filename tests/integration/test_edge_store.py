@@ -5,6 +5,7 @@ shard at once, the lock naming its holder, an index built for other embeddings, 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -254,3 +255,40 @@ def test_the_index_is_built_out_of_place_while_the_store_stays_readable(tmp_path
         assert not folder.with_name("qdrant-edge.old").exists()
     finally:
         store.close()
+
+
+def test_ttl_refreshes_made_during_an_index_build_are_carried_into_the_copy(tmp_path: Path) -> None:
+    """A read that refreshes a TTL while the indexer builds its copy does not discard the build
+    (it is not a write), and the refreshed expiry is what the swapped-in copy holds."""
+    from memory.store.common import now_us, point_id
+    from memory.store.indexing import carry_expiry, generation
+
+    folder, copy = tmp_path / "s", tmp_path / "copy"
+    index = index_config(HashingEmbedder(dims=8))
+    store = EdgeStore(folder, index=index, ttl={"refresh_on_read": True}, index_after=None)
+    store.setup()
+    store.batch([PutOp(("m",), k, {"text": k}, ttl=60) for k in ("a", "b")])
+    store.close()
+    shutil.copytree(folder, copy)  # what the indexer copies
+    written = generation(folder)
+    store.clock = lambda: now_us() + 3_600_000_000  # an hour later
+    assert store.get(("m",), "a") is not None  # refreshes a's TTL
+    store.close()
+    assert generation(folder) == written
+    assert carry_expiry(folder, copy) == 1
+
+    def expiry(path: Path, key: str) -> int:
+        opened = EdgeStore(path, index=index, index_after=None)
+        opened.setup()
+        try:
+            with opened._connected() as shard:
+                return int(
+                    opened._retrieve(shard, [point_id(("m",), key)])[point_id(("m",), key)][
+                        "expires_us"
+                    ]
+                )
+        finally:
+            opened.close()
+
+    assert expiry(copy, "a") == expiry(folder, "a")
+    assert expiry(copy, "b") == expiry(folder, "b")
