@@ -108,12 +108,9 @@ class Tiers:
         grant), research notes are records, and every write goes to the memory audit."""
         from memory.doc_authority import Authority, DocumentAudit, OwnedDocuments, journal_audit
 
-        admin = False
-        if not self._missing_ledger():  # no ledger file yet: no grants, nobody is an admin
-            facts = (await self.wired()).facts
-            assert facts is not None
-            me = self.principal.user_id
-            admin = any(g.role == "admin" and g.user_id == me for g in await facts.grants())
+        facts = await self.facts(create=False)  # no ledger file yet: no grants, no admin
+        me = self.principal.user_id
+        admin = any(g.role == "admin" and g.user_id == me for g in await facts.grants())
 
         async def audit(entry: DocumentAudit) -> None:  # the journal opens on the first write
             await journal_audit(await self.journal())(entry)
