@@ -55,8 +55,9 @@ def _described(base: type[BaseModel], name: str, **bounds: Any) -> Any:
 
 
 def route_schema(available: Set[str]) -> type[RouteDecision]:
-    """:class:`RouteDecision` with tickers from those that can be analysed and a one-sentence
-    reason: a constrained decoder cannot produce an invented ticker or an endless reason."""
+    """:class:`RouteDecision` with at most four tickers from those that can be analysed and a
+    one-sentence reason: a constrained decoder cannot produce an invented ticker or an endless
+    reason (SmolLM2 answered "Analyze NVDA" with seven, repeating AAPL and GOOGL)."""
     if not available:
         return RouteDecision
     symbols: Any = Literal[tuple(sorted(available))]
@@ -66,16 +67,17 @@ def route_schema(available: Set[str]) -> type[RouteDecision]:
         __doc__=RouteDecision.__doc__,
         tickers=(
             list[symbols],
-            _described(RouteDecision, "tickers", min_length=1, max_length=len(available)),
+            _described(RouteDecision, "tickers", min_length=1, max_length=min(4, len(available))),
         ),
         reason=(str, _described(RouteDecision, "reason", max_length=300)),
     )
 
 
 def plan_schema(tickers: Set[str], memory_keys: Set[str]) -> type[PlanDecision]:
-    """:class:`PlanDecision` with steps on the request's tickers only, at most one per
-    computation and ticker, short descriptions, and memory keys that were recalled; a
-    constrained decoder then cannot loop on steps until it is cut off."""
+    """:class:`PlanDecision` with steps on the request's tickers only (at most eight), short
+    descriptions and rationale, and memory keys that were recalled; a constrained decoder then
+    cannot loop on steps until it is cut off (SmolLM2's plan for three tickers ran into the
+    server's 768-token cap with ten steps and 600 characters of rationale)."""
     if not tickers:
         return PlanDecision
     symbols: Any = Literal[tuple(sorted(tickers))]
@@ -83,16 +85,16 @@ def plan_schema(tickers: Set[str], memory_keys: Set[str]) -> type[PlanDecision]:
         "PlannedStep",
         __base__=PlannedStep,
         ticker=(symbols, _described(PlannedStep, "ticker")),
-        description=(str, _described(PlannedStep, "description", max_length=80)),
+        description=(str, _described(PlannedStep, "description", max_length=60)),
     )
-    most = max(1, min(10, len(get_args(StepKindLiteral)) * len(tickers)))
+    most = max(1, min(8, len(get_args(StepKindLiteral)) * len(tickers)))
     keys: Any = Literal[tuple(sorted(memory_keys))] if memory_keys else str
     return create_model(
         "PlanDecision",
         __base__=PlanDecision,
         __doc__=PlanDecision.__doc__,
         steps=(list[step_model], Field(min_length=1, max_length=most)),  # type: ignore[valid-type]
-        rationale=(str, _described(PlanDecision, "rationale", max_length=600)),
+        rationale=(str, _described(PlanDecision, "rationale", max_length=300)),
         memories_used=(
             list[keys],
             _described(
