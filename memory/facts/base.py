@@ -76,7 +76,7 @@ from memory.facts.rules import (  # noqa: F401
     run_async,
     run_sync,
 )
-from memory.identity import Principal
+from memory.identity import Principal, normal_id
 from memory.sealing import PLAIN, MemoryCipher
 from memory.sql.clock import system_clock
 
@@ -534,7 +534,7 @@ class FactStore(ABC):
         admin, or another). Only the ledger's owner may -- on Postgres the role owning the
         schema, on SQLite the OS user owning the data folder -- so no tenant's admin is ever
         whoever asked first. Returns whether the grant is new."""
-        user = check_name(user_id, "user")
+        user = normal_id(user_id, "user")  # the one identity rule (memory.identity)
         grant = Grant(self.tenant_id, user, "admin", "*", LEDGER_OWNER, self.now())
         return await self._bootstrap(grant)
 

@@ -31,6 +31,7 @@ from memory.facts.records import (
     canonical_json,
     check_name,
 )
+from memory.identity import normal_id
 
 T = TypeVar("T")
 
@@ -496,7 +497,7 @@ def grant_of(
 ) -> Grant:
     """The grant ``analyst facts grant`` describes: admin of the tenant, or writer (reader,
     ``read_only``) of one subject or ``prefix*`` pattern."""
-    user = check_name(user_id, "user")
+    user = normal_id(user_id, "user")  # the one identity rule: grants name users as principals do
     if admin:
         if read_only:
             raise InvalidFactError("An admin grant reads and writes; drop read-only.")

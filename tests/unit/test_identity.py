@@ -5,6 +5,7 @@ context) applies it."""
 from __future__ import annotations
 
 import string
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from agent.errors import ConfigurationError, InvalidPrincipalError
 from agent.nodes.base import principal
 from agent.settings import Settings
 from agent.state import Context
+from memory.facts.rules import grant_of
 from memory.identity import ID_RULE, MAX_ID_LENGTH, Principal, normal_id
 
 #: The ids issue 23 found accepted, and their look-alikes.
@@ -149,3 +151,14 @@ def test_a_graph_run_s_context_with_a_bad_id_raises_the_identity_error() -> None
     for tenant, user in (("acme", "alice:bob"), ("*", "alice"), ("acme", " alice")):
         with pytest.raises(InvalidPrincipalError):
             graph.invoke({"who": ""}, context=Context(tenant_id=tenant, user_id=user))
+
+
+def test_the_fact_ledger_names_grantees_by_the_same_rule() -> None:
+    """A grant names its user as a principal would: ``Bob`` is bob, ``'bob '`` is refused
+    (the ledger used to trim it into bob while the other tiers kept the space)."""
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    assert grant_of("acme", "root", "Bob", "team:research", False, False, now).user_id == "bob"
+    assert grant_of("acme", "root", "ALICE", None, True, False, now).user_id == "alice"
+    for bad in ("bob ", "user:bob", "*"):
+        with pytest.raises(InvalidPrincipalError):
+            grant_of("acme", "root", bad, "team:research", False, False, now)
