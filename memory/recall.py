@@ -12,6 +12,7 @@ memories and recall").
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -231,12 +232,27 @@ def score(
         total = (1.0 - bound) * relevance + bound * boost
     inside = None
     if window is not None and not window.recent:
-        inside = 1.0 if matches(window, happened_at(item), str(item.value.get("text", ""))) else 0.0
+        inside = 1.0 if matches(window, happened_at(item), memory_text(item.value)) else 0.0
         total = (1.0 - WINDOW_WEIGHT) * total + WINDOW_WEIGHT * inside
     return ScoreParts(recency, importance, relevance, _clip(total), inside)
 
 
 _METADATA = ("source", "episode_ids", "tickers")
+
+
+def memory_text(value: Mapping[str, Any]) -> str:
+    """What a memory says: its ``text``, else LangMem's ``content`` (a string as it is,
+    structured content from LangMem's store manager as compact JSON), else nothing."""
+    if "text" in value:
+        return str(value["text"])
+    content = value.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(
+        content, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str
+    )
 
 
 def _recalled(item: Item, parts: ScoreParts) -> Recalled:
@@ -247,7 +263,7 @@ def _recalled(item: Item, parts: ScoreParts) -> Recalled:
     return Recalled(
         key=item.key,
         namespace=item.namespace,
-        text=str(value.get("text", "")),
+        text=memory_text(value),
         importance=int(importance) if isinstance(importance, int | float) else IMPORTANCE_DEFAULT,
         kind=str(value.get("kind", "note")),
         about=str(about) if about else None,

@@ -48,12 +48,25 @@ from memory.errors import InvalidPrincipalError
 from memory.identity import Principal
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
-#: The value fields the principal's memories (``("memories", ...)``) embed when a put names no
-#: fields of its own: one vector each, a memory scoring as its best field. Other namespaces
-#: follow the store's index config (the whole value unless it names fields), as upstream.
+#: The value fields the principal's memories (``("memories", ...)`` values with a ``text`` or
+#: ``about`` field) embed when a put names no fields of its own: one vector each, a memory
+#: scoring as its best field. Other values and namespaces follow the store's index config (the
+#: whole value unless it names fields), as upstream.
 TEXT_FIELDS = ["text", "about"]
 
 _ESCAPES = (("%", "%25"), (".", "%2E"), ("*", "%2A"), ("\x00", "%00"))
+
+
+def _is_project_memory(op: PutOp) -> bool:
+    """A put of one of the project's own memories (``text``/``about``) under ``("memories",
+    ...)``: those embed :data:`TEXT_FIELDS`. Any other value there (LangMem's ``{"content":
+    ...}``) keeps the store's index config, so it is embedded and recall can find it."""
+    value = op.value
+    return (
+        value is not None
+        and tuple(op.namespace[:1]) == (MEMORIES,)
+        and ("text" in value or "about" in value)
+    )
 
 
 class ScopeViolationError(RuntimeError):
@@ -122,7 +135,7 @@ class ScopedStore(BaseStore):
                 raise InvalidNamespaceError(
                     "A scoped namespace needs at least one label, e.g. ('memories',)."
                 )
-            if op.index is None and op.value is not None and tuple(op.namespace[:1]) == (MEMORIES,):
+            if op.index is None and _is_project_memory(op):
                 op = op._replace(index=list(TEXT_FIELDS))
             return op._replace(namespace=(*root, *op.namespace))
         if isinstance(op, SearchOp):

@@ -191,18 +191,6 @@ async def test_store_manager_extracts_into_the_store_and_search_finds_it(
         assert await scoped(store, BOB).asearch(LANGMEM) == []
 
 
-#: What LangMem's memories still need to reach the project's recall, which reads the
-#: principal's ("memories", ...) namespaces and shows a memory's ``text``.
-_RECALL_GAP = (
-    "two changes outside this test's reach: memory.store.scoped applies TEXT_FIELDS "
-    "(text, about) to every put under ('memories', ...), so LangMem's {'content': ...} there "
-    "is not embedded and neither LangMem's search nor recall finds it (fix: only when the "
-    "value has a text or about field, else the store's index, the whole value); and "
-    "memory.recall._recalled shows value['text'] only (fix: fall back to value['content'])"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_RECALL_GAP)
 async def test_langmem_memories_in_the_memories_namespace_reach_the_project_recall(
     storage: Storage, server: FakeOpenAI
 ) -> None:

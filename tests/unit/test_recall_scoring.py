@@ -30,6 +30,7 @@ from memory.recall import (
     aremember_many,
     importance_score,
     memory_key,
+    memory_text,
     rank,
     recency_score,
     relevance_score,
@@ -97,6 +98,20 @@ def test_relevance_is_clipped_similarity() -> None:
     assert relevance_score(0.37) == pytest.approx(0.37)
     assert relevance_score(1.0000001) == 1.0
     assert relevance_score(float("nan")) == 0.0
+
+
+def test_a_memory_reads_as_its_text_else_langmem_content() -> None:
+    """LangMem's memories (no ``text``) reach recall: the tools' string ``content`` as it
+    is, the store manager's structured content as compact JSON; the project's ``text`` wins."""
+    assert memory_text({"text": "mine", "content": "theirs"}) == "mine"
+    assert memory_text({"content": "Ann prefers dividends"}) == "Ann prefers dividends"
+    structured = {"kind": "Memory", "content": {"content": "Ann prefers dividends"}}
+    assert memory_text(structured) == '{"content":"Ann prefers dividends"}'
+    assert memory_text({"kind": "note"}) == ""
+    [recalled] = rank(
+        [SearchItem(("memories", "langmem"), "k", structured, NOW, NOW, 0.5)], now=NOW
+    )
+    assert (recalled.text, recalled.kind) == ('{"content":"Ann prefers dividends"}', "Memory")
 
 
 def test_total_is_relevance_plus_a_bounded_boost() -> None:
