@@ -28,6 +28,7 @@ import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 
 from memory.errors import StoreIndexMismatchError
+from memory.health import ensure_mapped_space
 from memory.sealing import MemoryCipher
 from memory.store.common import (
     BM25_AVG_LEN,
@@ -47,7 +48,9 @@ from memory.store.indexing import (
     bump_generation,
     generation,
     recover,
+    set_unindexed,
     start_indexer,
+    unindexed,
 )
 from memory.store.lock import folder_lock
 from memory.store.scoring import Hit, fused_hit
@@ -129,6 +132,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._timer: threading.Timer | None = None
         self._leased_at = self._last_use = self._resume_at = 0.0
         self._wrote = False
+        #: dense vectors written in the current operation (see _count_writes)
+        self._new_vectors = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -155,6 +160,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers)
 
     def _open_shard(self) -> qe.EdgeShard:
+        ensure_mapped_space("long-term memory folder", self.path)  # else a full disk is SIGBUS
         recover(self.path)
         if (self.path / "segments").exists():
             return qe.EdgeShard.load(str(self.path))
@@ -178,8 +184,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                     yield self._shard
                 finally:
                     if self._wrote:  # no indexer: it could not take the folder to swap
-                        self._wrote = False
-                        bump_generation(self.path)
+                        self._count_writes(self._shard)
                 return
             if self._shard is None:
                 pause = self._resume_at - time.monotonic()
@@ -206,15 +211,23 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 else:
                     self._schedule_release()
 
-    def _after_writes(self, shard: qe.EdgeShard | None) -> None:
+    def _count_writes(self, shard: qe.EdgeShard | None) -> int:
         """Bump the shard's write generation (an index build copied before it is stale) and
-        start the indexer when enough vectors are unindexed (caller holds the lease)."""
+        its count of unindexed vectors; return that count (caller holds the lease)."""
         self._wrote = False
+        new, self._new_vectors = self._new_vectors, 0
         bump_generation(self.path)
-        if shard is None or not self.dims or self.index_after is None:
-            return
-        info = shard.info()
-        if info.points_count - info.indexed_vectors_count >= self.index_after:
+        before = unindexed(self.path)
+        if before is None:  # never counted: every point may be unindexed
+            before = shard.info().points_count if shard is not None else 0
+        set_unindexed(self.path, before + new)
+        return before + new
+
+    def _after_writes(self, shard: qe.EdgeShard | None) -> None:
+        """Count the writes, and start the indexer when ``index_after`` vectors are unindexed
+        (caller holds the lease)."""
+        pending = self._count_writes(shard)
+        if self.dims and self.index_after is not None and pending >= self.index_after:
             start_indexer(self.path)
 
     def shard_info(self) -> dict[str, int]:
@@ -464,7 +477,9 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         handle.update(qe.UpdateOperation.set_payload(cast(list[Any], ids), payload))
 
     def _upsert(self, handle: qe.EdgeShard, points: list[NewPoint]) -> None:
+        ensure_mapped_space("long-term memory folder", self.path)
         self._wrote = True
+        self._new_vectors += sum(1 for point in points if point.vectors)
         rows: list[qe.Point] = []
         for point in points:
             vector: dict[str, Any] = {}
@@ -556,6 +571,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             # An index build copied before this rebuild must not be swapped in (it holds
             # what was just erased): the generation moves past every earlier one.
             (self.path / GENERATION_FILE).write_text(str(written + 1), encoding="ascii")
+            set_unindexed(self.path, len(points))
             return len(points)
 
     def optimize(self) -> bool:

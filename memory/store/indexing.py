@@ -27,6 +27,7 @@ to the indexer alike.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import shutil
@@ -42,6 +43,11 @@ logger = logging.getLogger(__name__)
 
 #: Bumped (under the folder lock) by every write batch: a copy is current while it is equal.
 GENERATION_FILE = "analyst-generation"
+#: Vectors written since the last build (the shard's own counts do not tell: its
+#: ``indexed_vectors_count`` includes the BM25 vectors, which are always indexed).
+UNINDEXED_FILE = "analyst-unindexed"
+#: Written into a copy the indexer swaps in: the generation it was built at.
+BUILT_FILE = "analyst-index.json"
 #: Builds tried before giving up until the next trigger (each discarded if writes landed).
 ATTEMPTS = 3
 
@@ -57,6 +63,20 @@ def generation(path: Path) -> int:
 def bump_generation(path: Path) -> None:
     """Record that a write batch changed the shard (caller holds the folder lock)."""
     (path / GENERATION_FILE).write_text(str(generation(path) + 1), encoding="ascii")
+
+
+def unindexed(path: Path) -> int | None:
+    """Vectors written since the last index build (``None``: never counted, e.g. a shard from
+    before this counter)."""
+    try:
+        return int((path / UNINDEXED_FILE).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def set_unindexed(path: Path, count: int) -> None:
+    """Record how many vectors are unindexed (caller holds the folder lock)."""
+    (path / UNINDEXED_FILE).write_text(str(count), encoding="ascii")
 
 
 def recover(path: Path) -> None:
@@ -183,6 +203,8 @@ def build(path: Path, lock_timeout: float = 60.0) -> bool:
                 if generation(path) != started_at:
                     continue
                 carry_expiry(path, copy)
+                set_unindexed(copy, 0)
+                (copy / BUILT_FILE).write_text(json.dumps({"generation": started_at}))
                 shutil.rmtree(old, ignore_errors=True)
                 path.rename(old)
                 copy.rename(path)
