@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,10 @@ async def graph(config: RunnableConfig, runtime: ServerRuntime) -> AsyncIterator
     from graphs.builder import GRAPH_NAME, build_graph
 
     def configure() -> tuple[Settings, Services]:
+        # As the CLI does (agent.cli.common.keep_files_private): whatever the server's
+        # libraries create for the analyst (Qdrant's shard files, SQLite side files, charts)
+        # is private to the user. The tiers also set their own modes (memory.config).
+        os.umask(0o077)
         settings = Settings.from_env()
         return settings, Services.from_settings(settings)
 
