@@ -60,6 +60,54 @@ def storage_fault(error: BaseException, what: str, path: object) -> StorageError
     return None
 
 
+# -- memory-mapped files -----------------------------------------------------------------------
+
+#: Qdrant Edge maps its WAL segments and page files as sparse 32 MiB files and writes through
+#: the map. A store into a page the filesystem cannot allocate is a SIGBUS that kills the
+#: process (exit 135, no message), never an ENOSPC Python could catch; so its writer checks
+#: first that every mapped byte, and the next WAL segment, can be allocated.
+MAPPED_SEGMENT = 32 << 20
+#: The mapped size of a new, empty shard (two WAL segments, two page files, flags), measured.
+NEW_SHARD_MAPPED = 4 * MAPPED_SEGMENT + 8 * (1 << 20)
+
+
+def unallocated_bytes(folder: Path) -> int:
+    """Bytes the files under ``folder`` map but the filesystem has not allocated (holes)."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                info = os.stat(os.path.join(root, name))
+            except OSError:
+                continue  # removed meanwhile (a swap, a WAL segment retired)
+            total += max(0, info.st_size - info.st_blocks * 512)
+    return total
+
+
+def free_bytes(path: Path) -> int:
+    """Free space, for this process, on the filesystem holding ``path`` (or its nearest
+    existing parent)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    stat = os.statvfs(path)
+    return stat.f_bavail * stat.f_frsize
+
+
+def ensure_mapped_space(what: str, folder: Path) -> None:
+    """Raise :class:`StorageFullError` naming ``folder`` and the space needed unless its disk
+    can back every page its memory-mapped files may write (see :data:`MAPPED_SEGMENT`)."""
+    holes = unallocated_bytes(folder) if (folder / "segments").exists() else NEW_SHARD_MAPPED
+    needed = holes + MAPPED_SEGMENT
+    free = free_bytes(folder)
+    if free < needed:
+        raise StorageFullError(
+            what,
+            folder,
+            f"its disk has {_human(free)} free and this store's memory-mapped files need "
+            f"{_human(needed)}",
+        )
+
+
 def is_corruption(error: BaseException) -> bool:
     """Whether ``error`` says the file's bytes are damaged (not a lock, space or permission)."""
     return isinstance(error, sqlite3.DatabaseError) and any(
@@ -84,7 +132,9 @@ def guarded(what: str, path: object) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class FileCheck:
-    """One embedded file or folder: ``ok``, ``missing`` (never created: fine) or ``damaged``."""
+    """One embedded file or folder: ``ok``, ``missing`` (never created: fine), ``damaged``,
+    or -- its bytes intact -- ``full`` (no space left beside it) or ``unwritable``
+    (a read-only folder or mount)."""
 
     what: str
     path: str
@@ -99,30 +149,37 @@ class FileCheck:
         return {"what": self.what, "path": self.path, "status": self.status, "detail": self.detail}
 
 
+#: Below this much free space SQLite cannot create a WAL index or journal beside a file.
+_FULL_BELOW = 1 << 20
+
+
 def check_sqlite(what: str, path: Path) -> FileCheck:
-    """``PRAGMA integrity_check`` of one SQLite file, opened read-only (nothing is created)."""
+    """``PRAGMA integrity_check`` of one SQLite file, opened read-only (nothing is created).
+
+    A file SQLite cannot open because its folder is full or read-only (it needs to create the
+    WAL index beside it) is checked again without one: intact bytes there are ``full`` or
+    ``unwritable``, never ``damaged``."""
     if not path.exists():
         return FileCheck(what, str(path), "missing", "not created yet")
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
-    except sqlite3.Error as error:
-        return FileCheck(what, str(path), "damaged", str(error))
-    try:
-        rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
-        tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        try:
+            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
+            tables = int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
+        finally:
+            conn.close()
     except sqlite3.DatabaseError as error:
-        if "unable to open" in str(error).lower() or "readonly" in str(error).lower():
-            return _check_immutable(what, path)
-        return FileCheck(what, str(path), "damaged", str(error))
-    finally:
-        conn.close()
+        if is_corruption(error):
+            return FileCheck(what, str(path), "damaged", str(error))
+        return _check_immutable(what, path, str(error))
     if rows != ["ok"]:
         return FileCheck(what, str(path), "damaged", "; ".join(rows[:3]))
     return FileCheck(what, str(path), "ok", f"{tables} schema objects, {_size(path)}")
 
 
-def _check_immutable(what: str, path: Path) -> FileCheck:
-    """A WAL file in a read-only folder: check its bytes without SQLite's shared memory."""
+def _check_immutable(what: str, path: Path, why: str) -> FileCheck:
+    """Check the bytes of a file SQLite could not open normally (``why``) without SQLite's
+    shared memory, then say why it could not: a full disk, a read-only folder."""
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
         try:
@@ -133,7 +190,18 @@ def _check_immutable(what: str, path: Path) -> FileCheck:
         return FileCheck(what, str(path), "damaged", str(error))
     if rows != ["ok"]:
         return FileCheck(what, str(path), "damaged", "; ".join(rows[:3]))
-    return FileCheck(what, str(path), "ok", f"read-only folder, {_size(path)}")
+    free = free_bytes(path.parent)
+    if free < _FULL_BELOW:
+        return FileCheck(
+            what,
+            str(path),
+            "full",
+            f"not damaged ({_size(path)} intact); its disk has {_human(free)} free: free some "
+            "space",
+        )
+    if not os.access(path.parent, os.W_OK) or not os.access(path, os.W_OK):
+        return FileCheck(what, str(path), "unwritable", f"read-only folder, {_size(path)} intact")
+    return FileCheck(what, str(path), "damaged", why)
 
 
 def check_folder(what: str, path: Path) -> FileCheck:

@@ -98,7 +98,8 @@ def check(
     json_mode: common.JsonOpt = False,
 ) -> None:
     """Integrity check of every embedded file (checkpoints, threads, facts, embeddings cache,
-    document index, the long-term memory folder); reads only. Exit 1 if one is damaged."""
+    document index, the long-term memory folder); reads only. Exit 1 if one is damaged or
+    the disk beside one is full (said apart: "full" and "unwritable" files are intact)."""
     settings = common.settings()
 
     async def body(a: AnalystApp) -> list[FileCheck]:
@@ -113,6 +114,13 @@ def check(
             if c.detail:
                 print(f"         {c.detail}")
     damaged = [c for c in checks if not c.ok]
+    full = [c for c in checks if c.status == "full"]
+    if full and not damaged:
+        names = ", ".join(f"{c.what} {c.path}" for c in full)
+        raise StorageError(
+            f"No file is damaged, but the disk is full beside: {names}. Free some space (no "
+            "restore is needed); writes fail until then and reads keep working."
+        )
     if damaged:
         names = ", ".join(f"{c.what} {c.path}" for c in damaged)
         raise StorageError(
@@ -140,9 +148,10 @@ def snapshot(
         common.print_json({"backup": str(dest), "files": [c.to_json() for c in copied]})
         return
     for c in copied:
-        print(f"{c.what:<24} {c.source} -> {c.target} ({c.size} bytes)")
+        print(f"{c.what:<24} {c.source} -> {c.target} ({c.allocated} bytes on disk)")
     print(
-        f"snapshot: {len(copied)} files in {dest} "
+        f"snapshot: {len(copied)} files, {sum(c.allocated for c in copied)} bytes on disk, "
+        f"in {dest} "
         f"(restore with: analyst db restore-snapshot {dest})"
     )
 
@@ -153,7 +162,8 @@ def restore_snapshot(
     json_mode: common.JsonOpt = False,
 ) -> None:
     """Restore the embedded files from a snapshot. Every file is checked first; the files it
-    replaces are kept under <data dir>/backups/. Stop other analyst processes first."""
+    replaces are kept under <data dir>/backups/ (the newest ANALYST_KEEP_BEFORE_RESTORE such
+    copies stay). Stop other analyst processes first."""
     settings = common.settings()
 
     async def body(a: AnalystApp) -> tuple[list[Copied], str, dict[str, dict[str, int]]]:
@@ -173,6 +183,10 @@ def restore_snapshot(
     for c in restored:
         print(f"{c.what:<24} {c.source} -> {c.target}")
     print(f"restored {len(restored)} files from {src}; the files replaced are kept in {kept}")
+    print(
+        f"(the newest {settings.keep_before_restore} such copies are kept: "
+        "ANALYST_KEEP_BEFORE_RESTORE)"
+    )
     for who, counts in forgotten.items():
         done = ", ".join(f"{n} {tier}" for tier, n in counts.items())
         print(f"forgotten again for {who} (forgotten after the snapshot was made): {done}")
