@@ -36,6 +36,7 @@ variable and the fix.
 | ANALYST_MAX_EDIT_CHARS | 100000 | longest report text published with `edit` |
 | ANALYST_RETENTION | episodes=365d,summaries=90d,events=180d,memories=365d,candidates=90d,jobs=30d,fact_history=365d,procedures=365d,threads=90d | how long each memory type is kept (`type=age` pairs override these); current facts, active procedures and memories of importance 8+ are never deleted by age: past their review date (ANALYST_REVIEW_DAYS) `analyst memory sweep` lists them as due for review (see memory.retention) |
 | ANALYST_SWEEP_ON_START | 1 | sweep expired memory when the app first opens memory, at most once a day per principal |
+| ANALYST_KEEP_BEFORE_RESTORE | 3 | how many `before-restore-*` copies (the files each `db restore-snapshot` replaced) stay in `<data dir>/backups`; older ones are removed |
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ class Settings:
     retention: RetentionPolicy = field(default_factory=RetentionPolicy)
     #: Whether the app sweeps expired memory when it first opens memory (once a day).
     sweep_on_start: bool = True
+    #: How many copies of the files replaced by a ``db restore-snapshot`` are kept (newest).
+    keep_before_restore: int = 3
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -158,6 +161,7 @@ class Settings:
             audit_key=env.get("ANALYST_AUDIT_KEY") or None,
             retention=RetentionPolicy.parse(env.get("ANALYST_RETENTION")),
             sweep_on_start=_flag(env, "ANALYST_SWEEP_ON_START", True),
+            keep_before_restore=_limit(env, "ANALYST_KEEP_BEFORE_RESTORE", 3, "copies"),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         clean.pop("tenant_id", None)

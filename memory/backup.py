@@ -11,10 +11,17 @@ copies the backup in (SQLite files again through the backup API, so open connect
 restored content, not a file swapped under them). Everything a backup or a restore writes is
 private to the user (:func:`memory.config.private_folder` / :func:`~memory.config.private_file`):
 a backup holds the same memory as the files it copies.
+
+Folders are copied sparse (:func:`copy_sparse`): the embedded store's write-ahead log and
+vector files are large files with little data in them (224 MB apparent, under 1 MB written
+for a few memories), and a plain copy would write every hole out as zeros. A backup, and the
+copy a restore keeps of what it replaces, take about the disk space of the live folder;
+:func:`prune_kept` removes the oldest of those restore copies.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -50,7 +57,8 @@ class Copied:
     what: str
     source: str
     target: str
-    size: int
+    size: int  # apparent bytes (a sparse file's holes count)
+    allocated: int  # bytes on disk (st_blocks): what the copy really takes
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -59,6 +67,7 @@ class Copied:
             "source": self.source,
             "target": self.target,
             "bytes": self.size,
+            "allocated_bytes": self.allocated,
         }
 
 
@@ -93,9 +102,9 @@ def backup(
             _copy_sqlite(item, item.path, target)
         else:
             with folder_held(item.path, lock_timeout), guarded("backup folder", dest):
-                shutil.copytree(item.path, target)
+                shutil.copytree(item.path, target, copy_function=copy_sparse)
                 _make_private(target)
-        copied.append(Copied(item.name, item.what, str(item.path), str(target), _size(target)))
+        copied.append(_copied(item, item.path, target))
     manifest = {
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "files": [c.to_json() for c in copied],
@@ -152,9 +161,9 @@ def restore(
             with folder_held(item.path, lock_timeout), guarded(item.what, item.path):
                 if item.path.exists():
                     shutil.rmtree(item.path)
-                shutil.copytree(source, item.path)
+                shutil.copytree(source, item.path, copy_function=copy_sparse)
                 _make_private(item.path)
-        restored.append(Copied(item.name, item.what, str(source), str(item.path), _size(item.path)))
+        restored.append(_copied(item, source, item.path))
     return restored
 
 
@@ -217,7 +226,78 @@ def _make_private(folder: Path) -> None:
             os.chmod(Path(root, name), PRIVATE_FILE)
 
 
-def _size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+def prune_kept(folder: Path, prefix: str, keep: int) -> list[Path]:
+    """Remove all but the newest ``keep`` folders named ``<prefix><timestamp>`` in ``folder``
+    (the copies restores kept of what they replaced; the timestamps sort by name). Answers
+    the folders removed."""
+    if not folder.is_dir():
+        return []
+    kept = sorted(p for p in folder.iterdir() if p.is_dir() and p.name.startswith(prefix))
+    gone = kept[: max(0, len(kept) - keep)]
+    with guarded("backup folder", folder):
+        for old in gone:
+            shutil.rmtree(old)
+    return gone
+
+
+#: Bytes read (and compared with zeros) at a time inside a file's data.
+_CHUNK = 1 << 16
+_ZEROS = bytes(_CHUNK)
+
+
+def copy_sparse(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> str:
+    """Copy the file ``src`` to ``dst`` writing only its data: holes stay holes.
+
+    The data extents are found with ``SEEK_DATA``/``SEEK_HOLE`` (so a 32 MB write-ahead log
+    with 4 KB in it reads 4 KB), and a zero-filled chunk inside them is skipped too (as ``cp
+    --sparse=always``; it also keeps a copy small on a file system without ``SEEK_DATA``);
+    the copy is then cut to the source's length. A copy of a sparse copy is byte for byte
+    the same file. The signature is :func:`shutil.copytree`'s ``copy_function``."""
+    with open(src, "rb") as reader, open(dst, "wb") as writer:
+        rfd, wfd = reader.fileno(), writer.fileno()
+        size = os.fstat(rfd).st_size
+        for start, end in _data_extents(rfd, size):
+            at = start
+            while at < end:
+                chunk = os.pread(rfd, min(_CHUNK, end - at), at)
+                if not chunk:
+                    break  # the file shrank under us; the length is set below
+                if chunk != _ZEROS[: len(chunk)]:
+                    os.pwrite(wfd, chunk, at)
+                at += len(chunk)
+        os.ftruncate(wfd, size)
+    return str(dst)
+
+
+def _data_extents(fd: int, size: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` byte ranges of ``fd`` that hold data (all of it when the file
+    system cannot tell holes apart)."""
+    if not hasattr(os, "SEEK_DATA"):
+        return [(0, size)]
+    extents: list[tuple[int, int]] = []
+    at = 0
+    while at < size:
+        try:
+            start = os.lseek(fd, at, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # only a hole from here to the end
+                break
+            if e.errno == errno.EINVAL and at == 0:  # no SEEK_DATA on this file system
+                return [(0, size)]
+            raise
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        extents.append((start, end))
+        at = end
+    return extents
+
+
+def _copied(item: Embedded, source: Path, target: Path) -> Copied:
+    size, allocated = _size(target)
+    return Copied(item.name, item.what, str(source), str(target), size, allocated)
+
+
+def _size(path: Path) -> tuple[int, int]:
+    """The apparent and the allocated bytes of a file, or of all files under a folder."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    stats = [p.stat() for p in files]
+    return sum(s.st_size for s in stats), sum(s.st_blocks * 512 for s in stats)

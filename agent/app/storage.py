@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from memory.backup import Copied
     from memory.health import FileCheck
 
+#: The name a restore's copy of the files it replaces starts with (then a UTC timestamp).
+BEFORE_RESTORE = "before-restore-"
+
 
 class StorageAdmin:
     """Schemas, checks, backups and restores of the storage ``tiers`` use; ``memory`` (the
@@ -62,15 +65,18 @@ class StorageAdmin:
         from datetime import UTC, datetime
 
         from agent.app.memory_backup import carry, put_back
-        from memory.backup import restore
+        from memory.backup import prune_kept, restore
 
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        keep = self.tiers.settings.data_dir / "backups" / f"before-restore-{stamp}"
+        settings = self.tiers.settings
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%f")  # two restores in a second
+        keep = settings.data_dir / "backups" / f"{BEFORE_RESTORE}{stamp}"
         files = self.tiers.embedded_files()
         ledger = next((f.path for f in files if f.name == "facts.sqlite"), None)
         self._carried = carry(ledger)  # the forgets made since the backup are not undone
         restored = restore(files, src, keep)
         put_back(self._carried)
+        # Only once this restore's copy is complete: the oldest copies beyond the setting go.
+        prune_kept(keep.parent, BEFORE_RESTORE, settings.keep_before_restore)
         return restored, str(keep)
 
     async def reapply_forgets(self) -> dict[str, dict[str, int]]:
