@@ -4,11 +4,16 @@ any process) is never embedded again.
 :class:`CachedEmbedder` wraps any embedder of :mod:`memory.embeddings` with an in-process LRU
 and, optionally, an :class:`SqliteEmbeddingCache` file; :func:`embedder_from_settings` builds
 the configured embedder behind ``<data dir>/embeddings.sqlite``.
+
+The cache never fails a read: where it cannot write (a read-only data folder, a full disk)
+it becomes read-through -- vectors it holds are served, the others are computed and not
+kept -- so commands that only read work on a read-only folder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import struct
 import sys
@@ -24,7 +29,7 @@ from langchain_core.embeddings import Embeddings
 
 from memory.config import private_file
 from memory.embeddings import Embedder, base_embedder_from_settings, check_vectors, text_hash
-from memory.errors import StorageCorruptError
+from memory.errors import StorageCorruptError, StorageFullError, StorageReadOnlyError
 from memory.health import guarded
 from memory.sql.user_version import Migrations, migrate
 
@@ -40,6 +45,8 @@ class SqliteEmbeddingCache:
 
     Vectors are stored as float32 (what MiniLM computes; OpenAI's floats lose nothing that
     matters for ranking). ``setup()`` creates the table; it is explicit and idempotent.
+    Once a write is refused for lack of space or permission, ``writable`` is False and the
+    file is only read (see the module docstring).
     """
 
     MIGRATIONS: Migrations = (
@@ -57,6 +64,7 @@ class SqliteEmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.writable = True
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -89,9 +97,12 @@ class SqliteEmbeddingCache:
 
     def setup(self) -> None:
         try:
-            self._setup()
-        except StorageCorruptError:
-            self._setup()
+            try:
+                self._setup()
+            except StorageCorruptError:
+                self._setup()
+        except (StorageReadOnlyError, StorageFullError):
+            self.writable = False  # read through: nothing created, nothing migrated
 
     def _setup(self) -> None:
         with self._connect() as conn:
@@ -99,34 +110,64 @@ class SqliteEmbeddingCache:
             migrate(conn, self.MIGRATIONS)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
+        if not hashes:
+            return {}
+        if not self.writable:
+            return self._read_through(model, hashes)
         try:
-            return self._get_many(model, hashes)
+            with self._connect() as conn:
+                return self._select(conn, model, hashes)
         except StorageCorruptError:  # moved aside: a new, empty cache has nothing yet
             self._setup()
             return {}
+        except (StorageReadOnlyError, StorageFullError):
+            self.writable = False
+            return self._read_through(model, hashes)
 
-    def _get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
+    def _read_through(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:
+        """What the file holds, read without creating or changing anything beside it (in a
+        read-only folder SQLite cannot make its WAL index: the file is opened immutable).
+        Anything unreadable is a miss: the vectors are computed again."""
+        if not self.path.is_file():
+            return {}
+        mode = "ro" if os.access(self.path.parent, os.W_OK) else "ro&immutable=1"
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, timeout=30)
+            try:
+                return self._select(conn, model, hashes)
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return {}
+
+    @staticmethod
+    def _select(
+        conn: sqlite3.Connection, model: str, hashes: Sequence[str]
+    ) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
-        if not hashes:
-            return found
-        with self._connect() as conn:
-            for start in range(0, len(hashes), 500):
-                chunk = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f"SELECT hash, dims, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
-                    (model, *chunk),
-                ).fetchall()
-                for digest, dims, blob in rows:
-                    found[digest] = list(struct.unpack(f"<{dims}f", blob))
+        for start in range(0, len(hashes), 500):
+            chunk = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                f"SELECT hash, dims, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                (model, *chunk),
+            ).fetchall()
+            for digest, dims, blob in rows:
+                found[digest] = list(struct.unpack(f"<{dims}f", blob))
         return found
 
     def put_many(self, model: str, vectors: dict[str, list[float]]) -> None:
+        """Keep ``vectors``; where the cache cannot be written they are simply not kept."""
+        if not self.writable:
+            return
         try:
-            self._put_many(model, vectors)
-        except StorageCorruptError:  # moved aside: store them in the new cache
-            self._setup()
-            self._put_many(model, vectors)
+            try:
+                self._put_many(model, vectors)
+            except StorageCorruptError:  # moved aside: store them in the new cache
+                self._setup()
+                self._put_many(model, vectors)
+        except (StorageReadOnlyError, StorageFullError):
+            self.writable = False
 
     def _put_many(self, model: str, vectors: dict[str, list[float]]) -> None:
         if not vectors:
