@@ -45,11 +45,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.facts import FactStore, MemoryDelta, open_fact_store, setup_fact_store
 from memory.identity import Principal
+from scripts._targets import Size, judge
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 PRINCIPAL = Principal("bench", "bench")
 BASE = datetime(2020, 1, 1, tzinfo=UTC)
 ATTRIBUTES = ("horizon", "risk", "sector", "currency", "style")
+#: The size every target of this benchmark is stated at.
+STATED_FACTS = 1_000_000
 ns = time.perf_counter_ns
 
 
@@ -309,9 +312,10 @@ def raw_sql(ledger: Ledger) -> dict[str, str]:
         f" AND valid_from <= {p} ORDER BY valid_from DESC LIMIT 1",
         "current": f"SELECT value, valid_from FROM {facts} WHERE {key} AND valid_to IS NULL"
         " AND withdrawn_at IS NULL",
-        "base_as_of": f"SELECT value FROM baseline WHERE {key} AND valid_from <= {p}"
+        # The baseline fetches the columns the ledger's own SQL fetches (same work per row).
+        "base_as_of": f"SELECT value, valid_to FROM baseline WHERE {key} AND valid_from <= {p}"
         f" AND (valid_to IS NULL OR valid_to > {p})",
-        "base_current": f"SELECT value FROM baseline WHERE {key} AND valid_to IS NULL",
+        "base_current": f"SELECT value, valid_from FROM baseline WHERE {key} AND valid_to IS NULL",
     }
 
 
@@ -517,10 +521,6 @@ async def run_backend(
     return imported, load, lat, rates, mismatches
 
 
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
 def report(
     name: str,
     total: int,
@@ -561,27 +561,50 @@ def report(
     print(f"  as_of baseline / sync     {m['as_of baseline'] / m['as_of sync']:,.0f}x faster")
     print(f"  record() / raw commit     {one / raw:.2f}x")
     print("targets:")
+    for text in targets(name, total, imported, load, m, one, raw, group):
+        print(text)
+
+
+def targets(
+    name: str,
+    total: int,
+    imported: int,
+    load: float,
+    m: dict[str, float],
+    one: float,
+    raw: float,
+    group: float,
+) -> list[str]:
+    """The target lines of one backend's run: each judged only when the ledger held
+    :data:`STATED_FACTS` (the bulk import's when that many went through ``import_facts``)."""
+    held = Size("facts", total, STATED_FACTS)
+    through_api = Size("facts imported", imported, STATED_FACTS)
     if name == "sqlite":
         checks = [
-            ("as_of sync <= 100 us", m["as_of sync"] <= 100),
-            ("current sync <= 100 us", m["current sync"] <= 100),
-            ("as_of async <= 2x sync", m["as_of async"] <= 2 * m["as_of sync"]),
-            ("current async <= 2x sync", m["current async"] <= 2 * m["current sync"]),
-            ("current <= 3x baseline open-index", m["current sync"] <= 3 * m["current baseline"]),
-            ("as_of >= 100x faster than baseline", m["as_of baseline"] >= 100 * m["as_of sync"]),
-            ("record() >= 0.8x raw commit", one >= 0.8 * raw),
-            (">= 5,000 facts/s (8 writers or record_many)", group >= 5000),
-            ("1M-fact bulk import <= 180 s", imported < 1_000_000 or load <= 180),
+            ("as_of sync <= 100 us", m["as_of sync"] <= 100, held),
+            ("current sync <= 100 us", m["current sync"] <= 100, held),
+            ("as_of async <= 2x sync", m["as_of async"] <= 2 * m["as_of sync"], held),
+            ("current async <= 2x sync", m["current async"] <= 2 * m["current sync"], held),
+            (
+                "current <= 3x baseline open-index",
+                m["current sync"] <= 3 * m["current baseline"],
+                held,
+            ),
+            (
+                "as_of >= 100x faster than baseline",
+                m["as_of baseline"] >= 100 * m["as_of sync"],
+                held,
+            ),
+            ("record() >= 0.8x raw commit", one >= 0.8 * raw, held),
+            (">= 5,000 facts/s (8 writers or record_many)", group >= 5000, held),
+            ("1M-fact bulk import <= 180 s", load <= 180, through_api),
         ]
     else:
         checks = [
-            ("as_of (API, RLS) <= 300 us", m["as_of async"] <= 300),
-            ("current (API, RLS) <= 300 us", m["current async"] <= 300),
+            ("as_of (API, RLS) <= 300 us", m["as_of async"] <= 300, held),
+            ("current (API, RLS) <= 300 us", m["current async"] <= 300, held),
         ]
-    for text, ok in checks:
-        print(f"  {text:<46} {verdict(ok)}")
-    if total < 1_000_000:
-        print(f"  (run at {total:,} facts; the targets are stated for 1,000,000)")
+    return [judge(text, ok, size) for text, ok, size in checks]
 
 
 async def main() -> None:
