@@ -16,7 +16,9 @@ Then, on the same data, in the same run:
   Postgres reads go through the application role with row-level security on.
 - Writes, durable: one writer calling ``record()`` in turn, against a raw one-row
   ``INSERT`` + commit on the same database (the disk's floor); 8 concurrent writers calling
-  ``record()`` (group commit); ``record_many`` in batches of 500.
+  ``record()`` (group commit), both as 8 coroutines sharing one store and as 8 separate
+  processes each with its own store (how separate CLI commands write; process start-up and
+  the store's opening are not timed); ``record_many`` in batches of 500.
 
 Medians and p95 in microseconds; rates in facts/s as the median of ``--rounds`` rounds with
 their range. A script, not a test. Postgres needs the server of ``scripts/services.sh``.
@@ -29,6 +31,7 @@ import asyncio
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -428,12 +431,71 @@ async def measure_reads(
     return lat, mismatches
 
 
+def writer_processes(url: str, now: datetime, version: int, ks: list[int], count: int) -> float:
+    """Version ``version`` of the keys ``ks`` recorded by ``count`` separate processes (this
+    script's ``--writer`` mode), each with its own store; timed from when all are ready."""
+    mode = [sys.executable, __file__, "--writer", url, now.isoformat(), str(version)]
+    parts = [ks[i::count] for i in range(count) if ks[i::count]]
+    procs = [
+        subprocess.Popen(
+            [*mode, ",".join(map(str, part))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for part in parts
+    ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    started = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        proc.communicate()
+        assert proc.returncode == 0, f"a writer process failed (exit {proc.returncode})"
+    return len(ks) / (time.perf_counter() - started)
+
+
+async def write_part(url: str, now: str, version: int, ks: list[int]) -> None:
+    """``--writer`` mode: open the store, say ready, wait for go, record ``ks`` one by one."""
+    at = datetime.fromisoformat(now)
+    async with open_fact_store(url, PRINCIPAL, clock=lambda: at) as store:
+        batch = [
+            MemoryDelta(
+                subject=key_of(k)[0],
+                attribute=key_of(k)[1],
+                value=f"w{version}",
+                valid_from=start_of(k, version),
+                source_episode_id=f"w{version}",
+            )
+            for k in ks
+        ]
+        print("ready", flush=True)
+        sys.stdin.readline()
+        for d in batch:
+            await store.record(d)
+
+
 async def measure_writes(
-    ledger: Ledger, store: FactStore, keys: int, versions: int, rounds: int, n: int
+    ledger: Ledger,
+    store: FactStore,
+    keys: int,
+    versions: int,
+    rounds: int,
+    n: int,
+    now: datetime,
 ) -> dict[str, Rate]:
     rates = {
         name: Rate(name)
-        for name in ("raw one-row commit", "record() 1 writer", "record() 8 writers", "record_many")
+        for name in (
+            "raw one-row commit",
+            "record() 1 writer",
+            "record() 8 writers",
+            "record() 8 processes",
+            "record_many",
+        )
     }
     later = [versions + 10]  # new versions start after everything stored
 
@@ -470,6 +532,11 @@ async def measure_writes(
         started = time.perf_counter()
         await asyncio.gather(*(writer(batch[i::8]) for i in range(8)))
         rates["record() 8 writers"].rounds.append(len(batch) / (time.perf_counter() - started))
+
+        v = later[0]
+        later[0] += 1
+        ks = random.Random(v).sample(range(keys), min(n * 8, keys))
+        rates["record() 8 processes"].rounds.append(writer_processes(ledger.url, now, v, ks, 8))
 
         batch = fresh(n * 8)
         started = time.perf_counter()
@@ -517,7 +584,9 @@ async def run_backend(
         lat, mismatches = await measure_reads(
             ledger, store, keys, args.versions, args.samples, args.scans
         )
-        rates = await measure_writes(ledger, store, keys, args.versions, args.rounds, args.writes)
+        rates = await measure_writes(
+            ledger, store, keys, args.versions, args.rounds, args.writes, now
+        )
     return imported, load, lat, rates, mismatches
 
 
@@ -650,4 +719,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--writer"]:  # one of the separate writer processes
+        url, now, version, ks = sys.argv[2:6]
+        asyncio.run(write_part(url, now, int(version), [int(k) for k in ks.split(",")]))
+    else:
+        asyncio.run(main())
