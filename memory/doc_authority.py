@@ -23,6 +23,7 @@ of the text) before the call returns; a profile document's owner finds an admin'
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import hashlib
 import re
@@ -270,13 +271,20 @@ class OwnedDocuments:
         self, relpath: str, data: bytes, *, reason: str, exclusive: bool = False
     ) -> Path:
         """Write exact bytes, checked and audited. Under ``research/`` only a new document
-        is written (the write is exclusive there: :class:`FileExistsError` if it exists)."""
-        owner = self._check(relpath, "write")
-        if not exclusive:
-            self._check_record(relpath)
-        record = is_record(relpath) or is_record(self.files.real_path(relpath))
-        written = self.files.write_bytes(relpath, data, exclusive=exclusive or record)
-        real = self.files.real_path(relpath)
+        is written (the write is exclusive there: :class:`FileExistsError` if it exists).
+
+        The file work runs in a worker thread, as everywhere in this class: the API server
+        (``langgraph dev``) refuses blocking I/O on its event loop."""
+
+        def put() -> tuple[Owner | None, Path, str]:
+            owner = self._check(relpath, "write")
+            if not exclusive:
+                self._check_record(relpath)
+            record = is_record(relpath) or is_record(self.files.real_path(relpath))
+            written = self.files.write_bytes(relpath, data, exclusive=exclusive or record)
+            return owner, written, self.files.real_path(relpath)
+
+        owner, written, real = await asyncio.to_thread(put)
         await self._audited("write", real, data.decode("utf-8", "replace"), owner, reason)
         return written
 
@@ -285,28 +293,36 @@ class OwnedDocuments:
     ) -> Path:
         """Read-modify-write under the document's lock (:meth:`FileMemory.update`), checked
         and audited with the text written."""
-        owner = self._check(relpath, "write")
-        self._check_record(relpath)
         written: list[str] = []
 
         def keep(current: str | None) -> str:
             written.append(change(current))
             return written[-1]
 
-        path = self.files.update(relpath, keep)
-        await self._audited("write", self.files.real_path(relpath), written[-1], owner, reason)
+        def put() -> tuple[Owner | None, Path, str]:
+            owner = self._check(relpath, "write")
+            self._check_record(relpath)
+            path = self.files.update(relpath, keep)
+            return owner, path, self.files.real_path(relpath)
+
+        owner, path, real = await asyncio.to_thread(put)
+        await self._audited("write", real, written[-1], owner, reason)
         return path
 
     async def delete(self, relpath: str, *, reason: str) -> bool:
         """Remove a document (not a record), checked and audited; whether it existed."""
-        owner = self._check(relpath, "delete", follow=False)
-        if is_record(relpath) or is_record(self.files.real_path(relpath, follow=False)):
-            raise DocumentAccessError(
-                f"'{relpath}' is a published research note, a record: it is not deleted "
-                "through the analyst; remove the file by hand if your policy allows."
-            )
-        real = self.files.real_path(relpath, follow=False)
-        gone = self.files.delete(relpath)
+
+        def remove() -> tuple[Owner | None, str, bool]:
+            owner = self._check(relpath, "delete", follow=False)
+            real = self.files.real_path(relpath, follow=False)
+            if is_record(relpath) or is_record(real):
+                raise DocumentAccessError(
+                    f"'{relpath}' is a published research note, a record: it is not deleted "
+                    "through the analyst; remove the file by hand if your policy allows."
+                )
+            return owner, real, self.files.delete(relpath)
+
+        owner, real, gone = await asyncio.to_thread(remove)
         if gone:
             await self._audited("delete", real, None, owner, reason)
         return gone
@@ -322,8 +338,12 @@ class OwnedDocuments:
             raise DocumentAccessError(
                 f"'{relpath}' is not a research note; only notes under {RESEARCH}/ are revised."
             )
-        self._check(relpath, "read")
-        predecessor = self.files.read_raw(relpath).data
+
+        def read() -> bytes:
+            self._check(relpath, "read")
+            return self.files.read_raw(relpath).data
+
+        predecessor = await asyncio.to_thread(read)
         try:
             metadata, body = split_front_matter(text)
         except ValueError as e:
@@ -354,9 +374,13 @@ class OwnedDocuments:
         """Write ``text`` to ``relpath`` the way a person's edit is kept: a research note that
         exists gets a revision, anything else is written. ``(path written, what happened:
         created, updated or revised)``."""
-        self._check(relpath, "write")
-        existed = self.files.exists(relpath)
-        record = is_record(relpath) or is_record(self.files.real_path(relpath))
+
+        def look() -> tuple[bool, bool]:
+            self._check(relpath, "write")
+            record = is_record(relpath) or is_record(self.files.real_path(relpath))
+            return self.files.exists(relpath), record
+
+        existed, record = await asyncio.to_thread(look)
         if existed and record:
             return await self.revise(relpath, text, reason=reason), "revised"
         if record and _claims_approval(text):
@@ -371,12 +395,19 @@ class OwnedDocuments:
     async def record_write(self, relpath: str, *, reason: str) -> None:
         """Audit a write another component made to ``relpath`` (the progress log's line,
         appended under its own lock): the text there now."""
-        owner = self._check(relpath, "write")
-        try:
-            text = self.files.read_text(relpath)
-        except DocumentNotFoundError:
-            return
-        await self._audited("write", self.files.real_path(relpath), text, owner, reason)
+
+        def read() -> tuple[Owner | None, str, str] | None:
+            owner = self._check(relpath, "write")
+            try:
+                text = self.files.read_text(relpath)
+            except DocumentNotFoundError:
+                return None
+            return owner, self.files.real_path(relpath), text
+
+        found = await asyncio.to_thread(read)
+        if found is not None:
+            owner, real, text = found
+            await self._audited("write", real, text, owner, reason)
 
     async def _audited(
         self,

@@ -13,6 +13,7 @@ Notes are written through the publishing principal's :class:`~memory.doc_authori
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import suppress
 from pathlib import Path
 
@@ -29,11 +30,14 @@ async def publish_report(
     documents: OwnedDocuments, *, thread_id: str, draft: Draft, decision: Decision
 ) -> Publication:
     """The research note of ``draft`` under ``decision`` (written now, or the one a previous
-    attempt wrote), with its chart beside it."""
+    attempt wrote), with its chart beside it. File reads run in worker threads: the API
+    server refuses blocking I/O on its event loop."""
     files = documents.files
     day = decision["decided_at"][:10]
     stem = f"{RESEARCH_DIR}/{draft['ticker']}-{day}"
-    existing = find_publication(files, stem, thread_id, draft["hash"], decision)
+    existing = await asyncio.to_thread(
+        find_publication, files, stem, thread_id, draft["hash"], decision
+    )
     if existing is not None:
         return await _with_chart(documents, existing, draft)
     metadata = {
@@ -50,7 +54,9 @@ async def publish_report(
     if decision["action"] == "edit":
         # The text is the reviewer's: the machine's title (and its rating) may not describe it.
         metadata["edited_by"] = decision["approver"]
-    has_chart = bool(draft["chart_path"]) and Path(str(draft["chart_path"])).is_file()
+    has_chart = bool(draft["chart_path"]) and await asyncio.to_thread(
+        Path(str(draft["chart_path"])).is_file
+    )
     for n in range(1, 1000):
         name = stem if n == 1 else f"{stem}-{n}"
         if has_chart:
@@ -61,11 +67,15 @@ async def publish_report(
             )
         except FileExistsError:
             # Taken — possibly by a concurrent publisher of this very draft.
-            mine = _publication_at(files, f"{name}.md", thread_id, draft["hash"], decision)
+            mine = await asyncio.to_thread(
+                _publication_at, files, f"{name}.md", thread_id, draft["hash"], decision
+            )
             if mine is not None:
                 return await _with_chart(documents, mine, draft)
             continue
-        published = _publication_at(files, f"{name}.md", thread_id, draft["hash"], decision)
+        published = await asyncio.to_thread(
+            _publication_at, files, f"{name}.md", thread_id, draft["hash"], decision
+        )
         assert published is not None
         return await _with_chart(documents, published, draft)
     raise RuntimeError(f"more than 999 research notes named {stem}*.md")  # pragma: no cover
@@ -87,13 +97,17 @@ async def _with_chart(
     """Copy the draft's chart beside the note if it is not there yet (crash between the two)."""
     chart = publication["chart_path"]
     source = draft["chart_path"]
-    if chart and source and not Path(chart).exists() and Path(source).is_file():
-        root = documents.root.resolve()
-        rel = str(Path(chart).relative_to(root))
+
+    def missing_chart() -> tuple[str, bytes] | None:
+        if chart and source and not Path(chart).exists() and Path(source).is_file():
+            rel = str(Path(chart).relative_to(documents.root.resolve()))
+            return rel, Path(source).read_bytes()
+        return None
+
+    copy = await asyncio.to_thread(missing_chart)
+    if copy is not None:
         with suppress(FileExistsError):  # a concurrent publisher of this draft copied it first
-            await documents.write_bytes(
-                rel, Path(source).read_bytes(), reason=PUBLISH_REASON, exclusive=True
-            )
+            await documents.write_bytes(*copy, reason=PUBLISH_REASON, exclusive=True)
     return publication
 
 
