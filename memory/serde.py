@@ -36,7 +36,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from memory.errors import CheckpointDecryptionError, ConfigurationError
+from memory.errors import CheckpointDecryptionError, ConfigurationError, StorageCorruptError
 
 #: Prefix of a sealed (encrypted) value as stored by a saver.
 SEALED_PREFIX = "analyst-sealed:v1:"
@@ -72,13 +72,38 @@ def project_types(modules: Iterable[str]) -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
+class DamagedValueError(StorageCorruptError):
+    """A stored checkpoint value whose bytes do not decode (a damaged blob: ormsgpack's
+    ``invalid UTF-8 string``, truncated data). A saver that knows its file names it and the
+    thread, with ``reason``; on a server backend the message names the value's encoding."""
+
+    def __init__(self, type_: str, detail: str) -> None:
+        self.reason = detail.rstrip(".")
+        super().__init__(
+            "checkpoint value", f"(stored as {type_})", f"its bytes do not decode: {self.reason}"
+        )
+
+
+class _StrictSerializer(JsonPlusSerializer):
+    """:class:`JsonPlusSerializer` whose decoding failures are :class:`DamagedValueError`
+    (one clear error for every user whose thread holds the value), never a bare
+    ``ValueError`` traceback."""
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        try:
+            return super().loads_typed(data)
+        except ValueError as e:  # ormsgpack.MsgpackDecodeError, json and UTF-8 decoding
+            raise DamagedValueError(data[0], str(e)) from e
+
+
 def strict_serializer(
     modules: Iterable[str] = (), extra: Iterable[tuple[str, str]] = ()
 ) -> JsonPlusSerializer:
     """LangGraph's serializer with deserialisation limited to LangGraph's safe types, the
-    types defined in ``modules`` and the (module, name) pairs in ``extra``."""
+    types defined in ``modules`` and the (module, name) pairs in ``extra``; a value whose
+    bytes do not decode is a :class:`DamagedValueError`."""
     allowed = project_types(modules) | frozenset(extra)
-    return JsonPlusSerializer(
+    return _StrictSerializer(
         allowed_msgpack_modules=tuple(sorted(allowed)),
         # Legacy JSON constructor envelopes: LangGraph's safe set only.
         allowed_json_modules=None,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
@@ -28,7 +28,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from memory.checkpoint.url import CheckpointerURL, parse_sqlite_path
 from memory.config import private_folder
+from memory.errors import StorageCorruptError
 from memory.health import guarded
+from memory.serde import DamagedValueError
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -260,7 +262,7 @@ class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
             await super().setup()
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        with guarded("checkpoints file", self.path):
+        with guarded("checkpoints file", self.path), self._decoded(config):
             return await super().aget_tuple(config)
 
     async def alist(
@@ -271,9 +273,21 @@ class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        with guarded("checkpoints file", self.path):
+        with guarded("checkpoints file", self.path), self._decoded(config):
             async for item in super().alist(config, filter=filter, before=before, limit=limit):
                 yield item
+
+    @contextmanager
+    def _decoded(self, config: RunnableConfig | None) -> Iterator[None]:
+        """A damaged value (its bytes do not decode) is the damaged-file error naming this
+        file and the thread, for every user and every command that reads it."""
+        try:
+            yield
+        except DamagedValueError as error:
+            thread = ((config or {}).get("configurable") or {}).get("thread_id")
+            of = f"of thread {thread} " if thread else ""
+            detail = f"a stored value {of}does not decode: {error.reason}"
+            raise StorageCorruptError("checkpoints file", self.path, detail) from error
 
     async def aput(
         self,

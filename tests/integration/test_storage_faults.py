@@ -105,6 +105,31 @@ def test_a_damaged_checkpoints_or_thread_index_file_is_one_error_naming_it(
     )
 
 
+def test_a_damaged_checkpoint_value_is_one_error_for_its_owner_and_no_other(copy: Any) -> None:
+    """A blob whose bytes no longer decode (ormsgpack: ``invalid UTF-8 string``), SQLite's
+    pages intact: every command reading the thread names the file and the thread; another
+    user's threads are listed as before."""
+    path = copy.data_dir / "checkpoints.sqlite"
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT rowid, checkpoint FROM checkpoints WHERE thread_id = 't-seed'")
+        for rowid, blob in rows.fetchall():
+            damaged = blob.replace(b"NVDA", b"\xff\xfe\xff\xfe")
+            conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE rowid = ?", (damaged, rowid))
+    conn.close()
+    for args in (("threads",), ("show", "t-seed"), ("history", "t-seed")):
+        line = one_error(copy(*args), str(path), "damaged", "thread t-seed", "does not decode")
+        assert "restore" in line
+    other = subprocess.run(
+        [str(EXE), "threads"],
+        env={**copy.environ(), "ANALYST_USER": "carl"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert other.returncode == 0 and "Traceback" not in other.stderr, other.stderr
+
+
 @pytest.mark.parametrize("how", ["header", "pages"])
 def test_a_damaged_fact_ledger_blocks_neither_threads_nor_show(copy: Any, how: str) -> None:
     damage(copy.data_dir / "facts.sqlite", how)
