@@ -21,6 +21,7 @@ import typer
 
 import agent.cli.common as common
 from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt, group
+from agent.cli.terminal import say
 
 if TYPE_CHECKING:
     from agent.app import AnalystApp
@@ -399,7 +400,7 @@ def setup(
     from memory.facts.migrations import LATEST_VERSION
 
     done = f"applied migrations {', '.join(map(str, applied))}" if applied else "already current"
-    print(f"Fact ledger schema version {LATEST_VERSION}: {done}.")
+    say(f"Fact ledger schema version {LATEST_VERSION}: {done}.")
 
 
 GranteeArg = Annotated[str, typer.Argument(help="The user id the grant is for.")]
@@ -467,7 +468,7 @@ def grant(
     if json_mode:
         common.print_json({"granted": changed, "user": grantee, "grant": what}, indent=None)
         return
-    print(f"{grantee}: {what} ({'granted' if changed else 'already granted'}).")
+    say(f"{grantee}: {what} ({'granted' if changed else 'already granted'}).")
 
 
 @app.command()
@@ -487,7 +488,7 @@ def revoke(
     if json_mode:
         common.print_json({"revoked": changed, "user": grantee, "grant": what}, indent=None)
         return
-    print(f"{grantee}: {what} ({'revoked' if changed else 'was not granted'}).")
+    say(f"{grantee}: {what} ({'revoked' if changed else 'was not granted'}).")
 
 
 @app.command()
@@ -499,11 +500,11 @@ def grants(user: UserOpt = None, tenant: TenantOpt = None, json_mode: JsonOpt = 
         common.print_json([g.to_json() for g in found])
         return
     if not found:
-        print("No grants: everyone writes only their own subject (user:<id>).")
+        say("No grants: everyone writes only their own subject (user:<id>).")
         return
     for g in found:
         by = f" (by {g.granted_by})" if g.granted_by else ""
-        print(f"{g.user_id}\t{g.role}\t{g.subject}{by}")
+        say(f"{g.user_id}\t{g.role}\t{g.subject}{by}")
 
 
 @app.command("import")
@@ -568,15 +569,15 @@ def import_(
             {**report.to_json(), "refused": [{"line": n, "reason": r} for n, r in refused]}
         )
     else:
-        print(
+        say(
             f"Imported {report.total:,} line(s) in {report.seconds:.1f} s: "
             f"{report.recorded:,} recorded, {report.replaced:,} replaced, "
             f"{report.duplicates:,} duplicate(s), {len(report.refused):,} refused."
         )
         for number, reason in refused[:20]:
-            print(f"  line {number}: {reason}")
+            say(f"  line {number}: {reason}")
         if len(report.refused) > 20:
-            print(f"  ... and {len(report.refused) - 20} more (--json lists them all)")
+            say(f"  ... and {len(report.refused) - 20} more (--json lists them all)")
     if report.refused:
         raise CommandError(
             f"{len(report.refused)} of {report.total} fact(s) in {file} were refused; the "

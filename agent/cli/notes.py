@@ -27,6 +27,7 @@ import typer
 
 import agent.cli.common as common
 from agent.cli.common import CommandError, JsonOpt, group
+from agent.cli.terminal import literal, say
 
 if TYPE_CHECKING:
     from agent.app import AnalystApp
@@ -69,7 +70,7 @@ def list_(
         common.print_json(paths)
         return
     for path in paths:
-        print(path)
+        say(path)
 
 
 @app.command()
@@ -105,11 +106,13 @@ def search(
         common.print_json([h.to_json() for h in hits])
         return
     if not hits:
-        print(f"No document contains all of: {query}")
+        say(f"No document contains all of: {query}")
         return
     out = common.console()
     for hit in hits:
-        out.print(f"[bold]{hit.path}[/]:{hit.line}  [dim]{hit.title}[/]", soft_wrap=True)
+        out.print(
+            f"[bold]{literal(hit.path)}[/]:{hit.line}  [dim]{literal(hit.title)}[/]", soft_wrap=True
+        )
         paragraph = hit.paragraph if len(hit.paragraph) <= 600 else hit.paragraph[:600] + " …"
         for line in paragraph.splitlines():
             out.print(f"    {line}", markup=False, soft_wrap=True)
@@ -147,7 +150,7 @@ def edit(
     else:
         new = _run_editor(path, current or "")
     if current is not None and new == current:
-        print(f"{path}: no changes.")
+        say(f"{path}: no changes.")
         return
 
     async def save(app: AnalystApp) -> tuple[Path, str]:
@@ -158,9 +161,9 @@ def edit(
 
     written, what = common.call(common.settings(), save)
     if what == "revised":
-        print(f"Revised {path}: saved as {written} (the published note is unchanged).")
+        say(f"Revised {path}: saved as {written} (the published note is unchanged).")
     else:
-        print(f"{what.capitalize()} {written}")
+        say(f"{what.capitalize()} {written}")
 
 
 def _current(documents: OwnedDocuments, path: str, *, replacing: bool) -> str | None:
@@ -225,9 +228,9 @@ def reindex(
             {**stats.to_json(), "problems": [{"path": p, "reason": r} for p, r in problems]}
         )
         return
-    print(
+    say(
         f"Scanned {stats.scanned} documents: {stats.indexed} indexed, {stats.removed} removed, "
         f"{stats.unchanged} unchanged ({stats.read} read) in {stats.seconds:.2f} s."
     )
     for path, reason in problems:
-        print(f"not indexed: {path}: {reason}")
+        say(f"not indexed: {path}: {reason}")

@@ -59,6 +59,12 @@ def literal(text: object) -> str:
     return escape(printable(text))
 
 
+def say(*parts: object) -> None:
+    """``print`` for plain lines that may carry stored or user text (a path, a query, a
+    refused line's reason): each part :func:`printable`, line breaks and tabs kept."""
+    print(*(printable(part, keep="\n\t") for part in parts))
+
+
 class _Escaped:
     """A renderable whose text segments are :func:`printable` (control segments, the cursor
     moves Rich itself makes, are kept)."""
