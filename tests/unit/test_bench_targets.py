@@ -117,3 +117,10 @@ def test_bench_forget_judges_only_at_10000_memories() -> None:
     assert forget.forget_target("memory", 0.1, 10_000).endswith(" met")
     assert forget.forget_target("memory", 0.9, 10_000).endswith("MISSED")
     assert forget.account_target(2.0, 10_000).endswith("MISSED")
+
+
+def test_bench_chat_start_judges_the_prompt_only_on_five_runs() -> None:
+    chat_start = script("bench_chat_start")
+    only_not_measured([chat_start.prompt_target([0.2] * 4)], "5 runs")
+    assert chat_start.prompt_target([0.2] * 5).endswith(" met")
+    assert chat_start.prompt_target([1.5] * 9).endswith("MISSED")
