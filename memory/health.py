@@ -14,6 +14,8 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -91,6 +93,25 @@ def free_bytes(path: Path) -> int:
         path = path.parent
     stat = os.statvfs(path)
     return stat.f_bavail * stat.f_frsize
+
+
+def read_only_view(folder: Path) -> tempfile.TemporaryDirectory[str]:
+    """A private copy of ``folder`` (holes kept: ``cp --sparse=always``) in a temporary
+    folder removed when the returned object is: Qdrant Edge maps every file writable, so it
+    cannot load a shard in a read-only folder; reads are served from the copy."""
+    view = tempfile.TemporaryDirectory(prefix="analyst-read-only-")
+    target = Path(view.name) / folder.name
+    done = subprocess.run(
+        ["cp", "-a", "--sparse=always", str(folder), str(target)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        view.cleanup()
+        raise StorageReadOnlyError(
+            "long-term memory folder", folder, f"no readable copy: {done.stderr.strip()}"
+        )
+    return view
 
 
 def ensure_mapped_space(what: str, folder: Path) -> None:

@@ -54,6 +54,8 @@ class MemoryControls:
         if self.swept or not self.tiers.settings.sweep_on_start:
             return
         self.swept = True
+        if not os.access(self.tiers.settings.data_dir, os.W_OK):
+            return  # a read-only data folder: nothing can be swept; reads go on (README)
         from agent.app.retention import due_for_sweep, sweep
 
         try:

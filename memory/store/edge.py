@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,8 +29,8 @@ from typing import Any, cast
 import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 
-from memory.errors import StoreIndexMismatchError
-from memory.health import ensure_mapped_space
+from memory.errors import StorageReadOnlyError, StoreIndexMismatchError
+from memory.health import ensure_mapped_space, read_only_view
 from memory.sealing import MemoryCipher
 from memory.store.common import (
     BM25_AVG_LEN,
@@ -132,6 +134,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._timer: threading.Timer | None = None
         self._leased_at = self._last_use = self._resume_at = 0.0
         self._wrote = False
+        #: The private copy a read-only folder is read from (see :meth:`_open_shard`).
+        self._view: tempfile.TemporaryDirectory[str] | None = None
         #: dense vectors written in the current operation (see _count_writes)
         self._new_vectors = 0
 
@@ -160,6 +164,10 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers)
 
     def _open_shard(self) -> qe.EdgeShard:
+        if (self.path / "segments").exists() and not os.access(self.path, os.W_OK):
+            # A read-only folder: reads are served from a private copy; writes are refused.
+            self._view = read_only_view(self.path)
+            return qe.EdgeShard.load(str(Path(self._view.name) / self.path.name))
         ensure_mapped_space("long-term memory folder", self.path)  # else a full disk is SIGBUS
         recover(self.path)
         if (self.path / "segments").exists():
@@ -473,10 +481,13 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return [str(hit.value) for hit in facets.hits]
 
     def _set_payload(self, handle: qe.EdgeShard, ids: list[str], payload: Payload) -> None:
+        if self._view is not None:
+            return  # a TTL refresh by a read: nothing can be kept in a read-only folder
         # A TTL refresh is not a write for the indexer: it carries expiries into its copy.
         handle.update(qe.UpdateOperation.set_payload(cast(list[Any], ids), payload))
 
     def _upsert(self, handle: qe.EdgeShard, points: list[NewPoint]) -> None:
+        self._check_writable()
         ensure_mapped_space("long-term memory folder", self.path)
         self._wrote = True
         self._new_vectors += sum(1 for point in points if point.vectors)
@@ -490,11 +501,17 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             rows.append(qe.Point(point.id, vector, point.payload))
         handle.update(qe.UpdateOperation.upsert_points(rows))
 
+    def _check_writable(self) -> None:
+        if self._view is not None:
+            raise StorageReadOnlyError("long-term memory folder", self.path, "no write access")
+
     def _delete(self, handle: qe.EdgeShard, ids: list[str]) -> None:
+        self._check_writable()
         self._wrote = True
         handle.update(qe.UpdateOperation.delete_points(cast(list[Any], ids)))
 
     def _delete_where(self, handle: qe.EdgeShard, flt: Any) -> None:
+        self._check_writable()
         self._wrote = True
         handle.update(qe.UpdateOperation.delete_points_by_filter(flt))
 

@@ -42,6 +42,12 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
     holder; it never holds the command line, which can carry a memory being added, and it
     still says only that after the holder is killed."""
     lock_path = path.with_name(path.name + ".lock")
+    if not os.access(lock_path.parent, os.W_OK) and path.exists():
+        # A read-only folder (mount): nothing can be written here, so no holder is named; a
+        # shared lock still waits for a writer holding the folder through another mount.
+        with _shared_lock(path, lock_path, timeout):
+            yield
+        return
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     handle: IO[str] = os.fdopen(fd, "r+", encoding="utf-8")
@@ -74,3 +80,27 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
 
 
 __all__ = ["folder_lock", "process_name"]
+
+
+@contextmanager
+def _shared_lock(path: Path, lock_path: Path, timeout: float) -> Iterator[None]:
+    """``flock(LOCK_SH)`` on the lock file opened read-only, waiting up to ``timeout``
+    seconds (no lock file: nobody to wait for)."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreLockedError(f"{path} (held by a writer)", timeout) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
