@@ -121,5 +121,8 @@ def test_memory_reads_work_on_a_read_only_data_folder_and_a_write_is_refused(
     assert audit.code == 0 and "write" in audit.out, str(audit)
     refused = read_only("memory", "add", "another")
     assert refused.refused and "qdrant-edge" in refused.err and "read-only" in refused.err
+    check = read_only("db", "check")  # intact files it cannot write: not "damaged"
+    statuses = [line.split()[0] for line in check.out.splitlines() if not line[0].isspace()]
+    assert check.code == 0 and "unwritable" in statuses and "damaged" not in statuses, check
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
     assert list(scratch.iterdir()) == []
