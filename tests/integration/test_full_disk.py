@@ -9,6 +9,7 @@ Edge writes through sparse memory-mapped 32 MiB files, so on this folder the fir
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,3 +81,38 @@ def test_db_check_says_full_not_damaged_when_the_disk_is_full(small_disk: Analys
     filler.unlink()
     assert small_disk("db", "check").code == 0
     assert "long-term" in small_disk("facts", "current", "me", "horizon").out
+
+
+def test_a_memory_write_on_a_disk_filled_later_is_one_error_and_keeps_the_shard(
+    analyst: Analyst, tmp_path: Path
+) -> None:
+    """A shard made while there was room, then the disk filled (``fallocate``) to a few MB:
+    the next memory write is refused before any mapped page is touched, and what the shard
+    held is still there once space is freed."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a 512 MB tmpfs here: {mounted.stderr.strip()}")
+    try:
+        env = {**analyst.env, "ANALYST_DATA_DIR": str(disk / "data")}
+        env["ANALYST_MEMORY_DIR"] = str(disk / "memory")
+        cli = dataclasses.replace(analyst, env=env, data_dir=disk / "data")
+        assert cli("memory", "add", "I prefer long-term holdings").code == 0
+        free = shutil.disk_usage(disk).free
+        filler = disk / "filler"
+        subprocess.run(["fallocate", "-l", str(free - (4 << 20)), str(filler)], check=True)
+
+        refused = cli("memory", "add", "Another memory")
+        assert refused.code == 1 and refused.refused, str(refused)
+        line = refused.err.splitlines()[-1]
+        assert str(disk / "data" / "qdrant-edge") in line and "no space left" in line, line
+        filler.unlink()
+        assert "long-term holdings" in cli("memory", "list").out
+        assert cli("memory", "add", "Another memory").code == 0
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=True)
