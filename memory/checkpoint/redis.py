@@ -66,10 +66,11 @@ class RedisOneTrip(BaseCheckpointSaver[Any]):
     after the serializer produced it with orjson, and builds a fresh JSON command helper per
     command. Here the same documents under the same keys go out as orjson bytes (the
     checkpoint spliced from the serializer's output rather than parsed and encoded again):
-    ``aput`` as one MULTI/EXEC of plain commands (checkpoint, then pointer, then TTLs: no
-    reader sees the pointer before the document, acknowledged before it returns; see
-    :func:`~memory.checkpoint.redis_wire.put_checkpoint`), ``aput_writes`` in one pipelined
-    write (write documents, the checkpoint's ``has_writes`` flag, the key registry, TTLs). Upstream's readers, indexes, ``alist``, ``adelete_thread`` and TTL refresh work
+    ``aput`` as one pipelined batch of plain commands, no script (checkpoint, then pointer,
+    then TTLs: no reader sees the pointer before the document, acknowledged before it
+    returns; see :func:`~memory.checkpoint.redis_wire.put_checkpoint`), ``aput_writes`` in one
+    pipelined write (write documents, the checkpoint's ``has_writes`` flag, the key registry,
+    TTLs). Upstream's readers, indexes, ``alist``, ``adelete_thread`` and TTL refresh work
     unchanged. Cluster mode, or an upstream release without the internals
     :func:`~memory.checkpoint.redis_wire.one_trip_supported` checks, keeps upstream's path.
     """
