@@ -1,12 +1,15 @@
-"""A Postgres ledger set up before the journal owned its migrations opens unchanged.
+"""A Postgres ledger set up before the journal owned its migrations is upgraded in place.
 
 :mod:`tests.support.ledger_v8_postgres` freezes the statements, checksums and grants with
-which the old code set a database up (versions 1-8). The application role of such a database
-reads and writes every tier with the current code, and the owner's setup finds nothing to do.
+which the old code set a database up (versions 1-8). Released migrations never change; the
+owner's setup applies exactly the later ones (9: read authority, 10: reader grants) and
+re-records nothing, after which the application role reads and writes every tier, and the
+schema is the one a fresh setup makes.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -33,8 +36,13 @@ def old_ledger() -> Iterator[PgLedger]:
         yield ledger
 
 
-def test_every_postgres_migration_is_the_one_released() -> None:
-    assert [(m.version, m.description, m.postgres, m.checksum("postgres")) for m in MIGRATIONS] == [
+#: The last version the frozen old layout holds.
+RELEASED = len(RELEASED_POSTGRES)
+
+
+def test_every_released_postgres_migration_is_unchanged() -> None:
+    released = [m for m in MIGRATIONS if m.version <= RELEASED]
+    assert [(m.version, m.description, m.postgres, m.checksum("postgres")) for m in released] == [
         (v, d, s, c) for v, d, s, c in RELEASED_POSTGRES
     ]
 
@@ -70,13 +78,20 @@ def _schema(url: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for query in queries for row in conn.execute(query).fetchall()]
 
 
-async def test_a_database_set_up_by_the_old_layout_opens_reads_and_writes_unmigrated(
+async def test_a_database_set_up_by_the_old_layout_is_upgraded_then_reads_and_writes(
     old_ledger: PgLedger,
 ) -> None:
-    recorded, schema = _bookkeeping(old_ledger.admin_url), _schema(old_ledger.admin_url)
-    assert [r[0] for r in recorded] == list(range(1, LATEST_VERSION + 1))
+    recorded = _bookkeeping(old_ledger.admin_url)
+    assert [r[0] for r in recorded] == list(range(1, RELEASED + 1))
 
-    # The application role opens both tiers without any setup by the new code.
+    # The owner's setup applies only what came after the old layout, re-recording nothing.
+    applied = await setup_fact_store(old_ledger.owner_url, app_roles=[old_ledger.app_role])
+    assert applied == list(range(RELEASED + 1, LATEST_VERSION + 1))
+    upgraded = _bookkeeping(old_ledger.admin_url)
+    assert upgraded[:RELEASED] == recorded
+    schema = _schema(old_ledger.admin_url)
+
+    # The application role then uses both tiers.
     async with open_journal(old_ledger.app_url, MIRA) as journal:
         await journal.add_episodes(
             [
@@ -110,10 +125,9 @@ async def test_a_database_set_up_by_the_old_layout_opens_reads_and_writes_unmigr
         assert [e.text for e in await journal.episodes(["ep-1"])] == ["I hold for the long term"]
         assert [e.item_ids for e in await journal.audit_log()][-1] == ("f-1",)
 
-    # The owner's setup finds the database up to date and grants what the old code granted.
-    applied = await setup_fact_store(old_ledger.owner_url, app_roles=[old_ledger.app_role])
-    assert applied == []
-    assert _bookkeeping(old_ledger.admin_url) == recorded  # nothing re-migrated or re-recorded
+    # A second setup finds the database up to date and changes nothing.
+    assert await setup_fact_store(old_ledger.owner_url, app_roles=[old_ledger.app_role]) == []
+    assert _bookkeeping(old_ledger.admin_url) == upgraded
     assert _schema(old_ledger.admin_url) == schema
 
 
@@ -125,7 +139,8 @@ def _roles_named(rows: list[tuple[Any, ...]], ledger: PgLedger) -> list[tuple[st
     ]
 
 
-def test_the_new_code_sets_up_the_schema_the_old_code_did(old_ledger: PgLedger) -> None:
+def test_the_new_code_sets_up_the_schema_of_an_upgraded_old_ledger(old_ledger: PgLedger) -> None:
+    asyncio.run(setup_fact_store(old_ledger.owner_url, app_roles=[old_ledger.app_role]))
     with postgres_ledger() as new:
         assert _roles_named(_schema(new.admin_url), new) == _roles_named(
             _schema(old_ledger.admin_url), old_ledger
