@@ -225,16 +225,11 @@ class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
         """Whether writes take the one-trip path (else upstream's)."""
         return wire.one_trip_supported(self, shallow=True)
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
+    def _checkpoint_doc(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> tuple[dict[str, Any], str, RunnableConfig]:
+        """The document, key and returned config of upstream's ``aput``."""
         saver: Any = self
-        if not self.one_trip():
-            return await super().aput(config, checkpoint, metadata, new_versions)
         configurable = dict(config["configurable"])
         run_id = configurable.pop("run_id", metadata.get("run_id"))
         thread_id = configurable.pop("thread_id")
@@ -259,19 +254,33 @@ class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
             doc["source"] = metadata["source"]
             doc["step"] = metadata["step"]
         key = wire.shallow_checkpoint_key(saver, thread_id, checkpoint_ns)
-        ttl = wire.ttl_seconds(saver)
-        if ttl is None:
-            await saver.client.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
-        else:
-            commands = [("JSON.SET", key, "$", orjson.dumps(doc)), ("EXPIRE", key, ttl)]
-            wire.raise_first_error(await wire.round_trip(saver, commands, transaction=True))
-        return {
+        next_config: RunnableConfig = {
             "configurable": {
                 "thread_id": thread_id,
                 "checkpoint_ns": checkpoint_ns,
                 "checkpoint_id": checkpoint["id"],
             }
         }
+        return doc, key, next_config
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        saver: Any = self
+        if not self.one_trip():
+            return await super().aput(config, checkpoint, metadata, new_versions)
+        doc, key, next_config = self._checkpoint_doc(config, checkpoint, metadata)
+        ttl = wire.ttl_seconds(saver)
+        if ttl is None:
+            await saver.client.execute_command("JSON.SET", key, "$", orjson.dumps(doc))
+        else:
+            commands = [("JSON.SET", key, "$", orjson.dumps(doc)), ("EXPIRE", key, ttl)]
+            wire.raise_first_error(await wire.round_trip(saver, commands, transaction=True))
+        return next_config
 
     async def aput_writes(
         self,
