@@ -18,7 +18,7 @@ import redis.asyncio.connection
 from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
 
 from memory.checkpoint import open_checkpointer
-from tests.support.servers import fresh_redis_prefix, redis_checkpointer_url
+from tests.support.servers import fresh_redis_prefix, redis_checkpointer_url, redis_client
 
 pytestmark = [pytest.mark.integration]
 
@@ -98,3 +98,30 @@ async def test_a_super_step_is_one_batch_per_call_and_no_script(
                     ("task-1", "a", 1),
                     ("task-1", "b", "two"),
                 ]
+
+
+async def test_a_refused_first_checkpoint_leaves_no_pointer() -> None:
+    """The batch moves the pointer even when its JSON.SET is refused at run time; for a
+    thread's first checkpoint there was no pointer before, so none is left behind (a dangling
+    one would name a document that does not exist), and the thread reads as empty."""
+    import redis.exceptions
+
+    client: Any = redis_client()
+    with fresh_redis_prefix() as token:
+        async with open_checkpointer(redis_checkpointer_url(token)) as saver:
+            thread: Any = {"configurable": {"thread_id": f"{token}-t", "checkpoint_ns": ""}}
+            first = empty_checkpoint()
+            any_saver: Any = saver
+            refused = any_saver._make_redis_checkpoint_key_cached(f"{token}-t", "", first["id"])
+            client.set(refused, "not a JSON document")  # JSON.SET on it is an error
+            with pytest.raises(redis.exceptions.ResponseError):
+                await saver.aput(thread, first, {"source": "input", "step": -1}, {})
+            latest = any_saver._make_redis_checkpoint_latest_key(f"{token}-t", "")
+            assert client.exists(latest) == 0
+            assert await saver.aget_tuple(thread) is None
+
+            client.delete(refused)
+            await saver.aput(thread, first, {"source": "input", "step": -1}, {})
+            found = await saver.aget_tuple(thread)
+            assert found is not None
+            assert found.config["configurable"]["checkpoint_id"] == first["id"]
