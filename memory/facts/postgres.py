@@ -311,28 +311,10 @@ class PostgresFactStore(FactStore):
                             f"SELECT {PG_SCHEMA}.is_admin(%s)", (grant.tenant_id,)
                         )
                         row = await found.fetchone()
-                        owner = await conn.execute(
-                            "SELECT pg_has_role(current_user, tableowner, 'USAGE')"
-                            " FROM pg_tables WHERE schemaname = %s AND tablename = 'grants'",
-                            (PG_SCHEMA,),
-                        )
-                        owns = await owner.fetchone()
-                        if not (row and row[0]) and not (owns and owns[0]):
+                        if not (row and row[0]) and not await _owns_grants(conn):
                             raise grant_refused(grant, user)
                     return cursor.rowcount == 1
-                cursor = await conn.execute(
-                    f"INSERT INTO {GRANTS} ({GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT DO NOTHING",
-                    (
-                        grant.tenant_id,
-                        grant.user_id,
-                        grant.role,
-                        grant.subject,
-                        grant.granted_by,
-                        grant.granted_at,
-                    ),
-                )
-                return cursor.rowcount == 1
+                return await _insert_grant(conn, grant)
         except pg_errors.InsufficientPrivilege as e:
             raise grant_refused(grant, user) from e
         except psycopg.OperationalError as e:
@@ -344,13 +326,7 @@ class PostgresFactStore(FactStore):
         tenant's admin add another."""
         try:
             async with self._pool.connection() as conn, conn.transaction():
-                owner = await conn.execute(
-                    "SELECT pg_has_role(current_user, tableowner, 'USAGE')"
-                    " FROM pg_tables WHERE schemaname = %s AND tablename = 'grants'",
-                    (PG_SCHEMA,),
-                )
-                owns = await owner.fetchone()
-                if not (owns and owns[0]):
+                if not await _owns_grants(conn):
                     raise FactAuthorityError(
                         f"Only the fact ledger's owner may make a tenant's admin; this "
                         f"connection ({self._where}) is not the owner. Run analyst db init "
@@ -360,19 +336,7 @@ class PostgresFactStore(FactStore):
                         user_id=grant.user_id,
                     )
                 await conn.execute(SET_TENANT, (grant.tenant_id, ""))
-                cursor = await conn.execute(
-                    f"INSERT INTO {GRANTS} ({GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT DO NOTHING",
-                    (
-                        grant.tenant_id,
-                        grant.user_id,
-                        grant.role,
-                        grant.subject,
-                        grant.granted_by,
-                        grant.granted_at,
-                    ),
-                )
-                return cursor.rowcount == 1
+                return await _insert_grant(conn, grant)
         except psycopg.OperationalError as e:
             raise self._unavailable(e) from e
 
@@ -542,3 +506,32 @@ async def setup_postgres(
                 f"The role in {where} may not create or change the fact ledger schema ({e}). "
                 "Run setup as the database owner or a superuser."
             ) from e
+
+
+async def _owns_grants(conn: psycopg.AsyncConnection[Any]) -> bool:
+    """Whether the connection's role owns the grants table (the ledger's owner, who ran
+    ``facts setup``)."""
+    found = await conn.execute(
+        "SELECT pg_has_role(current_user, tableowner, 'USAGE')"
+        " FROM pg_tables WHERE schemaname = %s AND tablename = 'grants'",
+        (PG_SCHEMA,),
+    )
+    row = await found.fetchone()
+    return bool(row and row[0])
+
+
+async def _insert_grant(conn: psycopg.AsyncConnection[Any], grant: Grant) -> bool:
+    """Insert ``grant`` (row security judges it); whether it is new."""
+    cursor = await conn.execute(
+        f"INSERT INTO {GRANTS} ({GRANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT DO NOTHING",
+        (
+            grant.tenant_id,
+            grant.user_id,
+            grant.role,
+            grant.subject,
+            grant.granted_by,
+            grant.granted_at,
+        ),
+    )
+    return cursor.rowcount == 1
