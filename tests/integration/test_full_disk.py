@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import Analyst
+from tests.support.mounts import tmpfs
 
 pytestmark = [pytest.mark.integration]
 
@@ -24,16 +25,7 @@ pytestmark = [pytest.mark.integration]
 @pytest.fixture
 def small_disk(analyst: Analyst, tmp_path: Path) -> Iterator[Analyst]:
     """The analyst over a data folder on a 2 MB tmpfs (and its memory folder beside it)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a 2 MB tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "2m") as disk:
         env = {
             **analyst.env,
             "ANALYST_DATA_DIR": str(disk / "data"),
@@ -42,8 +34,6 @@ def small_disk(analyst: Analyst, tmp_path: Path) -> Iterator[Analyst]:
         yield dataclasses.replace(
             analyst, env=env, data_dir=disk / "data", memory_dir=disk / "memory"
         )
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
 def test_a_run_on_a_full_disk_is_one_error_naming_the_folder_and_space_needed(
@@ -89,16 +79,7 @@ def test_a_memory_write_on_a_disk_filled_later_is_one_error_and_keeps_the_shard(
     """A shard made while there was room, then the disk filled (``fallocate``) to a few MB:
     the next memory write is refused before any mapped page is touched, and what the shard
     held is still there once space is freed."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=512m", "tmpfs", str(disk)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a 512 MB tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "512m") as disk:
         env = {**analyst.env, "ANALYST_DATA_DIR": str(disk / "data")}
         env["ANALYST_MEMORY_DIR"] = str(disk / "memory")
         cli = dataclasses.replace(analyst, env=env, data_dir=disk / "data")
@@ -114,5 +95,3 @@ def test_a_memory_write_on_a_disk_filled_later_is_one_error_and_keeps_the_shard(
         filler.unlink()
         assert "long-term holdings" in cli("memory", "list").out
         assert cli("memory", "add", "Another memory").code == 0
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)

@@ -18,6 +18,7 @@ import pytest
 from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache
 from memory.embeddings import HashingEmbedder, text_hash
 from tests.integration.conftest import Analyst, Run
+from tests.support.mounts import tmpfs
 
 pytestmark = [pytest.mark.integration]
 
@@ -34,19 +35,8 @@ class Folder:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Iterator[Folder]:
-    path = tmp_path / "ro"
-    path.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "ro", "16m") as path:
         yield Folder(path)
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=True)
 
 
 def test_the_embeddings_cache_reads_through_on_a_read_only_folder(folder: Folder) -> None:
