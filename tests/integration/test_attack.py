@@ -165,6 +165,19 @@ def cli_attacks(v: Victim, forged: Path) -> list[tuple[str, bool, tuple[str, ...
     return [(n, False, a) for n, a in reads] + [(n, True, a) for n, a in writes]
 
 
+def changed(
+    analyst: Analyst, victims: list[Victim], before: dict[str, dict[str, Any]], when: str
+) -> list[str]:
+    """Each victim's tier whose own view differs from ``before`` (taken before the attacks)."""
+    after = {v.user: snapshot(analyst, v) for v in victims}
+    return [
+        f"{when}: {v.user}'s {tier} changed"
+        for v in victims
+        for tier, value in before[v.user].items()
+        if after[v.user][tier] != value
+    ]
+
+
 def leaked(text: str, victims: list[Victim], attacker: str) -> list[str]:
     return [c for v in victims if v.user != attacker for c in v.canaries if c in text]
 
@@ -212,11 +225,7 @@ def test_no_user_reads_or_changes_another_users_memory(
         if is_write and not refused_cleanly(run):
             problems.append(f"{where} was not refused\n{run}")
 
-    after = {v.user: snapshot(analyst, v) for v in victims}
-    for v in victims:
-        for tier, value in before[v.user].items():
-            if after[v.user][tier] != value:
-                problems.append(f"seed {seed}: {v.user}'s {tier} changed under attack")
+    problems += changed(analyst, victims, before, f"seed {seed}: under CLI attack")
     # Having tried to make themselves admin, nobody reads anyone else's facts.
     for attacker in victims:
         for v in victims:
@@ -252,9 +261,7 @@ def test_application_api_enforces_the_same_walls(
     analyst: Analyst, backend: object, seed: int
 ) -> None:
     rng = random.Random(seed)
-    victims = [plant(analyst, tenant, user, rng) for tenant, user in USERS[:2]] + [
-        plant(analyst, *USERS[2], rng)
-    ]
+    victims = [plant(analyst, tenant, user, rng) for tenant, user in USERS]
     before = {v.user: snapshot(analyst, v) for v in victims}
 
     def reads(v: Victim) -> list[tuple[str, Callable[[AnalystApp], Awaitable[Any]]]]:
@@ -288,9 +295,5 @@ def test_application_api_enforces_the_same_walls(
             where = f"seed {seed}: {attacker.user} -> {victim.user}: {name}"
             if found := leaked(repr(result) + repr(error), victims, attacker.user):
                 problems.append(f"{where} leaked {found}")
-    after = {v.user: snapshot(analyst, v) for v in victims}
-    for v in victims:
-        for tier, value in before[v.user].items():
-            if after[v.user][tier] != value:
-                problems.append(f"seed {seed}: {v.user}'s {tier} changed under API attack")
+    problems += changed(analyst, victims, before, f"seed {seed}: under API attack")
     assert not problems, "\n\n".join(problems)
