@@ -40,6 +40,7 @@ from memory.errors import (
 )
 from memory.health import is_corruption
 from memory.markdown import DocumentStat, RawDocument
+from memory.sql.connect import enable_wal
 from memory.sql.user_version import Migrations, migrate
 
 #: Rank: a hit in the title weighs more than one in the text. Called directly rather than
@@ -147,7 +148,7 @@ class DocumentIndex:
     def _prepare(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA busy_timeout = 30000")
         if self.path is not None:
-            conn.execute("PRAGMA journal_mode = WAL")
+            enable_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.create_function("regexp", 2, _regexp, deterministic=True)
         migrate(conn, MIGRATIONS)

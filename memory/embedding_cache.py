@@ -31,6 +31,7 @@ from memory.config import private_file
 from memory.embeddings import Embedder, base_embedder_from_settings, check_vectors, text_hash
 from memory.errors import StorageCorruptError, StorageFullError, StorageReadOnlyError
 from memory.health import guarded
+from memory.sql.connect import enable_wal
 from memory.sql.user_version import Migrations, migrate
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class SqliteEmbeddingCache:
 
     def _setup(self) -> None:
         with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(conn)
             migrate(conn, self.MIGRATIONS)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, list[float]]:

@@ -4,6 +4,7 @@
 :func:`prepare_folder` refuses a folder where the file should be and creates its parents;
 :func:`connect` opens an autocommit connection (explicit transactions, full sync, a large page
 cache and memory map; a file in a read-only folder opens immutable, read-only);
+:func:`enable_wal` switches a file to WAL even while another connection converts it;
 :func:`prepare` switches it to WAL and runs the caller's migrations, retrying briefly while
 another connection converts a fresh file. Errors are ``OSError`` / ``sqlite3.Error``: each
 tier words them for its own user.
@@ -70,6 +71,25 @@ def connect(where: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
     return conn
 
 
+def enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch ``conn``'s file to WAL mode, surviving another connection's concurrent switch.
+
+    Two processes opening a new file at once both try the switch; SQLite refuses one of them
+    at once with "database is locked" instead of waiting on the busy timeout (waiting could
+    deadlock). The refused one then waits for the other's switch through the busy timeout
+    (``BEGIN IMMEDIATE``) and finds the file in WAL mode already. The async twin for
+    aiosqlite is :func:`memory.checkpoint.sqlite.enable_wal`.
+    """
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.OperationalError as e:
+        if not is_locked(e):
+            raise
+        conn.execute("BEGIN IMMEDIATE")  # waits while the other connection switches
+        conn.execute("ROLLBACK")
+        conn.execute("PRAGMA journal_mode=WAL")
+
+
 def prepare(
     conn: sqlite3.Connection, where: str, migrate: Migrate, attempts: int = 10
 ) -> list[int]:
@@ -82,7 +102,7 @@ def prepare(
     """
     for attempt in range(1, attempts + 1):
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(conn)
             return migrate(conn, where=where)
         except sqlite3.Error as e:
             if is_locked(e) and attempt < attempts:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,35 @@ def test_a_new_process_reuses_the_sqlite_cache(tmp_path: Path) -> None:
     assert second == {"embedded": 0, "digest": first["digest"]}
     third = run_process(path, [*TEXTS, "one more"])
     assert third["embedded"] == 1
+
+
+def test_setup_waits_for_another_process_converting_a_new_file(tmp_path: Path) -> None:
+    """Two CLIs started together both open a new cache: the one SQLite refuses at once
+    ("database is locked", no busy wait) while the other holds the file waits for it instead
+    of failing (it once crashed ``analyst run`` in CI)."""
+    path = tmp_path / "data" / "embeddings.sqlite"
+    path.parent.mkdir()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE converting (x)")
+    other.execute("BEGIN IMMEDIATE")  # what a process switching the file to WAL holds
+    errors: list[BaseException] = []
+
+    def open_cache() -> None:
+        try:
+            sqlite_cache(tmp_path)
+        except BaseException as e:  # reported to the test thread below
+            errors.append(e)
+
+    opener = threading.Thread(target=open_cache)
+    opener.start()
+    opener.join(timeout=1.0)  # without the wait, SQLite refuses the switch at once
+    assert not errors, errors
+    other.execute("COMMIT")
+    other.close()
+    opener.join(timeout=120)
+    assert not opener.is_alive() and not errors, errors
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 class Broken(HashingEmbedder):
