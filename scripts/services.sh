@@ -21,6 +21,9 @@
 #   loopback port, built once per machine into a cache outside the repository
 #   (scripts/model_server.sh says how).
 #
+# Chromium (`start` only): Debian's package, installed with apt-get when no `chromium` command
+#   exists, for the browser tests (tests/browser drive it with Playwright; no browser download).
+#
 # Everything lives in $SERVICES_DIR (default: .services/, gitignored): pid files, logs,
 # data, the unpacked library.
 set -euo pipefail
@@ -296,12 +299,20 @@ env_lines() {
 }
 
 mkdir -p "$SERVICES_DIR"
+ensure_chromium() {  # the browser tests (tests/browser) drive Debian's Chromium with Playwright
+  command -v chromium >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 \
+    || die "chromium is missing and apt-get is not available: install Chromium (a 'chromium' command on PATH) for the browser tests"
+  log "installing chromium with apt-get (browser tests)"
+  { apt-get install -y chromium >/dev/null || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }; } \
+    || die "apt-get install chromium failed (run it as root, or install Chromium yourself) for the browser tests"
+}
 model_server() {  # build|start|stop|status|env: the real local model server (llama-server)
   SERVICES_DIR=$SERVICES_DIR PYTHON_FOR_SERVICES=$PY bash "$ROOT/scripts/model_server.sh" "$@"
 }
 
 case "${1:-}" in
-  start) start_postgres; start_redis; model_server start ;;
+  start) start_postgres; start_redis; model_server start; ensure_chromium ;;
   start-stores) start_postgres; start_redis ;;
   stop) model_server stop; stop_redis; stop_postgres ;;
   status) status; model_server status ;;

@@ -29,6 +29,7 @@ from agent.cli.common import (
     TenantOpt,
     UserOpt,
 )
+from agent.cli.dashboard import dashboard
 from agent.cli.db import app as db_app
 from agent.cli.facts import app as facts_app
 from agent.cli.memories import app as memories_app
@@ -323,6 +324,7 @@ def chat(
     sys.exit(code)
 
 
+app.command()(dashboard)
 app.add_typer(db_app, name="db")
 app.add_typer(facts_app, name="facts")
 app.add_typer(memories_app, name="memories", hidden=True)  # the old name of `memory`

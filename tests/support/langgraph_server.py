@@ -95,6 +95,8 @@ def server_config(target: Path) -> Path:
     config["graphs"] = graphs
     if "auth" in config:
         config["auth"] = {**config["auth"], "path": _absolute(config["auth"]["path"])}
+    if "app" in config.get("http", {}):
+        config["http"] = {**config["http"], "app": _absolute(config["http"]["app"])}
     index = config.get("store", {}).get("index", {})
     if "embed" in index:
         index["embed"] = _absolute(index["embed"])

@@ -1,6 +1,6 @@
 """The module contract: imports only go down, no import cycles, no private names across modules.
 
-    scripts/ -> app (agent.app, agent.cli) -> graphs/ -> agent.nodes
+    scripts/ -> app (agent.app, agent.cli, agent.web) -> graphs/ -> agent.nodes
              -> the domain (agent.research, .reasoning, .learning, .recollection, .market)
              -> the core (agent.errors, .settings, .state, .thread_ids) -> memory/
 
@@ -25,7 +25,7 @@ PACKAGES = ("agent", "graphs", "memory")
 #: Highest layer first. A module belongs to the first entry whose prefix it matches.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("scripts", ("scripts",)),
-    ("app", ("agent.app", "agent.cli")),
+    ("app", ("agent.app", "agent.cli", "agent.web")),
     ("graphs", ("graphs",)),
     ("nodes", ("agent.nodes",)),
     (
