@@ -35,7 +35,8 @@ NAV = (
 
 _STYLE = raw(
     "body{font-family:system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fafafa}"
-    "header{background:#263238;color:#fff;padding:.6rem 1rem}header a{color:#cfd8dc;"
+    "header{background:#263238;color:#fff;padding:.6rem 1rem}header strong{margin-right:1.5rem}"
+    "header a{color:#cfd8dc;"
     "margin-right:1rem;text-decoration:none}header a.on{color:#fff;font-weight:bold}"
     "main{padding:1rem;max-width:60rem}table{border-collapse:collapse;width:100%;"
     "margin-bottom:1rem}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;"
