@@ -13,7 +13,7 @@ its owner (``AnalystState.owner``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -118,6 +118,8 @@ class Draft(TypedDict):
     recommendation: dict[str, Any]
     # Metric values the report's prose states (model path), checked by the critic.
     claims: list[dict[str, Any]]
+    # The prose the model wrote (model path; absent offline): the critic checks its figures.
+    prose: NotRequired[list[str]]
 
 
 class Decision(TypedDict, total=False):

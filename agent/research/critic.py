@@ -16,6 +16,7 @@ from agent.research.conventions import (
     default_conventions,
     report_section_bullets,
 )
+from agent.research.figures import Unbacked, computed_figures, unbacked_figures
 from agent.research.report import KEY_METRICS, fmt
 from agent.state import Critique, Draft, Finding, Verdict
 
@@ -75,6 +76,9 @@ def critique(draft: Draft, *, today: date, conventions: Conventions | None = Non
         problem = _check_claim(claim, draft["metrics"])
         if problem:
             findings.append(Finding(severity="error", message=problem))
+    findings += [
+        Finding(severity="error", message=prose_problem(figure)) for figure in prose_figures(draft)
+    ]
 
     rec = draft["recommendation"]
     if rec and rec.get("confidence_label") == "low":
@@ -118,6 +122,31 @@ def _check_claim(claim: dict, metrics: dict) -> str | None:
     if str(value) != str(actual):
         return f"The report states '{name}' = {value!r}; the computed value is {actual!r}."
     return None
+
+
+def prose_figures(draft: Draft) -> list[Unbacked]:
+    """The figures the model's prose states that nothing computed in ``draft`` backs (none
+    for an offline draft, whose prose is all rendered from the computed results)."""
+    prose = draft.get("prose") or []
+    if not prose:
+        return []
+    figures = computed_figures(draft["metrics"], draft["recommendation"], draft["markdown"])
+    return unbacked_figures(prose, figures)
+
+
+def prose_problem(figure: Unbacked) -> str:
+    """A finding naming an unbacked figure, the words it stands in, and why it fails."""
+    where = f"The report's prose states {figure.text} ({figure.context!r})"
+    if not figure.computed:
+        return (
+            f"{where}: a figure for {figure.metric}, which the analyst does not compute (it "
+            "has daily prices only); the figure does not come from the tool results."
+        )
+    about = f" {figure.metric}" if figure.metric else ""
+    return (
+        f"{where}, which matches no computed{about} figure within rounding: the figure does "
+        "not come from the tool results."
+    )
 
 
 #: How a "Memory context" bullet cites its source: a fact, procedure or memory id.

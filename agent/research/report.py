@@ -291,7 +291,7 @@ def compose_report(
     if personal:
         lines += ["", "## Memory context", "", *[f"- {line}" for line in personal]]
     markdown = "\n".join(lines).rstrip() + "\n"
-    return Draft(
+    draft = Draft(
         ticker=ticker,
         title=title,
         markdown=markdown,
@@ -304,6 +304,10 @@ def compose_report(
         recommendation=rec,
         claims=claims,
     )
+    if narrative is not None:  # what the report shows of the model's prose (a style may cut)
+        written = [narrative.summary, narrative.analysis, *narrative.risk_factors]
+        draft["prose"] = [t for t in [*written, narrative.rationale] if t in markdown]
+    return draft
 
 
 def _summary(ticker: str, m: Mapping[str, Any], rec: Mapping[str, Any]) -> str:

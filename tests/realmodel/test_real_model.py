@@ -3,9 +3,10 @@
 SmolLM2-135M answers what it answers; these tests hold the analyst to what must be true
 whatever that is: structured output validates or ends in the documented ``ModelOutputError``
 after one repair; no ticker outside the data is ever analysed; the tool loop stays within
-``ANALYST_TOOL_ITERATIONS``; every figure in a draft's table is the computed one, or the critic
-says it is not; an extracted item whose quote is not in the conversation is stored nowhere a
-prompt reads; approval, rejection and resume work as offline; no outcome is a traceback.
+``ANALYST_TOOL_ITERATIONS``; every figure in a draft's table and in the model's prose is a
+computed one, or the critic says it is not; an extracted item whose quote is not in the
+conversation is stored nowhere a prompt reads; approval, rejection and resume work as offline;
+no outcome is a traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agent.learning.extraction import Extraction
 from agent.learning.grounding import ground
 from agent.learning.model_extraction import ModelExtractor
 from agent.reasoning.chat_model import ModelChoice, build_chat_model
+from agent.research.critic import prose_figures
 from agent.research.report import KEY_METRICS, fmt
 from agent.settings import Settings
 from memory.journal.records import Episode
@@ -81,6 +83,16 @@ def planned_tickers(state: dict[str, Any]) -> set[str]:
     return {step["ticker"] for step in state.get("plan") or [] if step.get("ticker")}
 
 
+def check_prose(state: dict[str, Any], view: dict[str, Any]) -> None:
+    """Every figure the model wrote in the draft's prose is a computed one or the critic
+    names it (the findings the human sees at approval)."""
+    messages = " ".join(f["message"] for f in view["findings"])
+    unbacked = prose_figures(state["draft"])
+    for figure in unbacked:
+        assert f"states {figure.text} " in messages, (figure, view["findings"])
+    print(f"\nprose: {len(state['draft'].get('prose') or [])} texts, {len(unbacked)} unbacked")
+
+
 def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
     cli: Any, real: ModelProxy
 ) -> None:
@@ -112,6 +124,7 @@ def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
         if key in metrics and f"| {label} |" in markdown:
             row = next(line for line in markdown.splitlines() if line.startswith(f"| {label} |"))
             assert fmt(metrics[key], kind) in row or label in messages, row
+    check_prose(state, view)
 
     # The human decides, exactly as offline: reject, then approve what is shown.
     rejected = cli("reject", "real-1", "--feedback", "more on risk", "--json", timeout=1500)
@@ -119,6 +132,7 @@ def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
     if rejected.code == MODEL_FAILURE:
         return
     assert rejected.code == 0 and rejected.json()["revision"] == 1, outcome(rejected)
+    check_prose(cli.state("real-1"), rejected.json())
     draft = rejected.json()["draft_hash"]
     approved = cli("approve", "real-1", "--draft", draft, "--as", "qa", "--json", timeout=600)
     no_traceback(approved)
