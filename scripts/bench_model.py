@@ -7,9 +7,10 @@ Runs ``analyst run "Analyze NVDA"`` on the model path against llama.cpp's ``llam
 is given) through a recording proxy, so every model call is attributed to the node that made
 it: router (RouteDecision), planner (PlanDecision, and its memory look-ups), executor (the
 tool loop), reporter (ReportNarrative), critic (CriticVerdict). Prints, per node, the median
-seconds and tokens per run with their spread, the runs' outcomes, and then the share of
-memory-extraction proposals that grounding rejected over a few short conversations. Not a
-test: the figures depend on the machine and its load (printed).
+seconds and tokens per run with their spread, the runs' outcomes, and then memory extraction
+over a few short conversations: items proposed, accepted and rejected by grounding, and the
+rejected share (not measured when the model proposes nothing). Not a test: the figures depend
+on the machine and its load (printed).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tempfile
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -40,6 +42,7 @@ NODE_OF_SCHEMA = {
     "ConversationSummary": "history",
     "MemoryAnswerDecision": "answer",
 }
+ITEM_FIELDS = ("new_facts", "preference_signals", "notable_events", "open_items")
 CONVERSATIONS = [
     ["I am saving for retirement in about 25 years.", "Please keep reports short."],
     ["My brother thinks I should buy crypto, but I won't.", "Never include TSLA."],
@@ -129,8 +132,7 @@ async def bench_grounding(url: str) -> None:
     extractor = ModelExtractor(
         lambda: build_chat_model(settings, ModelChoice("openai", "smollm2")), "smollm2"
     )
-    proposed = rejected = failed = 0
-    fields = ("new_facts", "preference_signals", "notable_events", "open_items")
+    proposed = accepted = rejected = failed = 0
     for n, turns in enumerate(CONVERSATIONS):
         episodes = [
             Episode(
@@ -150,13 +152,38 @@ async def bench_grounding(url: str) -> None:
         except ModelError:
             failed += 1
             continue
-        proposed += sum(len(getattr(extraction, f)) for f in fields)
-        rejected += len(ground(extraction, episodes).rejected)
-    share = f"{rejected / proposed:.0%}" if proposed else "n/a"
-    print(
-        f"extraction over {len(CONVERSATIONS)} conversations: {proposed} items proposed, "
-        f"{rejected} rejected by grounding ({share}); {failed} extraction(s) ended in the "
-        "documented ModelOutputError"
+        grounded = ground(extraction, episodes)
+        proposed += items(extraction)
+        accepted += items(grounded.accepted)
+        rejected += len(grounded.rejected)
+    print(grounding_line(len(CONVERSATIONS), proposed, accepted, rejected, failed))
+
+
+def items(extraction: Any) -> int:
+    """How many items an extraction holds (facts, preferences, events, open items)."""
+    return sum(len(getattr(extraction, f)) for f in ITEM_FIELDS)
+
+
+def grounding_line(
+    conversations: int, proposed: int, accepted: int, rejected: int, failed: int
+) -> str:
+    """The grounding figures as measured: proposed = accepted + rejected, and the share
+    rejected only when something was proposed (a model that proposes nothing gives no share,
+    and saying 0% would claim grounding rejected nothing it was shown)."""
+    if proposed != accepted + rejected:
+        raise ValueError(
+            f"grounding lost items: {proposed} proposed but {accepted} accepted and "
+            f"{rejected} rejected"
+        )
+    share = (
+        f"{rejected / proposed:.0%} rejected by grounding"
+        if proposed
+        else "rejected share not measured: the model proposed 0 items"
+    )
+    return (
+        f"extraction over {conversations} conversations: {proposed} items proposed = "
+        f"{accepted} accepted + {rejected} rejected; {share}; {failed} extraction(s) ended in "
+        "the documented ModelOutputError"
     )
 
 
