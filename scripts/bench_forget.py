@@ -94,6 +94,13 @@ def line(name: str, values: Sequence[float], baseline: Sequence[float] | None = 
     return text
 
 
+def load() -> str:
+    """The machine's load average now (the figures are read against it)."""
+    return (
+        "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) + f" on {os.cpu_count()} CPUs"
+    )
+
+
 def since(began: float) -> float:
     return time.perf_counter() - began
 
@@ -414,6 +421,7 @@ async def bench_one(folder: Path, args: argparse.Namespace) -> None:
         ratio = statistics.median(values) / statistics.median(compact)
         print(f"  ratio: forget one {what} / compact   x{ratio:.2f}")
     print(untouched(other, after))
+    print(f"  {load()}")
     for what, values in forgets.items():
         print(forget_target(what, statistics.median(values), seeded.items))
 
@@ -494,6 +502,7 @@ async def bench_account(folder: Path, args: argparse.Namespace) -> None:
         f"  ratio: deletion / seeding   x{statistics.median(deletes) / statistics.median(seeds):.3f}"
         f"   deletion / raw DELETE   x{statistics.median(deletes) / statistics.median(raws):,.0f}"
     )
+    print(f"  {load()}")
     print(account_target(statistics.median(deletes), min(sizes)))
 
 
@@ -507,6 +516,7 @@ async def main() -> None:
     if args.quick:
         args.items, args.forgets, args.runs = 1000, 2, 1
     print("forgetting benchmark: embedded defaults, offline model (module docstring); ms")
+    print(f"  {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-forget-") as tmp:
         await bench_one(Path(tmp) / "one", args)
         await bench_account(Path(tmp), args)
