@@ -196,6 +196,14 @@ def create_app(
         rows, used = await call(who, work.threads, request.query_params.get("why"))
         return "Threads & why", pages.threads(rows, used)
 
+    async def documents(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
+        return "Documents", pages.documents(await call(who, work.documents))
+
+    async def document(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
+        path = request.query_params.get("path", "")
+        doc = await call(who, work.document, path)
+        return path, pages.document(doc)
+
     async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         item_id = request.query_params.get("id", "").strip()
         if not item_id:
@@ -274,6 +282,8 @@ def create_app(
         get("events", events),
         get("audit", audit),
         get("threads", threads),
+        get("documents", documents),
+        get("document", document, active="documents"),
         get("forget", forget_plan, active="profile"),
         get("account", account_plan),
         post("remember", remember),

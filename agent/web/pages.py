@@ -29,6 +29,7 @@ NAV = (
     ("sessions", "Sessions"),
     ("events", "Events"),
     ("threads", "Threads & why"),
+    ("documents", "Documents"),
     ("audit", "Audit"),
     ("account", "Forget everything"),
 )
@@ -46,6 +47,7 @@ _STYLE = raw(
     "button{cursor:pointer}.danger{background:#c62828;color:#fff;border:0;padding:.3rem .7rem;"
     "border-radius:3px}.plan{background:#fff8e1;border:1px solid #ffe082;padding:.6rem}"
     ".receipt{background:#e8f5e9;border:1px solid #a5d6a7;padding:.6rem}"
+    "pre.doc{white-space:pre-wrap;background:#fff;border:1px solid #ddd;padding:.6rem}"
     ".error{background:#ffebee;border:1px solid #ef9a9a;padding:.6rem}"
     ".legend svg{margin-left:.6rem}"
 )
@@ -111,7 +113,7 @@ def hidden(name: str, value: str) -> Html:
 
 
 def value_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def forget_link(item_id: str, label: str = "Delete…") -> Html:
@@ -417,6 +419,37 @@ def threads(rows: list[dict[str, Any]], used: dict[str, Any] | None) -> Html:
             procs,
         )
     )
+
+
+def documents(rows: list[dict[str, Any]]) -> Html:
+    """The documents the principal may read: research notes (with their ticker and status),
+    their profile document, the shared conventions."""
+    from urllib.parse import quote
+
+    return table(
+        ("document", "title", "ticker", "status", "updated"),
+        [
+            (
+                tag("a", {"href": url(f"document?path={quote(d['path'], safe='/')}")}, d["path"]),
+                str(d["metadata"].get("title") or ""),
+                str(d["metadata"].get("ticker") or ""),
+                str(d["metadata"].get("status") or ""),
+                str(d["metadata"].get("updated") or d["metadata"].get("date") or "")[:16],
+            )
+            for d in rows
+        ],
+        "No documents.",
+    )
+
+
+def document(doc: dict[str, Any]) -> Html:
+    """One document as stored: its front matter and its Markdown, as text."""
+    meta = table(
+        ("field", "value"),
+        [(k, value_text(v)) for k, v in doc["metadata"].items()],
+        "No front matter.",
+    )
+    return Html(meta + tag("pre", {"class_": "doc"}, doc["body"]))
 
 
 def _receipt_lines(receipt: dict[str, Any], done: bool) -> list[Html]:

@@ -155,3 +155,16 @@ async def forget(app: AnalystApp, item_id: str, confirm: bool) -> dict[str, Any]
 
 async def forget_account(app: AnalystApp, confirm: bool) -> dict[str, Any]:
     return await app.memory.forget_account(confirm=confirm)
+
+
+async def documents(app: AnalystApp) -> list[dict[str, Any]]:
+    """The Markdown documents the principal may read (``analyst notes list``), each with its
+    front matter."""
+    owned = await app.tiers.owned_documents()
+    return [{"path": p, "metadata": owned.read(p).metadata} for p in owned.list("**/*.md")]
+
+
+async def document(app: AnalystApp, path: str) -> dict[str, Any]:
+    """One document as stored (``analyst notes show PATH``), read under the same checks."""
+    doc = (await app.tiers.owned_documents()).read(path)
+    return {"path": path, "metadata": doc.metadata, "body": doc.body}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -142,8 +143,22 @@ def test_every_page_forbids_scripts_and_framing(alice_fact: str) -> None:
         assert "<script" not in response.text, response.url
 
 
-def test_another_user_sees_and_reaches_nothing_of_alice(alice_fact: str) -> None:
+def test_another_user_sees_and_reaches_nothing_of_alice(alice_fact: str, tmp_path: Path) -> None:
+    # Alice's profile document (user-profiles/<tenant>/<user>.md), as the analyst keeps it.
+    profile = tmp_path / "memory" / "user-profiles" / "acme" / "alice.md"
+    profile.parent.mkdir(parents=True)
+    profile.write_text("---\nowner: alice\n---\nAlice keeps 30% in cash.\n")
+    with _client(ALICE) as client:
+        assert (
+            "Alice keeps 30% in cash."
+            in client.get(
+                "/dashboard/document", params={"path": "user-profiles/acme/alice.md"}
+            ).text
+        )
     with _client(BOB) as client:
+        assert "alice.md" not in client.get("/dashboard/documents").text
+        theirs = client.get("/dashboard/document", params={"path": "user-profiles/acme/alice.md"})
+        assert theirs.status_code in (400, 404) and "30% in cash" not in theirs.text
         profile = client.get("/dashboard/profile")
         assert "horizon_years" not in profile.text and alice_fact not in profile.text
         plan = client.get("/dashboard/forget", params={"id": alice_fact})
