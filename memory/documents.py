@@ -5,7 +5,8 @@ root through a symbolic link is refused (:class:`DocumentPathError`) before anyt
 Files are size-limited, Markdown must be UTF-8, writes are atomic (``exclusive=True``: only if
 the name is free), :meth:`FileMemory.update` is a locked read-modify-write, and ``search``
 ranks from the FTS5 index of :mod:`memory.doc_index`. POSIX only. Details:
-``docs/architecture.md``, "Document memory".
+``docs/architecture.md``, "Document memory". A Markdown document's body is redacted as it is
+written (:func:`memory.pii.redact`; its front matter, which code writes, is kept as it is).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from memory.markdown import (
     join_front_matter,
     split_front_matter,
 )
+from memory.pii import redact
 
 if TYPE_CHECKING:
     from memory.config import StorageSettings
@@ -469,6 +471,7 @@ class FileMemory:
         parts = self._check_relpath(relpath)
         loc = self._locate(relpath, follow=True)
         self._check_content(relpath, data, name=loc.name)
+        data = _redacted(relpath, loc.name, data)
         with self._folder(relpath, loc, create=True) as dfd:
             self._write_in(relpath, dfd, loc.name, data, exclusive=exclusive)
         self.index.mark_dirty(loc.relpath)  # the real file, not a link to it
@@ -493,6 +496,7 @@ class FileMemory:
                     current = None
                 data = change(current).encode("utf-8")
                 self._check_content(relpath, data, name=loc.name)
+                data = _redacted(relpath, loc.name, data)
                 self._write_in(relpath, dfd, loc.name, data, exclusive=False)
             finally:
                 fcntl.flock(dfd, fcntl.LOCK_UN)
@@ -553,6 +557,20 @@ class FileMemory:
             return False
         self.index.mark_dirty(loc.relpath)
         return True
+
+
+def _redacted(relpath: str, name: str, data: bytes) -> bytes:
+    """A Markdown document's bytes with personal data in its body redacted (checked UTF-8
+    already); other files as they are."""
+    if not (_is_markdown(relpath) or _is_markdown(name)):
+        return data
+    text = data.decode("utf-8")
+    try:
+        body = split_front_matter(text)[1]
+    except ValueError:
+        body = text  # not front matter a reader would parse: all of it is body
+    head = text[: len(text) - len(body)]
+    return (head + redact(body)).encode("utf-8")
 
 
 def _is_markdown(name: str) -> bool:
