@@ -14,6 +14,9 @@
   ...)`` (:mod:`memory.store.scoped`): a get, put or delete elsewhere is refused with 403, a
   search or listing is narrowed to them.
 - Anything else is refused (the default handler denies).
+- Personal data is redacted (:func:`memory.pii.redact_value`) in a run's input and command
+  (:func:`create_run`) and in a value put in the store, before the server stores either: a
+  run's input is checkpointed before any node runs.
 
 ``langgraph.json`` sets ``disable_studio_auth``: without it a request that says
 ``x-auth-scheme: langsmith`` skips these handlers under ``langgraph dev``. Studio reaches the
@@ -31,6 +34,7 @@ from langgraph_sdk import Auth
 from agent.errors import ConfigurationError
 from graphs.server_tokens import ServerTokens, file_version, load_tokens
 from memory.identity import Principal
+from memory.pii import redact_value
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +128,6 @@ auth.on(deny)
 register: Any  # each registers one handler for one resource and action
 for register in (
     auth.on.threads.create,
-    auth.on.threads.create_run,
     auth.on.crons.create,
     auth.on.assistants.create,
 ):
@@ -145,6 +148,18 @@ for register in (auth.on.assistants.read, auth.on.assistants.search):
     register(shared)
 
 
+@auth.on.threads.create_run
+async def create_run(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
+    """A run (on the caller's own thread, :func:`tag_owner`) with its input and command
+    redacted in place: the server runs and checkpoints the ``kwargs`` it handed here."""
+    kwargs = value.get("kwargs")
+    if isinstance(kwargs, dict):
+        for key in ("input", "command"):
+            if kwargs.get(key) is not None:
+                kwargs[key] = redact_value(kwargs[key])
+    return await tag_owner(ctx, value)
+
+
 @auth.on.threads.update
 async def update_thread(ctx: Auth.types.AuthContext, value: Any) -> dict[str, str]:
     """A thread's own metadata may change, never its owner."""
@@ -155,7 +170,8 @@ async def update_thread(ctx: Auth.types.AuthContext, value: Any) -> dict[str, st
 
 @auth.on.store
 async def own_namespaces(ctx: Auth.types.AuthContext, value: Any) -> None:
-    """The store: the caller's ``("tenants", t, "users", u, ...)`` namespaces only.
+    """The store: the caller's ``("tenants", t, "users", u, ...)`` namespaces only, and a
+    value put there redacted.
 
     A get, put or delete must name one of them (else 403). A search or a namespace listing
     under a shorter prefix of the caller's (``()``, ``("tenants",)``, ...) is narrowed to the
@@ -165,6 +181,8 @@ async def own_namespaces(ctx: Auth.types.AuthContext, value: Any) -> None:
     mine = ("tenants", str(user["tenant_id"]), "users", str(user["user_id"]))
     given = tuple(value.get("namespace") or ())
     if given[: len(mine)] == mine:
+        if ctx.action == "put" and value.get("value") is not None:
+            value["value"] = redact_value(value["value"])
         return
     if ctx.action in ("search", "list_namespaces") and mine[: len(given)] == given:
         value["namespace"] = mine

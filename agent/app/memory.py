@@ -10,6 +10,9 @@ account deletion, backup and restore, and retention (sweep). Each goes through t
 The start-up retention sweep runs from one place, :meth:`MemoryControls.sweep_on_start`: the
 first memory command of the app (through :meth:`MemoryControls.learner`) and the first run of
 a thread call it, after the command's validation, so a refused command writes nothing.
+
+Text a user gives to be remembered is redacted (:func:`memory.pii.redact`) as it arrives, so
+a memory's key and a fact's evidence quote are those of the text as stored.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from agent.app.limits import within_limit
 from agent.errors import AnalystError, InvalidMemoryError
 from agent.learning.remembering import RememberAs
+from memory.pii import redact
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -83,6 +87,7 @@ class MemoryControls:
         key)."""
         from memory.recall import aremember
 
+        text, about = redact(text), None if about is None else redact(about)
         for part, what in ((text, "memory"), (about or "", "--about text")):
             within_limit(
                 part,
@@ -388,7 +393,7 @@ class MemoryControls:
 
         return await remember(
             await self.learner(),
-            text,
+            redact(text),
             as_=as_,
             thread_id=thread_id,
             max_chars=self.tiers.settings.max_memory_chars,

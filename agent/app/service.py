@@ -8,6 +8,10 @@ lazily, on first use, and close with the app; every memory operation is
 against the principal before the checkpointer is consulted, and a thread's cross-process lock
 is held only for the call that runs it, so one app may serve a whole chat session.
 What callers get back (:class:`ThreadView`, :class:`CheckpointView`) is :mod:`agent.app.views`.
+
+What a user types (a request, a rejection's feedback, an edited report) is redacted
+(:func:`memory.pii.redact`) before it reaches the graph: its input is checkpointed before any
+node runs, and everything stored, prompted or summarised after derives from it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from agent.errors import (
 )
 from agent.settings import Settings
 from memory.identity import Principal
+from memory.pii import redact
 from memory.threads import ThreadRecord
 
 if TYPE_CHECKING:
@@ -193,6 +198,7 @@ class AnalystApp:
         from agent.thread_ids import check_thread_id
 
         thread_id = check_thread_id(new_thread_id() if thread_id is None else thread_id)
+        query = redact(query)
         within_limit(
             query,
             self.settings.max_query_chars,
@@ -305,6 +311,10 @@ class AnalystApp:
             checked = validate_decision(
                 decision, state["draft"], thread_id=thread_id, now=self.services.clock()
             )
+            if "feedback" in checked:
+                checked["feedback"] = redact(checked["feedback"])
+            if "text" in checked:
+                checked["text"] = redact(checked["text"])
             await self._drive(
                 thread_id, Command(resume=dict(checked)), "auto", on_update, confirm=keep_session
             )

@@ -5,6 +5,11 @@ record, asks a function here for the record's next state, and writes that state 
 a new record, validates it here and inserts it), so SQLite and Postgres cannot drift apart.
 The life cycles (jobs, candidates, procedures, the audit) are described in
 ``docs/memory-lifecycle.md`` (The memory journal's state changes).
+
+Every text a record holds (an episode's text, a candidate's quote and payload, a summary's
+topic, summary and open items, a procedure's text, a job's error) is redacted here, before it
+is stored (:func:`memory.pii.redact`), so no writer can store a card number, an IBAN, an
+e-mail address, a phone number or a national id it was given.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from memory.journal.records import (
     SessionSummary,
     job_id_for,
 )
+from memory.pii import redact, redact_value
 
 EPISODE_ROLES = ("user", "analyst")
 PROCEDURE_STATUSES = ("active", "retired")
@@ -165,7 +171,8 @@ def new_episode(principal: Principal, episode: Episode) -> Episode:
     if not isinstance(episode.text, str):
         raise JournalError(f"Episode {episode.episode_id}: text must be a string.")
     meta = _object(episode.meta, f"episode {episode.episode_id} meta")
-    return replace(episode, at=utc(episode.at, f"episode {episode.episode_id} at"), meta=meta)
+    at = utc(episode.at, f"episode {episode.episode_id} at")
+    return replace(episode, text=redact(episode.text), at=at, meta=meta)
 
 
 def same_episode(stored: Episode, new: Episode) -> Episode:
@@ -210,7 +217,8 @@ def new_candidate(principal: Principal, candidate: Candidate) -> Candidate:
     one_of(candidate.status, CANDIDATE_STATUSES, "candidate status")
     return replace(
         candidate,
-        payload=_object(candidate.payload, f"candidate {cid} payload"),
+        payload=redact_value(_object(candidate.payload, f"candidate {cid} payload")),
+        quote=redact(candidate.quote),
         episode_ids=id_list(candidate.episode_ids, "episode_ids"),
         created_at=utc(candidate.created_at, f"candidate {cid} created_at"),
         decided_at=_optional_utc(candidate.decided_at, f"candidate {cid} decided_at"),
@@ -230,8 +238,10 @@ def new_summary(principal: Principal, summary: SessionSummary) -> SessionSummary
         summary,
         started=started,
         ended=ended,
+        topic=redact(summary.topic),
+        summary=redact(summary.summary),
         facts_learned=id_list(summary.facts_learned, "facts_learned"),
-        open_items=_strings(summary.open_items, "open_items"),
+        open_items=tuple(redact(item) for item in _strings(summary.open_items, "open_items")),
         episode_ids=id_list(summary.episode_ids, "episode_ids"),
     )
 
@@ -244,6 +254,7 @@ def new_procedure(principal: Principal, procedure: Procedure) -> Procedure:
     one_of(procedure.status, PROCEDURE_STATUSES, "procedure status")
     return replace(
         procedure,
+        text=redact(procedure.text),
         rule=_object(procedure.rule, f"procedure {pid} rule"),
         confirmed_at=utc(procedure.confirmed_at, f"procedure {pid} confirmed_at"),
         review_at=utc(procedure.review_at, f"procedure {pid} review_at"),
@@ -319,7 +330,7 @@ def failed(job: ExtractionJob, error: str, now: datetime) -> ExtractionJob:
     attempts. A job that is done or failed already stays as it is."""
     if job.status in ("done", "failed"):
         return job
-    message = str(error)
+    message = redact(str(error))
     if job.attempts >= MAX_JOB_ATTEMPTS:
         return replace(job, status="failed", leased_until=None, finished_at=now, last_error=message)
     return replace(

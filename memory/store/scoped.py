@@ -20,7 +20,9 @@ under the caller's own root. Results that come back from outside the root (a bug
 backend) raise :class:`ScopeViolationError` instead of being returned.
 
 The principal always comes from the CLI flags/environment or the server's identity, never
-from model output.
+from model output. Every value put through it is redacted first (:func:`memory.pii.redact_value`):
+no writer of the cold store can store a card number, an IBAN, an e-mail address, a phone
+number or a national id it was given.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from langgraph.store.base import (
 
 from memory.errors import InvalidPrincipalError
 from memory.identity import Principal
+from memory.pii import redact_value
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
 #: The value fields the principal's memories (``("memories", ...)`` values with a ``text`` or
@@ -137,7 +140,8 @@ class ScopedStore(BaseStore):
                 )
             if op.index is None and _is_project_memory(op):
                 op = op._replace(index=list(TEXT_FIELDS))
-            return op._replace(namespace=(*root, *op.namespace))
+            value = None if op.value is None else redact_value(op.value)
+            return op._replace(namespace=(*root, *op.namespace), value=value)
         if isinstance(op, SearchOp):
             return op._replace(namespace_prefix=(*root, *op.namespace_prefix))
         if isinstance(op, ListNamespacesOp):
