@@ -216,3 +216,18 @@ def test_on_the_server_the_dashboard_is_behind_its_auth_and_shows_only_your_memo
         # Without the token, even bob's own POST is refused.
         assert bob.post(f"{server.url}/dashboard/remember", data={"text": "x"}).status_code == 403
     assert _horizon(ALICE) is not None, "bob reached alice's fact through the server"
+
+
+def test_forget_everything_shows_the_plan_and_deletes_only_when_confirmed(
+    alice_fact: str,
+) -> None:
+    with _client(ALICE) as client:
+        plan = client.get("/dashboard/account")
+        assert "Nothing has been deleted yet" in plan.text and alice_fact in plan.text
+        token = _token(plan.text)
+        unticked = client.post("/dashboard/account/forget", data={"csrf": token})
+        assert "nothing was deleted" in unticked.text
+        assert _horizon(ALICE) is not None, "the plan or an unticked form deleted something"
+        done = client.post("/dashboard/account/forget", data={"csrf": token, "sure": "yes"})
+        assert done.status_code == 200 and "Deleted" in done.text and alice_fact in done.text
+    assert _horizon(ALICE) is None
