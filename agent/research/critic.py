@@ -25,8 +25,9 @@ STALE_AFTER_DAYS = 30
 
 def critique(draft: Draft, *, today: date, conventions: Conventions | None = None) -> Critique:
     """Check one draft against ``conventions`` (the built-in ones when there are no files):
-    sections and citation forms as the conventions judge them, then figures, freshness,
-    claims and sources. Problems reading the conventions are reported as info."""
+    sections and citation forms as the conventions judge them, then the table's figures,
+    freshness, the cited claims, the figures in the model's prose (:func:`prose_figures`) and
+    sources. Problems reading the conventions are reported as info."""
     findings: list[Finding] = []
     markdown = draft["markdown"]
     rules = conventions if conventions is not None else default_conventions()
