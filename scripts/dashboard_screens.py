@@ -21,17 +21,6 @@ import threading
 import time
 from pathlib import Path
 
-PAGES = (
-    "profile",
-    "preferences",
-    "candidates",
-    "sessions",
-    "events",
-    "audit",
-    "threads",
-    "account",
-)
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -52,6 +41,7 @@ def main() -> None:
     from agent.settings import Settings
     from agent.web.app import create_app
     from agent.web.demo import seed
+    from agent.web.pages import NAV
     from memory.identity import Principal
 
     who = Principal("demo", "mira")
@@ -82,7 +72,7 @@ def main() -> None:
         )
         context.set_default_timeout(180_000)
         page = context.new_page()
-        for name in PAGES:
+        for name, _ in NAV:
             page.goto(base + name)
             target = args.out / f"{name}.png"
             page.screenshot(path=str(target))
