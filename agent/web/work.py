@@ -33,6 +33,10 @@ class Refused(Exception):
         super().__init__(message)
         self.missing = missing
 
+    def __reduce__(self) -> tuple[type[Refused], tuple[str, bool]]:
+        # Both fields cross the process boundary (the default keeps only the message).
+        return Refused, (str(self), self.missing)
+
 
 def run(principal: Principal, operation: Operation, args: tuple[Any, ...]) -> Any:
     """Open the app for ``principal`` and run ``operation`` on it, on this thread's own

@@ -162,10 +162,10 @@ def test_another_user_sees_and_reaches_nothing_of_alice(alice_fact: str, tmp_pat
         profile = client.get("/dashboard/profile")
         assert "horizon_years" not in profile.text and alice_fact not in profile.text
         plan = client.get("/dashboard/forget", params={"id": alice_fact})
-        if plan.status_code == 200:
-            assert "Would delete 1" not in plan.text
-            token = _token(plan.text)
-            client.post("/dashboard/forget", data={"id": alice_fact, "csrf": token})
+        assert plan.status_code == 400 and "Nothing of yours has the id" in plan.text
+        token = _token(client.get("/dashboard/profile").text)
+        tried = client.post("/dashboard/forget", data={"id": alice_fact, "csrf": token})
+        assert tried.status_code == 400 and "Nothing of yours has the id" in tried.text
         audit = client.get("/dashboard/audit")
         assert alice_fact not in audit.text
     assert _horizon(ALICE) is not None, "bob's forget reached alice's fact"
@@ -207,12 +207,12 @@ def test_on_the_server_the_dashboard_is_behind_its_auth_and_shows_only_your_memo
         assert theirs.status_code == 200
         assert "horizon_years" not in theirs.text and fact["memory_id"] not in theirs.text
         plan = bob.get(f"{server.url}/dashboard/forget", params={"id": fact["memory_id"]})
-        if plan.status_code == 200:
-            assert "Would delete 1" not in plan.text
-            bob.post(
-                f"{server.url}/dashboard/forget",
-                data={"id": fact["memory_id"], "csrf": _token(plan.text)},
-            )
+        assert plan.status_code == 400 and "Nothing of yours has the id" in plan.text
+        tried = bob.post(
+            f"{server.url}/dashboard/forget",
+            data={"id": fact["memory_id"], "csrf": _token(theirs.text)},
+        )
+        assert tried.status_code == 400 and "Nothing of yours has the id" in tried.text
         # Without the token, even bob's own POST is refused.
         assert bob.post(f"{server.url}/dashboard/remember", data={"text": "x"}).status_code == 403
     assert _horizon(ALICE) is not None, "bob reached alice's fact through the server"
