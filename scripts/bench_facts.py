@@ -7,6 +7,10 @@ key's version ``v`` before any key's ``v + 1``), loaded through the bulk import 
 
 Then, on the same data, in the same run:
 
+- The bulk import's baseline: the rows the import made, loaded into a plain table with the
+  ledger's indexes (SQLite: a file beside the ledger; Postgres: ``LIKE ... INCLUDING ALL``)
+  as one transaction (``executemany``; Postgres ``COPY``).
+
 - Reads, one shared random workload (``--samples`` keys and instants): ``as_of`` and
   ``current`` through the sync API (``store.sync``), the async API and raw SQL (the ledger's
   own seek, rows left undecoded), next to the *baseline table*: the final intervals copied
@@ -17,8 +21,9 @@ Then, on the same data, in the same run:
 - Writes, durable: one writer calling ``record()`` in turn, against a raw one-row
   ``INSERT`` + commit on the same database (the disk's floor); 8 concurrent writers calling
   ``record()`` (group commit), both as 8 coroutines sharing one store and as 8 separate
-  processes each with its own store (how separate CLI commands write; process start-up and
-  the store's opening are not timed); ``record_many`` in batches of 500.
+  processes each with its own store (how separate CLI commands write; process start-up, the
+  store's opening and closing are not timed: each says when its last write returned);
+  ``record_many`` in batches of 500.
 
 Medians and p95 in microseconds; rates in facts/s as the median of ``--rounds`` rounds with
 their range. A script, not a test. Postgres needs the server of ``scripts/services.sh``.
@@ -143,6 +148,9 @@ class Ledger:
     raw_commit: Callable[[int], float]
     #: Copies the final intervals into the baseline table.
     make_baseline: Callable[[], None]
+    #: Seconds to load the rows the import made (its own timed ones) into a plain table with
+    #: the ledger's indexes, as one transaction: the bulk import's baseline.
+    plain_load: Callable[[], float]
     param: str  # "?" or "%s"
     time_of: Callable[[datetime], Any]
     close: Callable[[], None]
@@ -188,9 +196,38 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
             " WHERE valid_to IS NULL"
         )
 
+    def plain_load() -> float:
+        """The ledger's rows into a fresh file beside it (same disk) with the ledger's table
+        and indexes (not its guard triggers), by ``executemany`` in one transaction."""
+        schema = [
+            sql
+            for (sql,) in conn.execute(
+                "SELECT sql FROM sqlite_master WHERE tbl_name = 'facts'"
+                " AND type IN ('table', 'index') AND sql IS NOT NULL"
+            )
+        ]
+        target = sqlite3.connect(folder / "plain.sqlite", isolation_level=None)
+        try:
+            target.execute("PRAGMA journal_mode=WAL")
+            target.execute("PRAGMA synchronous=FULL")
+            for sql in schema:
+                target.execute(sql)
+            columns = [r[1] for r in conn.execute("PRAGMA table_info(facts)")]
+            insert = f"INSERT INTO facts VALUES ({', '.join('?' * len(columns))})"
+            rows = conn.execute(f"SELECT {', '.join(columns)} FROM facts ORDER BY rowid")
+            started = time.perf_counter()
+            target.execute("BEGIN")
+            target.executemany(insert, rows)
+            target.execute("COMMIT")
+            return time.perf_counter() - started
+        finally:
+            target.close()
+
     from memory.sql.clock import encode_time
 
-    yield Ledger("sqlite", url, raw, raw_commit, make_baseline, "?", encode_time, conn.close)
+    yield Ledger(
+        "sqlite", url, raw, raw_commit, make_baseline, plain_load, "?", encode_time, conn.close
+    )
 
 
 @asynccontextmanager
@@ -255,6 +292,28 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
             owner_conn.execute("ANALYZE baseline")
             owner_conn.execute("ANALYZE analyst_facts.facts")
 
+        def plain_load() -> float:
+            """The rows the import made (not the fixture's) into a plain table with the
+            ledger's indexes and constraints, by ``COPY`` in one transaction."""
+            owner_conn.execute("CREATE TABLE plain_load (LIKE analyst_facts.facts INCLUDING ALL)")
+            data = bytearray()
+            with owner_conn.transaction(), owner_conn.cursor() as cursor:
+                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", ("bench",))
+                with cursor.copy(
+                    "COPY (SELECT * FROM analyst_facts.facts WHERE memory_id NOT LIKE 'fx%')"
+                    " TO STDOUT"
+                ) as out:
+                    for chunk in out:
+                        data += chunk
+            started = time.perf_counter()
+            with (
+                owner_conn.transaction(),
+                owner_conn.cursor() as cursor,
+                cursor.copy("COPY plain_load FROM STDIN") as copy,
+            ):
+                copy.write(bytes(data))
+            return time.perf_counter() - started
+
         def fixture(first: int, last: int, versions: int) -> None:
             """The rows ``record()`` would leave for keys [first, last), by COPY as the admin."""
             from psycopg.types.json import Jsonb
@@ -292,7 +351,16 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
             owner_conn.close()
 
         yield Ledger(
-            "postgres", app_url, raw, raw_commit, make_baseline, "%s", lambda t: t, close, fixture
+            "postgres",
+            app_url,
+            raw,
+            raw_commit,
+            make_baseline,
+            plain_load,
+            "%s",
+            lambda t: t,
+            close,
+            fixture,
         )
     finally:
         if raw_conn is not None and not raw_conn.closed:
@@ -433,7 +501,9 @@ async def measure_reads(
 
 def writer_processes(url: str, now: datetime, version: int, ks: list[int], count: int) -> float:
     """Version ``version`` of the keys ``ks`` recorded by ``count`` separate processes (this
-    script's ``--writer`` mode), each with its own store; timed from when all are ready."""
+    script's ``--writer`` mode), each with its own store; timed from when all are ready until
+    each has said its last write returned (durable), not until the processes have exited
+    (closing a store and an interpreter's teardown are not writes)."""
     mode = [sys.executable, __file__, "--writer", url, now.isoformat(), str(version)]
     parts = [ks[i::count] for i in range(count) if ks[i::count]]
     procs = [
@@ -453,13 +523,19 @@ def writer_processes(url: str, now: datetime, version: int, ks: list[int], count
         proc.stdin.write("go\n")
         proc.stdin.flush()
     for proc in procs:
+        assert proc.stdout is not None
+        said = proc.stdout.readline().strip()
+        assert said == "done", f"a writer process failed (said {said!r})"
+    elapsed = time.perf_counter() - started
+    for proc in procs:
         proc.communicate()
         assert proc.returncode == 0, f"a writer process failed (exit {proc.returncode})"
-    return len(ks) / (time.perf_counter() - started)
+    return len(ks) / elapsed
 
 
 async def write_part(url: str, now: str, version: int, ks: list[int]) -> None:
-    """``--writer`` mode: open the store, say ready, wait for go, record ``ks`` one by one."""
+    """``--writer`` mode: open the store, say ready, wait for go, record ``ks`` one by one,
+    say done."""
     at = datetime.fromisoformat(now)
     async with open_fact_store(url, PRINCIPAL, clock=lambda: at) as store:
         batch = [
@@ -476,6 +552,7 @@ async def write_part(url: str, now: str, version: int, ks: list[int]) -> None:
         sys.stdin.readline()
         for d in batch:
             await store.record(d)
+        print("done", flush=True)
 
 
 async def measure_writes(
@@ -548,7 +625,7 @@ async def measure_writes(
 
 async def run_backend(
     ledger: Ledger, args: argparse.Namespace
-) -> tuple[int, float, dict[str, Latency], dict[str, Rate], list[str]]:
+) -> tuple[int, float, float, dict[str, Latency], dict[str, Rate], list[str]]:
     keys = max(1, args.facts // args.versions)
     now = BASE + timedelta(days=args.versions + 1)
     api_keys = keys
@@ -580,6 +657,7 @@ async def run_backend(
         load = time.perf_counter() - started
         assert report.recorded == imported and not report.refused, report.to_json()
         print(f"  [{ledger.name}] bulk import: {imported:,} facts in {load:.1f} s", flush=True)
+        plain = ledger.plain_load()
         ledger.make_baseline()
         lat, mismatches = await measure_reads(
             ledger, store, keys, args.versions, args.samples, args.scans
@@ -587,7 +665,7 @@ async def run_backend(
         rates = await measure_writes(
             ledger, store, keys, args.versions, args.rounds, args.writes, now
         )
-    return imported, load, lat, rates, mismatches
+    return imported, load, plain, lat, rates, mismatches
 
 
 def report(
@@ -595,6 +673,7 @@ def report(
     total: int,
     imported: int,
     load: float,
+    plain: float,
     lat: dict[str, Latency],
     rates: dict[str, Rate],
     mismatches: list[str],
@@ -602,6 +681,10 @@ def report(
     print(f"\n== {name}: {total:,} facts ==")
     print(
         f"bulk import (import_facts): {imported:,} facts in {load:.1f} s = {imported / load:,.0f} facts/s"
+    )
+    print(
+        f"  baseline: the same {imported:,} rows into a plain table with the same indexes,"
+        f" one transaction: {plain:.1f} s (import / baseline {load / plain:.1f}x)"
     )
     if imported < total:
         print(
@@ -622,15 +705,17 @@ def report(
     m = {k: v.median for k, v in lat.items() if v.samples}
     raw = rates["raw one-row commit"].median
     one = rates["record() 1 writer"].median
-    group = max(rates["record() 8 writers"].median, rates["record_many"].median)
+    eight = rates["record() 8 writers"].median
+    many = rates["record_many"].median
     print("ratios:")
     print(f"  as_of async / sync        {m['as_of async'] / m['as_of sync']:.2f}x")
     print(f"  current async / sync      {m['current async'] / m['current sync']:.2f}x")
     print(f"  current sync / baseline   {m['current sync'] / m['current baseline']:.2f}x")
     print(f"  as_of baseline / sync     {m['as_of baseline'] / m['as_of sync']:,.0f}x faster")
     print(f"  record() / raw commit     {one / raw:.2f}x")
+    print(f"  8 processes / raw commit  {rates['record() 8 processes'].median / raw:.2f}x")
     print("targets:")
-    for text in targets(name, total, imported, load, m, one, raw, group):
+    for text in targets(name, total, imported, load / plain, m, one, raw, eight, many):
         print(text)
 
 
@@ -638,11 +723,12 @@ def targets(
     name: str,
     total: int,
     imported: int,
-    load: float,
+    import_ratio: float,
     m: dict[str, float],
     one: float,
     raw: float,
-    group: float,
+    eight: float,
+    many: float,
 ) -> list[str]:
     """The target lines of one backend's run: each judged only when the ledger held
     :data:`STATED_FACTS` (the bulk import's when that many went through ``import_facts``)."""
@@ -664,15 +750,18 @@ def targets(
                 m["as_of baseline"] >= 100 * m["as_of sync"],
                 held,
             ),
-            ("record() >= 0.8x raw commit", one >= 0.8 * raw, held),
-            (">= 5,000 facts/s (8 writers or record_many)", group >= 5000, held),
-            ("1M-fact bulk import <= 180 s", load <= 180, through_api),
         ]
     else:
         checks = [
             ("as_of (API, RLS) <= 300 us", m["as_of async"] <= 300, held),
             ("current (API, RLS) <= 300 us", m["current async"] <= 300, held),
         ]
+    checks += [  # the write targets, the same on both backends
+        ("record() >= 0.8x raw commit", one >= 0.8 * raw, held),
+        ("record() 8 writers >= 5,000 facts/s", eight >= 5000, held),
+        ("record_many >= 20,000 facts/s", many >= 20_000, held),
+        ("1M-fact bulk import <= 2x plain load", import_ratio <= 2, through_api),
+    ]
     return [judge(text, ok, size) for text, ok, size in checks]
 
 
@@ -704,18 +793,18 @@ async def main() -> None:
             with tempfile.TemporaryDirectory(prefix="bench-facts-") as folder:
                 async with sqlite_ledger(Path(folder)) as ledger:
                     try:
-                        imported, load, lat, rates, bad = await run_backend(ledger, args)
+                        imported, load, plain, lat, rates, bad = await run_backend(ledger, args)
                     finally:
                         ledger.close()
         elif name == "postgres":
             async with postgres_ledger(args.pg_admin) as ledger:
                 try:
-                    imported, load, lat, rates, bad = await run_backend(ledger, args)
+                    imported, load, plain, lat, rates, bad = await run_backend(ledger, args)
                 finally:
                     ledger.close()
         else:
             raise SystemExit(f"unknown backend {name!r}: sqlite or postgres")
-        report(name, total, imported, load, lat, rates, bad)
+        report(name, total, imported, load, plain, lat, rates, bad)
 
 
 if __name__ == "__main__":
