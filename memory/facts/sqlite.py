@@ -3,7 +3,9 @@
 ``SqliteFactStore.open(path, principal)`` migrates the file (WAL) and opens a reading and a
 writing connection (:mod:`memory.sql.connect`). Reads are one index seek each, inline on the
 event loop (or on a worker thread for a server); writes run in groups on one worker thread,
-one ``BEGIN IMMEDIATE`` transaction and one durable commit each, a savepoint per write.
+one ``BEGIN IMMEDIATE`` transaction and one durable commit each, a savepoint per write, the
+file's writers in other processes taking turns with them in a kernel queue
+(:class:`memory.sql.connect.WriterTurns`).
 Tenancy is a ``tenant_id = ?`` in every statement; read and write authority are checked by the
 store (:mod:`memory.facts.rules`): a SQLite file has no roles, so whoever may open the file
 is its owner (:meth:`SqliteFactStore.bootstrap_admin`). Statements and the read and write
@@ -18,9 +20,9 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +45,14 @@ from memory.facts.sqlite_ops import (
 )
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
-from memory.sql.connect import BUSY_TIMEOUT, connect, is_locked, prepare, prepare_folder
+from memory.sql.connect import (
+    BUSY_TIMEOUT,
+    WriterTurns,
+    connect,
+    is_locked,
+    prepare,
+    prepare_folder,
+)
 
 
 def _open_connection(where: str) -> sqlite3.Connection:
@@ -78,15 +87,25 @@ class _Connection:
     cipher: MemoryCipher = PLAIN
     reads: Reads = field(init=False)
     async_reads: AsyncReads = field(init=False)
+    turns: WriterTurns = field(init=False)
 
     def __post_init__(self) -> None:
         self.reads = Reads(self.reader, self.read_lock, self.cipher)
         self.async_reads = (ThreadedReads if self.reads_off_loop else AsyncReads)(self.reads)
+        self.turns = WriterTurns(self.where)
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """The writing connection, this process's writers and then every process's taking
+        turns (:class:`memory.sql.connect.WriterTurns`) for one write transaction."""
+        with self.write_lock, self.turns.turn(BUSY_TIMEOUT):
+            yield self.writer
 
     def close(self) -> None:
         self.worker.shutdown(wait=True)
         with self.write_lock:
             self.writer.close()
+            self.turns.close()
         with self.read_lock:
             if self.reader is not self.writer:
                 self.reader.close()
@@ -188,8 +207,7 @@ class SqliteFactStore(FactStore):
 
     def _change_grant_sync(self, grant: Grant, user: str, revoke: bool) -> bool:
         """The grantor's authority is checked inside the write transaction that changes it."""
-        conn = self._connection.writer
-        with self._connection.write_lock:
+        with self._connection.writing() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 own = conn.execute(GRANTS_OF, (grant.tenant_id, user)).fetchall()
@@ -237,8 +255,7 @@ class SqliteFactStore(FactStore):
         return changed
 
     def _insert_grant_sync(self, grant: Grant) -> bool:
-        conn = self._connection.writer
-        with self._connection.write_lock:
+        with self._connection.writing() as conn:
             cursor = conn.execute(
                 f"INSERT INTO fact_grants ({GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT DO NOTHING",
@@ -256,8 +273,7 @@ class SqliteFactStore(FactStore):
     def _erase_facts_sync(self, tenant_id: str, user_id: str, memory_ids: list[str]) -> list[str]:
         where = "tenant_id = ? AND subject = ? AND memory_id IN (SELECT value FROM json_each(?))"
         params = (tenant_id, f"user:{user_id}", json.dumps(memory_ids))
-        conn = self._connection.writer
-        with self._connection.write_lock:
+        with self._connection.writing() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 found = [
@@ -281,8 +297,7 @@ class SqliteFactStore(FactStore):
 
     def _erase_user_sync(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
         subject = f"user:{user_id}"
-        conn = self._connection.writer
-        with self._connection.write_lock:
+        with self._connection.writing() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 facts = [
@@ -337,7 +352,7 @@ class SqliteFactStore(FactStore):
         rolls the group back and runs it again with a savepoint per write, so that failure
         stays that write's own.
         """
-        with self._connection.write_lock:
+        with self._connection.writing():
             try:
                 self._transaction(group, careful=False)
             except _WriteFailed:

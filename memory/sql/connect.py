@@ -6,16 +6,20 @@
 cache and memory map; a file in a read-only folder opens immutable, read-only);
 :func:`enable_wal` switches a file to WAL even while another connection converts it;
 :func:`prepare` switches it to WAL and runs the caller's migrations, retrying briefly while
-another connection converts a fresh file. Errors are ``OSError`` / ``sqlite3.Error``: each
-tier words them for its own user.
+another connection converts a fresh file; :class:`WriterTurns` queues the file's writers in
+every process in the kernel (a ``flock``) instead of SQLite's sleeping busy wait. Errors are
+``OSError`` / ``sqlite3.Error``: each tier words them for its own user.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memory import urls
@@ -110,3 +114,103 @@ def prepare(
                 continue
             raise
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class WriterTurns:
+    """The writers of one SQLite file, in every process, take turns through a ``flock`` on
+    ``<file>-writers``, held around each write transaction.
+
+    SQLite's own wait for its write lock (the busy timeout) sleeps in growing steps of up to
+    100 ms and never hears of the release: with separate processes each committing one write
+    at a time, the lock sits free while every waiter sleeps. A waiter in ``flock`` is woken
+    by the kernel the moment the lock is released, in turn. SQLite's lock still guards the
+    file: a writer that does not take turns is waited for through the busy timeout as
+    before.
+
+    A contended wait runs on a helper thread so that it can end at a deadline: past it,
+    :meth:`turn` raises SQLite's own "database is locked" (callers retry that as a
+    collision) and the helper gives the turn back as soon as it gets it. A ``:memory:``
+    database, or a folder where the lock file cannot be made (read-only: nothing can be
+    written there anyway), takes no turns.
+    """
+
+    def __init__(self, where: str) -> None:
+        self.path = f"{where}-writers"
+        self._fd: int | None = None
+        self._opened = where == ":memory:"  # nothing to open for a private database
+        self._gate = threading.Lock()
+        self._held = False
+        #: The helper thread waiting for the lock (at most one), and whether anyone still
+        #: wants what it gets.
+        self._waiter: threading.Event | None = None
+        self._wanted = False
+        self._closed = False
+
+    def _file(self) -> int | None:
+        if not self._opened:
+            self._opened = True
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError:
+                self._fd = None  # the write itself reports why the folder is unusable
+        return self._fd
+
+    @contextmanager
+    def turn(self, timeout: float) -> Iterator[None]:
+        """Hold the writers' turn (waiting up to ``timeout`` seconds) for the block."""
+        fd = self._file()
+        if fd is None:
+            yield
+            return
+        self._acquire(fd, timeout)
+        try:
+            yield
+        finally:
+            with self._gate:
+                self._held = False
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _acquire(self, fd: int, timeout: float) -> None:
+        with self._gate:
+            if self._waiter is None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self._held = True
+                    return
+                except BlockingIOError:
+                    self._waiter = threading.Event()
+                    threading.Thread(
+                        target=self._wait, args=(fd, self._waiter), daemon=True
+                    ).start()
+            got = self._waiter  # a helper left by an attempt that gave up is reused
+            self._wanted = True
+        if got.wait(timeout):
+            return
+        with self._gate:
+            if self._held:
+                return
+            self._wanted = False
+        raise sqlite3.OperationalError(
+            f"database is locked: another process kept the writers' turn ({self.path}) "
+            f"for {timeout:g} s"
+        )
+
+    def _wait(self, fd: int, got: threading.Event) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with self._gate:
+            self._waiter = None
+            if self._closed:
+                os.close(fd)  # closing gives the lock back
+            elif self._wanted:
+                self._held = True
+                got.set()
+            else:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the lock file (a helper still waiting closes it when its wait ends)."""
+        with self._gate:
+            self._closed = True
+            if self._fd is not None and self._waiter is None:
+                os.close(self._fd)
+            self._fd = None

@@ -324,3 +324,119 @@ async def test_a_writer_blocked_by_a_stuck_transaction_gives_up_clearly(
         assert late.supersedes_memory_id is not None
         current = await facts.as_of("user:mira", "horizon", BASE + timedelta(days=2))
         assert current is not None and current.value == "late"
+
+
+# -- separate writer processes taking turns (SQLite) -------------------------------------------
+
+_WRITER = """
+import asyncio, sys
+from datetime import datetime, timedelta
+from memory.facts import MemoryDelta, open_fact_store
+from memory.identity import Principal
+
+async def main(url, n, hours):
+    async with open_fact_store(url, Principal("acme", "mira")) as facts:
+        print("ready", flush=True)
+        sys.stdin.readline()
+        base = datetime.fromisoformat("2026-01-01T00:00:00+00:00")
+        for h in hours:
+            when = base + timedelta(hours=h)
+            await facts.record(MemoryDelta(subject="user:mira", attribute="horizon", value=h,
+                                           valid_from=when, source_episode_id=f"e{h}"))
+            await facts.record(MemoryDelta(subject="user:mira", attribute=f"own{n}", value=h,
+                                           valid_from=when, source_episode_id=f"e{h}"))
+
+url, n, hours = sys.argv[1], int(sys.argv[2]), [int(h) for h in sys.argv[3].split(",")]
+asyncio.run(main(url, n, hours))
+"""
+
+
+@pytest.mark.slow
+async def test_writer_processes_taking_turns_lose_nothing(tmp_path: Path) -> None:
+    """8 processes write one key (and one each of their own) at once, one fact per commit:
+    every write lands, the shared key keeps one gapless timeline, each own key its order."""
+    url = f"sqlite:///{tmp_path / 'facts.sqlite'}"
+    async with open_fact_store(url, PRINCIPAL) as facts:
+        await facts.record(_delta("seed", BASE - timedelta(days=1)))
+    hours = list(range(48))
+    random.Random(5).shuffle(hours)
+    parts = [hours[n::8] for n in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, url, str(n), ",".join(map(str, part))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        for n, part in enumerate(parts)
+    ]
+    for proc in procs:  # all opened before any writes: they write at once
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+
+    async with open_fact_store(url, PRINCIPAL) as facts:
+        active = assert_one_timeline(await facts.history("user:mira", "horizon"))
+        assert [r.value for r in active] == ["seed", *range(48)]
+        for a, b in pairwise(active):
+            assert a.valid_to == b.valid_from  # no gaps, whatever the arrival order
+        for n, part in enumerate(parts):
+            own = assert_one_timeline(await facts.history("user:mira", f"own{n}"))
+            assert [r.value for r in own] == sorted(part)
+
+
+def _hold_turn(ledger: Path) -> int:
+    """Take the writers' turn of ``ledger`` as another process would (its own ``flock``)."""
+    import fcntl
+
+    fd = os.open(f"{ledger}-writers", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+async def test_a_writer_waits_for_its_turn_then_writes(tmp_path: Path) -> None:
+    """While another process holds the writers' turn nothing is written; on its release the
+    waiting write goes through (woken, not failed)."""
+    path = tmp_path / "facts.sqlite"
+    async with open_fact_store(f"sqlite:///{path}", PRINCIPAL) as facts:
+        await facts.record(_delta("seed", BASE))
+        fd = _hold_turn(path)
+        try:
+            waiting = asyncio.create_task(facts.record(_delta("next", BASE + timedelta(days=1))))
+            await asyncio.sleep(0.2)  # give it every chance to write too early (none may)
+            assert not waiting.done()
+            rows = sqlite3.connect(path).execute("SELECT count(*) FROM facts").fetchone()
+            assert rows == (1,)
+        finally:
+            os.close(fd)  # releases the turn
+        record = await asyncio.wait_for(waiting, timeout=60)
+        assert record.value == "next" and record.supersedes_memory_id is not None
+
+
+async def test_a_turn_held_too_long_fails_clearly_then_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process keeping the writers' turn past the busy timeout makes writes fail with the
+    contention error; once it lets go, writes work again (the abandoned wait gave it back)."""
+    import memory.facts.sqlite as sqlite_backend
+
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT", 0.05)
+    path = tmp_path / "facts.sqlite"
+    async with open_fact_store(f"sqlite:///{path}", PRINCIPAL, max_attempts=2) as facts:
+        await facts.record(_delta("seed", BASE))
+        fd = _hold_turn(path)
+        try:
+            with pytest.raises(FactWriteContentionError, match="writers' turn"):
+                await facts.record(_delta("late", BASE + timedelta(days=1)))
+        finally:
+            os.close(fd)
+        late = await facts.record(_delta("late", BASE + timedelta(days=1)))
+        again = await facts.record(_delta("later", BASE + timedelta(days=2)))
+        assert again.supersedes_memory_id == late.memory_id
