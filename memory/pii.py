@@ -117,8 +117,11 @@ _SSN = re.compile(_START + r"(\d{3})-(\d{2})-(\d{4})" + _END)
 _NIR = re.compile(_START + r"[12378] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}" + _END)
 _DNI = re.compile(r"(?<![\w\-])(?:\d{8}|[XYZ]\d{7})-?[A-Z](?![\w\-])")
 _PHONES = (
-    # International: +CC then 7 to 14 more digits in groups (spaces, dashes, parentheses).
-    re.compile(r"(?<![\w+])\+[1-9]\d{0,2}(?:[ \-]?\(?\d{1,5}\)?){2,7}" + _END),
+    # International: +CC and the number run together, or in groups that each start with a
+    # space, a dash or a parenthesis (so a run of digits is read one way only: no backtracking).
+    re.compile(
+        r"(?<![\w+])\+(?:[1-9]\d{7,14}|[1-9]\d{0,3}(?:[ \-]?\(\d{1,5}\)|[ \-]\d{1,5}){2,7})" + _END
+    ),
     # North America: (415) 555-2671, 415-555-2671, 415.555.2671 (area and exchange 2-9).
     re.compile(_START + r"(?:\([2-9]\d{2}\) ?|[2-9]\d{2}[ .\-])[2-9]\d{2}[ .\-]\d{4}" + _END),
     # France: 06 12 34 56 78, 06.12.34.56.78, 0612345678 (one separator throughout).
@@ -141,7 +144,8 @@ _GROUP_AFTER = re.compile(r"[ .\-]?\d")
 def _alone(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is a whole run of digit groups, not the middle of a longer
     one (a phone or card pattern inside an account number or a table row of figures)."""
-    return not _GROUP_BEFORE.search(text, 0, start) and not _GROUP_AFTER.match(text, end)
+    before = _GROUP_BEFORE.search(text, max(0, start - 2), start)
+    return not before and not _GROUP_AFTER.match(text, end)
 
 
 def _cards(text: str) -> Iterator[tuple[int, int]]:
@@ -203,10 +207,12 @@ _DETECTORS: tuple[tuple[PiiKind, Callable[[str], Iterator[tuple[int, int]]]], ..
 def find(text: str) -> list[Finding]:
     """Every personal value in ``text``, in order, none overlapping another."""
     found: list[Finding] = []
+    taken = bytearray(len(text))  # 1 where an earlier finding is
     for kind, detect in _DETECTORS:
         for start, end in detect(text):
-            if all(end <= f.start or start >= f.end for f in found):
+            if not any(taken[start:end]):
                 found.append(Finding(kind, start, end))
+                taken[start:end] = b"\x01" * (end - start)
     return sorted(found, key=lambda f: f.start)
 
 
