@@ -21,21 +21,12 @@ reads the environment unless no services are given, and neither opens a connecti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from agent.nodes.answer import Answer
-from agent.nodes.approval import Approval
-from agent.nodes.capture import Capture
-from agent.nodes.critic import Critic
-from agent.nodes.executor import Executor
-from agent.nodes.planner import Planner
-from agent.nodes.publish import Publish
-from agent.nodes.remember import Remember
-from agent.nodes.reporter import Reporter
-from agent.nodes.router import Router
 from agent.state import AnalystState, Context, InputState
 
 if TYPE_CHECKING:
@@ -58,6 +49,17 @@ def _retryable(error: Exception) -> bool:
 def build_graph(
     services: Services | None = None,
 ) -> StateGraph[AnalystState, Context, InputState, AnalystState]:
+    from agent.nodes.answer import Answer
+    from agent.nodes.approval import Approval
+    from agent.nodes.capture import Capture
+    from agent.nodes.critic import Critic
+    from agent.nodes.executor import Executor
+    from agent.nodes.planner import Planner
+    from agent.nodes.publish import Publish
+    from agent.nodes.remember import Remember
+    from agent.nodes.reporter import Reporter
+    from agent.nodes.router import Router
+
     if services is None:
         from agent.nodes.services import Services
         from agent.settings import Settings
@@ -70,17 +72,35 @@ def build_graph(
         jitter=True,
         retry_on=_retryable,
     )
+    classes = (Capture, Router, Planner, Executor, Reporter, Critic, Approval, Publish, Answer)
+    nodes = zip(NODES, (*classes, Remember), strict=True)
+    return _shape({name: node(services) for name, node in nodes}, retry)
+
+
+#: The graph's nodes, in the order they are added (``approval`` alone is never retried: it
+#: only interrupts).
+NODES = (
+    "capture",
+    "router",
+    "planner",
+    "executor",
+    "reporter",
+    "critic",
+    "approval",
+    "publish",
+    "answer",
+    "remember",
+)
+
+
+def _shape(
+    nodes: Mapping[str, Any], retry: RetryPolicy | None
+) -> StateGraph[AnalystState, Context, InputState, AnalystState]:
+    """The graph of ``nodes`` (one per name of :data:`NODES`) with its fixed edges; the other
+    routes are the ``Command`` each node returns."""
     graph = StateGraph(AnalystState, context_schema=Context, input_schema=InputState)
-    graph.add_node("capture", Capture(services), retry_policy=retry)
-    graph.add_node("router", Router(services), retry_policy=retry)
-    graph.add_node("planner", Planner(services), retry_policy=retry)
-    graph.add_node("executor", Executor(services), retry_policy=retry)
-    graph.add_node("reporter", Reporter(services), retry_policy=retry)
-    graph.add_node("critic", Critic(services), retry_policy=retry)
-    graph.add_node("approval", Approval(services))
-    graph.add_node("publish", Publish(services), retry_policy=retry)
-    graph.add_node("answer", Answer(services), retry_policy=retry)
-    graph.add_node("remember", Remember(services), retry_policy=retry)
+    for name in NODES:
+        graph.add_node(name, nodes[name], retry_policy=None if name == "approval" else retry)
     graph.add_edge(START, "capture")
     graph.add_edge("planner", "executor")
     graph.add_edge("reporter", "critic")
@@ -88,6 +108,23 @@ def build_graph(
     graph.add_edge("publish", "remember")
     graph.add_edge("remember", END)
     return graph
+
+
+def reading_graph(
+    checkpointer: BaseCheckpointSaver,
+) -> CompiledStateGraph[AnalystState, Context, InputState, AnalystState]:
+    """The graph's shape over ``checkpointer``, for reading threads only: the same nodes,
+    edges and state, so a thread's state, its next nodes, interrupts and history read exactly
+    as through :func:`compile_graph`; but no node can run, and neither the nodes nor what
+    they use (models, market data, the learner) are imported, so ``analyst threads``,
+    ``show`` and ``history`` start fast."""
+    return _shape(dict.fromkeys(NODES, _read_only), None).compile(
+        checkpointer=checkpointer, name=GRAPH_NAME
+    )
+
+
+def _read_only(state: AnalystState) -> dict[str, Any]:
+    raise RuntimeError("reading_graph() only reads threads; run them with compile_graph()")
 
 
 def compile_graph(

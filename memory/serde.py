@@ -29,14 +29,16 @@ import binascii
 import dataclasses
 import enum
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from memory.errors import CheckpointDecryptionError, ConfigurationError, StorageCorruptError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.serde.base import SerializerProtocol
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 #: Prefix of a sealed (encrypted) value as stored by a saver.
 SEALED_PREFIX = "analyst-sealed:v1:"
@@ -84,16 +86,24 @@ class DamagedValueError(StorageCorruptError):
         )
 
 
-class _StrictSerializer(JsonPlusSerializer):
-    """:class:`JsonPlusSerializer` whose decoding failures are :class:`DamagedValueError`
-    (one clear error for every user whose thread holds the value), never a bare
-    ``ValueError`` traceback."""
+@cache
+def _strict_class() -> type[JsonPlusSerializer]:
+    """The strict serializer's class, defined on first use: LangGraph's serializers (and the
+    LangChain loader they import) load only in a process that reads or writes checkpoints."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        try:
-            return super().loads_typed(data)
-        except ValueError as e:  # ormsgpack.MsgpackDecodeError, json and UTF-8 decoding
-            raise DamagedValueError(data[0], str(e)) from e
+    class _StrictSerializer(JsonPlusSerializer):
+        """:class:`JsonPlusSerializer` whose decoding failures are :class:`DamagedValueError`
+        (one clear error for every user whose thread holds the value), never a bare
+        ``ValueError`` traceback."""
+
+        def loads_typed(self, data: tuple[str, bytes]) -> Any:
+            try:
+                return super().loads_typed(data)
+            except ValueError as e:  # ormsgpack.MsgpackDecodeError, json and UTF-8 decoding
+                raise DamagedValueError(data[0], str(e)) from e
+
+    return _StrictSerializer
 
 
 def strict_serializer(
@@ -103,7 +113,7 @@ def strict_serializer(
     types defined in ``modules`` and the (module, name) pairs in ``extra``; a value whose
     bytes do not decode is a :class:`DamagedValueError`."""
     allowed = project_types(modules) | frozenset(extra)
-    return _StrictSerializer(
+    return _strict_class()(
         allowed_msgpack_modules=tuple(sorted(allowed)),
         # Legacy JSON constructor envelopes: LangGraph's safe set only.
         allowed_json_modules=None,
@@ -239,6 +249,8 @@ class ValueCipher:
     """
 
     def __init__(self, key: bytes, serde: JsonPlusSerializer | None = None) -> None:
+        from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
         self._inner = EncryptedSerializer.from_pycryptodome_aes(
             serde=serde or strict_serializer(), key=parse_key(key)
         )

@@ -413,7 +413,7 @@ class AnalystApp:
         record = self.require_thread(thread_id)
         snap = await self._snapshot(thread_id)
         busy = self.locks.busy(thread_id)
-        return thread_view(thread_id, record, snap, busy, self.services.reasoner.label)
+        return thread_view(thread_id, record, snap, busy, self.tiers.model_label)
 
     async def threads(self, limit: int = 100) -> list[ThreadView]:
         return [await self.view(r.thread_id) for r in self.index.list(self.principal, limit)]

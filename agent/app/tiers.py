@@ -281,16 +281,27 @@ class Tiers:
         return self._graph
 
     async def reader(self) -> Any:
-        """The graph for reading threads: the full one once opened, else one over the
-        checkpointer alone (reads open no store or ledger, and create no file)."""
+        """The graph for reading threads: the full one once opened, else its shape over the
+        checkpointer alone (:func:`graphs.builder.reading_graph`: reads open no store or
+        ledger, create no file, and import no node)."""
         if self._graph is not None:
             return self._graph
         if self._read_graph is None:
-            from graphs.builder import compile_graph
+            from graphs.builder import reading_graph
 
-            saver = await self.checkpointer(create=False)
-            self._read_graph = compile_graph(saver, services=self.services)
+            self._read_graph = reading_graph(await self.checkpointer(create=False))
         return self._read_graph
+
+    @property
+    def model_label(self) -> str:
+        """The reasoner's label a thread is shown with (``offline``, ``openai:<model>``): the
+        services' when they are built, else decided from the settings as they would decide it
+        (a read builds no services, so it imports no model client, market data or learner)."""
+        if self._services is not None:
+            return self._services.reasoner.label
+        from agent.reasoning.chat_model import resolve_model
+
+        return resolve_model(self.settings).label
 
     # -- threads ------------------------------------------------------------------------
 

@@ -55,7 +55,7 @@ from memory.store.indexing import (
     unindexed,
 )
 from memory.store.lock import folder_lock
-from memory.store.scoring import Hit, fused_hit
+from memory.store.scoring import Hit, fused_hits
 
 logger = logging.getLogger(__name__)
 
@@ -450,7 +450,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             with_payload=True,
             with_vector=True,
         )
-        return [fused_hit(point, vector, lexical.indices) for point in handle.query(request)]
+        return fused_hits(handle.query(request), vector, lexical.indices, lexical.values)
 
     def _recent(self, handle: qe.EdgeShard, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(

@@ -40,7 +40,7 @@ from memory.store.common import (
     value_matches,
 )
 from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
-from memory.store.scoring import Hit, fused_hit
+from memory.store.scoring import Hit, fused_hits
 
 logger = logging.getLogger(__name__)
 
@@ -352,7 +352,7 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
             with_payload=True,
             with_vectors=True,
         ).points
-        return [fused_hit(point, vector, lexical.indices) for point in points]
+        return fused_hits(points, vector, lexical.indices, lexical.values)
 
     def _recent(self, handle: QdrantClient, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(
