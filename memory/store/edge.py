@@ -48,10 +48,10 @@ from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
 from memory.store.indexing import (
     GENERATION_FILE,
     bump_generation,
-    generation,
     recover,
     set_unindexed,
     start_indexer,
+    swap_in,
     unindexed,
 )
 from memory.store.lock import folder_lock
@@ -544,9 +544,11 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         Deleting a point in Qdrant Edge only marks it deleted: its payload stays in the
         segment's pages and the upsert stays in the write-ahead log, and ``optimize`` does not
         rewrite a small segment. After an erasure (account deletion) the deleted text must
-        leave the disk, so the live points (payload and vectors as stored) are read, the
-        shard folder is replaced by a new shard holding only them, and the old folder is
-        removed. Runs under the folder lock; other processes wait, as for any operation.
+        leave the disk, so the live points (payload and vectors as stored) are copied, page by
+        page, into a new shard beside this one (``<shard>.rebuilt``), which is swapped in as
+        the indexer swaps its build (:func:`~memory.store.indexing.swap_in`: a crash between
+        the renames leaves the old shard in place); the old folder is then removed. Runs
+        under the folder lock; other processes wait, as for any operation.
 
         Also how a shard from before per-scope BM25 statistics is upgraded: the new shard has
         the current config (no engine-wide IDF) and every item's ``terms`` payload, read from
@@ -554,42 +556,27 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         import shutil
 
         with self._lock, self._connected() as shard:
-            points: list[qe.Point] = []
-            offset: Any = None
-            while True:
-                records, offset = shard.scroll(
-                    qe.ScrollRequest(
-                        offset=offset,
-                        limit=_SCAN_PAGE,
-                        with_payload=True,
-                        with_vector=True,
-                    )
-                )
-                points.extend(qe.Point(r.id, r.vector or {}, _with_terms(r)) for r in records)
-                if offset is None:
-                    break
-            shard.close()
-            self._shard = None
-            written = generation(self.path)
-            aside = self.path.with_name(f"{self.path.name}.rebuilding")
-            shutil.rmtree(aside, ignore_errors=True)
-            self.path.rename(aside)
-            self.path.mkdir()
-            meta = aside / META_FILE
-            if meta.exists():
-                shutil.copy2(meta, self.path / META_FILE)
-            fresh = qe.EdgeShard.create(str(self.path), self._config())
-            self._shard = fresh
-            _create_indexes(fresh)
-            for start in range(0, len(points), _SCAN_PAGE):
-                fresh.update(qe.UpdateOperation.upsert_points(points[start : start + _SCAN_PAGE]))
-            fresh.flush()
-            shutil.rmtree(aside)
+            fresh_path = self.path.with_name(f"{self.path.name}.rebuilt")
+            shutil.rmtree(fresh_path, ignore_errors=True)
+            fresh = qe.EdgeShard.create(str(fresh_path), self._config())
+            try:
+                _create_indexes(fresh)
+                kept = _copy_points(shard, fresh)
+                fresh.flush()
+            finally:
+                fresh.close()
+            for name in (META_FILE, GENERATION_FILE):
+                if (self.path / name).exists():
+                    shutil.copy2(self.path / name, fresh_path / name)
             # An index build copied before this rebuild must not be swapped in (it holds
             # what was just erased): the generation moves past every earlier one.
-            (self.path / GENERATION_FILE).write_text(str(written + 1), encoding="ascii")
-            set_unindexed(self.path, len(points))
-            return len(points)
+            bump_generation(fresh_path)
+            set_unindexed(fresh_path, kept)
+            shard.close()
+            self._shard = None
+            swap_in(self.path, fresh_path)
+            self._shard = qe.EdgeShard.load(str(self.path))
+            return kept
 
     def optimize(self) -> bool:
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
@@ -608,11 +595,34 @@ def _has_store_idf(path: Path) -> bool:
     return str(sparse.get("modifier") or "").lower() == "idf"
 
 
+def _copy_points(source: qe.EdgeShard, target: qe.EdgeShard) -> int:
+    """Upsert every live point of ``source`` into ``target`` (payload and vectors as stored,
+    page by page); return how many."""
+    copied = 0
+    offset: Any = None
+    while True:
+        records, offset = source.scroll(
+            qe.ScrollRequest(offset=offset, limit=_SCAN_PAGE, with_payload=True, with_vector=True)
+        )
+        if records:
+            target.update(
+                qe.UpdateOperation.upsert_points(
+                    [qe.Point(r.id, r.vector or {}, _with_terms(r)) for r in records]
+                )
+            )
+            copied += len(records)
+        if offset is None:
+            return copied
+
+
 def _with_terms(record: Any) -> Payload:
-    """A stored point's payload with ``terms`` taken from its BM25 vector (rebuild)."""
-    payload = dict(record.payload or {})
+    """A stored point's payload with ``terms`` (rebuild): as stored, or for a point from
+    before the ``terms`` payload, taken from its BM25 vector."""
+    payload = record.payload or {}
+    if TERMS in payload:
+        return payload
+    payload = dict(payload)
     sparse = (record.vector or {}).get(SPARSE) if isinstance(record.vector, dict) else None
-    payload.pop(TERMS, None)
     if sparse is not None and list(sparse.indices):
         payload[TERMS] = sorted({int(i) for i in sparse.indices})
     return payload

@@ -80,14 +80,30 @@ def set_unindexed(path: Path, count: int) -> None:
 
 
 def recover(path: Path) -> None:
-    """Undo a swap a crash interrupted: ``<shard>`` missing and ``<shard>.old`` present
-    (caller holds the folder lock)."""
+    """Finish a swap a crash interrupted (caller holds the folder lock): ``<shard>`` missing
+    and ``<shard>.old`` present puts the old shard back; both present means the new one was
+    in place, so the old one (which may hold what a rebuild erased) is removed."""
     old = path.with_name(path.name + ".old")
-    if old.is_dir() and not (path / "segments").exists():
-        if path.exists():
-            shutil.rmtree(path)
-        old.rename(path)
-        logger.warning("Restored the Qdrant Edge shard %s after an interrupted index swap.", path)
+    if not old.is_dir():
+        return
+    if (path / "segments").exists():
+        shutil.rmtree(old)
+        return
+    if path.exists():
+        shutil.rmtree(path)
+    old.rename(path)
+    logger.warning("Restored the Qdrant Edge shard %s after an interrupted index swap.", path)
+
+
+def swap_in(path: Path, copy: Path) -> None:
+    """Replace the shard in ``path`` by the closed shard in ``copy`` and delete the old one:
+    two renames through ``<shard>.old``, which :func:`recover` puts back if a crash falls
+    between them (caller holds the folder lock; neither shard is open)."""
+    old = path.with_name(path.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    path.rename(old)
+    copy.rename(path)
+    shutil.rmtree(old)
 
 
 def _indexer_lock(path: Path) -> int | None:
@@ -183,7 +199,6 @@ def build(path: Path, lock_timeout: float = 60.0) -> bool:
     if held is None:
         return False
     copy = path.with_name(path.name + ".new")
-    old = path.with_name(path.name + ".old")
     try:
         for _ in range(ATTEMPTS):
             shutil.rmtree(copy, ignore_errors=True)
@@ -205,10 +220,7 @@ def build(path: Path, lock_timeout: float = 60.0) -> bool:
                 carry_expiry(path, copy)
                 set_unindexed(copy, 0)
                 (copy / BUILT_FILE).write_text(json.dumps({"generation": started_at}))
-                shutil.rmtree(old, ignore_errors=True)
-                path.rename(old)
-                copy.rename(path)
-                shutil.rmtree(old)
+                swap_in(path, copy)
                 return True
         return False
     except StoreLockedError as e:

@@ -293,3 +293,66 @@ def test_ttl_refreshes_made_during_an_index_build_are_carried_into_the_copy(tmp_
 
     assert expiry(copy, "a") == expiry(folder, "a")
     assert expiry(copy, "b") == expiry(folder, "b")
+
+
+def test_a_rebuild_that_fails_part_way_keeps_every_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild (what erases deleted bytes) copies the live items into a new shard beside
+    the live one and swaps it in only when complete: a failure while copying (here a full disk
+    once every item is copied) leaves the store as it was, and the next rebuild erases."""
+    from memory.store import edge
+    from tests.support.raw_bytes import raw_hits
+
+    folder = tmp_path / "qdrant-edge"
+    index = index_config(HashingEmbedder(dims=16, seed=3))
+    store = EdgeStore(folder, index=index, index_after=None)
+    store.setup()
+    store.batch([PutOp(("m",), f"k{i}", {"text": f"note zq{i:03d}x"}) for i in range(50)])
+    store.delete(("m",), "k0")
+    copy = edge._copy_points
+
+    def full_disk(source: object, target: object) -> int:
+        copy(source, target)  # type: ignore[arg-type]
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(edge, "_copy_points", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        store.rebuild()
+    monkeypatch.undo()
+    assert store.count() == 49
+    store.close()
+    reopened = EdgeStore(folder, index=index, index_after=None)
+    reopened.setup()
+    try:
+        assert reopened.count() == 49
+        assert [h.key for h in reopened.search(("m",), query="note zq007x", limit=1)] == ["k7"]
+        assert raw_hits(tmp_path, "zq000x")  # deleted, not yet erased
+        assert reopened.rebuild() == 49
+        assert raw_hits(tmp_path, "zq000x") == []
+        assert reopened.get(("m",), "k49") is not None
+    finally:
+        reopened.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge", "qdrant-edge.lock"]
+
+
+def test_a_swap_a_crash_interrupted_is_finished_when_the_shard_opens(tmp_path: Path) -> None:
+    """A rebuild or an index build swaps its shard in by two renames through ``<shard>.old``:
+    a crash between them puts the old shard back on the next open; a crash after them (the
+    old folder not yet removed) removes it, so no byte a rebuild erased stays in it."""
+    folder = tmp_path / "qdrant-edge"
+    old = tmp_path / "qdrant-edge.old"
+    store = EdgeStore(folder, index=index_config(HashingEmbedder(dims=8)), index_after=None)
+    store.setup()
+    store.put(("m",), "kept", {"text": "kept zq1x"})
+    store.close()
+
+    folder.rename(old)  # crashed between the renames
+    store.setup()
+    assert store.get(("m",), "kept") is not None and not old.exists()
+    store.close()
+
+    shutil.copytree(folder, old)  # crashed before the old folder was removed
+    store.setup()
+    assert store.get(("m",), "kept") is not None and not old.exists()
+    store.close()
