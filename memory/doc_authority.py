@@ -237,6 +237,11 @@ class OwnedDocuments:
         self._check(relpath, "read")
         return self.files.read_text(relpath)
 
+    def read_bytes(self, relpath: str) -> bytes:
+        """A file's exact bytes (a note's chart), under the same read check."""
+        self._check(relpath, "read")
+        return self.files.read_raw(relpath).data
+
     def resolve(self, relpath: str) -> Path:
         return self.files.resolve(relpath)
 

@@ -58,7 +58,8 @@ CSRF_COOKIE = "analyst_csrf"
 #: other sites (same-origin: a form POST then carries its true Origin, which is checked).
 HEADERS = {
     "Content-Security-Policy": (
-        f"default-src 'none'; style-src '{pages.STYLE_HASH}'; form-action 'self'; "
+        f"default-src 'none'; style-src '{pages.STYLE_HASH}'; img-src 'self'; "
+        "form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Frame-Options": "DENY",
@@ -204,6 +205,11 @@ def create_app(
         doc = await call(who, work.document, path)
         return path, pages.document(doc)
 
+    async def chart(request: Request, who: Principal, csrf: str) -> Response:
+        """A research note's chart (``<img>`` on its document page), as the PNG it is."""
+        png = await call(who, work.chart, request.query_params.get("path", ""))
+        return Response(png, media_type="image/png")
+
     async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         item_id = request.query_params.get("id", "").strip()
         if not item_id:
@@ -284,6 +290,7 @@ def create_app(
         get("threads", threads),
         get("documents", documents),
         get("document", document, active="documents"),
+        get("chart", chart, active="documents"),
         get("forget", forget_plan, active="profile"),
         get("account", account_plan),
         post("remember", remember),

@@ -443,13 +443,20 @@ def documents(rows: list[dict[str, Any]]) -> Html:
 
 
 def document(doc: dict[str, Any]) -> Html:
-    """One document as stored: its front matter and its Markdown, as text."""
+    """One document as stored: its front matter, its chart (a research note's) and its
+    Markdown, as text."""
+    from urllib.parse import quote
+
     meta = table(
         ("field", "value"),
         [(k, value_text(v)) for k, v in doc["metadata"].items()],
         "No front matter.",
     )
-    return Html(meta + tag("pre", {"class_": "doc"}, doc["body"]))
+    chart = None
+    if doc["metadata"].get("chart"):
+        src = url(f"chart?path={quote(doc['path'], safe='/')}")
+        chart = tag("img", {"src": src, "alt": f"The chart of {doc['path']}", "class_": "chart"})
+    return Html(join([meta, chart or "", tag("pre", {"class_": "doc"}, doc["body"])]))
 
 
 def _receipt_lines(receipt: dict[str, Any], done: bool) -> list[Html]:

@@ -15,6 +15,7 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 from collections.abc import Callable, Coroutine
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -166,6 +167,16 @@ async def documents(app: AnalystApp) -> list[dict[str, Any]]:
     front matter."""
     owned = await app.tiers.owned_documents()
     return [{"path": p, "metadata": owned.read(p).metadata} for p in owned.list("**/*.md")]
+
+
+async def chart(app: AnalystApp, path: str) -> bytes:
+    """The PNG chart published beside the research note ``path`` (its front matter's
+    ``chart``), read under the note's own checks; a note without one is :class:`Refused`."""
+    owned = await app.tiers.owned_documents()
+    name = str(owned.read(path).metadata.get("chart") or "")
+    if not name.endswith(".png") or "/" in name or "\\" in name or name.startswith("."):
+        raise Refused(f"The document '{path}' has no chart.", missing=True)
+    return owned.read_bytes(str(PurePosixPath(path).parent / name))
 
 
 async def document(app: AnalystApp, path: str) -> dict[str, Any]:
