@@ -259,7 +259,12 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
                 (PRINCIPAL.tenant_id, PRINCIPAL.user_id),
             )
         raw_conn = psycopg.connect(app_url, autocommit=True)
-        raw_conn.execute("SELECT set_config('app.tenant_id', %s, false)", (PRINCIPAL.tenant_id,))
+        # Row security reads the acting user too (read authority): the raw readers act as
+        # the bench's admin, as the ledger does, so they see the same rows.
+        raw_conn.execute(
+            "SELECT set_config('app.tenant_id', %s, false), set_config('app.user_id', %s, false)",
+            (PRINCIPAL.tenant_id, PRINCIPAL.user_id),
+        )
         owner_conn = psycopg.connect(owner_url, autocommit=True)
 
         def raw(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -278,7 +283,11 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
 
         def make_baseline() -> None:
             with owner_conn.transaction():
-                owner_conn.execute("SELECT set_config('app.tenant_id', %s, true)", ("bench",))
+                owner_conn.execute(  # row security is forced: the copy reads as the admin
+                    "SELECT set_config('app.tenant_id', %s, true),"
+                    " set_config('app.user_id', %s, true)",
+                    (PRINCIPAL.tenant_id, PRINCIPAL.user_id),
+                )
                 owner_conn.execute("DROP TABLE IF EXISTS baseline")
                 owner_conn.execute(
                     "CREATE TABLE baseline AS SELECT tenant_id, subject, attribute, value,"
@@ -298,7 +307,11 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
             owner_conn.execute("CREATE TABLE plain_load (LIKE analyst_facts.facts INCLUDING ALL)")
             data = bytearray()
             with owner_conn.transaction(), owner_conn.cursor() as cursor:
-                cursor.execute("SELECT set_config('app.tenant_id', %s, true)", ("bench",))
+                cursor.execute(  # row security is forced: the copy reads as the admin
+                    "SELECT set_config('app.tenant_id', %s, true),"
+                    " set_config('app.user_id', %s, true)",
+                    (PRINCIPAL.tenant_id, PRINCIPAL.user_id),
+                )
                 with cursor.copy(
                     "COPY (SELECT * FROM analyst_facts.facts WHERE memory_id NOT LIKE 'fx%')"
                     " TO STDOUT"
