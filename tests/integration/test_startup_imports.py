@@ -49,8 +49,15 @@ NO_NODES_OR_STORES = (
     "memory.facts",
     "memory.doc_index",
 )
-#: Never needed to read facts or notes: besides those, LangGraph and LangChain altogether.
-NO_LANGGRAPH = (*NO_NODES_OR_STORES, "langgraph", "langchain_core", "langsmith")
+#: Never needed to read facts or notes: the nodes, the long-term store and the embedder (the
+#: ledger and the document index are what these commands read), and LangGraph and LangChain
+#: altogether.
+NO_LANGGRAPH = (
+    *(m for m in NO_NODES_OR_STORES if m not in ("memory.facts", "memory.doc_index")),
+    "langgraph",
+    "langchain_core",
+    "langsmith",
+)
 
 
 def imported(stderr: str) -> set[str]:
