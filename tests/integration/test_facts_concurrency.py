@@ -14,6 +14,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
@@ -401,6 +402,14 @@ def _hold_turn(ledger: Path) -> int:
     return fd
 
 
+def _queued_behind(ledger: Path) -> bool:
+    """Whether a ``flock`` waits on the writers' turn of ``ledger`` (the kernel's lock table
+    lists a blocked waiter with ``->``, by device and inode)."""
+    inode = f":{os.stat(f'{ledger}-writers').st_ino}"
+    with open("/proc/locks") as locks:
+        return any("->" in line and any(f.endswith(inode) for f in line.split()) for line in locks)
+
+
 async def test_a_writer_waits_for_its_turn_then_writes(tmp_path: Path) -> None:
     """While another process holds the writers' turn nothing is written; on its release the
     waiting write goes through (woken, not failed)."""
@@ -410,7 +419,10 @@ async def test_a_writer_waits_for_its_turn_then_writes(tmp_path: Path) -> None:
         fd = _hold_turn(path)
         try:
             waiting = asyncio.create_task(facts.record(_delta("next", BASE + timedelta(days=1))))
-            await asyncio.sleep(0.2)  # give it every chance to write too early (none may)
+            deadline = time.monotonic() + 60  # the write reaches the turn and queues behind it
+            while not _queued_behind(path):
+                assert time.monotonic() < deadline, "the write never queued for its turn"
+                await asyncio.sleep(0.01)
             assert not waiting.done()
             rows = sqlite3.connect(path).execute("SELECT count(*) FROM facts").fetchone()
             assert rows == (1,)
