@@ -65,15 +65,15 @@ FAST = {
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_bench_facts_judges_nothing_below_a_million_facts(backend: str) -> None:
     facts = script("bench_facts")
-    small = facts.targets(backend, 10_000, 10_000, 1.0, FAST, 1e6, 1.0, 1e6)
+    small = facts.targets(backend, 10_000, 10_000, 1.0, FAST, 1e6, 1.0, 1e6, 1e6)
     only_not_measured(small, "1,000,000 facts")
-    full = facts.targets(backend, 1_000_000, 1_000_000, 1.0, FAST, 1e6, 1.0, 1e6)
+    full = facts.targets(backend, 1_000_000, 1_000_000, 1.0, FAST, 1e6, 1.0, 1e6, 1e6)
     assert all(line.endswith(" met") for line in full), full
-    slow_import = facts.targets(backend, 1_000_000, 1_000_000, 500.0, FAST, 1e6, 1.0, 1e6)
+    slow_import = facts.targets(backend, 1_000_000, 1_000_000, 500.0, FAST, 1e6, 1.0, 1e6, 1e6)
     if backend == "sqlite":
         assert slow_import[-1].endswith("MISSED")
     # Postgres: the ledger holds 1M facts but only some went through import_facts.
-    partly = facts.targets("sqlite", 1_000_000, 10_000, 1.0, FAST, 1e6, 1.0, 1e6)
+    partly = facts.targets("sqlite", 1_000_000, 10_000, 1.0, FAST, 1e6, 1.0, 1e6, 1e6)
     only_not_measured(partly[-1:], "1,000,000 facts imported")
 
 
