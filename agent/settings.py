@@ -22,6 +22,7 @@ variable and the fix.
 | OPENAI_API_KEY / OPENAI_BASE_URL | (none) | credentials / any OpenAI-compatible endpoint |
 | ANALYST_TEMPERATURE | 0 | model temperature |
 | ANALYST_MODEL_TIMEOUT | 60 | seconds per model request |
+| ANALYST_MODEL_MAX_TOKENS | 4096 | longest answer per model request (max_tokens): a small local model that runs on into its context window stops there, and its cut-off answer is repaired once, then reported |
 | ANALYST_MODEL_RETRIES | 3 | attempts per model call (429, 5xx, timeouts) |
 | ANALYST_MODEL_BACKOFF | 1.0 | seconds before the first retry (doubles each time, with jitter) |
 | ANALYST_STRUCTURED_OUTPUT | function_calling | how the model returns structured answers: function_calling (a forced tool call; OpenAI) or json_schema (response_format with a JSON schema; llama.cpp, Ollama, vLLM constrain decoding to it) |
@@ -77,6 +78,7 @@ class Settings:
     openai_base_url: str | None = None
     temperature: float = 0.0
     model_timeout: float = 60.0
+    model_max_tokens: int = 4096
     model_retries: int = 3
     model_backoff: float = 1.0
     #: How the model returns structured answers (see :data:`STRUCTURED_OUTPUTS`).
@@ -141,6 +143,7 @@ class Settings:
             openai_base_url=env.get("OPENAI_BASE_URL") or None,
             temperature=_number(env, "ANALYST_TEMPERATURE", 0.0),
             model_timeout=_number(env, "ANALYST_MODEL_TIMEOUT", 60.0),
+            model_max_tokens=_limit(env, "ANALYST_MODEL_MAX_TOKENS", 4096, "tokens"),
             model_retries=max(1, int(_number(env, "ANALYST_MODEL_RETRIES", 3))),
             model_backoff=_number(env, "ANALYST_MODEL_BACKOFF", 1.0),
             structured_output=cast(StructuredOutput, structured),

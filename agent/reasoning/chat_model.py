@@ -145,6 +145,7 @@ def build_chat_model(settings: Settings, choice: ModelChoice) -> BaseChatModel:
         base_url=settings.openai_base_url,
         temperature=settings.temperature,
         timeout=settings.model_timeout,
+        max_tokens=settings.model_max_tokens,  # type: ignore[call-arg]
         max_retries=0,  # retries belong to the graph's RetryPolicy, with backoff
         structured_output=settings.structured_output,
     )

@@ -135,7 +135,7 @@ def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
     assert rejected.code == 0 and rejected.json()["revision"] == 1, outcome(rejected)
     check_prose(cli.state("real-1"), rejected.json())
     draft = rejected.json()["draft_hash"]
-    approved = cli("approve", "real-1", "--draft", draft, "--as", "qa", "--json", timeout=600)
+    approved = cli("approve", "real-1", "--draft", draft, "--as", "qa", "--json", timeout=1500)
     no_traceback(approved)
     assert approved.code == 0 and approved.json()["status"] == "published", outcome(approved)
     assert approved.json()["publication"]["draft_hash"] == draft

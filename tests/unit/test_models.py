@@ -102,6 +102,7 @@ def test_the_model_flag_overrides_the_environment() -> None:
     "name",
     [
         "ANALYST_MODEL_TIMEOUT",
+        "ANALYST_MODEL_MAX_TOKENS",
         "ANALYST_MODEL_RETRIES",
         "ANALYST_MODEL_BACKOFF",
         "ANALYST_TEMPERATURE",
@@ -120,10 +121,12 @@ def test_the_chat_model_leaves_retries_to_the_graph_and_uses_the_settings() -> N
             "ANALYST_MODEL": "openai:local-model",
             "ANALYST_MODEL_TIMEOUT": "7.5",
             "ANALYST_TEMPERATURE": "0.3",
+            "ANALYST_MODEL_MAX_TOKENS": "512",
         }
     )
     model: Any = build_chat_model(settings, resolve_model(settings))
     assert model.max_retries == 0
+    assert model.max_tokens == 512
     assert model.request_timeout == 7.5
     assert model.temperature == 0.3
     assert model.model_name == "local-model"
