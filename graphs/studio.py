@@ -84,7 +84,7 @@ async def learn_after_run(
     from agent.errors import AnalystError
     from agent.learning.learner import build_learner
     from agent.nodes.base import run_principal, thread_id
-    from agent.state import FINISHED, Context
+    from agent.records import FINISHED, Context
 
     if isinstance(context, Mapping):  # the request's context as sent, on some servers
         fields = {f.name for f in dataclasses.fields(Context)}

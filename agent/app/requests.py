@@ -10,8 +10,8 @@ from agent.settings import Settings
 
 if TYPE_CHECKING:
     from agent.nodes.services import Services
+    from agent.records import ModeChoice
     from agent.research.routing import Route
-    from agent.state import ModeChoice
 
 
 def check_query(services: Services, query: str, mode: ModeChoice = "auto") -> Route | None:

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from agent.app.memory import MemoryControls
     from agent.app.storage import StorageAdmin
     from agent.nodes.services import Services
+    from agent.records import ModeChoice
     from agent.research.routing import Route
-    from agent.state import ModeChoice
     from memory.retention import PruneReport
 
 __all__ = ["LATER", "AnalystApp", "OnUpdate", "new_thread_id", "within_limit"]
@@ -194,7 +194,7 @@ class AnalystApp:
         ``keep_session`` (the chat keeps one session until /new, /quit or idle time)."""
         from langgraph.types import Command
 
-        from agent.state import FINISHED
+        from agent.records import FINISHED
         from agent.thread_ids import check_thread_id
 
         thread_id = check_thread_id(new_thread_id() if thread_id is None else thread_id)
@@ -259,7 +259,7 @@ class AnalystApp:
         A thread paused on a question (``awaiting_confirmation``) continues with ``answer``
         (see :meth:`answer_confirmation`); without one it is returned as it is, question and
         all."""
-        from agent.state import FINISHED
+        from agent.records import FINISHED
 
         record = self.require_thread(thread_id)
         await self.graph()
@@ -375,7 +375,7 @@ class AnalystApp:
         *,
         confirm: bool = False,
     ) -> None:
-        from agent.state import Context
+        from agent.records import Context
 
         graph = await self.graph()
         config = {"configurable": {"thread_id": thread_id}}

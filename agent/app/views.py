@@ -139,7 +139,7 @@ def thread_status(snap: Any, busy: bool) -> str:
     confirm what to remember or what to forget), a finished status (published, rejected, noted, declined),
     running, interrupted (stopped mid-run; resumable), or new (registered, no checkpoint yet).
     """
-    from agent.state import FINISHED
+    from agent.records import FINISHED
 
     values = snap.values or {}
     if snap.interrupts:

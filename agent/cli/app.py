@@ -39,7 +39,7 @@ from agent.cli.threads import app as threads_app
 
 if TYPE_CHECKING:
     from agent.app import AnalystApp, ThreadView
-    from agent.state import ModeChoice
+    from agent.records import ModeChoice
 
 app = typer.Typer(
     name="analyst",

@@ -36,7 +36,7 @@ from agent.research.routing import extract_tickers
 from agent.research.tickers import COMPANY_NAMES
 
 if TYPE_CHECKING:
-    from agent.state import Usage
+    from agent.records import Usage
     from memory.journal.records import Episode
 
 # -- the extraction schema (also the model's structured output) ---------------------------------

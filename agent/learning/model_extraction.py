@@ -24,7 +24,7 @@ from agent.learning.extraction import (
 from agent.reasoning.chat_model import no_usage, structured
 
 if TYPE_CHECKING:
-    from agent.state import Usage
+    from agent.records import Usage
     from memory.journal.records import Episode
 
 

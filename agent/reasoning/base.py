@@ -14,9 +14,9 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent.reasoning.chat_model import Usage
+from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
 from agent.research.routing import Route
 from agent.research.steps import StepResult
-from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage

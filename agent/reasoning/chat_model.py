@@ -31,7 +31,7 @@ from agent.errors import (
     ModelOutputError,
     ModelTransientError,
 )
-from agent.state import Usage
+from agent.records import Usage
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

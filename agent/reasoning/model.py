@@ -30,12 +30,12 @@ from agent.reasoning.narrowing import (
     verdict_schema,
 )
 from agent.reasoning.offline import offline_summary
+from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
 from agent.research.critic import critique as check_draft
 from agent.research.planning import STEP_DESCRIPTIONS, step
 from agent.research.report import collect, compose_report
 from agent.research.routing import Route
 from agent.research.steps import StepResult, run_step
-from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, ToolMessage

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from agent.reasoning.base import Context, Planned, profile_of
 from agent.reasoning.chat_model import Usage, no_usage
+from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
 from agent.research.critic import critique as check_draft
 from agent.research.planning import deep_plan, snapshot_plan
 from agent.research.report import compose_report
 from agent.research.routing import Route, route_query
 from agent.research.steps import StepResult, run_step
 from agent.research.suitability import shape_plan
-from agent.state import Critique, Draft, Mode, ModeChoice, PlanStep
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage

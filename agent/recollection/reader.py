@@ -23,7 +23,7 @@ from memory.identity import Principal
 if TYPE_CHECKING:
     from langgraph.store.base import BaseStore
 
-    from agent.state import Mode
+    from agent.records import Mode
     from memory.facts import FactRecord, FactStore
     from memory.journal.base import Journal
     from memory.journal.records import Episode

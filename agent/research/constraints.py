@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from agent.records import Mode
 from agent.research.tickers import COMPANY_NAMES
-from agent.state import Mode
 
 # A clause states a standing rule when it speaks about the future ("from now on"), or opens
 # with an imperative such as "never ..." / "always ..." / "don't ..." / "exclude ...".

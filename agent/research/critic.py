@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from agent.records import Critique, Draft, Finding, Verdict
 from agent.research.conventions import (
     MEMORY_SECTION,
     Conventions,
@@ -18,7 +19,6 @@ from agent.research.conventions import (
 )
 from agent.research.figures import Unbacked, computed_figures, unbacked_figures
 from agent.research.report import KEY_METRICS, fmt
-from agent.state import Critique, Draft, Finding, Verdict
 
 STALE_AFTER_DAYS = 30
 

@@ -7,8 +7,8 @@ everything at once. Step ids are stable (``<kind>:<TICKER>``) so results survive
 
 from __future__ import annotations
 
+from agent.records import PlanStep, StepKind
 from agent.research.routing import Route
-from agent.state import PlanStep, StepKind
 
 STEP_DESCRIPTIONS: dict[StepKind, str] = {
     "snapshot": "Quick snapshot: returns, risk, trend, beta and peers in one pass",

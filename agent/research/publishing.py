@@ -17,7 +17,7 @@ import asyncio
 from contextlib import suppress
 from pathlib import Path
 
-from agent.state import Decision, Draft, Publication
+from agent.records import Decision, Draft, Publication
 from memory.doc_authority import OwnedDocuments
 from memory.documents import FileMemory
 

@@ -11,8 +11,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agent.records import Draft, Mode
 from agent.research.suitability import Profile, fit, profile_notes
-from agent.state import Draft, Mode
 
 if TYPE_CHECKING:
     from agent.reasoning.schemas import ReportNarrative

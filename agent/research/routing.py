@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent.errors import InvalidQueryError, NoTickerError, UnknownTickerError
+from agent.records import Mode, ModeChoice
 from agent.research.constraints import split_constraints
 from agent.research.tickers import COMPANY_NAMES
-from agent.state import Mode, ModeChoice
 
 # Upper-case words that appear in finance questions but are not tickers.
 NOT_TICKERS = frozenset(

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from agent.market import MarketDataProvider, PriceHistory
+from agent.records import PlanStep
 from agent.research import analytics
-from agent.state import PlanStep
 
 
 class StepResult(TypedDict, total=False):

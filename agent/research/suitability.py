@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agent.market.sectors import screened, sector_of
+from agent.records import PlanStep, StepKind
 from agent.research.constraints import included_sections, required_sections
 from agent.research.planning import step
 from agent.research.tickers import COMPANY_NAMES
-from agent.state import PlanStep, StepKind
 
 ReportStyle = Literal["brief", "standard", "detailed"]
 

@@ -4,7 +4,8 @@ The CLI process runs with ``PYTHONPROFILEIMPORTTIME`` (the ``-X importtime`` rep
 so the test sees every module the real process imported: no Qdrant client for the embedded
 store, no OpenAI client without a model, no torch or sentence-transformers ever; the everyday
 reads import nothing they do not read: ``threads``, ``show`` and ``history`` no node, store,
-ledger, embedder or model client; ``memory show`` and ``memory list`` no embedding model;
+ledger, embedder or model client; ``memory show`` and ``memory list`` no embedding model and
+no graph (no state schema, Pregel or SDK);
 ``facts`` and ``notes`` reads not even LangGraph. The figures themselves (each command against
 ``python -c pass`` and ``import langgraph.graph``) are ``scripts/bench_startup.py``'s.
 """
@@ -35,6 +36,16 @@ NO_EMBEDDER = (
     "torch",
     "langchain_openai",
     "openai",
+)
+#: Never needed to read memory either: the graph (its state schema, Pregel, the SDK's types),
+#: which a memory read has no use for (agent.records holds the records without LangGraph).
+NO_GRAPH = (
+    *NO_EMBEDDER,
+    "agent.state",
+    "agent.nodes.base",
+    "langgraph.graph",
+    "langgraph.pregel",
+    "langgraph_sdk",
 )
 #: Never needed to read a thread: besides those, the nodes (and through them the market data,
 #: the learner, numpy), the long-term store, the fact ledger and the document index.
@@ -124,11 +135,11 @@ def test_thread_reads_import_no_node_store_ledger_or_model(analyst: Any) -> None
         assert unwanted(analyst, args, NO_NODES_OR_STORES) == [], args
 
 
-def test_memory_reads_load_no_embedding_model(analyst: Any) -> None:
+def test_memory_reads_load_no_embedding_model_and_no_graph(analyst: Any) -> None:
     analyst("memory", "add", "I prefer concise reports with the risks first.")
     analyst("facts", "record", "me", "risk_tolerance", "low")
     for args in (["memory", "show"], ["memory", "list"], ["memory", "list", "--memories"]):
-        assert unwanted(analyst, args, NO_EMBEDDER) == [], args
+        assert unwanted(analyst, args, NO_GRAPH) == [], args
 
 
 def test_fact_and_note_reads_import_no_langgraph(analyst: Any) -> None:

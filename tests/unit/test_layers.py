@@ -2,7 +2,7 @@
 
     scripts/ -> app (agent.app, agent.cli, agent.web) -> graphs/ -> agent.nodes
              -> the domain (agent.research, .reasoning, .learning, .recollection, .market)
-             -> the core (agent.errors, .settings, .state, .thread_ids) -> memory/
+             -> the core (agent.errors, .settings, .records, .state, .thread_ids) -> memory/
 
 Every ``import`` and ``from ... import`` of the project's source is read with :mod:`ast`.
 Function-level imports count (a lazy import is still a dependency); imports under
