@@ -121,12 +121,15 @@ def extraction_schema(episode_ids: Sequence[str]) -> type[Extraction]:
     rule: Any = _ExcludeTicker | _Mode | _IncludeSection | None
     tickers: Any = Annotated[symbols, Field(max_length=5)]
 
-    def field(base: type[Any], name: str, kind: Any, **bounds: Any) -> tuple[Any, Any]:
-        """``kind`` for ``base``'s field ``name``, keeping its description and default."""
+    def field(
+        base: type[Any], name: str, kind: Any, *, required: bool = False, **bounds: Any
+    ) -> tuple[Any, Any]:
+        """``kind`` for ``base``'s field ``name``, keeping its description and, unless
+        ``required``, its default."""
         info = base.model_fields[name]
-        if info.default_factory is not None:
+        if not required and info.default_factory is not None:
             bounds["default_factory"] = info.default_factory
-        elif not info.is_required():
+        elif not required and not info.is_required():
             bounds["default"] = info.default
         return kind, Field(description=info.description, **bounds)
 
@@ -145,8 +148,12 @@ def extraction_schema(episode_ids: Sequence[str]) -> type[Extraction]:
         "preference_signals": item(PreferenceSignal, text=words, rule=rule),
         "open_items": item(OpenItem, text=words),
     }
+    # Each list is required: a grammar-constrained decoder writes only required keys when a
+    # small model prefers to stop, so optional lists came back absent every time (SmolLM2
+    # "proposed 0 items"). Required, the model must at least write each key, and "[]" is
+    # still a valid answer.
     fields: dict[str, Any] = {
-        name: field(Extraction, name, list[model], max_length=most)  # type: ignore[valid-type]
+        name: field(Extraction, name, list[model], required=True, max_length=most)  # type: ignore[valid-type]
         for name, model in items.items()
     }
     fields["topic"] = field(Extraction, "topic", _text(60))

@@ -181,6 +181,11 @@ def test_the_wire_schemas_hold_only_what_a_grammar_enforces() -> None:
         }
     )
     assert isinstance(narrative, ReportNarrative) and narrative.confidence == 0.7
+    # A constraining decoder writes only required keys when a small model would rather stop:
+    # every list of an extraction is required on the wire ("[]" is an answer).
+    wire = extraction_schema(["ep-1"]).model_json_schema()
+    lists = {"notable_events", "new_facts", "preference_signals", "open_items"}
+    assert lists <= set(wire["required"]), wire["required"]
     with pytest.raises(ValidationError):  # a confidence out of the grammar's choices
         narrative_schema({"return_1y"}).model_validate({**narrative.model_dump(), "confidence": 85})
     with pytest.raises(ValidationError):  # a metric that was not computed
