@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, create_model
+from pydantic import ConfigDict, Field, create_model
 from typing_extensions import TypedDict
 
 from agent.learning import profile
@@ -121,15 +121,12 @@ def extraction_schema(episode_ids: Sequence[str]) -> type[Extraction]:
     rule: Any = _ExcludeTicker | _Mode | _IncludeSection | None
     tickers: Any = Annotated[symbols, Field(max_length=5)]
 
-    def field(
-        base: type[Any], name: str, kind: Any, *, required: bool = False, **bounds: Any
-    ) -> tuple[Any, Any]:
-        """``kind`` for ``base``'s field ``name``, keeping its description and, unless
-        ``required``, its default."""
+    def field(base: type[Any], name: str, kind: Any, **bounds: Any) -> tuple[Any, Any]:
+        """``kind`` for ``base``'s field ``name``, keeping its description and default."""
         info = base.model_fields[name]
-        if not required and info.default_factory is not None:
+        if info.default_factory is not None:
             bounds["default_factory"] = info.default_factory
-        elif not required and not info.is_required():
+        elif not info.is_required():
             bounds["default"] = info.default
         return kind, Field(description=info.description, **bounds)
 
@@ -148,14 +145,27 @@ def extraction_schema(episode_ids: Sequence[str]) -> type[Extraction]:
         "preference_signals": item(PreferenceSignal, text=words, rule=rule),
         "open_items": item(OpenItem, text=words),
     }
-    # Each list is required: a grammar-constrained decoder writes only required keys when a
-    # small model prefers to stop, so optional lists came back absent every time (SmolLM2
-    # "proposed 0 items"). Required, the model must at least write each key, and "[]" is
-    # still a valid answer.
     fields: dict[str, Any] = {
-        name: field(Extraction, name, list[model], required=True, max_length=most)  # type: ignore[valid-type]
+        name: field(Extraction, name, list[model], max_length=most)  # type: ignore[valid-type]
         for name, model in items.items()
     }
     fields["topic"] = field(Extraction, "topic", _text(60))
     fields["summary"] = field(Extraction, "summary", _text(300))
-    return create_model("Extraction", __base__=Extraction, __doc__=Extraction.__doc__, **fields)
+    return create_model(
+        "Extraction", __base__=_WireExtraction, __doc__=Extraction.__doc__, **fields
+    )
+
+
+def _every_key_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties") or {})
+
+
+class _WireExtraction(Extraction):
+    """:class:`Extraction` whose JSON schema requires every key, item lists included, while
+    validation keeps their defaults. A constraining decoder writes only the required keys when
+    a small model would rather stop, so optional lists came back absent every time (SmolLM2
+    "proposed 0 items"); required, the model writes each one ("[]" is an answer). A server
+    that does not constrain (function calling on a hosted model) may still leave a list out,
+    and that answer stays valid."""
+
+    model_config = ConfigDict(json_schema_extra=_every_key_required)
