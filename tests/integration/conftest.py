@@ -76,7 +76,7 @@ class Analyst:
     def environ(self, step_delay: float = 0.0) -> dict[str, str]:
         return {**self.env, "ANALYST_STEP_DELAY": str(step_delay)}
 
-    def __call__(self, *args: str, input: str | None = None, timeout: float = 60) -> Run:
+    def __call__(self, *args: str, input: str | None = None, timeout: float = 180) -> Run:
         proc = subprocess.run(
             [str(self.exe), *args],
             env=self.environ(),
