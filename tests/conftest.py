@@ -26,3 +26,23 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ANALYST_MEMORY_DIR", str(tmp_path / "memory"))
     monkeypatch.setenv("ANALYST_USER", "tester")
     return tmp_path
+
+
+#: Test folders whose tests share one server that answers one request at a time: under
+#: pytest-xdist (``make test`` runs two workers) they run in order on one worker, and first,
+#: so the longest tier is not left to run alone at the end.
+_SERIAL_FIRST = {"realmodel": "tests/realmodel/"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    first: list[pytest.Item] = []
+    rest: list[pytest.Item] = []
+    for item in items:
+        path = item.nodeid
+        group = next((g for g, prefix in _SERIAL_FIRST.items() if path.startswith(prefix)), None)
+        if group is None:
+            rest.append(item)
+        else:
+            item.add_marker(pytest.mark.xdist_group(group))
+            first.append(item)
+    items[:] = first + rest
