@@ -314,3 +314,49 @@ def second_server(tmp_path: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]]
 @pytest.fixture(autouse=True)
 def _server_answers(real_model_url: str) -> None:
     """Every test needs the real server (the session fixture fails the tier without it)."""
+
+
+def test_memory_tools_give_the_model_its_principals_memory_only(cli: Any, real: ModelProxy) -> None:
+    # Bob (same tenant) leaves canaries in his memory and facts; the tester states a fact.
+    offline = {**cli.env, "ANALYST_MODEL": "offline"}
+    bob = replace(cli, env={**offline, "ANALYST_USER": "bob"})
+    assert bob("memory", "add", "zqbobmem private pin note", "--json").code == 0
+    assert bob("facts", "record", "me", "nickname", "zqbobnick", "--text").code == 0
+    mine = replace(cli, env=offline)
+    assert mine("facts", "record", "me", "risk_tolerance", "low").code == 0
+
+    run = cli("run", "Analyze NVDA", "--thread", "mem-1", "--json", timeout=1500)
+    no_traceback(run)
+    assert run.code in (0, MODEL_FAILURE), outcome(run)
+    exchanges = real.chat()
+    assert exchanges, "the analyst never called the model"
+    # Whatever the model asked for, nothing of Bob's reached it, and every memory tool's
+    # result came back as quoted, untrusted data.
+    sent = json.dumps([x.request for x in exchanges])
+    assert "zqbob" not in sent
+    offered = {t["function"]["name"] for x in exchanges for t in x.request.get("tools") or []} & {
+        "get_user_profile",
+        "search_episodes",
+        "list_open_items",
+    }
+    assert offered, "the planner and executor were offered no memory tool"
+    called = [
+        c["function"]["name"]
+        for x in exchanges
+        for c in x.message.get("tool_calls") or []
+        if c["function"]["name"] in offered
+    ]
+    messages = [m for x in exchanges for m in x.request.get("messages", [])]
+    memory_call_ids = {
+        c["id"]
+        for m in messages
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] in offered
+    }
+    results = [
+        m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") in memory_call_ids
+    ]
+    for message in results:
+        assert 'trust="untrusted"' in str(message.get("content")), message
+    print(f"\nmemory tools: offered {sorted(offered)}, called {len(called)}: {called}")
