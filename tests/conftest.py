@@ -28,21 +28,13 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-#: Test folders whose tests share one server that answers one request at a time: under
-#: pytest-xdist (``make test`` runs two workers) they run in order on one worker, and first,
-#: so the longest tier is not left to run alone at the end.
-_SERIAL_FIRST = {"realmodel": "tests/realmodel/"}
+#: Test files whose tests share a server that answers one request at a time. ``make test`` runs
+#: two pytest-xdist workers with ``--dist loadfile`` (a file's tests run in order on one
+#: worker), and these go first, so the longest tier is not left to run alone at the end.
+_SERIAL_FIRST = ("tests/realmodel/",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    first: list[pytest.Item] = []
-    rest: list[pytest.Item] = []
-    for item in items:
-        path = item.nodeid
-        group = next((g for g, prefix in _SERIAL_FIRST.items() if path.startswith(prefix)), None)
-        if group is None:
-            rest.append(item)
-        else:
-            item.add_marker(pytest.mark.xdist_group(group))
-            first.append(item)
-    items[:] = first + rest
+    first = [item for item in items if item.nodeid.startswith(_SERIAL_FIRST)]
+    if first:
+        items[:] = first + [item for item in items if not item.nodeid.startswith(_SERIAL_FIRST)]
