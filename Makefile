@@ -9,7 +9,7 @@ run: venv  ## end-to-end demo on the embedded defaults: analyse, pause, approve 
 
 test: venv-dev  ## everything the tests need, then the whole suite
 	PYTHON_FOR_SERVICES=$(BIN)/python bash scripts/services.sh start
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 venv:  ## the analyst and its runtime packages
 	@bash scripts/bootstrap.sh

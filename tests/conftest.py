@@ -29,8 +29,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 #: Test files whose tests share a server that answers one request at a time. ``make test`` runs
-#: two pytest-xdist workers with ``--dist loadfile`` (a file's tests run in order on one
-#: worker), and these go first, so the longest tier is not left to run alone at the end.
+#: two pytest-xdist workers with ``--dist loadfile`` (a file's tests run in order on one worker)
+#: and ``--no-loadscope-reorder`` (files are handed out in collection order, not largest
+#: first): these go first, so the longest tier is not left to run alone at the end.
 _SERIAL_FIRST = ("tests/realmodel/",)
 
 
