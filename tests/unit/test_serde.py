@@ -39,7 +39,7 @@ class Booby:
 
 
 def test_the_apps_types_are_registered_only_when_the_app_names_them() -> None:
-    assert ("agent.state", "Context") in project_types(CHECKPOINT_TYPES_MODULES)
+    assert ("agent.records", "Context") in project_types(CHECKPOINT_TYPES_MODULES)
     context = Context(tenant_id="t", user_id="u", mode="flash")
     serde = strict_serializer(CHECKPOINT_TYPES_MODULES)
     assert serde.loads_typed(serde.dumps_typed({"ctx": context})) == {"ctx": context}
