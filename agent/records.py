@@ -134,10 +134,3 @@ class Usage(TypedDict):
     input_tokens: int
     output_tokens: int
     total_tokens: int
-
-
-def append_publications(
-    left: list[Publication] | None, right: list[Publication] | None
-) -> list[Publication]:
-    """Reducer for ``publications``: a thread's publications only ever accumulate."""
-    return [*(left or []), *(right or [])]

@@ -34,7 +34,6 @@ from agent.records import (
     StepKind,
     Usage,
     Verdict,
-    append_publications,
 )
 
 __all__ = [
@@ -64,6 +63,13 @@ __all__ = [
 #: ``open_checkpointer(..., allowed_modules=...)``; memory names no analyst module). State is
 #: TypedDicts of plain values today; a dataclass added to either is allowed automatically.
 CHECKPOINT_TYPES_MODULES: tuple[str, ...] = ("agent.state", "agent.records")
+
+
+def append_publications(
+    left: list[Publication] | None, right: list[Publication] | None
+) -> list[Publication]:
+    """Reducer for ``publications``: a thread's publications only ever accumulate."""
+    return [*(left or []), *(right or [])]
 
 
 class AnalystState(TypedDict, total=False):
