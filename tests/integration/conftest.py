@@ -150,7 +150,7 @@ class Analyst:
             return 0
 
     def wait_for_executor_step(
-        self, proc: subprocess.Popen[str], thread_id: str, timeout: float = 30
+        self, proc: subprocess.Popen[str], thread_id: str, timeout: float = 180
     ) -> int:
         """Poll until the running ``proc`` has checkpointed an executor step; return the count."""
         deadline = time.monotonic() + timeout
