@@ -94,15 +94,64 @@ def check_prose(state: dict[str, Any], view: dict[str, Any]) -> None:
     print(f"\nprose: {len(state['draft'].get('prose') or [])} texts, {len(unbacked)} unbacked")
 
 
+def seed_memories(cli: Any) -> None:
+    """Bob (same tenant) leaves canaries in his memory and facts; the tester states a fact.
+    Offline CLI calls: the model sees these only through its memory tools."""
+    offline = {**cli.env, "ANALYST_MODEL": "offline"}
+    bob = replace(cli, env={**offline, "ANALYST_USER": "bob"})
+    assert bob("memory", "add", "zqbobmem private pin note", "--json").code == 0
+    assert bob("facts", "record", "me", "nickname", "zqbobnick", "--text").code == 0
+    mine = replace(cli, env=offline)
+    assert mine("facts", "record", "me", "risk_tolerance", "low").code == 0
+
+
+def check_memory_tools(exchanges: list[Exchange]) -> None:
+    """Whatever the model asked for, nothing of Bob's reached it, the planner and executor
+    were offered the memory tools, and every memory tool's result came back as quoted,
+    untrusted data."""
+    sent = json.dumps([x.request for x in exchanges])
+    assert "zqbob" not in sent
+    offered = {t["function"]["name"] for x in exchanges for t in x.request.get("tools") or []} & {
+        "get_user_profile",
+        "search_episodes",
+        "list_open_items",
+    }
+    assert offered, "the planner and executor were offered no memory tool"
+    called = [
+        c["function"]["name"]
+        for x in exchanges
+        for c in x.message.get("tool_calls") or []
+        if c["function"]["name"] in offered
+    ]
+    messages = [m for x in exchanges for m in x.request.get("messages", [])]
+    memory_call_ids = {
+        c["id"]
+        for m in messages
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] in offered
+    }
+    results = [
+        m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") in memory_call_ids
+    ]
+    for message in results:
+        assert 'trust="untrusted"' in str(message.get("content")), message
+    print(f"\nmemory tools: offered {sorted(offered)}, called {len(called)}: {called}")
+
+
 def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
     cli: Any, real: ModelProxy
 ) -> None:
+    # One run on the model serves every invariant (a run costs minutes on this CPU): the
+    # memory tools see the tester's memory and never Bob's, whatever the model asks for.
+    seed_memories(cli)
     run = cli("run", "Analyze NVDA", "--thread", "real-1", "--json", timeout=1500)
     no_traceback(run)
     exchanges = real.chat()
     assert exchanges, "the analyst never called the model"
     assert all(x.status == 200 for x in exchanges), [x.response for x in exchanges]
     check_structured(exchanges, run)
+    check_memory_tools(exchanges)
     if run.code == MODEL_FAILURE:
         # The documented end of an answer that stayed invalid after its repair.
         assert "after one repair attempt" in run.err or "model" in run.err.lower(), outcome(run)
@@ -142,7 +191,9 @@ def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
 
 
 def test_a_ticker_the_data_does_not_have_is_never_analysed(cli: Any, real: ModelProxy) -> None:
-    run = cli("run", "quick snapshot of Volkswagen", "--json", timeout=900)
+    # The router's answer is what is under test: a snapshot (one computed step, no planner
+    # and no tool loop) keeps the run short whatever tickers the model names.
+    run = cli("run", "quick snapshot of Volkswagen", "--mode", "flash", "--json", timeout=900)
     no_traceback(run)
     assert run.code in (0, 2, MODEL_FAILURE), outcome(run)
     if run.code == 0:
@@ -285,10 +336,11 @@ def second_server(tmp_path: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]]
             "768",
             "--jinja",
             "--threads",
-            "2",
+            "1",
             "--parallel",
             "1",
             "--no-webui",
+            "--no-repack",  # as scripts/model_server.sh starts it (AVX-512/AMX CPUs crash)
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -314,49 +366,3 @@ def second_server(tmp_path: Any) -> Iterator[tuple[str, subprocess.Popen[bytes]]
 @pytest.fixture(autouse=True)
 def _server_answers(real_model_url: str) -> None:
     """Every test needs the real server (the session fixture fails the tier without it)."""
-
-
-def test_memory_tools_give_the_model_its_principals_memory_only(cli: Any, real: ModelProxy) -> None:
-    # Bob (same tenant) leaves canaries in his memory and facts; the tester states a fact.
-    offline = {**cli.env, "ANALYST_MODEL": "offline"}
-    bob = replace(cli, env={**offline, "ANALYST_USER": "bob"})
-    assert bob("memory", "add", "zqbobmem private pin note", "--json").code == 0
-    assert bob("facts", "record", "me", "nickname", "zqbobnick", "--text").code == 0
-    mine = replace(cli, env=offline)
-    assert mine("facts", "record", "me", "risk_tolerance", "low").code == 0
-
-    run = cli("run", "Analyze NVDA", "--thread", "mem-1", "--json", timeout=1500)
-    no_traceback(run)
-    assert run.code in (0, MODEL_FAILURE), outcome(run)
-    exchanges = real.chat()
-    assert exchanges, "the analyst never called the model"
-    # Whatever the model asked for, nothing of Bob's reached it, and every memory tool's
-    # result came back as quoted, untrusted data.
-    sent = json.dumps([x.request for x in exchanges])
-    assert "zqbob" not in sent
-    offered = {t["function"]["name"] for x in exchanges for t in x.request.get("tools") or []} & {
-        "get_user_profile",
-        "search_episodes",
-        "list_open_items",
-    }
-    assert offered, "the planner and executor were offered no memory tool"
-    called = [
-        c["function"]["name"]
-        for x in exchanges
-        for c in x.message.get("tool_calls") or []
-        if c["function"]["name"] in offered
-    ]
-    messages = [m for x in exchanges for m in x.request.get("messages", [])]
-    memory_call_ids = {
-        c["id"]
-        for m in messages
-        if m.get("role") == "assistant"
-        for c in m.get("tool_calls") or []
-        if c["function"]["name"] in offered
-    }
-    results = [
-        m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") in memory_call_ids
-    ]
-    for message in results:
-        assert 'trust="untrusted"' in str(message.get("content")), message
-    print(f"\nmemory tools: offered {sorted(offered)}, called {len(called)}: {called}")
