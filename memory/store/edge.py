@@ -48,6 +48,7 @@ from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
 from memory.store.indexing import (
     GENERATION_FILE,
     bump_generation,
+    generation,
     recover,
     set_unindexed,
     start_indexer,
@@ -55,7 +56,7 @@ from memory.store.indexing import (
     unindexed,
 )
 from memory.store.lock import folder_lock
-from memory.store.scoring import Hit, fused_hits
+from memory.store.scoring import COSINE_DIGITS, Hit, fused_score, term_sharer
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,11 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._view: tempfile.TemporaryDirectory[str] | None = None
         #: dense vectors written in the current operation (see _count_writes)
         self._new_vectors = 0
+        #: BM25 statistics of search scopes (see _scope_count): valid at one write
+        #: generation, until the first expiry after they were counted
+        self._scope_counts: dict[tuple[Any, ...], int] = {}
+        self._scope_counts_at: int | None = None
+        self._scope_counts_until = 0.0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -226,10 +232,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         new, self._new_vectors = self._new_vectors, 0
         bump_generation(self.path)
         before = unindexed(self.path)
-        if before is None:  # never counted: every point may be unindexed
-            before = shard.info().points_count if shard is not None else 0
-        set_unindexed(self.path, before + new)
-        return before + new
+        if before is None:  # never counted: every point may be unindexed, the new ones too
+            pending = shard.info().points_count if shard is not None else new
+        else:
+            pending = before + new
+        set_unindexed(self.path, pending)
+        return pending
 
     def _after_writes(self, shard: qe.EdgeShard | None) -> None:
         """Count the writes, and start the indexer when ``index_after`` vectors are unindexed
@@ -424,8 +432,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self, handle: qe.EdgeShard, vector: list[float], lexical: Terms | None, flt: Any, depth: int
     ) -> list[Hit]:
         """Dense candidates, and (with ``lexical``: the query's terms weighted by their IDF in
-        the scope) BM25 candidates, fused by reciprocal rank; the parts are computed from each
-        candidate's vectors."""
+        the scope) BM25 candidates, fused by reciprocal rank; the parts are each candidate's
+        cosine (:func:`_cosines`) and its share of the query's terms (its ``terms`` payload)."""
         params = qe.SearchParams(hnsw_ef=max(HNSW_EF, depth))
         dense = qe.Query.Nearest([vector], using=VECTOR)
         if lexical is None:
@@ -448,9 +456,22 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             query=cast(Any, qe.Fusion.Rrf(k=RRF_K, weights=list(RRF_WEIGHTS))),
             filter=flt,
             with_payload=True,
-            with_vector=True,
         )
-        return fused_hits(handle.query(request), vector, lexical.indices, lexical.values)
+        # The candidates come back without their vectors (copying 128 multivectors out of the
+        # engine took three quarters of a search at 100k items); their cosines are the scores
+        # of an exact dense query over their ids, and their terms are in the payload.
+        points = handle.query(request)
+        cosines = _cosines(handle, vector, [p.id for p in points])
+        share = term_sharer(lexical.indices, lexical.values)
+        return [
+            Hit(
+                p.payload or {},
+                cosines.get(p.id),
+                share((p.payload or {}).get(TERMS) or ()),
+                fused_score(p.score),
+            )
+            for p in points
+        ]
 
     def _recent(self, handle: qe.EdgeShard, flt: Any, limit: int) -> list[Payload]:
         records, _ = handle.scroll(
@@ -500,6 +521,38 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 vector[SPARSE] = qe.SparseVector(point.terms.indices, point.terms.values)
             rows.append(qe.Point(point.id, vector, point.payload))
         handle.update(qe.UpdateOperation.upsert_points(rows))
+
+    def _scope_count(self, handle: qe.EdgeShard, key: tuple[Any, ...], flt: Any, now: int) -> int:
+        """Counted once per write generation (any process's write batch bumps it) and kept
+        until the first item expires after the count (a TTL refresh only moves an expiry
+        later), so a search pays for its scope's BM25 statistics only after a change: 1 + one
+        per query term counts took 11 ms of a 30 ms search at 100k items."""
+        at = generation(self.path)
+        if at != self._scope_counts_at or now >= self._scope_counts_until:
+            self._scope_counts = {}
+            self._scope_counts_at = at
+            self._scope_counts_until = self._next_expiry(handle, now)
+        if key not in self._scope_counts:
+            self._scope_counts[key] = self._count(handle, flt)
+        return self._scope_counts[key]
+
+    def _next_expiry(self, handle: qe.EdgeShard, now: int) -> float:
+        """The earliest ``expires_us`` after ``now`` (infinity: none, or expired items are not
+        hidden from reads)."""
+        if not self.omit_expired():
+            return float("inf")
+        later = qe.Filter(
+            must=[qe.FieldCondition("expires_us", range=qe.RangeFloat(gt=float(now)))]
+        )
+        records, _ = handle.scroll(
+            qe.ScrollRequest(
+                limit=1,
+                filter=later,
+                with_payload=True,
+                order_by=qe.OrderBy("expires_us", direction=qe.Direction.Asc),
+            )
+        )
+        return float((records[0].payload or {})["expires_us"]) if records else float("inf")
 
     def _check_writable(self) -> None:
         if self._view is not None:
@@ -582,6 +635,22 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
         with self._connected() as shard:
             return bool(shard.optimize())
+
+
+def _cosines(shard: qe.EdgeShard, vector: list[float], ids: list[Any]) -> dict[Any, float]:
+    """Point id → cosine of ``vector`` to the point's closest dense vector (the engine's
+    MaxSim score of an exact query over ``ids``), rounded as :func:`best_cosines` rounds;
+    points without a dense vector are absent."""
+    if not ids or not any(vector):
+        return {}
+    request = qe.QueryRequest(
+        limit=len(ids),
+        query=qe.Query.Nearest([vector], using=VECTOR),
+        filter=qe.Filter(must=[qe.HasIdCondition(set(ids))]),
+        params=qe.SearchParams(exact=True),
+        with_payload=False,
+    )
+    return {p.id: round(float(p.score), COSINE_DIGITS) for p in shard.query(request)}
 
 
 def _has_store_idf(path: Path) -> bool:

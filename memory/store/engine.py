@@ -482,7 +482,8 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         live embedded items under ``prefix``; ``None`` when the store keeps no BM25, the query
         has no term, or no item in the scope holds any term.
 
-        Counted per search from the ``terms`` payload index: the statistics of one principal's
+        Counted from the ``terms`` payload index (:meth:`_scope_count`, which a store may keep
+        while its items are unchanged): the statistics of one principal's
         search are those of the principal's own items (the scope), whatever others store."""
         if not self.hybrid:
             return None
@@ -491,16 +492,29 @@ class QdrantFormatStore(BaseStore, Generic[H]):
             return None
         must = self.namespace_conditions(prefix)
         must_not = [self._expired_condition(now)] if self.omit_expired() else []
-        count = self._count(handle, self._filter(must, [*must_not, self._no_terms_condition()]))
+        count = self._scope_count(
+            handle, (prefix, None), self._filter(must, [*must_not, self._no_terms_condition()]), now
+        )
         if not count:
             return None
         weights = [
             idf(
-                count, self._count(handle, self._filter([*must, self._term_condition(t)], must_not))
+                count,
+                self._scope_count(
+                    handle,
+                    (prefix, t),
+                    self._filter([*must, self._term_condition(t)], must_not),
+                    now,
+                ),
             )
             for t in terms
         ]
         return Terms(terms, weights)
+
+    def _scope_count(self, handle: H, key: tuple[Any, ...], flt: Any, now: int) -> int:
+        """The items matching ``flt``, a statistic of the scope named by ``key`` (its prefix
+        and term) at ``now``; a store may keep it while its items cannot have changed."""
+        return self._count(handle, flt)
 
     def _newest(self, handle: H, flt: Any, want: int) -> list[Payload]:
         """The ``want`` newest points, ties on the update time broken by namespace and key:

@@ -8,8 +8,11 @@ command included, for minutes. Instead :func:`start_indexer` launches a detached
 (``python -m memory.store.indexing <shard>``) that
 
 1. takes ``<shard>.indexing.lock`` (one indexer per shard; a killed one's lock goes with it);
-2. under the shard's folder lock, copies the shard folder and notes its generation (a counter
-   every write batch bumps, :data:`GENERATION_FILE`);
+2. waits until no write batch has landed for :data:`QUIET` seconds (a bulk load writes for
+   minutes: a copy taken meanwhile would be discarded, and a writer that finds the indexer
+   still running starts no other, so a build given up during the load was never retried);
+   then, under the shard's folder lock, copies the shard folder and notes its generation (a
+   counter every write batch bumps, :data:`GENERATION_FILE`);
 3. holding no shard lock, loads the copy and optimises it: processes keep taking turns on the
    shard meanwhile;
 4. under the folder lock again, swaps the copy in if the generation is unchanged (a write
@@ -33,6 +36,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +54,10 @@ UNINDEXED_FILE = "analyst-unindexed"
 BUILT_FILE = "analyst-index.json"
 #: Builds tried before giving up until the next trigger (each discarded if writes landed).
 ATTEMPTS = 3
+#: Seconds without a write batch before the indexer takes its copy, and the longest it waits
+#: for such a pause before giving up (the next write batch starts it again).
+QUIET = 2.0
+QUIET_LIMIT = 1800.0
 
 
 def generation(path: Path) -> int:
@@ -190,6 +198,20 @@ def carry_expiry(source: Path, target: Path) -> int:
         copy.close()
 
 
+def wait_for_quiet(path: Path, quiet: float = QUIET, limit: float = QUIET_LIMIT) -> bool:
+    """Wait until the shard's generation has not moved for ``quiet`` seconds; False when
+    writes kept landing for ``limit`` seconds."""
+    started = since = time.monotonic()
+    last = generation(path)
+    while (now := time.monotonic()) - since < quiet:
+        if now - started > limit:
+            return False
+        time.sleep(min(0.25, quiet))
+        if (current := generation(path)) != last:
+            last, since = current, time.monotonic()
+    return True
+
+
 def build(path: Path, lock_timeout: float = 60.0) -> bool:
     """Build the shard's index out of place and swap it in (the module docstring); True when
     an indexed copy replaced the shard."""
@@ -201,6 +223,9 @@ def build(path: Path, lock_timeout: float = 60.0) -> bool:
     copy = path.with_name(path.name + ".new")
     try:
         for _ in range(ATTEMPTS):
+            if not wait_for_quiet(path):
+                logger.info("Index build for %s: writes never paused; left to the next", path)
+                return False
             shutil.rmtree(copy, ignore_errors=True)
             with folder_lock(path, lock_timeout):
                 recover(path)

@@ -19,7 +19,7 @@ order, and it depends on the data only (not on the engine's order among ties). D
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -123,15 +123,29 @@ def term_share(
     """The share of the query's terms that the item contains, each term counting with its
     :func:`term_weight` (``weights``: the terms' IDF in the searched scope, same order as
     ``query_terms``; equal weights without them); 0 for no query term."""
+    return term_sharer(query_terms, weights)(item_terms)
+
+
+def term_sharer(
+    query_terms: Sequence[int], weights: Sequence[float] = ()
+) -> Callable[[Iterable[int]], float]:
+    """:func:`term_share` of ``query_terms`` as a function of an item's terms, the weights
+    computed once for all the candidates of a search."""
     if not query_terms:
-        return 0.0
-    held = set(item_terms)
+        return lambda _terms: 0.0
     if not weights:
         wanted = set(query_terms)
-        return len(wanted & held) / len(wanted)
+        return lambda terms: len(wanted & set(terms)) / len(wanted)
     counted = dict(zip(query_terms, map(term_weight, weights), strict=True))
     total = sum(counted.values())
-    return sum(w for t, w in counted.items() if t in held) / total if total > 0 else 0.0
+    if total <= 0:
+        return lambda _terms: 0.0
+
+    def share(terms: Iterable[int]) -> float:
+        held = set(terms)
+        return sum(w for t, w in counted.items() if t in held) / total
+
+    return share
 
 
 def fused_hits(
@@ -147,6 +161,7 @@ def fused_hits(
     points = list(points)
     named = [p.vector if isinstance(p.vector, dict) else {} for p in points]
     cosines = best_cosines(query, [v.get(VECTOR) or [] for v in named])
+    share = term_sharer(query_terms, weights)
     hits = []
     for point, vectors, cosine in zip(points, named, cosines, strict=True):
         terms = vectors.get(SPARSE)
@@ -154,7 +169,7 @@ def fused_hits(
             Hit(
                 point.payload or {},
                 cosine,
-                term_share(query_terms, terms.indices if terms is not None else (), weights),
+                share(terms.indices if terms is not None else ()),
                 fused_score(point.score),
             )
         )
@@ -200,5 +215,6 @@ __all__ = [
     "idf",
     "similarity",
     "term_share",
+    "term_sharer",
     "term_weight",
 ]

@@ -356,3 +356,98 @@ def test_a_swap_a_crash_interrupted_is_finished_when_the_shard_opens(tmp_path: P
     store.setup()
     assert store.get(("m",), "kept") is not None and not old.exists()
     store.close()
+
+
+def test_the_indexer_copies_the_shard_only_once_writes_pause(tmp_path: Path) -> None:
+    """A bulk load writes batch after batch: the indexer waits for a pause before it copies
+    (a copy taken during the load is discarded, and a build given up during it was never
+    retried), and gives up, for the next write to restart it, when no pause comes."""
+    import threading
+
+    from memory.store.indexing import bump_generation, generation, wait_for_quiet
+
+    folder = tmp_path / "shard"
+    folder.mkdir()
+    finished = threading.Event()
+
+    def load() -> None:
+        for _ in range(20):
+            bump_generation(folder)
+            threading.Event().wait(0.02)
+        finished.set()
+
+    writer = threading.Thread(target=load)
+    writer.start()
+    # Quiet for 5 s: far longer than any pause between the writer's batches.
+    assert wait_for_quiet(folder, quiet=5.0, limit=600.0)
+    assert finished.is_set() and generation(folder) == 20
+    writer.join()
+    # Writes that never pause (here: a limit already spent) leave the build to the next one.
+    assert not wait_for_quiet(folder, quiet=60.0, limit=0.0)
+
+
+def test_a_fresh_shard_counts_each_new_vector_once(tmp_path: Path) -> None:
+    from memory.store.indexing import unindexed
+
+    folder = tmp_path / "qdrant-edge"
+    store = EdgeStore(folder, index=index_config(HashingEmbedder(dims=16, seed=2)))
+    store.setup()
+    try:
+        store.batch([PutOp(("m",), f"k{i}", {"text": f"memory {i}"}) for i in range(10)])
+        assert unindexed(folder) == 10
+        store.batch([PutOp(("m",), f"k{i}", {"text": f"memory {i}"}) for i in range(10, 25)])
+        assert unindexed(folder) == 25
+    finally:
+        store.close()
+
+
+def test_kept_bm25_statistics_follow_every_change_to_the_scope(tmp_path: Path) -> None:
+    """A search keeps its scope's BM25 counts between searches: they must be those a fresh
+    store counts after a write by another process and after an item expires."""
+    from memory.embeddings import HashingEmbedder as Embedder
+    from memory.store.common import now_us
+
+    folder = tmp_path / "qdrant-edge"
+    index = index_config(Embedder(dims=16, seed=3))
+    ttl = {"omit_expired": True, "refresh_on_read": False}
+    start = now_us()
+
+    def opened() -> EdgeStore:
+        store = EdgeStore(folder, index=index, ttl=ttl, index_after=None)  # type: ignore[arg-type]
+        store.setup()
+        return store
+
+    def ranked(store: EdgeStore, at: int) -> list[tuple[str, float, float | None]]:
+        store.clock = lambda: at
+        return [
+            (h.key, h.score or 0.0, getattr(h, "lexical", None))
+            for h in store.search(("m",), query="alpha beta", limit=10)
+        ]
+
+    kept = opened()
+    try:
+        kept.clock = lambda: start
+        kept.batch(
+            [PutOp(("m",), f"k{i}", {"text": f"alpha note {i}"}) for i in range(6)]
+            + [PutOp(("m",), "short", {"text": "beta expires soon"}, ttl=1)]
+        )
+        first = ranked(kept, start)
+        # Another process (another store on the folder) writes into the scope.
+        other = opened()
+        other.clock = lambda: start
+        other.batch([PutOp(("m",), f"b{i}", {"text": f"beta fact {i}"}) for i in range(4)])
+        other.close()
+        after_write = ranked(kept, start)
+        assert after_write != first
+        fresh = opened()
+        assert ranked(fresh, start) == after_write
+        fresh.close()
+        # Two minutes later the short item has expired (not yet swept): beta is rarer.
+        later = start + 120_000_000
+        after_expiry = ranked(kept, later)
+        assert "short" not in {key for key, _, _ in after_expiry}
+        fresh = opened()
+        assert ranked(fresh, later) == after_expiry
+        fresh.close()
+    finally:
+        kept.close()
