@@ -160,7 +160,10 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 distance=qe.Distance.Cosine,
                 multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
             )
-        sparse = {SPARSE: qe.EdgeSparseVectorParams()}
+        # On disk (memory-mapped) BM25 and payload indexes: a process that opens the shard for
+        # a turn maps them instead of reading them into memory (opening 100k items: 0.25 s
+        # against 0.6 s, searches as fast once the pages are cached).
+        sparse = {SPARSE: qe.EdgeSparseVectorParams(on_disk=True)}
         optimizers = None
         if self.dims and self.index_after is not None:
             # Index a segment once it holds index_after vectors (Qdrant's own threshold is in
@@ -703,9 +706,9 @@ def _create_indexes(shard: qe.EdgeShard) -> None:
     No extra HNSW links per indexed value (Qdrant's default would build one more graph for
     every namespace prefix that holds many points: minutes at 100k items). A selective
     principal filter is answered from the payload index instead."""
-    keyword = qe.KeywordIndexParams(enable_hnsw=False)
-    integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False)
-    term = qe.IntegerIndexParams(lookup=True, range=False, enable_hnsw=False)
+    keyword = qe.KeywordIndexParams(enable_hnsw=False, on_disk=True)
+    integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False, on_disk=True)
+    term = qe.IntegerIndexParams(lookup=True, range=False, enable_hnsw=False, on_disk=True)
     schemas: tuple[tuple[str, Any], ...] = (
         ("ns_key", keyword),
         ("ns_prefixes", keyword),
