@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,17 +199,24 @@ def carry_expiry(source: Path, target: Path) -> int:
         copy.close()
 
 
-def wait_for_quiet(path: Path, quiet: float = QUIET, limit: float = QUIET_LIMIT) -> bool:
+def wait_for_quiet(
+    path: Path,
+    quiet: float = QUIET,
+    limit: float = QUIET_LIMIT,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
     """Wait until the shard's generation has not moved for ``quiet`` seconds; False when
-    writes kept landing for ``limit`` seconds."""
-    started = since = time.monotonic()
+    writes kept landing for ``limit`` seconds (``clock`` and ``sleep``: a test's own)."""
+    started = since = clock()
     last = generation(path)
-    while (now := time.monotonic()) - since < quiet:
+    while (now := clock()) - since < quiet:
         if now - started > limit:
             return False
-        time.sleep(min(0.25, quiet))
+        sleep(min(0.25, quiet))
         if (current := generation(path)) != last:
-            last, since = current, time.monotonic()
+            last, since = current, clock()
     return True
 
 

@@ -362,28 +362,31 @@ def test_the_indexer_copies_the_shard_only_once_writes_pause(tmp_path: Path) -> 
     """A bulk load writes batch after batch: the indexer waits for a pause before it copies
     (a copy taken during the load is discarded, and a build given up during it was never
     retried), and gives up, for the next write to restart it, when no pause comes."""
-    import threading
-
     from memory.store.indexing import bump_generation, generation, wait_for_quiet
 
     folder = tmp_path / "shard"
     folder.mkdir()
-    finished = threading.Event()
+    now = [0.0]
 
-    def load() -> None:
-        for _ in range(20):
-            bump_generation(folder)
-            threading.Event().wait(0.02)
-        finished.set()
+    def clock() -> float:
+        return now[0]
 
-    writer = threading.Thread(target=load)
-    writer.start()
-    # Quiet for 5 s: far longer than any pause between the writer's batches.
-    assert wait_for_quiet(folder, quiet=5.0, limit=600.0)
-    assert finished.is_set() and generation(folder) == 20
-    writer.join()
-    # Writes that never pause (here: a limit already spent) leave the build to the next one.
-    assert not wait_for_quiet(folder, quiet=60.0, limit=0.0)
+    def loading(batches: int):  # a write batch lands during each of the first `batches` waits
+        def sleep(seconds: float) -> None:
+            now[0] += seconds
+            if generation(folder) < batches:
+                bump_generation(folder)
+
+        return sleep
+
+    # Twenty batches, one every 0.25 s: the copy waits for 2 s without one after the last.
+    assert wait_for_quiet(folder, quiet=2.0, limit=600.0, clock=clock, sleep=loading(20))
+    assert generation(folder) == 20
+    assert now[0] == 20 * 0.25 + 2.0
+    # Writes that never pause within the limit leave the build to the next write.
+    now[0] = 0.0
+    assert not wait_for_quiet(folder, quiet=2.0, limit=10.0, clock=clock, sleep=loading(10**6))
+    assert now[0] <= 10.0 + 0.25
 
 
 def test_a_fresh_shard_counts_each_new_vector_once(tmp_path: Path) -> None:
