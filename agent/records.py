@@ -25,6 +25,12 @@ StepKind = Literal["snapshot", "returns", "risk", "trend", "beta", "peers"]
 #: Rejections after which the thread stops instead of drafting again.
 MAX_REVISIONS = 3
 
+#: The modules whose dataclasses, enums and named tuples a checkpoint may rebuild (passed to
+#: ``open_checkpointer(..., allowed_modules=...)``; memory names no analyst module). Only this
+#: one: :mod:`agent.state` defines TypedDicts alone (a test keeps it so), and naming it would
+#: import LangGraph's graph package into every process that opens the checkpointer.
+CHECKPOINT_TYPES_MODULES: tuple[str, ...] = ("agent.records",)
+
 
 @dataclass(frozen=True)
 class Context:

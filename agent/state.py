@@ -18,6 +18,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 from agent.records import (
+    CHECKPOINT_TYPES_MODULES,
     FINISHED,
     MAX_REVISIONS,
     Action,
@@ -58,11 +59,6 @@ __all__ = [
     "Verdict",
     "append_publications",
 ]
-
-#: The modules whose dataclasses, enums and named tuples a checkpoint may rebuild (passed to
-#: ``open_checkpointer(..., allowed_modules=...)``; memory names no analyst module). State is
-#: TypedDicts of plain values today; a dataclass added to either is allowed automatically.
-CHECKPOINT_TYPES_MODULES: tuple[str, ...] = ("agent.state", "agent.records")
 
 
 def append_publications(

@@ -28,6 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
 from agent.state import AnalystState, Context, InputState
+from graphs.shape import NODES
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -75,22 +76,6 @@ def build_graph(
     classes = (Capture, Router, Planner, Executor, Reporter, Critic, Approval, Publish, Answer)
     nodes = zip(NODES, (*classes, Remember), strict=True)
     return _shape({name: node(services) for name, node in nodes}, retry)
-
-
-#: The graph's nodes, in the order they are added (``approval`` alone is never retried: it
-#: only interrupts).
-NODES = (
-    "capture",
-    "router",
-    "planner",
-    "executor",
-    "reporter",
-    "critic",
-    "approval",
-    "publish",
-    "answer",
-    "remember",
-)
 
 
 def _shape(

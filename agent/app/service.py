@@ -406,8 +406,7 @@ class AnalystApp:
     # -- inspecting ---------------------------------------------------------------------
 
     async def _snapshot(self, thread_id: str) -> Any:
-        graph = await self.tiers.reader()
-        return await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return await self.tiers.thread_state(thread_id)
 
     async def view(self, thread_id: str) -> ThreadView:
         record = self.require_thread(thread_id)
@@ -420,11 +419,7 @@ class AnalystApp:
 
     async def history(self, thread_id: str) -> list[CheckpointView]:
         self.require_thread(thread_id)
-        graph = await self.tiers.reader()
-        snaps = [
-            s async for s in graph.aget_state_history({"configurable": {"thread_id": thread_id}})
-        ]
-        return checkpoint_views(snaps)
+        return checkpoint_views(await self.tiers.thread_history(thread_id))
 
 
 def new_thread_id() -> str:

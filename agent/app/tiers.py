@@ -137,7 +137,7 @@ class Tiers:
         if self._saver is None:
             if not create:
                 self._require_checkpoints_file()
-            from agent.state import CHECKPOINT_TYPES_MODULES
+            from agent.records import CHECKPOINT_TYPES_MODULES
             from memory.checkpoint import open_checkpointer
 
             self._saver = await self.stack.enter_async_context(
@@ -291,6 +291,35 @@ class Tiers:
 
             self._read_graph = reading_graph(await self.checkpointer(create=False))
         return self._read_graph
+
+    async def thread_state(self, thread_id: str) -> Any:
+        """The thread's latest state (a ``StateSnapshot``'s values, next, interrupts...).
+
+        Before the graph is opened it is read from the checkpointer alone
+        (:func:`graphs.reading.read_state`: no LangGraph graph runtime imported); a
+        checkpoint those rules do not cover is read through :meth:`reader`.
+        """
+        if self._graph is None:
+            from graphs.reading import read_state
+
+            state = await read_state(await self.checkpointer(create=False), thread_id)
+            if state is not None:
+                return state
+        graph = await self.reader()
+        return await graph.aget_state({"configurable": {"thread_id": thread_id}})
+
+    async def thread_history(self, thread_id: str) -> list[Any]:
+        """Every checkpoint's state of the thread, newest first, read as
+        :meth:`thread_state` reads the latest (:func:`graphs.reading.read_history`)."""
+        if self._graph is None:
+            from graphs.reading import read_history
+
+            states = await read_history(await self.checkpointer(create=False), thread_id)
+            if states is not None:
+                return states
+        graph = await self.reader()
+        config = {"configurable": {"thread_id": thread_id}}
+        return [s async for s in graph.aget_state_history(config)]
 
     @property
     def model_label(self) -> str:
