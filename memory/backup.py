@@ -35,7 +35,7 @@ from typing import Literal
 
 from memory.config import PRIVATE_FILE, PRIVATE_FOLDER, private_file, private_folder
 from memory.errors import StorageError
-from memory.health import FileCheck, check_folder, check_sqlite, guarded
+from memory.health import ERASE_PENDING, FileCheck, check_folder, check_sqlite, guarded
 
 MANIFEST = "manifest.json"
 
@@ -101,6 +101,7 @@ def backup(
         if item.kind == "sqlite":
             _copy_sqlite(item, item.path, target)
         else:
+            erased_first(item)
             with folder_held(item.path, lock_timeout), guarded("backup folder", dest):
                 shutil.copytree(item.path, target, copy_function=copy_sparse)
                 _make_private(target)
@@ -205,6 +206,22 @@ def _copy_sqlite(item: Embedded, source: Path, target: Path) -> None:
                 writer.close()
     finally:
         reader.close()
+
+
+def erased_first(item: Embedded, timeout: float = 300.0) -> None:
+    """Wait for the background erasure of a store folder a forget left pending, so a backup
+    never copies what was forgotten (:mod:`memory.store.erasing`)."""
+    if not (item.path / ERASE_PENDING).exists():
+        return
+    from memory.store.erasing import wait_erased
+
+    if not wait_erased(item.path, timeout):
+        raise StorageError(
+            f"The {item.what} {item.path} is still erasing deleted memories after "
+            f"{timeout:.0f} s; try the backup again once `analyst db check` no longer says so.",
+            item.what,
+            item.path,
+        )
 
 
 def folder_held(path: Path, timeout: float) -> AbstractContextManager[None]:

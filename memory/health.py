@@ -171,6 +171,9 @@ class FileCheck:
         return {"what": self.what, "path": self.path, "status": self.status, "detail": self.detail}
 
 
+#: The file a Qdrant Edge shard holds while deleted items' bytes may remain in it
+#: (``memory.store.erasing.PENDING_FILE``; named here, below the store, without importing it).
+ERASE_PENDING = "analyst-erase-pending"
 #: Below this much free space SQLite cannot create a WAL index or journal beside a file.
 _FULL_BELOW = 1 << 20
 
@@ -241,7 +244,10 @@ def check_folder(what: str, path: Path) -> FileCheck:
                 count += 1
     except OSError as error:
         return FileCheck(what, str(path), "damaged", f"{error.strerror or error}: {error.filename}")
-    return FileCheck(what, str(path), "ok", f"{count} files, {_human(total)} readable")
+    detail = f"{count} files, {_human(total)} readable"
+    if (path / ERASE_PENDING).exists():
+        detail += "; deleted memories still being erased from its files (background rewrite)"
+    return FileCheck(what, str(path), "ok", detail)
 
 
 def _raise(error: OSError) -> None:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agent.app.tiers import Tiers
 
-#: The embedded SQLite files a deletion in each tier leaves freed pages in (the ledger's file,
-#: which holds the journal, the tombstones and the audit, is rewritten after every deletion;
-#: the embeddings cache rewrites itself when rows are deleted from it).
+#: The embedded SQLite files a deletion in each tier writes to, besides the ledger's file
+#: (the journal, the tombstones and the audit), whose WAL every deletion empties; the
+#: embeddings cache empties its own when rows are deleted from it.
 FILES_OF = {
     "threads": ("checkpoints.sqlite", "threads.sqlite"),
     "documents": ("documents.sqlite",),
@@ -33,22 +33,26 @@ def forget_vectors(tiers: Tiers, hashes: list[str]) -> None:
     if isinstance(embedder, CachedEmbedder):
         embedder.forget_hashes(hashes)  # this process's LRU (and its file, if it has one)
         if getattr(embedder.store, "path", None) == path:
-            return  # that file was the cache file: its rows are gone and it was rewritten
-    SqliteEmbeddingCache(path).delete(hashes)  # deletes, then rewrites the file
+            return  # that file was the cache file: its rows are gone, its WAL emptied
+    SqliteEmbeddingCache(path).delete(hashes)  # deletes (zeroed), then empties the WAL
 
 
 async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[str]:
     """Rewrite what keeps the deleted bytes: the Qdrant Edge shard when store items were
     deleted, and the embedded SQLite files the deletion touched (WAL checkpointed and
     truncated, then VACUUM). ``deleted`` names the tiers that lost something (``None``:
-    every file, as account deletion does). The shard is rebuilt whole (its cost grows with
-    the shard, not with what was deleted), so it is skipped when no store item went."""
+    every file, as account deletion does). The Qdrant Edge shard is rewritten whole (its cost
+    grows with the shard, not with what was deleted), so it is skipped when no store item
+    went, and with shared access it is the detached eraser's work
+    (:mod:`memory.store.erasing`): the shard is listed only when rewritten before return."""
     kinds = None if deleted is None else set(deleted)
     done: list[str] = []
     store = tiers.opened_store
-    rebuild = getattr(store, "rebuild", None)
-    if callable(rebuild) and (kinds is None or "store" in kinds):
-        await asyncio.to_thread(rebuild)
+    erase = getattr(store, "erase_deleted", None)
+    # Shared access hands the rewrite to the detached eraser (its cost is the whole shard's);
+    # the receipt's notes say so while it runs (backend_notes).
+    wanted = kinds is None or "store" in kinds
+    if callable(erase) and wanted and await asyncio.to_thread(erase):
         done.append(str(getattr(store, "path", "long-term store")))
     names = {"facts.sqlite"} | {n for t in kinds or () for n in FILES_OF.get(t, ())}
     for embedded in tiers.embedded_files():
@@ -60,11 +64,15 @@ async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[st
 
 
 def vacuum(path: str) -> None:
-    """Checkpoint and truncate the WAL of the SQLite file ``path``, then VACUUM it."""
+    """Leave no deleted byte in the SQLite file ``path``: empty its WAL into it and truncate
+    the WAL (:func:`memory.sql.connect.truncate_wal`). The connections that delete run with
+    ``secure_delete``, so the deleted rows and freed pages are zeros in the file already;
+    the WAL's older frames were the last copy. No VACUUM: the cost follows what was
+    deleted, not the file's size."""
+    from memory.sql.connect import truncate_wal
+
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        truncate_wal(conn, "SQLite file", path)
     finally:
         conn.close()

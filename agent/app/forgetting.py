@@ -96,7 +96,7 @@ async def forget(
     check_request(ids, topic, since, until)
     principal = tiers.principal
     damaged: list[dict[str, Any]] = []
-    mem = await read(tiers, learner, damaged)
+    mem = await read(tiers, learner, damaged, ids=ids or None)
     scope: dict[str, Any] = {}
     if ids:
         scope["ids"] = list(ids)
@@ -153,15 +153,27 @@ class Plan:
 
 
 async def read(
-    tiers: Tiers, learner: Learner, damaged: list[dict[str, Any]] | None = None
+    tiers: Tiers,
+    learner: Learner,
+    damaged: list[dict[str, Any]] | None = None,
+    *,
+    ids: Sequence[str] | None = None,
 ) -> Remembered:
-    """Everything of the principal a forget chooses from, with the profile document.
+    """Everything of the principal a forget chooses from, with the profile document; for a
+    forget of ``ids``, of the long-term store only the items those ids can touch (named, or
+    citing a named episode: :meth:`~agent.app.kinds.Store.related`), since nothing else of
+    it can be named or follow.
 
     A profile document that cannot be read (not UTF-8, too large, a link refused) never
     blocks a forget: it is left out, and ``damaged`` gets the receipt's note saying so."""
     from memory.errors import DocumentPathError
 
-    mem = await read_all(learner, items=await STORE.fetch(tiers))
+    if ids is None:
+        mem = await read_all(learner, items=await STORE.fetch(tiers))
+    else:
+        mem = await read_all(learner, items=[])
+        named = {e.episode_id for e in mem.episodes}.intersection(ids)
+        mem.items = await STORE.related(tiers, ids, named)
     path = profile_path(tiers.principal)
     try:
         if tiers.documents.exists(path):

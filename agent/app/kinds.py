@@ -313,6 +313,19 @@ class Store(Kind):
             return []
         return await all_items(await tiers.store(), tiers.principal)
 
+    async def related(self, tiers: Tiers, ids: Sequence[str], episodes: set[str]) -> list[Item]:
+        """The items a forget of ``ids`` can touch: those ``ids`` name (a key, or
+        ``<namespace>/<key>``) and those citing one of ``episodes``; through the store's own
+        lookup when it has one, else out of every item (:meth:`fetch`)."""
+        from memory.store.scoped import scoped
+
+        if tiers.store_missing():
+            return []
+        keys = sorted({*ids, *(i.rsplit("/", 1)[-1] for i in ids)})
+        view = scoped(await tiers.store(), tiers.principal)
+        found = await view.arelated(keys=keys, episodes=sorted(episodes))
+        return await self.fetch(tiers) if found is None else found
+
     def to_json(self, item: Item) -> dict[str, Any]:
         return {"namespace": list(item.namespace), "key": item.key, "value": item.value}
 
@@ -478,14 +491,9 @@ class Threads(Kind):
         return sorted(found)
 
     async def delete(self, tiers: Tiers, thread_ids: Iterable[str]) -> None:
-        """Delete each of ``thread_ids`` in turn (one deleted meanwhile is skipped)."""
-        from agent.errors import ThreadNotFoundError
-
-        for thread_id in sorted(thread_ids):
-            try:
-                await tiers.delete_thread(thread_id)
-            except ThreadNotFoundError:  # deleted meanwhile by another process
-                continue
+        """Delete ``thread_ids`` as one batch (:meth:`Tiers.delete_threads`; one deleted
+        meanwhile is skipped)."""
+        await tiers.delete_threads(thread_ids)
 
 
 EPISODES, JOBS, CANDIDATES = Episodes(), Jobs(), Candidates()

@@ -114,14 +114,25 @@ def damaged_document(path: str, problem: str) -> dict[str, Any]:
 
 
 def backend_notes(tiers: Tiers) -> list[str]:
-    """What the ledger's backend keeps of deleted rows until it reclaims them."""
+    """What the backends keep of deleted data until they reclaim it: the ledger's dead rows
+    on Postgres, and the long-term store's shard while its background rewrite runs."""
+    notes: list[str] = []
+    store = tiers.opened_store
+    pending = getattr(store, "erasure_pending", None)
+    if callable(pending) and pending():
+        notes.append(
+            f"Long-term store: the deleted memories are gone from every search and listing; "
+            f"their bytes leave the files of {getattr(store, 'path', 'the store')} when its "
+            "background rewrite finishes, in about a second per few thousand memories "
+            "(`analyst db check` says whether one is still pending)."
+        )
     facts_url = tiers.settings.facts.lower()
     if facts_url.startswith(("postgres://", "postgresql://")):
-        return [
+        notes.append(
             "Postgres: deleted rows stay as dead tuples until autovacuum or the owner's VACUUM "
             "reclaims them; the application role may not VACUUM the owner's tables."
-        ]
-    return []
+        )
+    return notes
 
 
 def backups_statement(tiers: Tiers) -> str:

@@ -32,6 +32,7 @@ from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 from memory.errors import StorageReadOnlyError, StoreIndexMismatchError
 from memory.health import ensure_mapped_space, read_only_view
 from memory.sealing import MemoryCipher
+from memory.store import erasing
 from memory.store.common import (
     BM25_AVG_LEN,
     FORMAT_VERSION,
@@ -45,8 +46,8 @@ from memory.store.common import (
     prefilter,
 )
 from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
+from memory.store.erasing import META_FILE, create_indexes, live_copy, shard_config
 from memory.store.indexing import (
-    GENERATION_FILE,
     bump_generation,
     generation,
     recover,
@@ -60,7 +61,6 @@ from memory.store.scoring import COSINE_DIGITS, Hit, fused_score, term_sharer
 
 logger = logging.getLogger(__name__)
 
-META_FILE = "analyst-store.json"
 HNSW_EF = 128
 #: Shared access: keep the shard this long after an operation, give it up after this long in use,
 #: and then wait this long before taking it again (seconds).
@@ -148,30 +148,13 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     # -- lifecycle ----------------------------------------------------------------------------
 
     def _config(self) -> qe.EdgeConfig:
-        """The shard's vectors: the dense ``text`` multivector with an index config, and the
-        BM25 sparse vector always (a shard needs at least one kind of vector; without an
-        embedder it stays empty and the store is key-value with filters). The BM25 vector has
-        no IDF modifier: the engine would count every principal's items; the query carries
-        its scope's IDF instead (:meth:`QdrantFormatStore._scope_terms`)."""
-        vectors: dict[str, qe.EdgeVectorParams] = {}
-        if self.dims:
-            vectors[VECTOR] = qe.EdgeVectorParams(
-                size=self.dims,
-                distance=qe.Distance.Cosine,
-                multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
-            )
-        # BM25 and payload indexes stay in memory: memory-mapped ones (on_disk) halved the
-        # opening of 100k items (0.25 s against 0.54 s) but the first search then faulted
-        # their pages in (0.43 s against 0.03 s), so a first result came later (1.10 s
-        # against 0.98 s from process start) and searches were slower.
-        sparse = {SPARSE: qe.EdgeSparseVectorParams()}
-        optimizers = None
+        """The shard's vectors and indexing threshold (:func:`~memory.store.erasing.
+        shard_config`): a segment is indexed once it holds ``index_after`` vectors (Qdrant's
+        own threshold is in kilobytes of vectors); smaller ones are searched exactly."""
+        kilobytes = None
         if self.dims and self.index_after is not None:
-            # Index a segment once it holds index_after vectors (Qdrant's own threshold is in
-            # kilobytes of vectors); smaller ones are searched exactly.
             kilobytes = max(1, self.index_after * self.dims * 4 // 1024)
-            optimizers = qe.EdgeOptimizersConfig(indexing_threshold=kilobytes)
-        return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=optimizers)
+        return shard_config(self.dims or 0, kilobytes)
 
     def _open_shard(self) -> qe.EdgeShard:
         if (self.path / "segments").exists() and not os.access(self.path, os.W_OK):
@@ -180,6 +163,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             return qe.EdgeShard.load(str(Path(self._view.name) / self.path.name))
         ensure_mapped_space("long-term memory folder", self.path)  # else a full disk is SIGBUS
         recover(self.path)
+        if erasing.pending(self.path):  # an erasure a crash (or a busy folder) left: serve it
+            erasing.start_eraser(self.path)
         if (self.path / "segments").exists():
             return qe.EdgeShard.load(str(self.path))
         return qe.EdgeShard.create(str(self.path), self._config())
@@ -320,7 +305,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             )
         with self._connected() as shard:
             self._check_meta()
-            _create_indexes(shard)
+            create_indexes(shard)
             if fresh and import_from is not None:
                 copied = self._import_local_mode(shard, import_from)
                 if copied:
@@ -593,47 +578,47 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     def _filter(self, must: list[Any], must_not: list[Any]) -> qe.Filter:
         return qe.Filter(must=must or None, must_not=must_not or None)
 
+    def _any_of(self, field: str, values: list[str]) -> Any:
+        return qe.FieldCondition(field, match=qe.MatchAny(values))
+
+    def _either(self, conditions: list[Any]) -> Any:
+        return qe.Filter(should=conditions)
+
     # -- diagnostics --------------------------------------------------------------------------
 
     def rebuild(self) -> int:
-        """Rewrite the shard with its live items only; return how many were kept.
-
-        Deleting a point in Qdrant Edge only marks it deleted: its payload stays in the
-        segment's pages and the upsert stays in the write-ahead log, and ``optimize`` does not
-        rewrite a small segment. After an erasure (account deletion) the deleted text must
-        leave the disk, so the live points (payload and vectors as stored) are copied, page by
-        page, into a new shard beside this one (``<shard>.rebuilt``), which is swapped in as
-        the indexer swaps its build (:func:`~memory.store.indexing.swap_in`: a crash between
-        the renames leaves the old shard in place); the old folder is then removed. Runs
-        under the folder lock; other processes wait, as for any operation.
-
-        Also how a shard from before per-scope BM25 statistics is upgraded: the new shard has
-        the current config (no engine-wide IDF) and every item's ``terms`` payload, read from
-        its stored BM25 vector."""
-        import shutil
-
+        """Rewrite the shard with its live items only, now (:func:`~memory.store.erasing.
+        live_copy`); return how many were kept. Runs under the folder lock; other processes
+        wait, as for any operation. Serves any pending erasure request too."""
         with self._lock, self._connected() as shard:
-            fresh_path = self.path.with_name(f"{self.path.name}.rebuilt")
-            shutil.rmtree(fresh_path, ignore_errors=True)
-            fresh = qe.EdgeShard.create(str(fresh_path), self._config())
-            try:
-                _create_indexes(fresh)
-                kept = _copy_points(shard, fresh)
-                fresh.flush()
-            finally:
-                fresh.close()
-            for name in (META_FILE, GENERATION_FILE):
-                if (self.path / name).exists():
-                    shutil.copy2(self.path / name, fresh_path / name)
-            # An index build copied before this rebuild must not be swapped in (it holds
-            # what was just erased): the generation moves past every earlier one.
-            bump_generation(fresh_path)
-            set_unindexed(fresh_path, kept)
+            fresh, kept = live_copy(self.path, shard, self._config())
             shard.close()
             self._shard = None
-            swap_in(self.path, fresh_path)
+            swap_in(self.path, fresh)
             self._shard = qe.EdgeShard.load(str(self.path))
             return kept
+
+    def erase_deleted(self) -> bool:
+        """Make the bytes of deleted items leave the shard's files; True when that is done on
+        return, False when the detached eraser does it (:mod:`memory.store.erasing`).
+
+        An exclusive holder rewrites the shard now (it keeps the folder lock an eraser would
+        need). Shared access records the request in the shard under the lease that deleted,
+        gives the shard up at once and starts the eraser: a forget does not wait for a
+        rewrite whose cost is the whole shard's."""
+        if self.access == "exclusive":
+            self.rebuild()
+            return True
+        with self._lock:
+            with self._connected():
+                erasing.request(self.path)
+            self._release()
+        erasing.start_eraser(self.path)
+        return False
+
+    def erasure_pending(self) -> bool:
+        """Whether deleted items' bytes may still be in the shard's files."""
+        return erasing.pending(self.path)
 
     def optimize(self) -> bool:
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
@@ -666,61 +651,6 @@ def _has_store_idf(path: Path) -> bool:
         return False
     sparse = (config.get("sparse_vectors") or {}).get(SPARSE) or {}
     return str(sparse.get("modifier") or "").lower() == "idf"
-
-
-def _copy_points(source: qe.EdgeShard, target: qe.EdgeShard) -> int:
-    """Upsert every live point of ``source`` into ``target`` (payload and vectors as stored,
-    page by page); return how many."""
-    copied = 0
-    offset: Any = None
-    while True:
-        records, offset = source.scroll(
-            qe.ScrollRequest(offset=offset, limit=_SCAN_PAGE, with_payload=True, with_vector=True)
-        )
-        if records:
-            target.update(
-                qe.UpdateOperation.upsert_points(
-                    [qe.Point(r.id, r.vector or {}, _with_terms(r)) for r in records]
-                )
-            )
-            copied += len(records)
-        if offset is None:
-            return copied
-
-
-def _with_terms(record: Any) -> Payload:
-    """A stored point's payload with ``terms`` (rebuild): as stored, or for a point from
-    before the ``terms`` payload, taken from its BM25 vector."""
-    payload = record.payload or {}
-    if TERMS in payload:
-        return payload
-    payload = dict(payload)
-    sparse = (record.vector or {}).get(SPARSE) if isinstance(record.vector, dict) else None
-    if sparse is not None and list(sparse.indices):
-        payload[TERMS] = sorted({int(i) for i in sparse.indices})
-    return payload
-
-
-def _create_indexes(shard: qe.EdgeShard) -> None:
-    """The payload indexes every shard has (idempotent).
-
-    No extra HNSW links per indexed value (Qdrant's default would build one more graph for
-    every namespace prefix that holds many points: minutes at 100k items). A selective
-    principal filter is answered from the payload index instead."""
-    keyword = qe.KeywordIndexParams(enable_hnsw=False)
-    integer = qe.IntegerIndexParams(lookup=False, range=True, enable_hnsw=False)
-    term = qe.IntegerIndexParams(lookup=True, range=False, enable_hnsw=False)
-    schemas: tuple[tuple[str, Any], ...] = (
-        ("ns_key", keyword),
-        ("ns_prefixes", keyword),
-        (TERMS, term),
-        ("updated_us", integer),
-        ("expires_us", integer),
-    )
-    existing = shard.info().payload_schema
-    for name, schema in schemas:
-        if name not in existing:
-            shard.update(qe.UpdateOperation.create_field_index(name, schema))
 
 
 __all__ = ["EdgeStore", "folder_lock"]

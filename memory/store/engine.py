@@ -25,6 +25,7 @@ from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
+    Item,
     ListNamespacesOp,
     MatchCondition,
     Op,
@@ -268,6 +269,15 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     @abstractmethod
     def _filter(self, must: list[Any], must_not: list[Any]) -> Any:
         """The engine's filter of all ``must`` conditions and none of ``must_not``."""
+
+    @abstractmethod
+    def _any_of(self, field: str, values: list[str]) -> Any:
+        """The condition "the payload's ``field`` (a string, or a list holding strings)
+        equals one of ``values``" (non-empty)."""
+
+    @abstractmethod
+    def _either(self, conditions: list[Any]) -> Any:
+        """The condition "at least one of ``conditions`` holds" (non-empty)."""
 
     # -- planning and embedding ---------------------------------------------------------------
 
@@ -591,6 +601,44 @@ class QdrantFormatStore(BaseStore, Generic[H]):
 
     async def asweep_ttl(self) -> int:
         return await asyncio.to_thread(self.sweep_ttl)
+
+    def related(
+        self,
+        namespace_prefix: tuple[str, ...],
+        *,
+        keys: Sequence[str] = (),
+        episodes: Sequence[str] = (),
+    ) -> list[Item]:
+        """The live items under ``namespace_prefix`` whose key is one of ``keys`` or whose
+        value's ``episode_ids`` holds one of ``episodes``: what forgetting those ids can touch,
+        found through the payload indexes instead of reading every item (an extension, not
+        part of ``BaseStore``). Sealed values are opened and checked one by one."""
+        if not keys and not episodes:
+            return []
+        wanted, cited = set(keys), set(episodes)
+        with self._connected() as handle:
+            must = self.namespace_conditions(namespace_prefix)
+            if not self.cipher.sealing:
+                parts = [self._any_of("key", sorted(wanted))] if wanted else []
+                if cited:
+                    parts.append(self._any_of("value.episode_ids", sorted(cited)))
+                must.append(self._either(parts))
+            found: list[Item] = []
+            for payload in self._scan(handle, self.live_filter(self.clock(), must)):
+                item = stored_item(payload, self.cipher)
+                if item.key in wanted or cited.intersection(item.value.get("episode_ids") or ()):
+                    found.append(item)
+        found.sort(key=lambda i: (i.namespace, i.key))
+        return found
+
+    async def arelated(
+        self,
+        namespace_prefix: tuple[str, ...],
+        *,
+        keys: Sequence[str] = (),
+        episodes: Sequence[str] = (),
+    ) -> list[Item]:
+        return await asyncio.to_thread(self.related, namespace_prefix, keys=keys, episodes=episodes)
 
     def count(self, namespace_prefix: tuple[str, ...] = ()) -> int:
         """How many items live under ``namespace_prefix`` (expired ones included until swept)."""

@@ -434,6 +434,12 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
     def _filter(self, must: list[Any], must_not: list[Any]) -> qm.Filter:
         return qm.Filter(must=must or None, must_not=must_not or None)
 
+    def _any_of(self, field: str, values: list[str]) -> Any:
+        return qm.FieldCondition(key=field, match=qm.MatchAny(any=values))
+
+    def _either(self, conditions: list[Any]) -> Any:
+        return qm.Filter(should=conditions)
+
 
 __all__ = [
     "BM25_AVG_LEN",

@@ -207,6 +207,15 @@ class ScopedStore(BaseStore):
         found.namespace = self._relative(item.namespace)
         return cast(SearchItem, found)
 
+    async def arelated(self, *, keys: Sequence[str], episodes: Sequence[str]) -> list[Item] | None:
+        """The principal's items named by ``keys`` or citing ``episodes``, when the wrapped
+        store can find them without reading every item (its ``arelated``); else ``None``."""
+        find = getattr(self.store, "arelated", None)
+        if find is None:
+            return None
+        found = await find(self.root, keys=keys, episodes=episodes)
+        return [self._item(item) for item in found]
+
     # -- BaseStore ------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:

@@ -301,7 +301,7 @@ def test_a_rebuild_that_fails_part_way_keeps_every_item(
     """The rebuild (what erases deleted bytes) copies the live items into a new shard beside
     the live one and swaps it in only when complete: a failure while copying (here a full disk
     once every item is copied) leaves the store as it was, and the next rebuild erases."""
-    from memory.store import edge
+    from memory.store import erasing
     from tests.support.raw_bytes import raw_hits
 
     folder = tmp_path / "qdrant-edge"
@@ -310,13 +310,13 @@ def test_a_rebuild_that_fails_part_way_keeps_every_item(
     store.setup()
     store.batch([PutOp(("m",), f"k{i}", {"text": f"note zq{i:03d}x"}) for i in range(50)])
     store.delete(("m",), "k0")
-    copy = edge._copy_points
+    copy = erasing.copy_points
 
     def full_disk(source: object, target: object) -> int:
         copy(source, target)  # type: ignore[arg-type]
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(edge, "_copy_points", full_disk)
+    monkeypatch.setattr(erasing, "copy_points", full_disk)
     with pytest.raises(OSError, match="No space left"):
         store.rebuild()
     monkeypatch.undo()

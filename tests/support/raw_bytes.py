@@ -5,9 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: Seconds a scan waits for a Qdrant Edge shard's background erasure (a condition, not a
+#: pause: it returns as soon as the eraser is done).
+ERASURE_DEADLINE = 180.0
+
 
 def raw_hits(folder: Path, needle: str) -> list[str]:
-    """Files under ``folder`` whose bytes contain ``needle`` (any case; UTF-8 or UTF-16)."""
+    """Files under ``folder`` whose bytes contain ``needle`` (any case; UTF-8 or UTF-16),
+    once every erasure a forget handed to a shard's background eraser is done (an erasure
+    still pending after :data:`ERASURE_DEADLINE` fails the test)."""
+    from memory.store.erasing import PENDING_FILE, wait_erased
+
+    for marker in folder.rglob(PENDING_FILE):
+        if not wait_erased(marker.parent, ERASURE_DEADLINE):
+            raise AssertionError(f"the erasure of {marker.parent} is still pending")
     forms = {needle.encode(), needle.lower().encode(), needle.encode("utf-16-le")}
     hits = []
     for path in sorted(folder.rglob("*")):
