@@ -351,6 +351,10 @@ async def test_shallow_backend_refuses_time_travel_clearly(backend: Backend) -> 
 #: The metadata step of the checkpoint written after the first executor step.
 FIRST_EXECUTOR_STEP = 2
 
+#: Seconds a CLI run may take to reach a condition the test waits for (a run on a loaded
+#: machine has taken over 60 s to its first step).
+RUN_DEADLINE_S = 180
+
 
 def _start_and_kill_after_first_step(backend: Backend, thread: str, durability: str) -> str:
     """Run the CLI slowly, SIGKILL it right after the first executor step; return its output.
@@ -369,13 +373,15 @@ def _start_and_kill_after_first_step(backend: Backend, thread: str, durability: 
     )
     assert proc.stdout is not None
     seen: list[str] = []
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + RUN_DEADLINE_S
     try:
         for line in proc.stdout:
             seen.append(line)
             if "executor" in line and "step 1" in line:
                 if durability == "sync":
                     asyncio.run(_checkpoint_visible(backend, thread, FIRST_EXECUTOR_STEP, deadline))
+                else:  # nothing is stored only while the run (four more 1.5 s steps) lasts
+                    assert proc.poll() is None, f"the run ended before the kill: {''.join(seen)}"
                 break
             assert time.monotonic() < deadline, "".join(seen)
         else:
@@ -499,8 +505,8 @@ async def test_prune_deletes_whole_idle_threads_and_kept_threads_still_resume(
 ) -> None:
     old, recent = backend.thread("old"), backend.thread("recent")
     async with backend.app() as app:
+        # One after the other: every checkpoint of ``old`` is older than any of ``recent``.
         await app.start("Analyze NVDA", thread_id=old)
-        await asyncio.sleep(0.05)
         await app.start("Analyze AAPL", thread_id=recent)
         saver = (await app.graph()).checkpointer
         recent_ts = (await saver.aget_tuple({"configurable": {"thread_id": recent}})).checkpoint[
@@ -537,7 +543,8 @@ def test_prune_command(backend: Backend) -> None:
     dry = backend.cli("threads", "prune", "--older-than", "90d", "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
     assert json.loads(dry.stdout)["deleted"] == [] and json.loads(dry.stdout)["kept"] == 1
-    time.sleep(1.1)
+    last = asyncio.run(_last_checkpoint_time(backend, backend.thread("a")))
+    _wait_until_past(last + timedelta(seconds=1))
     gone = backend.cli("threads", "prune", "--older-than", "1s")
     assert gone.returncode == 0, gone.stderr
     assert f"deleted {backend.thread('a')}" in gone.stdout
@@ -545,6 +552,23 @@ def test_prune_command(backend: Backend) -> None:
     assert json.loads(listed.stdout) == []
     bad = backend.cli("threads", "prune", "--older-than", "soon")
     assert bad.returncode == 2 and "--older-than 'soon' is not a duration" in bad.stderr
+
+
+async def _last_checkpoint_time(backend: Backend, thread: str) -> datetime:
+    """When the latest checkpoint of ``thread`` was written (the time retention reads)."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    async with open_checkpointer(backend.url, allowed_modules=CHECKPOINT_TYPES_MODULES) as saver:
+        latest = await saver.aget_tuple(config)
+    assert latest is not None, f"no checkpoint of {thread}"
+    return datetime.fromisoformat(latest.checkpoint["ts"])
+
+
+def _wait_until_past(moment: datetime, timeout: float = 60) -> None:
+    """Return once the wall clock (the one ``threads prune`` reads) is past ``moment``."""
+    deadline = time.monotonic() + timeout
+    while datetime.now(moment.tzinfo) <= moment:
+        assert time.monotonic() < deadline, f"the clock did not pass {moment} in {timeout} s"
+        time.sleep(0.05)
 
 
 @over(["redis", "redis+shallow"])
