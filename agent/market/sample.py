@@ -108,11 +108,14 @@ class SampleDataProvider:
         if not body:
             raise malformed(2, "there are no data rows after the header")
 
-        # Fast path first: one comprehension for dates and one numpy conversion for the
-        # numbers. Only if that fails do we walk the rows to name the offending line.
+        # Fast path first: one comprehension for dates and one numpy conversion per column
+        # (converting the row lists as one nested list took five times as long: a peers step
+        # parses every file). Only if that fails do we walk the rows to name the offending line.
         try:
             dates = [datetime.date.fromisoformat(row[index[0]]) for row in body]
-            values = np.array([[row[i] for i in index[1:]] for row in body], dtype=np.float64)
+            values = np.empty((len(body), len(index) - 1), dtype=np.float64)
+            for column, i in enumerate(index[1:]):
+                values[:, column] = np.array([row[i] for row in body], dtype=np.float64)
         except (ValueError, IndexError) as e:
             raise self._locate_error(body, header, index, malformed) from e
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from agent.market import MarketDataProvider, provider_from_name
 from agent.reasoning.base import Reasoner
-from agent.reasoning.model import ModelReasoner
 from agent.reasoning.offline import OfflineReasoner
 from agent.settings import Settings
 from memory.documents import FileMemory
@@ -66,7 +65,6 @@ class Services:
     @classmethod
     def from_settings(cls, settings: Settings) -> Services:
         from agent.learning.extraction import OfflineExtractor
-        from agent.learning.model_extraction import ModelExtractor
         from agent.reasoning.chat_model import build_chat_model, resolve_model
 
         choice = resolve_model(settings)
@@ -76,6 +74,11 @@ class Services:
             reasoner = OfflineReasoner()
             extractor = OfflineExtractor()
         else:
+            # The model path's structured-output schemas (pydantic models built at import)
+            # load only when a model is configured: an offline run never uses them.
+            from agent.learning.model_extraction import ModelExtractor
+            from agent.reasoning.model import ModelReasoner
+
             reasoner = ModelReasoner(
                 lambda: build_chat_model(settings, choice),
                 label=choice.label,

@@ -128,6 +128,9 @@ def test_an_offline_run_imports_no_unused_heavy_package(analyst: Any) -> None:
     modules = imported(done.stderr)
     assert "langgraph" in modules and "matplotlib" in modules  # the report is real
     assert not modules & set(HEAVY_AND_UNUSED), sorted(modules & set(HEAVY_AND_UNUSED))
+    # The model path's reasoner and extractor (their structured-output schemas) neither.
+    model_path = {"agent.reasoning.model", "agent.learning.model_extraction"}
+    assert not modules_imported(done.stderr) & model_path
 
 
 def test_importing_the_store_package_imports_no_backend() -> None:
