@@ -23,6 +23,8 @@ from memory.embeddings import (
     OpenAIEmbedder,
     parse_embeddings_setting,
 )
+from memory.sql.connect import enable_wal
+from tests.support.waiting import blocked_at, wait_until
 
 TEXTS = ["I prefer conservative positions", "My horizon is ten years", "Semiconductors"]
 
@@ -124,8 +126,14 @@ def test_setup_waits_for_another_process_converting_a_new_file(tmp_path: Path) -
 
     opener = threading.Thread(target=open_cache)
     opener.start()
-    opener.join(timeout=1.0)  # without the wait, SQLite refuses the switch at once
-    assert not errors, errors
+    # SQLite refuses its switch at once; it then waits for the other's, instead of failing.
+    wait_until(
+        lambda: (
+            blocked_at(opener, enable_wal, 'execute("BEGIN IMMEDIATE")') or not opener.is_alive()
+        ),
+        "the opener waiting for the other process's switch",
+    )
+    assert opener.is_alive() and not errors, errors
     other.execute("COMMIT")
     other.close()
     opener.join(timeout=120)

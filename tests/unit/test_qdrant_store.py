@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp
@@ -29,6 +31,7 @@ from memory.store.qdrant import (
     value_matches,
 )
 from memory.urls import redact
+from tests.support.waiting import blocked_at, wait_until
 
 
 def test_point_ids_are_uuids_that_joined_strings_would_collide_on() -> None:
@@ -71,22 +74,25 @@ def test_a_second_opener_gets_a_clear_lock_error(tmp_path: Path) -> None:
 
 def test_a_lock_held_briefly_is_waited_for(tmp_path: Path) -> None:
     folder = tmp_path / "q"
-
-    async def main() -> None:
-        holder = open_qdrant_client(path=folder)
-        waiter = asyncio.create_task(
-            asyncio.to_thread(open_qdrant_client, path=folder, lock_timeout=10)
-        )
-        await asyncio.sleep(0.3)
-        assert not waiter.done(), "the second open did not wait for the holder"
-        holder.close()
-        client = await asyncio.wait_for(waiter, timeout=10)
-        try:
-            assert client.get_collections().collections == []  # opened, and usable
-        finally:
-            client.close()
-
-    asyncio.run(main())
+    holder = open_qdrant_client(path=folder)
+    opened: list[Any] = []
+    waiter = threading.Thread(
+        target=lambda: opened.append(open_qdrant_client(path=folder, lock_timeout=60))
+    )
+    waiter.start()
+    # Refused once, it waits to try again instead of failing.
+    wait_until(
+        lambda: blocked_at(waiter, open_qdrant_client, "time.sleep(") or not waiter.is_alive(),
+        "the second open waiting for the holder",
+    )
+    assert waiter.is_alive(), "the second open did not wait for the holder"
+    holder.close()
+    waiter.join(timeout=60)
+    [client] = opened
+    try:
+        assert client.get_collections().collections == []  # opened, and usable
+    finally:
+        client.close()
 
 
 def test_reopening_with_other_embeddings_is_refused(tmp_path: Path) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 from memory.identity import Principal
+from memory.sql.user_version import migrate
 from memory.threads import ThreadIndex
+from tests.support.waiting import blocked_at, wait_until
 
 OWNER = Principal("acme", "ana")
 
@@ -33,8 +34,12 @@ def test_a_reader_waits_for_the_schema_another_process_is_creating(tmp_path: Pat
 
     reader = threading.Thread(target=look_up)
     reader.start()
-    time.sleep(0.3)
-    assert reader.is_alive(), outcome  # waiting on the creator, not failed
+    # It reaches the schema step and waits there on the creator's lock, not failed.
+    wait_until(
+        lambda: blocked_at(reader, migrate, 'execute("BEGIN IMMEDIATE")') or not reader.is_alive(),
+        "the reader waiting for the creator's schema",
+    )
+    assert reader.is_alive(), outcome
     creator.execute("COMMIT")
     creator.close()
     reader.join(timeout=10)

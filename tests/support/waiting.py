@@ -1,0 +1,35 @@
+"""Waiting in tests on a condition with a generous deadline, never for a fixed time.
+
+A fixed pause is too short on a loaded machine, and a "still waiting after 0.3 s" check proves
+nothing when the waiter was not even scheduled yet. :func:`wait_until` polls a condition;
+:func:`blocked_at` is the condition "this thread is waiting inside that call".
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Return once ``condition()`` holds; fail after ``timeout`` seconds, naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:.0f} s"
+        time.sleep(0.01)
+
+
+def blocked_at(thread: threading.Thread, function: Callable[..., Any], line: str) -> bool:
+    """Whether ``thread`` is running ``function`` at a source line containing ``line`` (the
+    call made on that line has not returned: the thread waits inside it)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        here = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        if frame.f_code is function.__code__ and line in here:
+            return True
+        frame = frame.f_back
+    return False
