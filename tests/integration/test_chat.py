@@ -26,7 +26,7 @@ def spawn_chat(analyst: Any) -> pexpect.spawn:
         ["chat"],
         env=analyst.environ(),
         encoding="utf-8",
-        timeout=30,
+        timeout=180,  # each expected text's deadline: a turn on a loaded machine is slow
         dimensions=(50, 200),
     )
     child.expect_exact("analyst chat · user tester · tenant default")

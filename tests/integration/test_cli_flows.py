@@ -235,7 +235,7 @@ def test_ctrl_c_stops_the_run_and_says_how_to_resume(analyst: Any, inherited: An
     try:
         analyst.wait_for_executor_step(proc, "T")
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=180)
     finally:
         proc.kill()
     assert proc.returncode == 130, err
@@ -254,7 +254,7 @@ def test_sigterm_stops_the_run_with_143_and_says_how_to_resume(analyst: Any) -> 
     try:
         analyst.wait_for_executor_step(proc, "T")
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=180)
     finally:
         proc.kill()
     assert proc.returncode == 143, err
