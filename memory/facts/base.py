@@ -574,6 +574,7 @@ class FactStore(ABC):
             key,
             lambda: record_rules(key, delta, chosen, user, now=self.now, source_ranks=ranks),
             user,
+            starts=delta.valid_from,
         )
 
     @staticmethod

@@ -14,6 +14,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from memory.errors import FactLedgerError, FactWriteContentionError
@@ -35,6 +36,9 @@ class PendingWrite:
     rules: Callable[[], Rules[Any]]
     #: The acting user: Postgres sets it for the write (``app.user_id``) so RLS can check it.
     user_id: str = ""
+    #: Set on a record write: its rules' only seek is ``neighbours(key, starts)``, so a group
+    #: of such writes can be run set-wise (:mod:`memory.facts.batch`).
+    starts: datetime | None = None
     done: asyncio.Future[Any] | None = None
     result: Any = None
     error: BaseException | None = None

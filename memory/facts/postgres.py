@@ -3,7 +3,8 @@
 :func:`setup_postgres` runs as the owner and applies the migrations; the application
 (:meth:`PostgresFactStore.open`) connects as a role that cannot bypass row security and sets
 ``app.tenant_id`` / ``app.user_id`` for every read session and write transaction. A group of
-writes locks its keys (advisory locks, one global order) and retries whole on a collision.
+writes locks its keys (advisory locks, one global order; a group of many keys the table) and
+retries whole on a collision; a group of record writes runs set-wise (:mod:`memory.facts.batch`).
 Statements and write operations are in :mod:`memory.facts.postgres_ops`; the details are in
 ``docs/memory-lifecycle.md`` (The fact ledger's backends).
 """
@@ -29,6 +30,7 @@ from memory.errors import (
     FactLedgerUnavailableError,
 )
 from memory.facts.base import FactStore
+from memory.facts.batch import Plan, Unplannable, plannable, spans
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import LATEST_VERSION, migrate_postgres, postgres_version
 from memory.facts.postgres_ops import (
@@ -38,14 +40,14 @@ from memory.facts.postgres_ops import (
     GRANTS_OF,
     HISTORY,
     LAST_FROM,
-    LOCK_KEYS,
     OPEN_FACT,
+    ORDERED_SEEKS,
     PROFILE,
     SET_SESSION_READER,
     SET_TENANT,
     TRANSIENT,
     Writes,
-    key_text,
+    lock_keys,
     record_of,
 )
 from memory.facts.records import FactRecord, Grant
@@ -393,6 +395,17 @@ class PostgresFactStore(FactStore):
         one write runs the group again with a savepoint per write.
         """
         try:
+            if plannable(group) and len({(w.key[0], w.user_id) for w in group}) == 1:
+                try:
+                    await self._planned(group)
+                    return
+                except Unplannable:
+                    pass
+                except Exception as e:
+                    if self._is_transient(e) or isinstance(e, psycopg.OperationalError):
+                        raise
+                    # A guard, a constraint or a value refused the set-wise write: row by
+                    # row, the failure is found and stays the failing write's own.
             try:
                 await self._transaction(group, careful=False)
             except _WriteFailed:
@@ -402,12 +415,40 @@ class PostgresFactStore(FactStore):
                 raise
             raise self._unavailable(e) from e
 
+    async def _planned(self, group: list[PendingWrite]) -> None:
+        """The group set-wise (:mod:`memory.facts.batch`), all of it acting for one principal:
+        keys locked, one prefetch, the rules in memory, one statement per kind of change."""
+        acting = (group[0].key[0], group[0].user_id)
+        async with self._pool.connection() as conn:
+            try:
+                async with conn.transaction():
+                    ops = Writes(conn, self.cipher)
+                    asked = spans(group)
+                    async with conn.pipeline():  # the reads below in one round trip
+                        await lock_keys(conn, [w.key for w in group], LOCK_TIMEOUT)
+                        await conn.execute(SET_TENANT, acting)
+                        await conn.execute(ORDERED_SEEKS)
+                        grants = await ops.grants(*acting)
+                        stored = await ops.prefetch(asked)
+
+                    def grants_of(tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+                        if (tenant_id, user_id) != acting:
+                            raise Unplannable("a write acting for another principal")
+                        return grants
+
+                    plan = Plan(stored, asked, grants_of)
+                    plan.run(group)
+                    await ops.apply(plan.changed, plan.inserted)
+            except psycopg.OperationalError as e:
+                if conn.broken:  # a pooled connection the server dropped: retry afresh
+                    raise _Reconnect(str(e)) from e
+                raise
+
     async def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
         async with self._pool.connection() as conn:
             try:
                 async with conn.transaction():
-                    keys = sorted({key_text(w.key) for w in group})
-                    await conn.execute(LOCK_KEYS, (LOCK_TIMEOUT, keys))
+                    await lock_keys(conn, [w.key for w in group], LOCK_TIMEOUT)
                     ops = Writes(conn, self.cipher)
                     if careful:
                         await self._writes(conn, ops, group, careful=True)

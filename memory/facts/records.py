@@ -7,7 +7,7 @@ The semantics of writing and reading them are :mod:`memory.facts.base`'s.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -73,8 +73,13 @@ def utc(value: datetime, what: str = "time") -> datetime:
     return value.astimezone(UTC)
 
 
+_json_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
 def canonical_json(value: Any) -> str:
     """A stable JSON text for ``value`` (sorted keys); refuses NaN/Infinity and non-JSON types."""
+    if type(value) is str:  # most values: the same text, without json.dumps' set-up per call
+        return _json_string(value)
     try:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as e:

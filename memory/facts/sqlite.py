@@ -3,9 +3,10 @@
 ``SqliteFactStore.open(path, principal)`` migrates the file (WAL) and opens a reading and a
 writing connection (:mod:`memory.sql.connect`). Reads are one index seek each, inline on the
 event loop (or on a worker thread for a server); writes run in groups on one worker thread,
-one ``BEGIN IMMEDIATE`` transaction and one durable commit each, a savepoint per write, the
-file's writers in other processes taking turns with them in a kernel queue
-(:class:`memory.sql.connect.WriterTurns`).
+one ``BEGIN IMMEDIATE`` transaction and one durable commit each (a group of record writes
+set-wise, :mod:`memory.facts.batch`; others a seek and a statement per rule, with a savepoint
+per write when one fails), the file's writers in other processes taking turns with them in a
+kernel queue (:class:`memory.sql.connect.WriterTurns`).
 Tenancy is a ``tenant_id = ?`` in every statement; read and write authority are checked by the
 store (:mod:`memory.facts.rules`): a SQLite file has no roles, so whoever may open the file
 is its owner (:meth:`SqliteFactStore.bootstrap_admin`). Statements and the read and write
@@ -29,6 +30,7 @@ from typing import Any
 
 from memory.errors import FactAuthorityError, FactLedgerError, FactLedgerUnavailableError
 from memory.facts.base import FactStore
+from memory.facts.batch import Plan, Unplannable, plannable, spans
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.facts.records import Grant
@@ -353,10 +355,38 @@ class SqliteFactStore(FactStore):
         stays that write's own.
         """
         with self._connection.writing():
+            if plannable(group):
+                try:
+                    self._planned(group)
+                    return
+                except Unplannable:
+                    pass
+                except Exception as e:
+                    if is_locked(e):
+                        raise
+                    # A guard, a constraint or a value refused the set-wise write: row by
+                    # row, the failure is found and stays the failing write's own.
             try:
                 self._transaction(group, careful=False)
             except _WriteFailed:
                 self._transaction(group, careful=True)
+
+    def _planned(self, group: list[PendingWrite]) -> None:
+        """The group set-wise (:mod:`memory.facts.batch`): one prefetch, the rules in memory,
+        one statement per kind of change, one commit."""
+        conn = self._connection.writer
+        ops = Writes(conn, self.cipher)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            asked = spans(group)
+            plan = Plan(ops.prefetch(asked), asked, ops.grants)
+            plan.run(group)
+            ops.apply(plan.changed, plan.inserted)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _transaction(self, group: list[PendingWrite], *, careful: bool) -> None:
         conn = self._connection.writer

@@ -69,6 +69,34 @@ WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > :at)
 """
 _INSERT = f"INSERT INTO facts ({COLUMNS}) VALUES ({', '.join('?' * 20)})"
 _UPDATE_WHERE = " WHERE tenant_id = ? AND memory_id = ? AND withdrawn_at IS NULL"
+_F_COLUMNS = ", ".join("f." + c.strip() for c in COLUMNS.split(","))
+_SEEK = (
+    "SELECT h.rowid FROM facts h WHERE h.tenant_id = q.t AND h.subject = q.s"
+    " AND h.attribute = q.a AND h.withdrawn_at IS NULL AND h.valid_from {op} q.{end}"
+    " ORDER BY h.valid_from {order} LIMIT 1"
+)
+#: For every (tenant, subject, attribute, first start, last start) of a JSON array, the key's
+#: active facts from the one starting last at or before the first start to the one starting
+#: first after the last: seeks on ``facts_one_start``, one statement (:mod:`memory.facts.batch`).
+_PREFETCH = f"""
+WITH q(t, s, a, lo, hi) AS (
+    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)
+)
+SELECT {_F_COLUMNS} FROM q JOIN facts f
+    ON f.rowid = ({_SEEK.format(op="<=", end="lo", order="DESC")})
+UNION ALL
+SELECT {_F_COLUMNS} FROM q JOIN facts f
+    ON f.tenant_id = q.t AND f.subject = q.s AND f.attribute = q.a AND f.withdrawn_at IS NULL
+    AND f.valid_from > q.lo AND f.valid_from <= q.hi
+UNION ALL
+SELECT {_F_COLUMNS} FROM q JOIN facts f
+    ON f.rowid = ({_SEEK.format(op=">", end="hi", order="ASC")})
+"""
+#: A stored row's end state after a planned group: everything a write may change.
+_CHANGE = (
+    "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?,"
+    " withdrawn_at = ?, restated_in = ?" + _UPDATE_WHERE
+)
 GRANTS_OF = "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
 GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 
@@ -123,7 +151,7 @@ def record_row(record: FactRecord, cipher: MemoryCipher) -> tuple[Any, ...]:
         encode_optional(record.retracted_at),
         record.retraction_episode_id,
         encode_optional(record.withdrawn_at),
-        json.dumps(list(record.restated_in)),
+        json.dumps(list(record.restated_in)) if record.restated_in else "[]",
         record.recorded_by,
     )
 
@@ -232,6 +260,35 @@ class Writes:
             return before, None  # it covers ``at``; the rules need no next start
         start = self.conn.execute(_NEXT_START, (*key, t)).fetchone()
         return before, None if start is None else fromiso(start[0])
+
+    def prefetch(self, spans: dict[Key, tuple[datetime, datetime]]) -> list[FactRecord]:
+        """Each key's active facts around its span, in one statement (:mod:`memory.facts.batch`)."""
+        asked = json.dumps(
+            [[*key, encode_time(lo), encode_time(hi)] for key, (lo, hi) in spans.items()]
+        )
+        return [record_of(row, self.cipher) for row in self.conn.execute(_PREFETCH, (asked,))]
+
+    def apply(self, changed: list[FactRecord], inserted: list[FactRecord]) -> None:
+        """A planned group's end state: each changed stored row updated, then each new row
+        inserted, by one ``executemany`` each."""
+        cursor = self.conn.executemany(
+            _CHANGE,
+            [
+                (
+                    encode_optional(r.valid_to),
+                    encode_optional(r.retracted_at),
+                    r.retraction_episode_id,
+                    encode_optional(r.withdrawn_at),
+                    json.dumps(list(r.restated_in), separators=(",", ":")),
+                    r.tenant_id,
+                    r.memory_id,
+                )
+                for r in changed
+            ],
+        )
+        if changed and cursor.rowcount != len(changed):
+            raise RuntimeError("a planned fact vanished inside the write transaction")
+        self.conn.executemany(_INSERT, [record_row(r, self.cipher) for r in inserted])
 
     def before(self, key: Key, at: datetime) -> FactRecord | None:
         row = self.conn.execute(_LAST_BEFORE, (*key, encode_time(at))).fetchone()

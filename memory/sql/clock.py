@@ -20,7 +20,9 @@ def system_clock() -> datetime:
 
 def encode_time(value: datetime) -> str:
     """Fixed-width ISO-8601 in UTC with microseconds: sorts like the instants it names."""
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
+    if value.tzinfo is not UTC:  # most times are UTC already: no conversion then
+        value = value.astimezone(UTC)
+    return value.isoformat(timespec="microseconds")
 
 
 def encode_optional(value: datetime | None) -> str | None:

@@ -1,0 +1,200 @@
+"""Set-wise writes: a group of ``record()`` writes answered from one prefetch and written in one
+statement per kind of change, under the same rules (:func:`memory.facts.rules.record_rules`).
+
+A group qualifies when every write is a record (:attr:`PendingWrite.starts` set: the rules'
+only seek is ``neighbours(key, starts)``). The backend fetches, in one statement, per key the
+active facts from the one starting last at or before the key's first start to the one starting
+first after its last start (:func:`spans`); the rules then
+run over :class:`Plan`, which answers their seeks from those rows and the group's own writes
+and keeps every change in memory; the backend finally writes the plan's end state: each changed
+stored row updated once, each new row inserted, in the order the rules made them.
+
+Why the prefetch is enough: while the rules run nothing is written, and a record withdraws an
+active fact only when it puts a new one at the same start, so a key's active predecessor (and
+successor) of a start inside its span is always a prefetched row or one of the group's own. Why the end state
+can be written updates first, then inserts: updates only shorten or withdraw stored facts, and
+every state on the way is part of the end state, which the rules keep free of overlaps. Anything
+the plan cannot answer raises :class:`Unplannable`, and the backend runs the group row by row.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from memory.errors import FactLedgerError
+from memory.facts.group import PendingWrite
+from memory.facts.records import FactRecord
+from memory.facts.rules import Key, run_sync
+
+#: (tenant, user) -> the user's grants as ``(role, subject)`` rows, read in the transaction.
+GrantsOf = Callable[[str, str], list[tuple[str, str]]]
+
+
+class Unplannable(Exception):
+    """The group asked something the plan cannot answer from its prefetch: run it row by row."""
+
+
+def plannable(group: list[PendingWrite]) -> bool:
+    """Whether every write of ``group`` is a record write (see the module docstring)."""
+    return all(w.starts is not None for w in group)
+
+
+#: Per key, the first and last start a group's records name on it.
+Spans = dict[Key, tuple[datetime, datetime]]
+
+
+def spans(group: list[PendingWrite]) -> Spans:
+    """What the backend prefetches: per key, its records' first and last start."""
+    found: Spans = {}
+    for w in group:
+        at = w.starts
+        if at is None:
+            continue
+        span = found.get(w.key)
+        if span is None:
+            found[w.key] = (at, at)
+        elif at < span[0] or at > span[1]:
+            found[w.key] = (min(at, span[0]), max(at, span[1]))
+    return found
+
+
+def fast_replace(row: FactRecord, **fields: object) -> FactRecord:
+    """``dataclasses.replace`` without re-running the frozen ``__init__`` field by field (the
+    plan changes a row per write, and that ``__init__`` was the larger part of its cost)."""
+    new = object.__new__(FactRecord)
+    vars(new).update(vars(row), **fields)
+    return new
+
+
+class Plan:
+    """:class:`memory.facts.rules.KeyOps` (plain methods) over prefetched rows, in memory."""
+
+    def __init__(self, stored: Iterable[FactRecord], asked: Spans, grants: GrantsOf) -> None:
+        self._asked = asked
+        self._grants_of = grants
+        self._grants: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        #: Every row the plan knows, in its current state, by memory id.
+        self._rows: dict[str, FactRecord] = {}
+        #: Per key, the starts of its active known rows (sorted) and which row starts there.
+        self._starts: dict[Key, list[datetime]] = {}
+        self._at: dict[Key, dict[datetime, str]] = {}
+        self._stored: set[str] = set()
+        self._changed: dict[str, None] = {}
+        self._inserted: list[str] = []
+        for row in stored:
+            if row.memory_id in self._rows:
+                continue
+            self._stored.add(row.memory_id)
+            self._rows[row.memory_id] = row
+            self._activate(row)
+
+    # -- what the backend writes ------------------------------------------------------------
+
+    @property
+    def changed(self) -> list[FactRecord]:
+        """The stored rows the group changed, in their end state."""
+        return [self._rows[m] for m in self._changed]
+
+    @property
+    def inserted(self) -> list[FactRecord]:
+        """The group's new rows, in their end state, in the order the rules made them."""
+        return [self._rows[m] for m in self._inserted]
+
+    def run(self, group: list[PendingWrite]) -> None:
+        """Run each write's rules over the plan, setting its ``result`` or (a refusal) its
+        ``error``; raises :class:`Unplannable` when the group must run row by row."""
+        for write in group:
+            write.result, write.error = None, None
+            try:
+                write.result = run_sync(write.rules(), self)
+            except FactLedgerError as e:
+                write.error = e
+
+    # -- KeyOps -----------------------------------------------------------------------------
+
+    def _activate(self, row: FactRecord) -> None:
+        if row.withdrawn_at is not None:
+            return
+        key = (row.tenant_id, row.subject, row.attribute)
+        at = self._at.setdefault(key, {})
+        if row.valid_from in at:
+            raise Unplannable("two active facts with one start")  # the database refuses it
+        at[row.valid_from] = row.memory_id
+        insort(self._starts.setdefault(key, []), row.valid_from)
+
+    def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
+        span = self._asked.get(key)
+        if span is None or not span[0] <= at <= span[1]:
+            raise Unplannable(f"neighbours of {at} were not prefetched")
+        starts = self._starts.get(key, [])
+        i = bisect_right(starts, at)
+        before = self._rows[self._at[key][starts[i - 1]]] if i else None
+        if before is not None and (before.valid_to is None or before.valid_to > at):
+            return before, None  # it covers ``at``; the rules need no next start
+        return before, starts[i] if i < len(starts) else None
+
+    def before(self, key: Key, at: datetime) -> FactRecord | None:
+        raise Unplannable("a strict predecessor is not prefetched")
+
+    def insert(self, record: FactRecord) -> None:
+        if record.memory_id in self._rows:
+            raise Unplannable(f"memory id {record.memory_id} twice")
+        self._activate(record)
+        self._rows[record.memory_id] = record
+        self._inserted.append(record.memory_id)
+
+    def _change(self, memory_id: str, **fields: object) -> FactRecord:
+        row = self._rows.get(memory_id)
+        if row is None or row.withdrawn_at is not None:
+            raise Unplannable(f"fact {memory_id} is not an active known row")
+        self._rows[memory_id] = changed = fast_replace(row, **fields)
+        if memory_id in self._stored:
+            self._changed[memory_id] = None
+        return changed
+
+    def set_end(
+        self,
+        key: Key,
+        memory_id: str,
+        valid_to: datetime,
+        retracted_at: datetime | None,
+        retraction_episode_id: str | None,
+    ) -> None:
+        self._change(
+            memory_id,
+            valid_to=valid_to,
+            retracted_at=retracted_at,
+            retraction_episode_id=retraction_episode_id,
+        )
+
+    def withdraw(
+        self,
+        key: Key,
+        memory_id: str,
+        withdrawn_at: datetime,
+        retracted_at: datetime | None,
+        retraction_episode_id: str | None,
+    ) -> None:
+        row = self._change(
+            memory_id,
+            withdrawn_at=withdrawn_at,
+            retracted_at=retracted_at,
+            retraction_episode_id=retraction_episode_id,
+        )
+        starts = self._starts[key]
+        del starts[bisect_right(starts, row.valid_from) - 1]
+        del self._at[key][row.valid_from]
+
+    def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
+        row = self._rows.get(memory_id)
+        if row is None or row.withdrawn_at is not None:
+            raise Unplannable(f"fact {memory_id} is not an active known row")
+        self._change(memory_id, restated_in=(*row.restated_in, episode_id))
+
+    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+        found = self._grants.get((tenant_id, user_id))
+        if found is None:
+            found = self._grants[(tenant_id, user_id)] = list(self._grants_of(tenant_id, user_id))
+        return found
