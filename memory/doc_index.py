@@ -150,6 +150,8 @@ class DocumentIndex:
         if self.path is not None:
             enable_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
+        # A removed document's rows (and freed pages) are overwritten with zeros in the file.
+        conn.execute("PRAGMA secure_delete = ON")
         conn.create_function("regexp", 2, _regexp, deterministic=True)
         migrate(conn, MIGRATIONS)
         self._bind_root(conn)

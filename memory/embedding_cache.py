@@ -31,7 +31,7 @@ from memory.config import private_file
 from memory.embeddings import Embedder, base_embedder_from_settings, check_vectors, text_hash
 from memory.errors import StorageCorruptError, StorageFullError, StorageReadOnlyError
 from memory.health import guarded
-from memory.sql.connect import enable_wal
+from memory.sql.connect import enable_wal, truncate_wal
 from memory.sql.user_version import Migrations, migrate
 
 if TYPE_CHECKING:
@@ -75,6 +75,8 @@ class SqliteEmbeddingCache:
             with guarded("embeddings cache", self.path):
                 private_file(self.path)
                 conn = sqlite3.connect(self.path, timeout=30)
+                # Deleted rows' bytes are overwritten with zeros (see delete).
+                conn.execute("PRAGMA secure_delete=ON")
                 try:
                     with conn:
                         yield conn
@@ -185,9 +187,11 @@ class SqliteEmbeddingCache:
             )
 
     def delete(self, hashes: Sequence[str]) -> int:
-        """Delete the rows of ``hashes`` under every model (account deletion); then rewrite
-        the file (``wal_checkpoint(TRUNCATE)`` and ``VACUUM``) so no freed page keeps the
-        vectors. Returns how many rows were deleted."""
+        """Delete the rows of ``hashes`` under every model (account deletion): the
+        connection's ``secure_delete`` overwrites their bytes with zeros and the WAL is then
+        emptied into the file and truncated (:func:`~memory.sql.connect.truncate_wal`), so no
+        page keeps the vectors and the cost follows the rows deleted, not the file's size.
+        Returns how many rows were deleted."""
         if not hashes or not self.path.exists():
             return 0
         deleted = 0
@@ -198,9 +202,7 @@ class SqliteEmbeddingCache:
                 cursor = conn.execute(f"DELETE FROM embeddings WHERE hash IN ({marks})", chunk)
                 deleted += cursor.rowcount
         with self._connect() as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            conn.execute("VACUUM")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            truncate_wal(conn, "embeddings cache", self.path)
         return deleted
 
     def count(self, model: str | None = None) -> int:

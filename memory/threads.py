@@ -13,7 +13,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +26,9 @@ from memory.health import guarded
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
 from memory.sql.user_version import Migrations, migrate
+
+#: Ids per statement when many threads are deleted at once (under SQLite's 999 variables).
+_CHUNK = 500
 
 MIGRATIONS: Migrations = (
     (
@@ -67,6 +70,8 @@ class ThreadIndex:
         with guarded("thread index", self.path):
             private_file(self.path)
             conn = sqlite3.connect(self.path, timeout=30)
+            # A deleted row's bytes are overwritten with zeros, not left in free space.
+            conn.execute("PRAGMA secure_delete=ON")
             try:
                 with conn:
                     yield conn
@@ -118,6 +123,25 @@ class ThreadIndex:
                 conn.execute("SELECT 1 FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
                 is not None
             )
+
+    def delete_many(self, who: Principal, thread_ids: Iterable[str]) -> list[str]:
+        """Forget each of ``thread_ids`` that ``who`` owns, in one transaction; answer those
+        removed (sorted)."""
+        wanted = sorted(set(thread_ids))
+        if not wanted or not self._readable():
+            return []
+        removed: list[str] = []
+        with self._connect() as conn:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"DELETE FROM threads WHERE tenant_id = ? AND user_id = ?"
+                    f" AND thread_id IN ({marks}) RETURNING thread_id",
+                    (who.tenant_id, who.user_id, *chunk),
+                ).fetchall()
+                removed += [str(r[0]) for r in rows]
+        return sorted(removed)
 
     def list(self, who: Principal, limit: int = 100) -> list[ThreadRecord]:
         if not self._readable():

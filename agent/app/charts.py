@@ -6,22 +6,37 @@ Published notes and their charts live elsewhere (document memory) and are never 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.settings import Settings
 from agent.thread_ids import thread_folder
 
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
-async def chart_files(graph: Any, settings: Settings, thread_id: str) -> set[Path]:
-    """Draft charts the thread's checkpoints point at inside the artifacts folder (older
-    versions named folders differently, so the folder alone is not enough)."""
+
+async def draft_charts(
+    saver: BaseCheckpointSaver[Any], settings: Settings, thread_ids: Iterable[str]
+) -> dict[str, set[Path]]:
+    """Draft charts the checkpoints of each of ``thread_ids`` point at inside the artifacts
+    folder, by thread (older versions named folders differently, so the folder alone is not
+    enough). Read from the checkpointer alone, no graph: every checkpoint's ``draft`` channel
+    and the drafts in its pending writes, a superset of what the thread's state history shows."""
     root = settings.artifacts_dir.resolve()
-    found: set[Path] = set()
-    async for snap in graph.aget_state_history({"configurable": {"thread_id": thread_id}}):
-        chart = ((snap.values or {}).get("draft") or {}).get("chart_path")
-        if chart and Path(chart).resolve().is_relative_to(root):
-            found.add(Path(chart))
+    found: dict[str, set[Path]] = {}
+    for thread_id in thread_ids:
+        charts = found.setdefault(thread_id, set())
+        async for saved in saver.alist({"configurable": {"thread_id": thread_id}}):
+            drafts = [saved.checkpoint.get("channel_values", {}).get("draft")]
+            drafts += [
+                value for _, channel, value in saved.pending_writes or () if channel == "draft"
+            ]
+            for draft in drafts:
+                chart = draft.get("chart_path") if isinstance(draft, dict) else None
+                if chart and Path(chart).resolve().is_relative_to(root):
+                    charts.add(Path(chart))
     return found
 
 

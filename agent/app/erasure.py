@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
 
 async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Receipt:
-    """Delete everything of ``tiers.principal`` (``confirm``), or say what would go (not)."""
-    from memory.embeddings import text_hash
-
+    """Delete everything of ``tiers.principal`` (``confirm``), or say what would go (not).
+    Confirmed, the store is listed once, after the tiers its items derive from are deleted:
+    the receipt names the items and cache rows deleted then."""
     principal = tiers.principal
     receipt = Receipt(principal.tenant_id, principal.user_id, confirm)
     journal, facts = learner.journal, learner.facts
@@ -42,10 +42,10 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     for kind in KINDS:
         if kind is FACTS:  # the rows of every attribute the user has a current fact of
             held[kind] = await FACTS.fetch(tiers, learner, registry=False)
+        elif kind is STORE and confirm:
+            held[kind] = []  # read once, after what its items derive from is gone (below)
         elif kind is not DOCUMENTS:  # the profile document goes whole, not by line
             held[kind] = await kind.fetch(tiers, learner)
-    texts = [t for kind, items in held.items() for i in items for t in kind.texts(i)]
-    hashes = sorted({text_hash(t) for t in texts if t})
     for kind, items in held.items():
         receipt.deleted[kind.tier] = Tier(sorted(kind.id(i) for i in items))
         if kind is FACTS:
@@ -53,7 +53,8 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
             receipt.deleted["grants"] = Tier(
                 sorted(f"{g.role}:{g.subject}" for g in grants if g.user_id == principal.user_id)
             )
-    receipt.deleted["embedding_cache"] = Tier(hashes)
+    # Confirmed, the rows are known once the store is read (below).
+    receipt.deleted["embedding_cache"] = Tier([] if confirm else cache_rows(held))
     documents = tiers.documents
     document = profile_path(principal)
     receipt.deleted["documents"] = Tier([document] if documents.exists(document) else [])
@@ -77,10 +78,12 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     fact_ids, grants_gone = await facts.erase_own()
     receipt.deleted["facts"] = Tier(fact_ids)
     receipt.deleted["grants"] = Tier(grants_gone)
-    items = await STORE.fetch(tiers)  # anything written since the plan goes too
-    receipt.deleted["store"] = Tier(
-        sorted({*receipt.deleted["store"].ids, *(item_key(i) for i in items)})
-    )
+    # Read now rather than with the plan: an item written meanwhile goes too, and the
+    # listing, the costliest read of a deletion, is made once.
+    items = held[STORE] = await STORE.fetch(tiers)
+    receipt.deleted["store"] = Tier(sorted(item_key(i) for i in items))
+    hashes = cache_rows(held)
+    receipt.deleted["embedding_cache"] = Tier(hashes)
     await STORE.delete(tiers, items, None)
     if fact_ids or grants_gone:
         await tiers.audit("delete", "facts", [*fact_ids, *grants_gone], REASON)
@@ -95,3 +98,12 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     receipt.compacted = await compact(tiers)
     receipt.notes = backend_notes(tiers)
     return receipt
+
+
+def cache_rows(held: dict[Kind, list[Any]]) -> list[str]:
+    """The embedding-cache rows of every text of the ``held`` items (their text hashes)."""
+    from memory.embeddings import text_hash
+
+    return sorted(
+        {text_hash(t) for kind, items in held.items() for i in items for t in kind.texts(i) if t}
+    )

@@ -491,14 +491,9 @@ class Threads(Kind):
         return sorted(found)
 
     async def delete(self, tiers: Tiers, thread_ids: Iterable[str]) -> None:
-        """Delete each of ``thread_ids`` in turn (one deleted meanwhile is skipped)."""
-        from agent.errors import ThreadNotFoundError
-
-        for thread_id in sorted(thread_ids):
-            try:
-                await tiers.delete_thread(thread_id)
-            except ThreadNotFoundError:  # deleted meanwhile by another process
-                continue
+        """Delete ``thread_ids`` as one batch (:meth:`Tiers.delete_threads`; one deleted
+        meanwhile is skipped)."""
+        await tiers.delete_threads(thread_ids)
 
 
 EPISODES, JOBS, CANDIDATES = Episodes(), Jobs(), Candidates()

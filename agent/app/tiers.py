@@ -14,12 +14,12 @@ Heavy modules (LangGraph, the backends) are imported where they are first needed
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from agent.app.charts import chart_files, remove_charts
+from agent.app.charts import draft_charts, remove_charts
 from agent.errors import ThreadNotFoundError
 from agent.settings import Settings
 from memory.identity import Principal
@@ -39,6 +39,11 @@ if TYPE_CHECKING:
     from memory.journal.records import AuditAction
     from memory.retention import PruneReport
     from memory.sealing import MemoryCipher
+
+#: The audit's reason for a deleted thread.
+THREAD_DELETED = "thread deleted with its checkpoints"
+#: No principal has more threads than this (the index is listed whole when threads go).
+_EVERY_THREAD = 10_000_000
 
 
 class Tiers:
@@ -345,15 +350,34 @@ class Tiers:
     async def delete_thread(self, thread_id: str) -> None:
         """Delete the thread everywhere: every checkpoint, write and blob, its index row and
         its draft charts (published notes and their charts stay); audited."""
-        from memory.retention import delete_thread
-
         self.require_thread(thread_id)
+        await self.delete_threads([thread_id])
+
+    async def delete_threads(self, thread_ids: Iterable[str]) -> list[str]:
+        """:meth:`delete_thread` of each of the principal's ``thread_ids``, as one batch: all
+        their locks held first (refused, before anything is deleted, while another process
+        runs one of them), their checkpoints and index rows each deleted in one transaction
+        where the backend allows, and one audit entry per thread, as each deletion alone
+        writes, in one transaction. Ids the principal has no thread of (deleted meanwhile,
+        or someone else's) are skipped. Returns the ids deleted, sorted."""
+        from memory.checkpoint import delete_threads
+
+        owned = {r.thread_id for r in self.index.list(self.principal, limit=_EVERY_THREAD)}
+        ids = sorted(owned.intersection(thread_ids))
+        if not ids:
+            return []
         saver = await self.checkpointer()
-        with self.locks.hold(thread_id):  # refused while another process runs the thread
-            charts = await chart_files(await self.graph(), self.settings, thread_id)
-            await delete_thread(saver, self.index, self.principal, thread_id)
-            remove_charts(self.settings, thread_id, charts)
-        await self.audit("delete", "threads", [thread_id], "thread deleted with its checkpoints")
+        with ExitStack() as held:
+            for thread_id in ids:  # refused while another process runs the thread
+                held.enter_context(self.locks.hold(thread_id))
+            charts = await draft_charts(saver, self.settings, ids)
+            await delete_threads(saver, ids)
+            self.index.delete_many(self.principal, ids)
+            for thread_id in ids:
+                remove_charts(self.settings, thread_id, charts[thread_id])
+        journal = await self.journal()
+        await journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED)
+        return ids
 
     async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
         """Delete the principal's threads idle for longer than ``older_than`` (e.g. ``90d``),

@@ -5,6 +5,7 @@
         graph = builder.compile(checkpointer=saver)
     await setup_checkpointer(url)          # create / migrate the schema, say what was done
     keeps_history(saver)                   # False for redis+shallow
+    await delete_threads(saver, ids)       # many threads at once (one transaction if it can)
     capabilities(saver_or_url)             # backend, history, sealed
 
 URLs (:data:`SCHEMES`): ``sqlite:///path`` (the embedded default), ``postgres://...``,
@@ -16,6 +17,7 @@ backend. Backends, write paths and failures: ``docs/architecture.md``, "Checkpoi
 from memory.checkpoint.factory import (
     Capabilities,
     capabilities,
+    delete_threads,
     keeps_history,
     open_checkpointer,
     setup_checkpointer,
@@ -37,6 +39,7 @@ __all__ = [
     "CheckpointerURL",
     "SealedSaver",
     "capabilities",
+    "delete_threads",
     "keeps_history",
     "open_checkpointer",
     "parse_checkpointer_url",

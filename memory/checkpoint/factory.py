@@ -90,6 +90,30 @@ def capabilities(saver_or_url: BaseCheckpointSaver[Any] | str) -> Capabilities:
     return Capabilities(backend, history=not getattr(inner, "shallow", False), sealed=sealed)
 
 
+async def delete_threads(saver: BaseCheckpointSaver[Any], thread_ids: Sequence[str]) -> None:
+    """Delete every checkpoint, write and blob of each of ``thread_ids``, in one transaction
+    where the backend can: the SQLite saver's ``adelete_threads``, and on Postgres LangGraph's
+    ``aprune(..., strategy="delete")`` (the same three deletes as its ``adelete_thread``, for
+    every thread at once). Other savers delete through ``adelete_thread``, thread by thread.
+    A sealed saver's records are deleted as they are (no value is read)."""
+    ids = sorted({str(t) for t in thread_ids})
+    if not ids:
+        return
+    backend = capabilities(saver).backend
+    if backend == "sqlite":
+        from memory.checkpoint.sqlite import SqliteSaver
+
+        inner = saver.inner if isinstance(saver, SealedSaver) else saver
+        if isinstance(inner, SqliteSaver):
+            await inner.adelete_threads(ids)
+            return
+    if backend == "postgres":
+        await saver.aprune(ids, strategy="delete")
+        return
+    for thread_id in ids:
+        await saver.adelete_thread(thread_id)
+
+
 def keeps_history(saver: BaseCheckpointSaver[Any]) -> bool:
     """False for savers that store only each thread's latest checkpoint (shallow)."""
     return capabilities(saver).history

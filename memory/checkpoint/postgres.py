@@ -14,7 +14,7 @@ Imported only when a ``postgres://`` URL is opened (the ``postgres`` extra).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,10 @@ class PostgresSaver(Guarded, AsyncPostgresSaver):
     """LangGraph's async Postgres saver; connection failures name the URL."""
 
     backend = "postgres"
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        with self._guard():
+            await super().aprune(thread_ids, strategy=strategy)
 
 
 async def connect(spec: CheckpointerURL) -> psycopg.AsyncConnection[Any]:

@@ -5,7 +5,9 @@ URL (WAL mode, 30 s busy timeout: the CLI, scripts and a second approver may sha
 and closes its connection on exit. It is LangGraph's ``AsyncSqliteSaver`` with ``aput`` and
 ``aput_writes`` replaced by :class:`SqliteGroupCommit`: the very same rows (upstream's SQL,
 serializer and metadata encoding), written in one hop to aiosqlite's thread and committed in
-groups. Every call is durable when it returns; reading, listing and deleting are upstream's.
+groups. Every call is durable when it returns; reading, listing and deleting are upstream's,
+and :meth:`SqliteSaver.adelete_threads` deletes many threads in one transaction. The connection
+runs with ``secure_delete``: deleted content is overwritten in the file, not left in free space.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ _SQLITE_WRITES = (
     "INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, "
     "type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+#: Thread ids per ``DELETE`` when many threads go at once (under SQLite's 999 variables).
+_IDS_PER_STATEMENT = 500
 
 _SqliteOp = tuple[str, list[tuple[Any, ...]]]
 #: A queued write: statement, rows, and the future its caller awaits.
@@ -313,6 +318,31 @@ class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
         with guarded("checkpoints file", self.path):
             await super().adelete_thread(thread_id)
 
+    async def adelete_threads(self, thread_ids: Sequence[str]) -> None:
+        """``adelete_thread`` of each of ``thread_ids``: upstream's statements for all of them
+        in one transaction, one commit however many threads. (Not ``aprune(...,
+        strategy="delete")``: LangGraph detects an ``aprune`` as the whole prune capability,
+        whose ``keep_latest`` this saver does not implement.)"""
+        ids = sorted({str(t) for t in thread_ids})
+        if not ids:
+            return
+        with guarded("checkpoints file", self.path):
+            if not self.is_setup:
+                await self.setup()
+            async with self.lock, self.conn.cursor() as cur:
+                try:
+                    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+                        chunk = ids[start : start + _IDS_PER_STATEMENT]
+                        marks = ",".join("?" * len(chunk))
+                        for table in ("checkpoints", "writes"):
+                            await cur.execute(
+                                f"DELETE FROM {table} WHERE thread_id IN ({marks})", chunk
+                            )
+                    await self.conn.commit()
+                except BaseException:
+                    await self.conn.rollback()
+                    raise
+
 
 @asynccontextmanager
 async def open_sqlite(
@@ -331,6 +361,9 @@ async def open_sqlite(
         target, uri, ensure_schema = f"file:{path}?mode=ro&immutable=1", True, False
     # A generous busy timeout: the CLI, scripts and a second approver may share the file.
     async with aiosqlite.connect(target, timeout=30, uri=uri) as conn:
+        # Deleted and replaced rows are overwritten with zeros, freed pages too: a deleted
+        # thread leaves no bytes in the file once the WAL is checkpointed.
+        await conn.execute("PRAGMA secure_delete=ON")
         saver = SqliteSaver(conn, serde=serde)
         saver.path = path
         if ensure_schema:

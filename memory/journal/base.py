@@ -243,6 +243,14 @@ class Journal(ABC):
         silently left unaudited."""
 
     @abstractmethod
+    async def audit_each(
+        self, action: AuditAction, tier: str, item_ids: Sequence[str], *, reason: str = ""
+    ) -> list[AuditEntry]:
+        """:meth:`audit` of each of ``item_ids`` alone (one entry per id, as separate
+        operations on each would write), all in one transaction: many threads deleted at
+        once are audited as each deletion alone is. Nothing is written if one fails."""
+
+    @abstractmethod
     async def audit_log(
         self, *, since: datetime | None = None, user: str | None = None, limit: int = 1000
     ) -> list[AuditEntry]:

@@ -544,6 +544,19 @@ class SqlJournal(Journal):
         )
         return await self._run(program, "write")
 
+    async def audit_each(
+        self, action: AuditAction, tier: str, item_ids: Sequence[str], *, reason: str = ""
+    ) -> list[AuditEntry]:
+        def program() -> Program[list[AuditEntry]]:
+            entries: list[AuditEntry] = []
+            for item_id in item_ids:
+                entries.append((yield from self._audited(action, tier, [item_id], reason=reason)))
+            return entries
+
+        if not item_ids:
+            return []
+        return await self._run(program(), "write")
+
     async def latest_audit(self, action: AuditAction, *, since: datetime) -> AuditEntry | None:
         start = rules.utc(since, "since")
         statement = self._queries.latest_audit(self._mine(), action, start)

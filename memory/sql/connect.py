@@ -3,12 +3,15 @@
 :func:`ledger_path` reads the file's path from the ledger's ``sqlite:`` URL;
 :func:`prepare_folder` refuses a folder where the file should be and creates its parents;
 :func:`connect` opens an autocommit connection (explicit transactions, full sync, a large page
-cache and memory map; a file in a read-only folder opens immutable, read-only);
+cache and memory map, ``secure_delete``; a file in a read-only folder opens immutable,
+read-only);
 :func:`enable_wal` switches a file to WAL even while another connection converts it;
+:func:`truncate_wal` empties the WAL into the file (what makes a deletion final on disk);
 :func:`prepare` switches it to WAL and runs the caller's migrations, retrying briefly while
 another connection converts a fresh file; :class:`WriterTurns` queues the file's writers in
 every process in the kernel (a ``flock``) instead of SQLite's sleeping busy wait. Errors are
-``OSError`` / ``sqlite3.Error``: each tier words them for its own user.
+``OSError`` / ``sqlite3.Error``: each tier words them for its own user (a WAL another
+process keeps from :func:`truncate_wal` is a :class:`~memory.errors.StorageError`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 from memory import urls
 from memory.config import private_folder
+from memory.errors import StorageError
 
 #: Seconds a connection waits for another writer's lock before "database is locked".
 BUSY_TIMEOUT = 30.0
@@ -68,6 +72,9 @@ def connect(where: str, *, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
         target, timeout=timeout, isolation_level=None, check_same_thread=False, uri=uri
     )
     conn.execute("PRAGMA synchronous=FULL")
+    # A deleted row's bytes (and a freed page's) are overwritten with zeros in the file, so
+    # a forget leaves nothing once the WAL is checkpointed (truncate_wal), without a VACUUM.
+    conn.execute("PRAGMA secure_delete=ON")
     # A million facts are a few hundred MB: keep the upper index levels cached and read
     # through a memory map instead of a system call per page.
     conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
@@ -92,6 +99,21 @@ def enable_wal(conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")  # waits while the other connection switches
         conn.execute("ROLLBACK")
         conn.execute("PRAGMA journal_mode=WAL")
+
+
+def truncate_wal(conn: sqlite3.Connection, what: str, path: object) -> None:
+    """Copy every WAL frame of ``conn``'s file into it and truncate the WAL to zero bytes:
+    the frames holding rows as they were before a deletion are gone (the deletion's zeros
+    are in the file, with ``secure_delete``). Waits for readers through the busy timeout;
+    :class:`~memory.errors.StorageError` naming the file when one still holds the WAL."""
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise StorageError(
+            f"The {what} {path} stayed in use by another process for {BUSY_TIMEOUT:.0f} s, so "
+            "its write-ahead log still holds deleted rows; run the forget again when it ends.",
+            what,
+            path,
+        )
 
 
 def prepare(

@@ -472,6 +472,27 @@ async def test_deleting_a_thread_removes_every_record_of_it(backend: Backend) ->
         assert (await app.view(kept)).status == "awaiting_approval"
 
 
+@over(ALL + SEALED)
+async def test_deleting_threads_at_once_removes_every_record_of_each(backend: Backend) -> None:
+    gone = [backend.thread(f"gone-{n}") for n in range(3)]
+    kept = backend.thread("kept")
+    async with backend.app() as app:
+        for thread, ticker in zip([*gone, kept], ["NVDA", "AAPL", "MSFT", "TSLA"], strict=True):
+            await app.start(f"Analyze {ticker}", thread_id=thread)
+        saver = (await app.graph()).checkpointer
+        assert all(stored(backend, saver, t) for t in [*gone, kept])
+
+        assert await app.tiers.delete_threads([*gone, "not-mine"]) == sorted(gone)
+
+        assert all(stored(backend, saver, t) == [] for t in gone)
+        assert stored(backend, saver, kept)
+        assert all(app.index.get(WHO, t) is None for t in gone)
+        assert (await app.view(kept)).status == "awaiting_approval"
+        audited = [e for e in await app.memory.audit() if e["tier"] == "threads"]
+        assert sorted(i for e in audited for i in e["item_ids"]) == sorted(gone)
+        assert all(len(e["item_ids"]) == 1 for e in audited)  # one entry per thread
+
+
 # -- concurrency ------------------------------------------------------------------------------
 
 

@@ -232,3 +232,16 @@ def test_settings_choose_the_embedder(tmp_path: Path) -> None:
     openai = embedder_from_settings(with_key, persistent_cache=False)
     assert isinstance(openai.inner, OpenAIEmbedder)
     assert (openai.dims, openai.model_id) == (8, "openai:my-model:8")
+
+
+def test_delete_leaves_no_byte_of_the_deleted_rows_in_the_file_or_its_wal(tmp_path: Path) -> None:
+    cache = sqlite_cache(tmp_path)
+    gone, kept = "c0ffee" * 10 + "dead", "c0ffee" * 10 + "beef"
+    cache.put_many("m", {gone: [0.25] * 8, kept: [0.5] * 8})
+    cache.put_many("other-model", {gone: [0.75] * 8})
+    assert cache.delete([gone]) == 2  # under every model
+    assert cache.get_many("m", [gone, kept]).keys() == {kept}
+    files = list(cache.path.parent.glob("embeddings.sqlite*"))
+    raw = b"".join(f.read_bytes() for f in files)
+    assert gone.encode() not in raw and kept.encode() in raw
+    assert not any(f.name.endswith("-wal") and f.stat().st_size for f in files)  # truncated

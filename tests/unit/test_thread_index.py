@@ -55,3 +55,19 @@ def test_register_then_read_back(tmp_path: Path) -> None:
     record = ThreadIndex(index.path).get(OWNER, "t-1")
     assert record is not None and record.query == "Analyze NVDA"
     assert ThreadIndex(index.path).get(Principal("acme", "bob"), "t-1") is None
+
+
+def test_delete_many_removes_the_owners_threads_at_once_and_their_bytes(tmp_path: Path) -> None:
+    index = ThreadIndex(tmp_path / "threads.sqlite")
+    index.setup()
+    bob = Principal("acme", "bob")
+    for n in range(3):
+        index.register(OWNER, f"t-{n}", f"canary-{n} Analyze NVDA")
+    index.register(bob, "t-bob", "canary-bob")
+    assert index.delete_many(bob, ["t-0"]) == []  # another principal's ids: nothing
+    assert index.delete_many(OWNER, ["t-2", "t-0", "t-9"]) == ["t-0", "t-2"]
+    assert [r.thread_id for r in index.list(OWNER)] == ["t-1"]
+    assert index.get(bob, "t-bob") is not None
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("threads.sqlite*"))
+    assert b"canary-0" not in raw and b"canary-2" not in raw  # zeroed, no VACUUM
+    assert b"canary-1" in raw and b"canary-bob" in raw
