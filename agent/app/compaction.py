@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agent.app.tiers import Tiers
 
-#: The embedded SQLite files a deletion in each tier leaves freed pages in (the ledger's file,
-#: which holds the journal, the tombstones and the audit, is rewritten after every deletion;
-#: the embeddings cache rewrites itself when rows are deleted from it).
+#: The embedded SQLite files a deletion in each tier writes to, besides the ledger's file
+#: (the journal, the tombstones and the audit), whose WAL every deletion empties; the
+#: embeddings cache empties its own when rows are deleted from it.
 FILES_OF = {
     "threads": ("checkpoints.sqlite", "threads.sqlite"),
     "documents": ("documents.sqlite",),
@@ -33,8 +33,8 @@ def forget_vectors(tiers: Tiers, hashes: list[str]) -> None:
     if isinstance(embedder, CachedEmbedder):
         embedder.forget_hashes(hashes)  # this process's LRU (and its file, if it has one)
         if getattr(embedder.store, "path", None) == path:
-            return  # that file was the cache file: its rows are gone and it was rewritten
-    SqliteEmbeddingCache(path).delete(hashes)  # deletes, then rewrites the file
+            return  # that file was the cache file: its rows are gone, its WAL emptied
+    SqliteEmbeddingCache(path).delete(hashes)  # deletes (zeroed), then empties the WAL
 
 
 async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[str]:
@@ -64,11 +64,15 @@ async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[st
 
 
 def vacuum(path: str) -> None:
-    """Checkpoint and truncate the WAL of the SQLite file ``path``, then VACUUM it."""
+    """Leave no deleted byte in the SQLite file ``path``: empty its WAL into it and truncate
+    the WAL (:func:`memory.sql.connect.truncate_wal`). The connections that delete run with
+    ``secure_delete``, so the deleted rows and freed pages are zeros in the file already;
+    the WAL's older frames were the last copy. No VACUUM: the cost follows what was
+    deleted, not the file's size."""
+    from memory.sql.connect import truncate_wal
+
     conn = sqlite3.connect(path, timeout=30, isolation_level=None)
     try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        truncate_wal(conn, "SQLite file", path)
     finally:
         conn.close()
