@@ -12,13 +12,38 @@ ERASURE_DEADLINE = 180.0
 
 def raw_hits(folder: Path, needle: str) -> list[str]:
     """Files under ``folder`` whose bytes contain ``needle`` (any case; UTF-8 or UTF-16),
-    once every erasure a forget handed to a shard's background eraser is done (an erasure
-    still pending after :data:`ERASURE_DEADLINE` fails the test)."""
-    from memory.store.erasing import PENDING_FILE, wait_erased
+    once every erasure a forget handed to a shard's background eraser is done and no eraser
+    is swapping folders (an erasure still pending after :data:`ERASURE_DEADLINE` fails the
+    test)."""
+    import time
+
+    deadline = time.monotonic() + ERASURE_DEADLINE
+    while True:
+        try:
+            _wait_for_erasers(folder, deadline)
+            return _scan(folder, needle)
+        except FileNotFoundError:  # an eraser swapped a folder while it was walked
+            if time.monotonic() > deadline:
+                raise
+
+
+def _wait_for_erasers(folder: Path, deadline: float) -> None:
+    import time
+
+    from memory.store.erasing import PENDING_FILE, eraser_running, wait_erased
 
     for marker in folder.rglob(PENDING_FILE):
-        if not wait_erased(marker.parent, ERASURE_DEADLINE):
+        if not wait_erased(marker.parent, max(0.0, deadline - time.monotonic())):
             raise AssertionError(f"the erasure of {marker.parent} is still pending")
+    for lock in folder.rglob("*.erasing.lock"):
+        shard = lock.with_name(lock.name.removesuffix(".erasing.lock"))
+        while eraser_running(shard):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the eraser of {shard} is still running")
+            time.sleep(0.05)
+
+
+def _scan(folder: Path, needle: str) -> list[str]:
     forms = {needle.encode(), needle.lower().encode(), needle.encode("utf-16-le")}
     hits = []
     for path in sorted(folder.rglob("*")):
