@@ -29,6 +29,7 @@ import binascii
 import dataclasses
 import enum
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -86,6 +87,47 @@ class DamagedValueError(StorageCorruptError):
         )
 
 
+#: ``(module, name)`` of LangGraph's interrupt as its msgpack envelope names it.
+_INTERRUPT_TYPE = ("langgraph.types", "Interrupt")
+
+
+@dataclass(frozen=True)
+class StoredInterrupt:
+    """An interrupt read back by a process that has not imported ``langgraph.types``: the
+    fields of LangGraph's ``Interrupt`` (``value``, ``id``; any newer field in ``extra``).
+
+    Importing ``langgraph.types`` costs a process about half a second (LangChain's runnables,
+    tracers and LangSmith's run trees) and a command that only reads a thread (``threads``,
+    ``show``, ``history``) needs just the value and the id. A process that runs the graph
+    has imported ``langgraph.types`` before it reads a checkpoint, so Pregel always gets
+    LangGraph's own type (see :func:`_reading_hook`).
+    """
+
+    value: Any
+    id: str
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def _reading_hook(upstream: Callable[[int, bytes], Any]) -> Callable[[int, bytes], Any]:
+    """``upstream``'s msgpack ext hook, except that an interrupt decodes as a
+    :class:`StoredInterrupt` while ``langgraph.types`` is not imported in this process."""
+    import sys
+
+    import ormsgpack
+    from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_KW_ARGS
+
+    def hook(code: int, data: bytes) -> Any:
+        if code == EXT_CONSTRUCTOR_KW_ARGS and "langgraph.types" not in sys.modules:
+            envelope = ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+            if tuple(envelope[:2]) == _INTERRUPT_TYPE and isinstance(envelope[2], dict):
+                fields = dict(envelope[2])
+                value, id_ = fields.pop("value", None), fields.pop("id", "")
+                return StoredInterrupt(value, str(id_), fields)
+        return upstream(code, data)
+
+    return hook
+
+
 @cache
 def _strict_class() -> type[JsonPlusSerializer]:
     """The strict serializer's class, defined on first use: LangGraph's serializers (and the
@@ -95,7 +137,12 @@ def _strict_class() -> type[JsonPlusSerializer]:
     class _StrictSerializer(JsonPlusSerializer):
         """:class:`JsonPlusSerializer` whose decoding failures are :class:`DamagedValueError`
         (one clear error for every user whose thread holds the value), never a bare
-        ``ValueError`` traceback."""
+        ``ValueError`` traceback; interrupts read without ``langgraph.types`` imported are
+        :class:`StoredInterrupt`."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._unpack_ext_hook = _reading_hook(self._unpack_ext_hook)
 
         def loads_typed(self, data: tuple[str, bytes]) -> Any:
             try:

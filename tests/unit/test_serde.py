@@ -159,3 +159,39 @@ def test_ages() -> None:
     for bad in ("90", "d", "-1d", "0d", "soon"):
         with pytest.raises(ConfigurationError, match="is not a duration"):
             parse_age(bad)
+
+
+def test_an_interrupt_read_without_langgraph_types_keeps_its_value_and_id() -> None:
+    """A thread read (``threads``, ``show``) decodes a pending interrupt without importing
+    ``langgraph.types`` (half a second of LangChain and LangSmith): the same value and id as
+    LangGraph's own ``Interrupt``, which a process that has imported it still gets."""
+    import subprocess
+    import sys
+
+    from langgraph.types import Interrupt
+
+    from memory.serde import StoredInterrupt
+
+    asked = Interrupt(value={"kind": "approval", "draft": "d-1", "text": "x" * 3}, id="i-42")
+    kind, data = strict_serializer().dumps_typed([asked])
+    assert strict_serializer().loads_typed((kind, data)) == [asked]  # LangGraph's type here
+    child = (
+        "import base64, json, sys\n"
+        "from memory.serde import strict_serializer\n"
+        f"value = strict_serializer().loads_typed(({kind!r}, base64.b64decode({base64.b64encode(data)!r})))\n"
+        "print(json.dumps({'types': 'langgraph.types' in sys.modules, 'runs': "
+        "'langsmith.run_trees' in sys.modules, 'class': type(value[0]).__qualname__, "
+        "'value': value[0].value, 'id': value[0].id}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen == {
+        "types": False,
+        "runs": False,
+        "class": StoredInterrupt.__qualname__,
+        "value": asked.value,
+        "id": asked.id,
+    }
