@@ -14,7 +14,8 @@ commands so ``--help`` stays fast.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -48,6 +49,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@contextmanager
+def charts_warmed() -> Iterator[None]:
+    """A warm chart process for a command whose graph run may draw a chart
+    (:mod:`agent.research.chart_process`), started before anything else is imported."""
+    from agent.research.chart_process import warmed
+
+    with warmed():
+        yield
 
 
 def _print_version(value: bool) -> None:
@@ -118,20 +129,23 @@ def run(
     checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Research a ticker and stop at the approval point with a draft and the critic's verdict."""
-    from agent.app import new_thread_id
-
     if mode not in ("auto", "deep", "flash"):
         raise CommandError(f"--mode '{mode}' is not one of auto, deep, flash.")
-    chosen = cast("ModeChoice", mode)
-    settings = common.settings(
-        user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
-    )
-    thread_id = new_thread_id() if thread is None else thread
-    view = common.call(
-        settings,
-        lambda a: a.start(query, thread_id=thread_id, mode=chosen, on_update=progress(json_mode)),
-        thread_id=thread_id,
-    )
+    with charts_warmed():
+        from agent.app import new_thread_id
+
+        chosen = cast("ModeChoice", mode)
+        settings = common.settings(
+            user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
+        )
+        thread_id = new_thread_id() if thread is None else thread
+        view = common.call(
+            settings,
+            lambda a: a.start(
+                query, thread_id=thread_id, mode=chosen, on_update=progress(json_mode)
+            ),
+            thread_id=thread_id,
+        )
     emit(view, json_mode)
 
 
@@ -155,15 +169,16 @@ def resume(
     """Continue a thread that stopped mid-run (crash, Ctrl+C) from its last checkpoint, or
     answer the question it is paused on (--forget)."""
     answer = None if forget is None else {"forget": common.forget_answer(forget)}
-    settings = common.settings(
-        user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
-    )
-    view = common.call(
-        settings,
-        lambda a: a.resume(thread_id, on_update=progress(json_mode), answer=answer),
-        thread_id=thread_id,
-        interrupted=f"Interrupted again. Continue with: analyst resume {thread_id}",
-    )
+    with charts_warmed():
+        settings = common.settings(
+            user, tenant, model=model, checkpointer_url=checkpointer, announce_model=True
+        )
+        view = common.call(
+            settings,
+            lambda a: a.resume(thread_id, on_update=progress(json_mode), answer=answer),
+            thread_id=thread_id,
+            interrupted=f"Interrupted again. Continue with: analyst resume {thread_id}",
+        )
     emit(view, json_mode)
 
 
@@ -237,7 +252,8 @@ def reject(
     decision: dict[str, Any] = {"action": "reject", "feedback": feedback}
     if as_:
         decision["approver"] = as_
-    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+    with charts_warmed():  # the reporter drafts the next revision, with its chart
+        _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
 
 
 @app.command()
