@@ -16,7 +16,7 @@ each). A second user, ``other``, gets 5% of that; it must be untouched (checked,
    each on its own thread (the thread and what cites the episode go too), then of as many
    memories (a derived item). Median and min-max, one receipt's per-tier counts, the time per
    step of the cascade; the baseline in the same run: ``compact`` alone (Qdrant Edge rebuild,
-   WAL checkpoint + VACUUM of every embedded SQLite file), split by file.
+   the WAL emptied and truncated in every embedded SQLite file), split by file.
 2. Account deletion: ``app.memory.forget_account(confirm=True)`` of the seeded user, ``--runs``
    times, each freshly seeded in a fresh folder: median, min-max, ms per item, steps.
    Baselines in the same run: seeding the same items (deletion as a fraction of writing), and
@@ -57,6 +57,7 @@ import agent.app.compaction as compacting  # noqa: E402
 import agent.app.erasure as erasure  # noqa: E402
 import agent.app.forgetting as forgetting  # noqa: E402
 import agent.app.kinds as kinds  # noqa: E402
+import memory.store.erasing as erasing  # noqa: E402
 from agent.app import AnalystApp  # noqa: E402
 from agent.app.tiers import Tiers  # noqa: E402
 from agent.nodes.services import Services  # noqa: E402
@@ -139,7 +140,7 @@ STEPS = {
         "forget_vectors",
     ),
     "compact": ("compaction (compact)", [forgetting, erasure], "compact"),
-    "delete_thread": ("threads (delete_thread)", [Tiers], "delete_thread"),
+    "delete_threads": ("threads (delete_threads)", [Tiers], "delete_threads"),
 }
 for _step, (_label, _owners, _attr) in STEPS.items():
     for _owner in _owners:
@@ -367,7 +368,7 @@ async def compaction(app: AnalystApp, n: int) -> tuple[list[float], dict[str, li
     whole: list[float] = []
     parts: dict[str, list[float]] = {}
     jobs: dict[str, Callable[[], Any]] = {"Qdrant Edge rebuild": store.rebuild}  # type: ignore[attr-defined]
-    jobs |= {f"VACUUM {name}": partial(compacting.vacuum, str(path)) for name, path in files}
+    jobs |= {f"WAL truncate {name}": partial(compacting.vacuum, str(path)) for name, path in files}
     for _ in range(n):
         began = time.perf_counter()
         await compacting.compact(app.tiers)
@@ -463,6 +464,18 @@ def raw_delete(facts_file: Path, folder: Path) -> tuple[float, int]:
     return seconds, sum(d.rowcount for d in deletes)
 
 
+def settle(data: Path) -> None:
+    """Wait until the detached Qdrant Edge eraser (:mod:`memory.store.erasing`) has finished
+    with the shard in ``data`` (its erasure is part of what a forget leaves running, not of
+    the figures): removing the folder under it would break it."""
+    shard = data / "qdrant-edge"
+    if not shard.exists():
+        return
+    erasing.wait_erased(shard, timeout=600)
+    while erasing.eraser_running(shard):
+        time.sleep(0.05)
+
+
 async def bench_account(folder: Path, args: argparse.Namespace) -> None:
     items = args.items
     print(f"\n2. account deletion ({items:,} memories of '{USER}', {args.runs} run(s))")
@@ -485,6 +498,7 @@ async def bench_account(folder: Path, args: argparse.Namespace) -> None:
                 breakdown(steps, deletes[-1])
                 left = await counts(app)
             after = await other_counts()
+        settle(data)
         shutil.rmtree(folder / f"account-{run}")  # a seeded folder is ~0.3 GB
         receipt = receipt or result
         per_item.append(deletes[-1] / seeded.items)
@@ -519,6 +533,7 @@ async def main() -> None:
     print(f"  {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-forget-") as tmp:
         await bench_one(Path(tmp) / "one", args)
+        settle(Path(tmp) / "one" / "data")
         await bench_account(Path(tmp), args)
 
 
