@@ -26,7 +26,7 @@ from agent.app.kinds import (
     STORE,
     THREADS,
 )
-from agent.app.memory_kind import ALL, Kind
+from agent.app.memory_kind import Kind
 from agent.app.receipts import (
     FORGET_REASON,
     Receipt,
@@ -43,6 +43,7 @@ from agent.recollection.forgettable import (
     listing,
     profile_path,
     read_all,
+    read_related,
 )
 from agent.recollection.forgettable import item_key as key_of
 from agent.recollection.forgettable import row as listed_row
@@ -160,9 +161,9 @@ async def read(
     ids: Sequence[str] | None = None,
 ) -> Remembered:
     """Everything of the principal a forget chooses from, with the profile document; for a
-    forget of ``ids``, of the long-term store only the items those ids can touch (named, or
-    citing a named episode: :meth:`~agent.app.kinds.Store.related`), since nothing else of
-    it can be named or follow.
+    forget of ``ids``, only what those ids can touch (named, or citing a named episode:
+    :func:`~agent.recollection.forgettable.read_related`, :meth:`~agent.app.kinds.Store.related`),
+    since nothing else can be named or follow: its cost is what is forgotten, not what is kept.
 
     A profile document that cannot be read (not UTF-8, too large, a link refused) never
     blocks a forget: it is left out, and ``damaged`` gets the receipt's note saying so."""
@@ -171,9 +172,8 @@ async def read(
     if ids is None:
         mem = await read_all(learner, items=await STORE.fetch(tiers))
     else:
-        mem = await read_all(learner, items=[])
-        named = {e.episode_id for e in mem.episodes}.intersection(ids)
-        mem.items = await STORE.related(tiers, ids, named)
+        mem, _ = await read_related(learner, ids)
+        mem.items = await STORE.related(tiers, ids, {e.episode_id for e in mem.episodes})
     path = profile_path(tiers.principal)
     try:
         if tiers.documents.exists(path):
@@ -283,7 +283,7 @@ async def apply(tiers: Tiers, learner: Learner, plan: Plan, receipt: Receipt) ->
 
     journal = learner.journal
     gone = plan.deleted["episodes"]
-    jobs = [j for j in await journal.jobs(limit=ALL) if gone.intersection(j.episode_ids)]
+    jobs = (await journal.related(sorted(gone))).jobs if gone else ()
     receipt.tombstones = len(await journal.add_tombstones(plan.tombstone, reason=FORGET_REASON))
     await THREADS.delete(tiers, plan.deleted["threads"])
     # Every journal kind in one transaction.

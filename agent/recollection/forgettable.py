@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from agent.recollection.reader import Recollection
     from memory.facts import FactRecord
     from memory.identity import Principal
-    from memory.journal.records import Candidate, Episode, Procedure, SessionSummary
+    from memory.journal.records import Candidate, Episode, Procedure, Related, SessionSummary
 
 #: As many journal rows as one read takes (everything of one principal).
 _ALL = 1_000_000
@@ -81,6 +81,26 @@ async def read_all(memory: Recollection, items: list[Item] | None = None) -> Rem
         facts=rows,
         items=items,
     )
+
+
+async def read_related(memory: Recollection, ids: Sequence[str]) -> tuple[Remembered, Related]:
+    """What a forget of ``ids`` can touch of ``memory``'s principal, read by id rather than
+    read whole: the journal rows ``ids`` name or that cite an episode they name
+    (:meth:`~memory.journal.base.Journal.related`) and the principal's fact rows; no store
+    item (the caller reads those it can touch). Also the journal's answer, whose extraction
+    jobs go with the episodes."""
+    facts, subject = memory.facts, subject_for(memory.principal)
+    related = await memory.journal.related(ids)
+    rows = [r for a in await facts.profile(subject) for r in await facts.history(subject, a)]
+    mem = Remembered(
+        episodes=list(related.episodes),
+        summaries=list(related.summaries),
+        candidates=list(related.candidates),
+        procedures=list(related.procedures),
+        facts=rows,
+        items=[],
+    )
+    return mem, related
 
 
 async def all_items(store: BaseStore, principal: Principal) -> list[Item]:

@@ -34,6 +34,7 @@ from memory.journal.records import (
     JobKind,
     JobStatus,
     Procedure,
+    Related,
     SessionSummary,
 )
 from memory.sql.clock import system_clock
@@ -107,6 +108,13 @@ class Journal(ABC):
         limit: int = 1000,
     ) -> list[Episode]:
         """The principal's episodes, chronological (``since`` inclusive, ``until`` exclusive)."""
+
+    @abstractmethod
+    async def related(self, ids: Sequence[str]) -> Related:
+        """What a forget of ``ids`` can touch, read in one transaction: the principal's
+        episodes, candidates, summaries and procedures that ``ids`` name, the candidates,
+        summaries and procedures citing one of those episodes, and the extraction jobs citing
+        one; unknown ids skipped."""
 
     # -- extraction jobs ------------------------------------------------------------------
 

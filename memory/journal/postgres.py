@@ -59,6 +59,7 @@ QUERIES = Queries(
         in_list="{column} = ANY({mark})",
         id_list=lambda ids: ids,
         locks_rows=True,
+        cites="{column} ?| {mark}::text[]",
         grants="grants",
     )
 )

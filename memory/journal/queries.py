@@ -74,6 +74,8 @@ class Dialect:
     id_list: Callable[[list[str]], Any]
     #: Lock a row read in order to change it (Postgres); SQLite's write lock covers the file.
     locks_rows: bool
+    #: The JSON array ``{column}`` holds one of the ids passed as one parameter (``id_list``).
+    cites: str
     #: The fact ledger's grants table (SQLite ``fact_grants``, Postgres ``grants``).
     grants: str
 
@@ -334,6 +336,24 @@ class Queries:
         """Oldest first (by ``confirmed_at``)."""
         filters = [("status", "=", status)]
         return self._list(_PROCEDURES, mine, filters, "confirmed_at, procedure_id")
+
+    # -- what a forget of some ids reads -------------------------------------------------
+
+    def related(
+        self, mine: Mine, tier: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> Statement:
+        """The principal's rows of ``tier`` among ``ids`` or citing one of ``episodes`` (their
+        ``episode_ids``), in key order: what a forget of ``ids`` can touch in that table."""
+        table = OWNED_TABLES[tier]
+        m = self.dialect.mark
+        cites = self.dialect.cites.format(column="episode_ids", mark=m)
+        where = f"{self._in(table.key)} OR {cites}" if tier != "episodes" else self._in(table.key)
+        sql = (
+            f"SELECT {columns(table.columns)} FROM {self._name(table)}"
+            f" WHERE {self._mine} AND ({where}) ORDER BY {table.key}"
+        )
+        params = (*mine, self._ids(ids)) + (() if tier == "episodes" else (self._ids(episodes),))
+        return Statement(sql, params, "all")
 
     # -- account deletion -----------------------------------------------------------------
 

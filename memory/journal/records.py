@@ -270,3 +270,16 @@ class AuditEntry:
             "content_hash": self.content_hash,
             "reason": self.reason,
         }
+
+
+@dataclass(frozen=True)
+class Related:
+    """What a forget of some ids can touch in the journal (:meth:`Journal.related`): the
+    episodes the ids name, the candidates, summaries and procedures named or citing one of
+    those episodes, and the extraction jobs citing one."""
+
+    episodes: tuple[Episode, ...] = ()
+    jobs: tuple[ExtractionJob, ...] = ()
+    candidates: tuple[Candidate, ...] = ()
+    summaries: tuple[SessionSummary, ...] = ()
+    procedures: tuple[Procedure, ...] = ()

@@ -36,6 +36,7 @@ from memory.journal.records import (
     JobKind,
     JobStatus,
     Procedure,
+    Related,
     SessionSummary,
 )
 from memory.sealing import MemoryCipher
@@ -118,6 +119,29 @@ class SqlJournal(Journal):
         ids = rules.id_list(episode_ids, "episode_ids")
         statement = self._queries.episodes(self._mine(), ids)
         return await self._run(read_rows(statement, self._codec.episode), "read")
+
+    async def related(self, ids: Sequence[str]) -> Related:
+        wanted = rules.id_list(ids, "ids")
+        mine = self._mine()
+        q, codec = self._queries, self._codec
+
+        def program() -> Program[Related]:
+            episodes = yield from read_rows(q.related(mine, "episodes", wanted, ()), codec.episode)
+            named = [e.episode_id for e in episodes]
+
+            def rows(tier: str, decode: Callable[[Any], T]) -> Program[list[T]]:
+                return read_rows(q.related(mine, tier, wanted, named), decode)
+
+            jobs = yield from read_rows(q.related(mine, "extraction_jobs", (), named), codec.job)
+            return Related(
+                episodes=tuple(episodes),
+                jobs=tuple(jobs),
+                candidates=tuple((yield from rows("candidates", codec.candidate))),
+                summaries=tuple((yield from rows("summaries", codec.summary))),
+                procedures=tuple((yield from rows("procedures", codec.procedure))),
+            )
+
+        return await self._run(program(), "read")
 
     async def list_episodes(
         self,

@@ -50,6 +50,10 @@ QUERIES = Queries(
         in_list="{column} IN (SELECT value FROM json_each({mark}))",
         id_list=json.dumps,
         locks_rows=False,
+        cites=(
+            "EXISTS (SELECT 1 FROM json_each({column})"
+            " WHERE value IN (SELECT value FROM json_each({mark})))"
+        ),
         grants="fact_grants",
     )
 )

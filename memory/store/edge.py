@@ -603,16 +603,15 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return, False when the detached eraser does it (:mod:`memory.store.erasing`).
 
         An exclusive holder rewrites the shard now (it keeps the folder lock an eraser would
-        need). Shared access records the request in the shard under the lease that deleted,
-        gives the shard up at once and starts the eraser: a forget does not wait for a
-        rewrite whose cost is the whole shard's."""
+        need). Shared access records the request in the shard under the lease that deleted
+        and starts the eraser, which takes the folder when the lease ends (``LINGER`` after
+        its last use, on the lease's timer thread): a forget waits neither for a rewrite whose
+        cost is the whole shard's nor for the shard's close."""
         if self.access == "exclusive":
             self.rebuild()
             return True
-        with self._lock:
-            with self._connected():
-                erasing.request(self.path)
-            self._release()
+        with self._connected():
+            erasing.request(self.path)
         erasing.start_eraser(self.path)
         return False
 

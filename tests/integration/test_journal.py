@@ -41,6 +41,7 @@ from memory.journal import (
     Episode,
     Journal,
     Procedure,
+    Related,
     SessionSummary,
     job_id_for,
     open_journal,
@@ -623,6 +624,39 @@ async def test_erase_deletes_only_the_named_rows_and_tombstones_hold_no_text(
             seen = as_bob.execute("SELECT count(*) FROM analyst_facts.memory_tombstones")
             assert seen.fetchone() == (0,)
     assert len(rows) == 1 and "zorvendix" not in repr(rows).lower()
+
+
+async def test_related_reads_what_a_forget_of_ids_can_touch_and_nothing_else(
+    open_: OpenJournal,
+) -> None:
+    """A forget of some ids reads by id, not the whole journal: the episodes named, the
+    candidates, summaries and procedures named or citing one of them, the jobs citing one;
+    another user's rows with the same ids or citing the same episode ids never come back."""
+    async with open_() as alice, open_(BOB) as bob:
+        await alice.add_episodes([episode(n) for n in (1, 2, 3)])
+        await bob.add_episodes([episode(1, principal=BOB)])
+        await alice.add_candidates([candidate(1), candidate(2), candidate(3)])
+        await bob.add_candidates([candidate(1, principal=BOB, episode_ids=("ep-alice-1",))])
+        cites_one = summary(1, episode_ids=("ep-alice-1", "ep-alice-2"))
+        await alice.put_summary(cites_one)
+        await alice.put_summary(summary(2, episode_ids=("ep-alice-3",)))
+        await alice.put_procedure(procedure(1, episode_ids=("ep-alice-3",)))
+        await alice.put_procedure(procedure(2, episode_ids=("ep-alice-1",)))
+        job = await alice.enqueue("session_end", "t1", ["ep-alice-1"])
+        await alice.enqueue("session_end", "t2", ["ep-alice-2"])
+
+        found = await alice.related(["ep-alice-1", "cand-alice-3", "s-alice-2", "nope"])
+        assert [e.episode_id for e in found.episodes] == ["ep-alice-1"]
+        assert [c.candidate_id for c in found.candidates] == ["cand-alice-1", "cand-alice-3"]
+        assert [s.session_id for s in found.summaries] == ["s-alice-1", "s-alice-2"]
+        assert [p.procedure_id for p in found.procedures] == ["proc-alice-2"]
+        assert [j.job_id for j in found.jobs] == [job.job_id]
+        assert found.summaries[0] == (await alice.summaries(limit=10))[-1]  # whole records
+
+        theirs = await bob.related(["ep-alice-1", "ep-bob-1", "cand-alice-1"])
+        assert [e.episode_id for e in theirs.episodes] == ["ep-bob-1"]
+        assert theirs.candidates == () and theirs.summaries == () and theirs.jobs == ()
+        assert await alice.related([]) == Related()
 
 
 async def test_every_read_returns_exactly_the_principals_own_records(
