@@ -1,5 +1,6 @@
 """Leaving no byte of deleted memory behind: the embedding-cache rows of deleted texts, the
-Qdrant Edge shard rebuilt, and the embedded SQLite files checkpointed and vacuumed."""
+Qdrant Edge shard rewritten (here or by the detached eraser), and the embedded SQLite files'
+write-ahead logs emptied into them and truncated (their deletes ran with ``secure_delete``)."""
 
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def forget_vectors(tiers: Tiers, hashes: list[str]) -> None:
 
 async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[str]:
     """Rewrite what keeps the deleted bytes: the Qdrant Edge shard when store items were
-    deleted, and the embedded SQLite files the deletion touched (WAL checkpointed and
-    truncated, then VACUUM). ``deleted`` names the tiers that lost something (``None``:
+    deleted, and the embedded SQLite files the deletion touched (WAL checkpointed into the
+    file and truncated: :func:`vacuum`). ``deleted`` names the tiers that lost something (``None``:
     every file, as account deletion does). The Qdrant Edge shard is rewritten whole (its cost
     grows with the shard, not with what was deleted), so it is skipped when no store item
     went, and with shared access it is the detached eraser's work
