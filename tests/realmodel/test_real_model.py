@@ -139,6 +139,9 @@ def check_memory_tools(exchanges: list[Exchange]) -> None:
     print(f"\nmemory tools: offered {sorted(offered)}, called {len(called)}: {called}")
 
 
+# Three CLI calls of up to 1500 s each: beside a CPU hog (load 5-6 on two cores) the model
+# generated 8-13 tokens/s instead of 40 and this test took about 27 minutes.
+@pytest.mark.timeout(4500)
 def test_a_deep_analysis_keeps_every_invariant_and_the_human_decides(
     cli: Any, real: ModelProxy
 ) -> None:
