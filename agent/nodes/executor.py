@@ -52,6 +52,8 @@ class Executor(Node):
         if self.services.step_delay:
             await asyncio.sleep(self.services.step_delay)
         market = await asyncio.to_thread(self._market, state, facts)
+        if index == 0:
+            self._prepare_chart(state)
         tools = self.memory_tools(runtime)
         ctx = replace(self.context(state), memory=tools)
         result, used = await self.reasoner.execute(plan[index], market, ctx)
@@ -63,6 +65,23 @@ class Executor(Node):
             **found,
         }
         return Command(goto="executor" if index + 1 < len(plan) else "reporter", update=update)
+
+    def _prepare_chart(self, state: AnalystState) -> None:
+        """Let the command's warm chart process draw the report's chart while the steps run
+        (:func:`agent.research.chart_process.prepare`); the reporter's chart is then only
+        written. Nothing without a warm process, or when the prices cannot be read (the
+        step reports that)."""
+        from agent.research import chart_process
+
+        if not chart_process.warm() or not state.get("tickers"):
+            return
+        from agent.research.chart import chart_series
+
+        try:
+            history = self.services.market.history(state["tickers"][0])
+        except Exception:  # the steps and the reporter say what is wrong
+            return
+        chart_process.prepare(chart_series(history))
 
     async def _profile(self, runtime: Runtime[Context]) -> dict[str, dict[str, Any]]:
         """The profile facts the planner would have read (audited the same way)."""

@@ -60,12 +60,13 @@ def chart_series(h: PriceHistory, *, lookback_days: int = 504) -> ChartSeries:
     )
 
 
-def draw_chart(series: ChartSeries, path: Path) -> Path:
-    """Draw ``series`` as a PNG at ``path`` (parent folders created); return the path."""
+def chart_png(series: ChartSeries) -> bytes:
+    """The PNG of ``series``'s chart."""
+    from io import BytesIO
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    path = Path(path)
     # datetime64 rather than a tuple of dates: matplotlib's type stubs accept arrays only.
     dates = np.array(series.dates, dtype="datetime64[D]")
 
@@ -86,21 +87,34 @@ def draw_chart(series: ChartSeries, path: Path) -> Path:
     axes.set_ylabel("Price")
     axes.grid(True, alpha=0.3)
     axes.legend(loc="upper left")
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    buffer = BytesIO()
     try:
-        with os.fdopen(handle, "wb") as temp_file:
-            figure.savefig(temp_file, format="png")
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+        figure.savefig(buffer, format="png")
     finally:
         # A pyplot-free Figure has no manager to close; clearing drops the artists now
         # instead of waiting for the garbage collector.
         figure.clear()
+    return buffer.getvalue()
+
+
+def write_chart(data: bytes, path: Path) -> Path:
+    """Write the PNG ``data`` at ``path`` atomically (parent folders created); return it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as temp_file:
+            temp_file.write(data)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
     return path
+
+
+def draw_chart(series: ChartSeries, path: Path) -> Path:
+    """Draw ``series`` as a PNG at ``path`` (parent folders created); return the path."""
+    return write_chart(chart_png(series), path)
 
 
 def render_price_chart(h: PriceHistory, path: Path, *, lookback_days: int = 504) -> Path:

@@ -10,11 +10,15 @@ imports LangGraph and runs the graph, then draws each chart it is sent
 The child is an optimisation, never a dependency: a chart it does not confirm (it failed to
 start, died, answered an error, or stayed silent for :data:`REPLY_DEADLINE`) is drawn in the
 calling process, whose error, if any, is the one the user sees. The child ends with the
-command: its input is closed (it exits at end of input), and a child that drew nothing is
-stopped, since it may still be importing.
+command, stopped (it exits at the end of its input too, should its parent die first).
 
-Protocol (text lines on the child's stdin and stdout): ``{"series": {...ChartSeries},
-"path": "..."}`` in, ``{"ok": true}`` or ``{"ok": false, "error": "..."}`` out.
+A node that knows the report's ticker early (the executor, at the plan's first step) can
+:func:`prepare` its chart: the child draws it into memory while the steps run, and the
+reporter's :func:`draw` of the same series only writes the file.
+
+Protocol (text lines on the child's stdin and stdout, one answer per job, in order):
+``{"series": {...ChartSeries}, "path": "..." | null}`` in (``null``: draw into memory),
+``{"ok": true}`` or ``{"ok": false, "error": "..."}`` out.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a chart is drawn: the child starts before numpy loads
     from agent.research.chart import ChartSeries
@@ -46,6 +50,8 @@ class ChartProcess:
         self._process = process
         self._lock = threading.Lock()
         self._alive = True
+        #: Answers owed for charts prepared (sent ahead, not waited for).
+        self._owed = 0
         self.drawn = 0
 
     @classmethod
@@ -64,22 +70,23 @@ class ChartProcess:
             return None
         return cls(process)
 
+    def prepare(self, series: ChartSeries) -> None:
+        """Have the child draw ``series`` now, into its memory, without waiting: a
+        :meth:`draw` of the same series later only writes the file."""
+        with self._lock:
+            if self._alive and self._send(series, None):
+                self._owed += 1
+
     def draw(self, series: ChartSeries, path: Path) -> bool:
         """Whether the child drew ``series`` at ``path``."""
         with self._lock:
             if not self._alive:
                 return False
-            stdin, stdout = self._process.stdin, self._process.stdout
-            assert stdin is not None and stdout is not None
-            try:
-                stdin.write(json.dumps({"series": asdict(series), "path": str(path)}) + "\n")
-                stdin.flush()
-                with selectors.DefaultSelector() as selector:
-                    selector.register(stdout, selectors.EVENT_READ)
-                    reply = stdout.readline() if selector.select(REPLY_DEADLINE) else ""
-                answer = json.loads(reply) if reply else None
-            except (OSError, ValueError):
-                answer = None
+            answer: Any = None
+            owed = self._owed
+            self._owed = 0
+            if all(isinstance(self._answer(), dict) for _ in range(owed)):
+                answer = self._answer() if self._send(series, path) else None
             if not isinstance(answer, dict):
                 self._alive = False  # dead, silent or confused: draw here from now on
                 self._stop()
@@ -89,20 +96,38 @@ class ChartProcess:
                 return True
             return False
 
+    def _send(self, series: ChartSeries, path: Path | None) -> bool:
+        """Send one job (``path`` ``None``: draw into memory); whether it went."""
+        stdin = self._process.stdin
+        assert stdin is not None
+        job = {"series": asdict(series), "path": None if path is None else str(path)}
+        try:
+            stdin.write(json.dumps(job) + "\n")
+            stdin.flush()
+        except OSError:
+            return False
+        return True
+
+    def _answer(self) -> Any:
+        """The child's next answer (a dict), or ``None`` when it is dead, silent past
+        :data:`REPLY_DEADLINE` or says something else."""
+        stdout = self._process.stdout
+        assert stdout is not None
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(stdout, selectors.EVENT_READ)
+                reply = stdout.readline() if selector.select(REPLY_DEADLINE) else ""
+            return json.loads(reply) if reply else None
+        except (OSError, ValueError):
+            return None
+
     def close(self) -> None:
-        """End the child: at end of input once it drew something, else stopped now."""
+        """Stop the child now: every chart it drew was in place (renamed into its path)
+        before it answered, and one it drew nothing for may still be importing; waiting for
+        its interpreter to wind down would cost the command a sixth of a second."""
         with self._lock:
             self._alive = False
-            if self.drawn:
-                with suppress(OSError):
-                    assert self._process.stdin is not None
-                    self._process.stdin.close()
-                try:
-                    self._process.wait(timeout=REPLY_DEADLINE)
-                except subprocess.TimeoutExpired:
-                    self._stop()
-            else:
-                self._stop()
+            self._stop()
 
     def _stop(self) -> None:
         self._process.kill()
@@ -133,6 +158,19 @@ def warmed() -> Iterator[None]:
             process.close()
 
 
+def warm() -> bool:
+    """Whether this process has a warm chart process now (:func:`prepare` is worth it)."""
+    return _warm is not None
+
+
+def prepare(series: ChartSeries) -> None:
+    """Let the warm chart process draw ``series`` ahead of the :func:`draw` that will ask for
+    it (a node that knows the report's ticker before the reporter does); nothing without one."""
+    process = _warm
+    if process is not None:
+        process.prepare(series)
+
+
 def draw(series: ChartSeries, path: Path) -> Path:
     """Draw ``series`` at ``path``: in the warm chart process when there is one and it draws
     it, else here."""
@@ -149,13 +187,23 @@ def main() -> int:
     import matplotlib.backends.backend_agg  # the warm-up: imported before any chart is asked
     import matplotlib.figure  # noqa: F401
 
-    from agent.research.chart import ChartSeries, draw_chart
+    from agent.research.chart import ChartSeries, chart_png, write_chart
 
+    # A first, throwaway chart loads the fonts and the date machinery before any is asked.
+    chart_png(
+        ChartSeries("warm-up", ("2026-01-02", "2026-01-05"), (1.0, 2.0), (None, 1.5), (None, None))
+    )
+    drawn: dict[str, bytes] = {}  # prepared charts, by their series
     for line in sys.stdin:
         try:
             job = json.loads(line)
+            key = json.dumps(job["series"], sort_keys=True)
             fields = {k: tuple(v) if isinstance(v, list) else v for k, v in job["series"].items()}
-            draw_chart(ChartSeries(**fields), Path(job["path"]))
+            png = drawn.get(key) or chart_png(ChartSeries(**fields))
+            if job["path"] is None:
+                drawn[key] = png
+            else:
+                write_chart(png, Path(job["path"]))
             answer: dict[str, object] = {"ok": True}
         except Exception as e:
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}

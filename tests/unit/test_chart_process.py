@@ -28,7 +28,7 @@ def test_the_child_draws_the_chart_the_caller_would(tmp_path: Path) -> None:
         assert warm.drawn == 2  # both by the child, not here
         child = warm._process
     assert there.read_bytes() == here.read_bytes() == again.read_bytes()
-    assert child.returncode == 0  # it ended at the end of its input
+    assert child.returncode is not None  # it ended with the block
     assert chart_process._warm is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again.png", "here.png", "there.png"]
 
@@ -79,3 +79,16 @@ def test_no_child_can_be_started_means_the_caller_draws(
         assert chart_process._warm is None
         path = render_price_chart(SampleDataProvider().history("NVDA"), tmp_path / "c.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_prepared_chart_is_the_one_drawn_and_preparing_never_waits(tmp_path: Path) -> None:
+    chart_process.prepare(series())  # no warm process: nothing happens
+    with chart_process.warmed():
+        warm = chart_process._warm
+        assert warm is not None
+        chart_process.prepare(series("AAPL"))  # returns at once; the answer is owed
+        chart_process.prepare(series("NVDA"))
+        assert warm._owed == 2 and warm.drawn == 0
+        drawn = render_price_chart(SampleDataProvider().history("NVDA"), tmp_path / "n.png")
+        assert warm._owed == 0 and warm.drawn == 1
+    assert drawn.read_bytes() == draw_chart(series("NVDA"), tmp_path / "here.png").read_bytes()
