@@ -198,7 +198,9 @@ def main() -> int:
         try:
             job = json.loads(line)
             key = json.dumps(job["series"], sort_keys=True)
-            fields = {k: tuple(v) if isinstance(v, list) else v for k, v in job["series"].items()}
+            fields: dict[str, Any] = {
+                k: tuple(v) if isinstance(v, list) else v for k, v in job["series"].items()
+            }
             png = drawn.get(key) or chart_png(ChartSeries(**fields))
             if job["path"] is None:
                 drawn[key] = png
