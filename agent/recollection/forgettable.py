@@ -86,12 +86,13 @@ async def read_all(memory: Recollection, items: list[Item] | None = None) -> Rem
 async def read_related(memory: Recollection, ids: Sequence[str]) -> tuple[Remembered, Related]:
     """What a forget of ``ids`` can touch of ``memory``'s principal, read by id rather than
     read whole: the journal rows ``ids`` name or that cite an episode they name
-    (:meth:`~memory.journal.base.Journal.related`) and the principal's fact rows; no store
-    item (the caller reads those it can touch). Also the journal's answer, whose extraction
-    jobs go with the episodes."""
-    facts, subject = memory.facts, subject_for(memory.principal)
+    (:meth:`~memory.journal.base.Journal.related`) and the fact rows they name or that cite
+    such an episode (:meth:`~memory.facts.base.FactStore.related`); no store item (the caller
+    reads those it can touch). Also the journal's answer, whose extraction jobs go with the
+    episodes."""
     related = await memory.journal.related(ids)
-    rows = [r for a in await facts.profile(subject) for r in await facts.history(subject, a)]
+    episodes = [e.episode_id for e in related.episodes]
+    rows = await memory.facts.related(subject_for(memory.principal), ids, episodes)
     mem = Remembered(
         episodes=list(related.episodes),
         summaries=list(related.summaries),

@@ -72,6 +72,7 @@ from memory.facts.rules import (  # noqa: F401
     profile_rules,
     read_authority_rules,
     record_rules,
+    related_rules,
     retract_rules,
     run_async,
     run_sync,
@@ -320,6 +321,19 @@ class FactStore(ABC):
         authority, found = await self._read(key[1], key[2], include_personal, history_rules(key))
         await self._audit_personal(key[1], authority, found)
         return chronological(found)
+
+    async def related(
+        self, subject: str, ids: Sequence[str], episodes: Sequence[str] = ()
+    ) -> list[FactRecord]:
+        """The subject's records (withdrawn ones included) whose memory id is among ``ids``
+        or that cite one of ``episodes`` (``source_episode_id`` or ``restated_in``): what a
+        forget of those ids can touch, read by id rather than by every attribute's history.
+        By attribute, then ``valid_from`` and recording."""
+        subject = check_name(subject, "subject")
+        wanted = sorted({str(i) for i in ids}), sorted({str(e) for e in episodes})
+        rules = related_rules(self.tenant_id, subject, *wanted)
+        authority, found = await self._read(subject, None, False, rules)
+        return self._shown(subject, authority, False, found)
 
     def with_auditor(self, auditor: PersonalReadAuditor) -> Self:
         """The same ledger, writing an admin's reads of another user's personal facts to that

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,6 +43,7 @@ from memory.facts.postgres_ops import (
     OPEN_FACT,
     ORDERED_SEEKS,
     PROFILE,
+    RELATED,
     SET_SESSION_READER,
     SET_TENANT,
     TRANSIENT,
@@ -108,6 +109,13 @@ class _AsyncReads:
         rows = await self._rows(key[0], HISTORY, key)
         return [record_of(row, self._store.cipher) for row in rows]
 
+    async def related(
+        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> list[FactRecord]:
+        params = (tenant_id, subject, list(ids), list(episodes), list(episodes))
+        rows = await self._rows(tenant_id, RELATED, params)
+        return [record_of(row, self._store.cipher) for row in rows]
+
     async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         rows = await self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
         return [(r[0], r[1]) for r in rows]
@@ -155,6 +163,13 @@ class _SyncReads:
 
     def history(self, key: Key) -> list[FactRecord]:
         rows = self._rows(key[0], HISTORY, key)
+        return [record_of(row, self._store.cipher) for row in rows]
+
+    def related(
+        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> list[FactRecord]:
+        params = (tenant_id, subject, list(ids), list(episodes), list(episodes))
+        rows = self._rows(tenant_id, RELATED, params)
         return [record_of(row, self._store.cipher) for row in rows]
 
     def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:

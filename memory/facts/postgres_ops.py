@@ -64,6 +64,12 @@ HISTORY = (
     f"SELECT {COLUMNS} FROM {FACTS} WHERE {_KEY}"
     " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at"
 )
+#: A subject's records named by memory id or citing an episode (ids and episodes as lists).
+RELATED = (
+    f"SELECT {COLUMNS} FROM {FACTS} WHERE tenant_id = %s AND subject = %s AND ("
+    "memory_id = ANY(%s) OR source_episode_id = ANY(%s) OR restated_in ?| %s::text[])"
+    " ORDER BY attribute, valid_from, recorded_at, memory_id"
+)
 #: Every attribute of a subject in one statement: a loose index scan over its attribute names
 #: (one seek per name), then one ``as_of`` seek per name.
 PROFILE = f"""

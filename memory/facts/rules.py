@@ -9,7 +9,7 @@ answer the same requests, so their semantics cannot drift apart.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, cast
@@ -149,6 +149,13 @@ class ReadOps(Protocol):
 
     def history(self, key: Key) -> list[FactRecord]: ...
 
+    def related(
+        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> list[FactRecord]:
+        """The subject's records among ``ids`` (memory ids) or citing one of ``episodes``
+        (``source_episode_id`` or ``restated_in``), withdrawn ones included."""
+        ...
+
     def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         """The reader's grants in the tenant, as ``(role, subject)`` rows."""
         ...
@@ -162,6 +169,14 @@ def profile_rules(tenant_id: str, subject: str, at: datetime) -> Rules[list[Fact
 def history_rules(key: Key) -> Rules[list[FactRecord]]:
     """One statement: every record of the key, withdrawn ones included."""
     return cast(list[FactRecord], (yield ("history", (key,))))
+
+
+def related_rules(
+    tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+) -> Rules[list[FactRecord]]:
+    """One statement: the subject's records named by ``ids`` or citing one of ``episodes``."""
+    found = yield ("related", (tenant_id, subject, list(ids), list(episodes)))
+    return cast(list[FactRecord], found)
 
 
 # -- authority ----------------------------------------------------------------------------------

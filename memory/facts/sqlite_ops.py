@@ -12,6 +12,7 @@ import asyncio
 import json
 import sqlite3
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +46,15 @@ _NEXT_START = (
 _HISTORY = (
     f"SELECT {COLUMNS} FROM facts WHERE {_KEY}"
     " ORDER BY valid_from, recorded_at, withdrawn_at IS NULL, withdrawn_at, rowid"
+)
+#: A subject's records named by memory id or citing an episode (ids and episodes as JSON).
+_RELATED = (
+    f"SELECT {COLUMNS} FROM facts WHERE tenant_id = ? AND subject = ? AND ("
+    "memory_id IN (SELECT value FROM json_each(?))"
+    " OR source_episode_id IN (SELECT value FROM json_each(?))"
+    " OR EXISTS (SELECT 1 FROM json_each(restated_in)"
+    " WHERE value IN (SELECT value FROM json_each(?))))"
+    " ORDER BY attribute, valid_from, recorded_at, rowid"
 )
 #: Every attribute of a subject in one statement: a loose index scan over its attribute names
 #: (one seek per attribute), then one ``as_of`` seek per attribute.
@@ -198,6 +208,15 @@ class Reads:
             rows = self.conn.execute(_HISTORY, key).fetchall()
         return [record_of(row, self.cipher) for row in rows]
 
+    def related(
+        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> list[FactRecord]:
+        named, cited = json.dumps(list(ids)), json.dumps(list(episodes))
+        with self.lock:
+            rows = self.conn.execute(_RELATED, (tenant_id, subject, named, cited, cited))
+            found = rows.fetchall()
+        return [record_of(row, self.cipher) for row in found]
+
     def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         with self.lock:
             return self.conn.execute(GRANTS_OF, (tenant_id, user_id)).fetchall()
@@ -221,6 +240,11 @@ class AsyncReads:
     async def history(self, key: Key) -> list[FactRecord]:
         return self._reads.history(key)
 
+    async def related(
+        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> list[FactRecord]:
+        return self._reads.related(tenant_id, subject, ids, episodes)
+
     async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         return self._reads.grants(tenant_id, user_id)
 
@@ -240,6 +264,11 @@ class ThreadedReads(AsyncReads):
 
     async def history(self, key: Key) -> list[FactRecord]:
         return await asyncio.to_thread(self._reads.history, key)
+
+    async def related(
+        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
+    ) -> list[FactRecord]:
+        return await asyncio.to_thread(self._reads.related, tenant_id, subject, ids, episodes)
 
     async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         return await asyncio.to_thread(self._reads.grants, tenant_id, user_id)

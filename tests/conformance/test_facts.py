@@ -254,6 +254,34 @@ async def test_repeating_a_fact_is_a_duplicate_not_a_conflict(open_store: OpenSt
                 await facts.record(delta(other, "2026-06-03T00:00:00Z"))
 
 
+async def test_related_reads_the_rows_ids_name_or_episodes_cite(open_store: OpenStore) -> None:
+    """What a forget of some ids reads of the ledger: the subject's rows those ids name, and
+    those whose source or restatement is one of the episodes, withdrawn ones included; not
+    the rest of the history, and nothing of another subject."""
+    zed = Principal("acme", "zed")
+    async with open_store() as facts, open_store(zed) as theirs:
+        first = await facts.record(delta("2026-09-01", "2026-06-01T09:00:00Z", "e1"))
+        restated = await facts.record(delta("2026-09-01", "2026-06-01T09:00:00Z", "e2"))
+        later = await facts.record(delta("2026-10-01", "2026-06-05T09:00:00Z", "e3"))
+        other = await facts.record(delta("x", "2026-06-01T09:00:00Z", "e1", attribute="city"))
+        zeds = delta("y", "2026-06-01T09:00:00Z", "e1", subject=subject_for(zed))
+        elsewhere = await theirs.record(zeds)
+        assert restated.memory_id == first.memory_id  # e2 restated the first fact
+
+        by_episode = await facts.related(MIRA, [], ["e2"])
+        assert [r.memory_id for r in by_episode] == [first.memory_id]
+        by_source = await facts.related(MIRA, [], ["e1"])
+        assert {r.memory_id for r in by_source} == {first.memory_id, other.memory_id}
+        assert elsewhere.memory_id not in {r.memory_id for r in by_source}
+        named = await facts.related(MIRA, [later.memory_id, "no-such-id"])
+        assert named == [
+            r
+            for r in await facts.history(MIRA, "passport_deadline")
+            if r.memory_id == later.memory_id
+        ]
+        assert await facts.related(MIRA, [], []) == []
+
+
 async def test_source_precedence_replaces_only_a_weaker_source(open_store: OpenStore) -> None:
     async with open_store(policy=ConflictPolicy.SOURCE_PRECEDENCE) as facts:
         inferred = await facts.record(delta("low", "2026-06-01T00:00:00Z", "e1", source="inferred"))
