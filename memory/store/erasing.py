@@ -19,7 +19,6 @@ for it, and every writable open of the shard starts an eraser for a request a cr
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -36,6 +35,7 @@ import qdrant_edge as qe
 from memory.errors import StoreLockedError
 from memory.health import ERASE_PENDING
 from memory.store.common import SPARSE, TERMS, VECTOR
+from memory.store.detached import DetachedWorker
 from memory.store.indexing import GENERATION_FILE, bump_generation, recover, set_unindexed, swap_in
 from memory.store.lock import folder_lock
 
@@ -201,45 +201,25 @@ def pending(path: Path) -> bool:
     return (path / PENDING_FILE).exists()
 
 
+#: The detached eraser (``python -m memory.store.erasing <shard>``), locked and logged as
+#: ``<shard>.erasing``.
+ERASER = DetachedWorker("erasing", "memory.store.erasing")
+
+
 def _eraser_lock(path: Path) -> int | None:
     """The eraser's own lock, or ``None`` when another eraser holds it."""
-    lock_path = path.with_name(path.name + ".erasing.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    return ERASER.lock(path)
 
 
 def eraser_running(path: Path) -> bool:
     """Whether an eraser process holds the shard's erasing lock now."""
-    fd = _eraser_lock(path)
-    if fd is None:
-        return True
-    os.close(fd)
-    return False
+    return ERASER.running(path)
 
 
 def start_eraser(path: Path) -> subprocess.Popen[bytes] | None:
     """Launch the detached eraser for the shard in ``path`` unless one runs (a running one
     looks for new requests before it stops); its output goes to ``<shard>.erasing.log``."""
-    if eraser_running(path):
-        return None
-    log_path = path.with_name(path.name + ".erasing.log")
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "memory.store.erasing", str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            close_fds=True,
-        )
-    finally:
-        os.close(log)
+    return ERASER.start(path)
 
 
 def erase(path: Path, lock_timeout: float = 60.0) -> int:

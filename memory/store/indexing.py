@@ -29,7 +29,6 @@ to the indexer alike.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreLockedError
+from memory.store.detached import DetachedWorker
 from memory.store.lock import folder_lock
 
 logger = logging.getLogger(__name__)
@@ -115,45 +115,25 @@ def swap_in(path: Path, copy: Path) -> None:
     shutil.rmtree(old)
 
 
+#: The detached indexer (``python -m memory.store.indexing <shard>``), locked and logged as
+#: ``<shard>.indexing``.
+INDEXER = DetachedWorker("indexing", "memory.store.indexing")
+
+
 def _indexer_lock(path: Path) -> int | None:
     """The indexer's own lock, or ``None`` when another indexer holds it."""
-    lock_path = path.with_name(path.name + ".indexing.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    return INDEXER.lock(path)
 
 
 def indexer_running(path: Path) -> bool:
     """Whether an indexer process holds the shard's indexing lock now."""
-    fd = _indexer_lock(path)
-    if fd is None:
-        return True
-    os.close(fd)
-    return False
+    return INDEXER.running(path)
 
 
 def start_indexer(path: Path) -> subprocess.Popen[bytes] | None:
     """Launch the detached indexer for the shard in ``path`` unless one runs; its output goes
     to ``<shard>.indexing.log`` (private to the user)."""
-    if indexer_running(path):
-        return None
-    log_path = path.with_name(path.name + ".indexing.log")
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "memory.store.indexing", str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            close_fds=True,
-        )
-    finally:
-        os.close(log)
+    return INDEXER.start(path)
 
 
 def _expiries(shard: Any) -> dict[Any, int]:
