@@ -57,13 +57,13 @@ class Reporter(Node):
         }
 
     def _chart(self, draft: Draft, config: RunnableConfig) -> Path:
-        from agent.research.chart import render_price_chart
+        from agent.research.chart_process import render
 
         thread_id = str(config.get("configurable", {}).get("thread_id") or "no-thread")
         folder = thread_folder(thread_id)
         path = self.services.artifacts_dir / folder / f"{draft['hash'][:16]}.png"
         if not path.exists():
-            render_price_chart(self.services.market.history(draft["ticker"]), path)
+            render(self.services.market.history(draft["ticker"]), path)
         return path
 
 

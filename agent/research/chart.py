@@ -3,9 +3,9 @@
 :func:`chart_series` computes what is plotted (numpy only); :func:`draw_chart` draws it,
 importing matplotlib only when called and drawing on a standalone ``Figure`` with the Agg
 canvas, so no pyplot global state or GUI backend is ever touched. :func:`render_price_chart`
-does both, in a warm chart process when the command started one
-(:mod:`agent.research.chart_process`: matplotlib's half second of imports then runs on another
-core while the graph runs), else here.
+does both here; :mod:`agent.research.chart_process` does them in a warm child process when the
+command started one (matplotlib's half second of imports then runs on another core while the
+graph runs).
 
 Moving averages are computed on the full history and then sliced to the lookback, so the
 first plotted day already has a real 200-day average. The PNG is written atomically (temp
@@ -118,12 +118,9 @@ def draw_chart(series: ChartSeries, path: Path) -> Path:
 
 
 def render_price_chart(h: PriceHistory, path: Path, *, lookback_days: int = 504) -> Path:
-    """Write the chart of ``h`` over its last ``lookback_days`` rows to ``path``; return it.
-
-    Drawn by this process's warm chart process when there is one (a chart it cannot draw is
-    drawn here, so the error, if any, is this process's own), else here. Parent folders are
-    created. Raises ``ValueError`` for a non-positive lookback.
+    """Write the chart of ``h`` over its last ``lookback_days`` rows to ``path`` here (the
+    reporter draws through :func:`agent.research.chart_process.render`, which uses the
+    command's warm chart process when there is one); return it. Parent folders are created.
+    Raises ``ValueError`` for a non-positive lookback.
     """
-    from agent.research.chart_process import draw
-
-    return draw(chart_series(h, lookback_days=lookback_days), Path(path))
+    return draw_chart(chart_series(h, lookback_days=lookback_days), Path(path))

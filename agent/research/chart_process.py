@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a chart is drawn: the child starts before numpy loads
+    from agent.market.base import PriceHistory
     from agent.research.chart import ChartSeries
 
 #: How long a chart may take in the child before the caller draws it itself (seconds): far
@@ -169,6 +170,14 @@ def prepare(series: ChartSeries) -> None:
     process = _warm
     if process is not None:
         process.prepare(series)
+
+
+def render(h: PriceHistory, path: Path) -> Path:
+    """Write the chart of ``h`` (:func:`agent.research.chart.chart_series`) at ``path``: by
+    the warm chart process when there is one and it draws it, else here."""
+    from agent.research.chart import chart_series
+
+    return draw(chart_series(h), Path(path))
 
 
 def draw(series: ChartSeries, path: Path) -> Path:

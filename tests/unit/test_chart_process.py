@@ -11,7 +11,7 @@ import pytest
 
 import agent.research.chart_process as chart_process
 from agent.market import SampleDataProvider
-from agent.research.chart import chart_series, draw_chart, render_price_chart
+from agent.research.chart import chart_series, draw_chart
 
 
 def series(ticker: str = "NVDA"):  # type: ignore[no-untyped-def]
@@ -23,8 +23,8 @@ def test_the_child_draws_the_chart_the_caller_would(tmp_path: Path) -> None:
     with chart_process.warmed():
         warm = chart_process._warm
         assert warm is not None
-        there = render_price_chart(SampleDataProvider().history("NVDA"), tmp_path / "there.png")
-        again = render_price_chart(SampleDataProvider().history("NVDA"), tmp_path / "again.png")
+        there = chart_process.render(SampleDataProvider().history("NVDA"), tmp_path / "there.png")
+        again = chart_process.render(SampleDataProvider().history("NVDA"), tmp_path / "again.png")
         assert warm.drawn == 2  # both by the child, not here
         child = warm._process
     assert there.read_bytes() == here.read_bytes() == again.read_bytes()
@@ -48,7 +48,7 @@ def test_a_dead_child_means_the_caller_draws(tmp_path: Path) -> None:
         assert warm is not None
         warm._process.kill()
         warm._process.wait()
-        path = render_price_chart(SampleDataProvider().history("AAPL"), tmp_path / "a.png")
+        path = chart_process.render(SampleDataProvider().history("AAPL"), tmp_path / "a.png")
         assert warm.drawn == 0
     assert path.read_bytes() == draw_chart(series("AAPL"), tmp_path / "b.png").read_bytes()
 
@@ -57,7 +57,7 @@ def test_a_chart_the_child_cannot_write_is_the_callers_own_error(tmp_path: Path)
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     with chart_process.warmed(), pytest.raises(OSError) as raised:
-        render_price_chart(SampleDataProvider().history("NVDA"), blocked / "chart.png")
+        chart_process.render(SampleDataProvider().history("NVDA"), blocked / "chart.png")
     assert raised.value.filename is not None and "file" in str(raised.value.filename)
     assert blocked.read_text() == "not a folder"
 
@@ -77,7 +77,7 @@ def test_no_child_can_be_started_means_the_caller_draws(
     monkeypatch.setattr(chart_process.sys, "executable", os.fspath(tmp_path / "no-python"))
     with chart_process.warmed():
         assert chart_process._warm is None
-        path = render_price_chart(SampleDataProvider().history("NVDA"), tmp_path / "c.png")
+        path = chart_process.render(SampleDataProvider().history("NVDA"), tmp_path / "c.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -89,6 +89,6 @@ def test_a_prepared_chart_is_the_one_drawn_and_preparing_never_waits(tmp_path: P
         chart_process.prepare(series("AAPL"))  # returns at once; the answer is owed
         chart_process.prepare(series("NVDA"))
         assert warm._owed == 2 and warm.drawn == 0
-        drawn = render_price_chart(SampleDataProvider().history("NVDA"), tmp_path / "n.png")
+        drawn = chart_process.render(SampleDataProvider().history("NVDA"), tmp_path / "n.png")
         assert warm._owed == 0 and warm.drawn == 1
     assert drawn.read_bytes() == draw_chart(series("NVDA"), tmp_path / "here.png").read_bytes()
