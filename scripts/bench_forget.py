@@ -60,6 +60,7 @@ import agent.app.erasure as erasure  # noqa: E402
 import agent.app.forgetting as forgetting  # noqa: E402
 import agent.app.kinds as kinds  # noqa: E402
 import memory.store.erasing as erasing  # noqa: E402
+import memory.store.indexing as indexing  # noqa: E402
 from agent.app import AnalystApp  # noqa: E402
 from agent.app.tiers import Tiers  # noqa: E402
 from agent.nodes.services import Services  # noqa: E402
@@ -474,14 +475,16 @@ def raw_delete(facts_file: Path, folder: Path) -> tuple[float, int]:
 
 
 def settle(data: Path) -> None:
-    """Wait until the detached Qdrant Edge eraser (:mod:`memory.store.erasing`) has finished
-    with the shard in ``data`` (its erasure is part of what a forget leaves running, not of
-    the figures): removing the folder under it would break it."""
+    """Wait until the detached Qdrant Edge eraser and indexer (:mod:`memory.store.erasing`,
+    :mod:`memory.store.indexing`) are done with the shard in ``data`` (what a forget or the
+    seeding leaves running, not part of the figures): removing the folder under them would
+    break them."""
     shard = data / "qdrant-edge"
     if not shard.exists():
         return
     erasing.wait_erased(shard, timeout=600)
-    while erasing.eraser_running(shard):
+    # The indexer too: writes (the seeding) start it, and it swaps the shard when done.
+    while erasing.eraser_running(shard) or indexing.indexer_running(shard):
         time.sleep(0.05)
 
 
@@ -535,15 +538,20 @@ async def main() -> None:
     parser.add_argument("--forgets", type=int, default=5, help="single forgets of each kind")
     parser.add_argument("--runs", type=int, default=3, help="account deletions (fresh seeds)")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    parser.add_argument(
+        "--part", choices=("all", "one", "account"), default="all", help="which part to run"
+    )
     args = parser.parse_args()
     if args.quick:
         args.items, args.forgets, args.runs = 1000, 2, 1
     print("forgetting benchmark: embedded defaults, offline model (module docstring); ms")
     print(f"  {load()}")
     with tempfile.TemporaryDirectory(prefix="bench-forget-") as tmp:
-        await bench_one(Path(tmp) / "one", args)
-        settle(Path(tmp) / "one" / "data")
-        await bench_account(Path(tmp), args)
+        if args.part in ("all", "one"):
+            await bench_one(Path(tmp) / "one", args)
+            settle(Path(tmp) / "one" / "data")
+        if args.part in ("all", "account"):
+            await bench_account(Path(tmp), args)
 
 
 if __name__ == "__main__":
