@@ -172,7 +172,7 @@ async def read(
     if ids is None:
         mem = await read_all(learner, items=await STORE.fetch(tiers))
     else:
-        mem, _ = await read_related(learner, ids)
+        mem = await read_related(learner, ids)
         mem.items = await STORE.related(tiers, ids, {e.episode_id for e in mem.episodes})
     path = profile_path(tiers.principal)
     try:

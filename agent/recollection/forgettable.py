@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from agent.recollection.reader import Recollection
     from memory.facts import FactRecord
     from memory.identity import Principal
-    from memory.journal.records import Candidate, Episode, Procedure, Related, SessionSummary
+    from memory.journal.records import Candidate, Episode, Procedure, SessionSummary
 
 #: As many journal rows as one read takes (everything of one principal).
 _ALL = 1_000_000
@@ -83,17 +83,16 @@ async def read_all(memory: Recollection, items: list[Item] | None = None) -> Rem
     )
 
 
-async def read_related(memory: Recollection, ids: Sequence[str]) -> tuple[Remembered, Related]:
+async def read_related(memory: Recollection, ids: Sequence[str]) -> Remembered:
     """What a forget of ``ids`` can touch of ``memory``'s principal, read by id rather than
     read whole: the journal rows ``ids`` name or that cite an episode they name
     (:meth:`~memory.journal.base.Journal.related`) and the fact rows they name or that cite
     such an episode (:meth:`~memory.facts.base.FactStore.related`); no store item (the caller
-    reads those it can touch). Also the journal's answer, whose extraction jobs go with the
-    episodes."""
+    reads those it can touch)."""
     related = await memory.journal.related(ids)
     episodes = [e.episode_id for e in related.episodes]
     rows = await memory.facts.related(subject_for(memory.principal), ids, episodes)
-    mem = Remembered(
+    return Remembered(
         episodes=list(related.episodes),
         summaries=list(related.summaries),
         candidates=list(related.candidates),
@@ -101,7 +100,6 @@ async def read_related(memory: Recollection, ids: Sequence[str]) -> tuple[Rememb
         facts=rows,
         items=[],
     )
-    return mem, related
 
 
 async def all_items(store: BaseStore, principal: Principal) -> list[Item]:

@@ -52,6 +52,7 @@ from tests.support.servers import (
     redis_checkpointer_url,
     redis_client,
 )
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.integration]
 
@@ -586,10 +587,7 @@ async def _last_checkpoint_time(backend: Backend, thread: str) -> datetime:
 
 def _wait_until_past(moment: datetime, timeout: float = 60) -> None:
     """Return once the wall clock (the one ``threads prune`` reads) is past ``moment``."""
-    deadline = time.monotonic() + timeout
-    while datetime.now(moment.tzinfo) <= moment:
-        assert time.monotonic() < deadline, f"the clock did not pass {moment} in {timeout} s"
-        time.sleep(0.05)
+    wait_until(lambda: datetime.now(moment.tzinfo) > moment, f"the clock passing {moment}", timeout)
 
 
 @over(["redis", "redis+shallow"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.waiting import wait_until
+
 #: Seconds a scan waits for a Qdrant Edge shard's background erasure (a condition, not a
 #: pause: it returns as soon as the eraser is done).
 ERASURE_DEADLINE = 180.0
@@ -37,10 +39,11 @@ def _wait_for_erasers(folder: Path, deadline: float) -> None:
             raise AssertionError(f"the erasure of {marker.parent} is still pending")
     for lock in folder.rglob("*.erasing.lock"):
         shard = lock.with_name(lock.name.removesuffix(".erasing.lock"))
-        while eraser_running(shard):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the eraser of {shard} is still running")
-            time.sleep(0.05)
+        wait_until(
+            lambda shard=shard: not eraser_running(shard),
+            f"the end of the eraser of {shard}",
+            max(0.0, deadline - time.monotonic()),
+        )
 
 
 def _scan(folder: Path, needle: str) -> list[str]:
