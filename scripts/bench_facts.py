@@ -53,6 +53,7 @@ from urllib.parse import urlsplit, urlunsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memory.facts import FactStore, MemoryDelta, open_fact_store, setup_fact_store
+from memory.facts.records import new_memory_id
 from memory.identity import Principal
 from memory.sql.clock import encode_time
 from memory.sql.connect import connect
@@ -205,7 +206,7 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
                 "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value, valid_from,"
                 " recorded_at, supersedes_memory_id, source_episode_id, schema_version,"
                 " recorded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 4, ?)",
-                (tenant, uuid.uuid4().hex, subject, attribute, f'"{value}"', at, now, row[0],
+                (tenant, new_memory_id(), subject, attribute, f'"{value}"', at, now, row[0],
                  "raw", user),
             )  # fmt: skip
             conn.execute("COMMIT")
@@ -347,7 +348,7 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
                         " attribute, value, valid_from, recorded_at, supersedes_memory_id,"
                         " source_episode_id, schema_version, recorded_by)"
                         " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 4, %s)",
-                        (tenant, uuid.uuid4().hex, subject, attribute, Jsonb(value), start,
+                        (tenant, new_memory_id(), subject, attribute, Jsonb(value), start,
                          BASE, row[0], "raw", user),
                     )  # fmt: skip
             return len(facts) / (time.perf_counter() - started)

@@ -81,7 +81,8 @@ class Plan:
         self._starts: dict[Key, list[datetime]] = {}
         self._at: dict[Key, dict[datetime, str]] = {}
         self._stored: set[str] = set()
-        self._changed: dict[str, None] = {}
+        #: Stored rows changed, by memory id: whether only their end changed (``set_end``).
+        self._changed: dict[str, bool] = {}
         self._inserted: list[str] = []
         for row in stored:
             if row.memory_id in self._rows:
@@ -96,6 +97,12 @@ class Plan:
     def changed(self) -> list[FactRecord]:
         """The stored rows the group changed, in their end state."""
         return [self._rows[m] for m in self._changed]
+
+    @property
+    def ended(self) -> frozenset[str]:
+        """Of :attr:`changed`, the rows whose only change is their end (``valid_to`` and its
+        cause): a backend may write those columns alone."""
+        return frozenset(m for m, only_end in self._changed.items() if only_end)
 
     @property
     def inserted(self) -> list[FactRecord]:
@@ -145,13 +152,13 @@ class Plan:
         self._rows[record.memory_id] = record
         self._inserted.append(record.memory_id)
 
-    def _change(self, memory_id: str, **fields: object) -> FactRecord:
+    def _change(self, memory_id: str, end_only: bool, **fields: object) -> FactRecord:
         row = self._rows.get(memory_id)
         if row is None or row.withdrawn_at is not None:
             raise Unplannable(f"fact {memory_id} is not an active known row")
         self._rows[memory_id] = changed = fast_replace(row, **fields)
         if memory_id in self._stored:
-            self._changed[memory_id] = None
+            self._changed[memory_id] = end_only and self._changed.get(memory_id, True)
         return changed
 
     def set_end(
@@ -164,6 +171,7 @@ class Plan:
     ) -> None:
         self._change(
             memory_id,
+            True,
             valid_to=valid_to,
             retracted_at=retracted_at,
             retraction_episode_id=retraction_episode_id,
@@ -179,6 +187,7 @@ class Plan:
     ) -> None:
         row = self._change(
             memory_id,
+            False,
             withdrawn_at=withdrawn_at,
             retracted_at=retracted_at,
             retraction_episode_id=retraction_episode_id,
@@ -191,7 +200,7 @@ class Plan:
         row = self._rows.get(memory_id)
         if row is None or row.withdrawn_at is not None:
             raise Unplannable(f"fact {memory_id} is not an active known row")
-        self._change(memory_id, restated_in=(*row.restated_in, episode_id))
+        self._change(memory_id, False, restated_in=(*row.restated_in, episode_id))
 
     def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         found = self._grants.get((tenant_id, user_id))

@@ -7,6 +7,8 @@ The semantics of writing and reading them are :mod:`memory.facts.base`'s.
 from __future__ import annotations
 
 import json
+import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -87,6 +89,20 @@ def canonical_json(value: Any) -> str:
             f"Fact value {value!r} is not JSON ({e}); use strings, numbers, booleans, null, "
             "lists and objects."
         ) from e
+
+
+def new_memory_id() -> str:
+    """A new fact's memory id: a version-7 UUID as 32 hex digits (48 bits of Unix
+    milliseconds, then 74 random bits).
+
+    Ids made close in time sort close together, so a group's new rows land at the right edge
+    of the ``(tenant_id, memory_id)`` index instead of one random page each: a commit writes
+    the pages its facts changed, not a page per fact. Uniqueness rests on the random bits,
+    as with ``uuid4`` (which has 122); nothing reads time from an id.
+    """
+    rand = int.from_bytes(os.urandom(10))
+    high = (time.time_ns() // 1_000_000) << 80
+    return f"{high | 0x7 << 76 | (rand >> 68) << 64 | 0x2 << 62 | rand & (1 << 62) - 1:032x}"
 
 
 def check_name(value: str, what: str) -> str:

@@ -8,7 +8,6 @@ answer the same requests, so their semantics cannot drift apart.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -30,6 +29,7 @@ from memory.facts.records import (
     WriteOutcome,
     canonical_json,
     check_name,
+    new_memory_id,
 )
 from memory.identity import normal_id
 
@@ -430,7 +430,7 @@ def new_record(
     """The record ``delta`` becomes, recorded ``now`` by ``user``."""
     return FactRecord(
         tenant_id=tenant_id,
-        memory_id=uuid.uuid4().hex,
+        memory_id=new_memory_id(),
         subject=delta.subject,
         attribute=delta.attribute,
         value=delta.value,

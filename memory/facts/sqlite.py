@@ -56,6 +56,10 @@ from memory.sql.connect import (
     prepare_folder,
 )
 
+#: The smallest group written set-wise: below it, a seek per write costs less than the
+#: prefetch statement (measured: ``scripts/bench_facts.py``, one writer against 8).
+PLANNED_GROUP = 4
+
 
 def _open_connection(where: str) -> sqlite3.Connection:
     return connect(where, timeout=BUSY_TIMEOUT)  # read at call time (tests shorten it)
@@ -355,7 +359,7 @@ class SqliteFactStore(FactStore):
         stays that write's own.
         """
         with self._connection.writing():
-            if plannable(group):
+            if len(group) >= PLANNED_GROUP and plannable(group):
                 try:
                     self._planned(group)
                     return
@@ -381,7 +385,7 @@ class SqliteFactStore(FactStore):
             asked = spans(group)
             plan = Plan(ops.prefetch(asked), asked, ops.grants)
             plan.run(group)
-            ops.apply(plan.changed, plan.inserted)
+            ops.apply(plan.changed, plan.inserted, plan.ended)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

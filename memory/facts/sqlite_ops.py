@@ -107,6 +107,9 @@ _CHANGE = (
     "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?,"
     " withdrawn_at = ?, restated_in = ?" + _UPDATE_WHERE
 )
+#: The same for a row whose only change is its end: the columns of neither partial index's
+#: condition but ``valid_to``, so ``facts_one_start`` is left alone.
+_END = "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?" + _UPDATE_WHERE
 GRANTS_OF = "SELECT role, subject FROM fact_grants WHERE tenant_id = ? AND user_id = ?"
 GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 
@@ -280,6 +283,8 @@ class Writes:
     def __init__(self, conn: sqlite3.Connection, cipher: MemoryCipher) -> None:
         self.conn = conn
         self.cipher = cipher
+        #: Grants read in this transaction, by (tenant, user): its writes see one state.
+        self._grants: dict[tuple[str, str], list[tuple[str, str]]] = {}
 
     def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
         t = encode_time(at)
@@ -297,25 +302,49 @@ class Writes:
         )
         return [record_of(row, self.cipher) for row in self.conn.execute(_PREFETCH, (asked,))]
 
-    def apply(self, changed: list[FactRecord], inserted: list[FactRecord]) -> None:
-        """A planned group's end state: each changed stored row updated, then each new row
-        inserted, by one ``executemany`` each."""
-        cursor = self.conn.executemany(
-            _CHANGE,
-            [
-                (
-                    encode_optional(r.valid_to),
-                    encode_optional(r.retracted_at),
-                    r.retraction_episode_id,
-                    encode_optional(r.withdrawn_at),
-                    json.dumps(list(r.restated_in), separators=(",", ":")),
-                    r.tenant_id,
-                    r.memory_id,
-                )
-                for r in changed
-            ],
-        )
-        if changed and cursor.rowcount != len(changed):
+    def apply(
+        self,
+        changed: list[FactRecord],
+        inserted: list[FactRecord],
+        ended: frozenset[str] = frozenset(),
+    ) -> None:
+        """A planned group's end state: each changed stored row updated (those in ``ended``,
+        whose only change is their end, by ``valid_to`` and its cause alone), then each new
+        row inserted, by one ``executemany`` each."""
+        ends = [r for r in changed if r.memory_id in ended]
+        others = [r for r in changed if r.memory_id not in ended]
+        updated = 0
+        if ends:
+            updated += self.conn.executemany(
+                _END,
+                [
+                    (
+                        encode_time(r.valid_to),  # type: ignore[arg-type]  # ended: set
+                        encode_optional(r.retracted_at),
+                        r.retraction_episode_id,
+                        r.tenant_id,
+                        r.memory_id,
+                    )
+                    for r in ends
+                ],
+            ).rowcount
+        if others:
+            updated += self.conn.executemany(
+                _CHANGE,
+                [
+                    (
+                        encode_optional(r.valid_to),
+                        encode_optional(r.retracted_at),
+                        r.retraction_episode_id,
+                        encode_optional(r.withdrawn_at),
+                        json.dumps(list(r.restated_in), separators=(",", ":")),
+                        r.tenant_id,
+                        r.memory_id,
+                    )
+                    for r in others
+                ],
+            ).rowcount
+        if updated != len(changed):
             raise RuntimeError("a planned fact vanished inside the write transaction")
         self.conn.executemany(_INSERT, [record_row(r, self.cipher) for r in inserted])
 
@@ -362,7 +391,11 @@ class Writes:
         )
 
     def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        return self.conn.execute(GRANTS_OF, (tenant_id, user_id)).fetchall()
+        found = self._grants.get((tenant_id, user_id))
+        if found is None:
+            found = self.conn.execute(GRANTS_OF, (tenant_id, user_id)).fetchall()
+            self._grants[(tenant_id, user_id)] = found
+        return found
 
     def restate(self, key: Key, memory_id: str, episode_id: str) -> None:
         self._update(
