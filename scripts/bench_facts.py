@@ -3,7 +3,8 @@
 Data: ``--facts`` facts (default 1,000,000) over ``--facts / --versions`` keys (default 10,000
 keys x 100 versions; 5 attributes per subject), arriving in time order across keys (every
 key's version ``v`` before any key's ``v + 1``), loaded through the bulk import API
-(``FactStore.import_facts``, the rules of ``record()``, 20,000 facts per transaction).
+(``FactStore.import_facts``, the rules of ``record()``, ``FactStore.IMPORT_BATCH`` facts per
+transaction; the process's peak memory is printed beside it).
 
 Then, on the same data, in the same run:
 
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -745,7 +747,12 @@ async def run_backend(
         report = await store.import_facts(deltas(api_keys, args.versions), progress=progress)
         load = time.perf_counter() - started
         assert report.recorded == imported and not report.refused, report.to_json()
-        print(f"  [{ledger.name}] bulk import: {imported:,} facts in {load:.1f} s", flush=True)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"  [{ledger.name}] bulk import: {imported:,} facts in {load:.1f} s"
+            f" (batches of {store.IMPORT_BATCH:,}; peak memory of this process {peak:,.0f} MB)",
+            flush=True,
+        )
         plain = ledger.plain_load()
         ledger.make_baseline()
         lat, mismatches = await measure_reads(

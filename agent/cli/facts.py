@@ -520,8 +520,13 @@ def import_(
         ),
     ] = "reject",
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, help="Facts per durable transaction.")
-    ] = 20_000,
+        int | None,
+        typer.Option(
+            "--batch-size",
+            min=1,
+            help="Facts per durable transaction (default: the ledger's, 50,000).",
+        ),
+    ] = None,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
@@ -557,7 +562,9 @@ def import_(
         report = _run(
             settings,
             lambda s: s.import_facts(
-                _read_facts(stream, settings, lines), policy=chosen, batch_size=batch_size
+                _read_facts(stream, settings, lines),
+                policy=chosen,
+                batch_size=batch_size,
             ),
         )
     finally:

@@ -102,6 +102,11 @@ class FactStore(ABC):
     ``sync`` the same reads for callers without an event loop.
     """
 
+    #: Facts per transaction of :meth:`import_facts`. A batch's fixed costs are per key (one
+    #: prefetch seek, at most one stored fact closed), so they shrink per fact as batches
+    #: grow; a batch of 50,000 facts plans in about 100 MB.
+    IMPORT_BATCH = 50_000
+
     def __init__(
         self,
         principal: Principal | None,
@@ -385,16 +390,18 @@ class FactStore(ABC):
         deltas: Iterable[MemoryDelta | BaseException],
         *,
         policy: ConflictPolicy | None = None,
-        batch_size: int = 20_000,
+        batch_size: int | None = None,
         progress: Callable[[ImportReport], None] | None = None,
     ) -> ImportReport:
-        """Bulk-load ``deltas`` under :meth:`record`'s rules, ``batch_size`` per transaction.
+        """Bulk-load ``deltas`` under :meth:`record`'s rules, ``batch_size`` per transaction
+        (default :attr:`IMPORT_BATCH`).
 
         Items may be exceptions (a line the caller could not parse): they are counted as
         refused with their message, like conflicts, and the import goes on. Returns the
         counts; ``progress`` is called after each committed batch.
         """
         started = time.perf_counter()
+        size = self.IMPORT_BATCH if batch_size is None else batch_size
         counts = {"recorded": 0, "replaced": 0, "duplicate": 0}
         refused: list[tuple[int, str]] = []
         batch: list[tuple[int, PendingWrite]] = []
@@ -429,7 +436,7 @@ class FactStore(ABC):
                     batch.append((index, self._pending_record(item, policy)))
                 except FactLedgerError as e:
                     refused.append((index, str(e)))
-                if len(batch) >= batch_size:
+                if len(batch) >= size:
                     if in_flight is not None:
                         await settle(*in_flight)
                     in_flight = (asyncio.create_task(self._submit([p for _, p in batch])), batch)

@@ -168,7 +168,7 @@ class MemoryDelta(BaseModel):
         return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class FactRecord:
     """One stored fact. ``valid_to is None``: still holds. ``withdrawn_at``: no longer believed."""
 
@@ -196,6 +196,57 @@ class FactRecord:
     recorded_by: str | None = None
     #: Set on what a write returns: what the write did. ``None`` on what a read returns.
     outcome: WriteOutcome | None = field(default=None, compare=False)
+
+    def __init__(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        subject: str,
+        attribute: str,
+        value: Any,
+        memory_type: MemoryType,
+        schema_version: int,
+        valid_from: datetime,
+        valid_to: datetime | None,
+        recorded_at: datetime,
+        supersedes_memory_id: str | None,
+        source_episode_id: str | None,
+        source: Source,
+        confidence: float,
+        retention_policy: str,
+        retracted_at: datetime | None = None,
+        retraction_episode_id: str | None = None,
+        withdrawn_at: datetime | None = None,
+        restated_in: tuple[str, ...] = (),
+        recorded_by: str | None = None,
+        outcome: WriteOutcome | None = None,
+    ) -> None:
+        # The fields go into the instance's dict at once: a frozen dataclass's own __init__
+        # sets each through object.__setattr__, about ten times the cost, and every fact
+        # read or written makes a record.
+        vars(self).update(
+            tenant_id=tenant_id,
+            memory_id=memory_id,
+            subject=subject,
+            attribute=attribute,
+            value=value,
+            memory_type=memory_type,
+            schema_version=schema_version,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            recorded_at=recorded_at,
+            supersedes_memory_id=supersedes_memory_id,
+            source_episode_id=source_episode_id,
+            source=source,
+            confidence=confidence,
+            retention_policy=retention_policy,
+            retracted_at=retracted_at,
+            retraction_episode_id=retraction_episode_id,
+            withdrawn_at=withdrawn_at,
+            restated_in=restated_in,
+            recorded_by=recorded_by,
+            outcome=outcome,
+        )
 
     @property
     def duplicate(self) -> bool:

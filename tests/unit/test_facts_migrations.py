@@ -123,7 +123,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=7) == [7]
     assert await _migrate(path, target=8) == [8]
     assert await _migrate(path, target=9) == [9]
-    assert await _migrate(path) == [10]
+    assert await _migrate(path, target=10) == [10]
+    assert await _migrate(path) == [11]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
@@ -231,6 +232,30 @@ async def test_the_database_refuses_broken_intervals(tmp_path: Path) -> None:
         # Other tenants, subjects and attributes are separate timelines.
         _insert(conn, "other-tenant", T0, None, tenant_id="globex")
         _insert(conn, "other-attr", T0, None, attribute="risk")
+    finally:
+        conn.close()
+
+
+async def test_the_overlap_guard_passes_only_an_interval_that_shrinks(tmp_path: Path) -> None:
+    """Schema 11: closing a fact or moving its end earlier skips the guard's seeks (it cannot
+    overlap anything then); every other change of an active interval is still checked."""
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path)
+    conn = sqlite3.connect(path)
+    try:
+        _insert(conn, "a", T0, None)
+        _insert(conn, "w", T1, T2, withdrawn_at=T2)  # withdrawn: outside the timeline
+        conn.execute("UPDATE facts SET valid_to = ? WHERE memory_id = 'a'", (T2,))  # closes
+        conn.execute("UPDATE facts SET valid_to = ? WHERE memory_id = 'a'", (T1,))  # earlier
+        _insert(conn, "b", T1, None)
+        for sql, params in (
+            ("UPDATE facts SET valid_to = NULL WHERE memory_id = 'a'", ()),  # reopened
+            ("UPDATE facts SET valid_to = ? WHERE memory_id = 'a'", (T2,)),  # later, into b
+            ("UPDATE facts SET withdrawn_at = NULL WHERE memory_id = 'w'", ()),  # back in
+            ("UPDATE facts SET valid_from = ?, valid_to = ? WHERE memory_id = 'b'", (T0, T1)),
+        ):
+            with pytest.raises(sqlite3.IntegrityError, match="overlapping"):
+                conn.execute(sql, params)
     finally:
         conn.close()
 
