@@ -192,6 +192,33 @@ class WriterTurns:
                 self._held = False
                 fcntl.flock(fd, fcntl.LOCK_UN)
 
+    @contextmanager
+    def turn_if_free(self) -> Iterator[bool]:
+        """Hold the writers' turn for the block if nobody holds or awaits it now (``True``);
+        otherwise hold nothing (``False``) and never wait: for a caller that must not block,
+        such as an event loop running a short write itself."""
+        fd = self._file()
+        if fd is None:
+            yield True
+            return
+        with self._gate:
+            free = self._waiter is None
+            if free:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self._held = True
+                except BlockingIOError:
+                    free = False
+        if not free:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._gate:
+                self._held = False
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
     def _acquire(self, fd: int, timeout: float) -> None:
         with self._gate:
             if self._waiter is None:

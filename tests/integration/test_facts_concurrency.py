@@ -14,11 +14,13 @@ import random
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -452,3 +454,56 @@ async def test_a_turn_held_too_long_fails_clearly_then_recovers(
         late = await facts.record(_delta("late", BASE + timedelta(days=1)))
         again = await facts.record(_delta("later", BASE + timedelta(days=2)))
         assert again.supersedes_memory_id == late.memory_id
+
+
+# -- where a SQLite write runs -------------------------------------------------------------------
+
+
+def _note_thread(threads: set[int]) -> None:
+    threads.add(threading.get_ident())
+
+
+async def test_a_free_write_runs_on_the_loop_and_a_servers_on_the_writer_thread(
+    tmp_path: Path,
+) -> None:
+    """Outside a server, a write nobody else holds the file for is made on the event loop
+    itself (no thread hand-over); a server's store always writes on its writer thread."""
+    path = tmp_path / "facts.sqlite"
+    for server in (False, True):
+        async with open_fact_store(f"sqlite:///{path}", PRINCIPAL, server=server) as facts:
+            shared = facts._connection  # type: ignore[attr-defined]
+            threads: set[int] = set()
+            shared.writer.create_function("writer_thread", 0, partial(_note_thread, threads))
+            shared.writer.execute(
+                "CREATE TEMP TRIGGER seen AFTER INSERT ON facts BEGIN SELECT writer_thread(); END"
+            )
+            await facts.record(_delta(f"server={server}", BASE + timedelta(days=int(server))))
+            loop_thread = threading.get_ident()
+            assert threads and (loop_thread in threads) is not server, (server, threads)
+
+
+async def test_a_write_waiting_for_another_writer_leaves_the_loop_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that meets another writer's transaction on the file (one outside the turns)
+    waits on the writer thread, never on the loop: the other transaction is ended from the
+    loop while the write waits (a write blocking the loop would hold it for the whole busy
+    timeout, here 10 minutes), and the write then lands."""
+    import memory.facts.sqlite as sqlite_backend
+
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT", 600.0)
+    path = tmp_path / "facts.sqlite"
+    async with open_fact_store(f"sqlite:///{path}", PRINCIPAL) as facts:
+        await facts.record(_delta("seed", BASE))
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            waiting = asyncio.create_task(facts.record(_delta("next", BASE + timedelta(days=1))))
+            for _ in range(100):  # the write starts and meets the other transaction
+                await asyncio.sleep(0)
+            assert not waiting.done()
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        record = await asyncio.wait_for(waiting, timeout=60)
+        assert record.value == "next" and record.supersedes_memory_id is not None
