@@ -114,14 +114,24 @@ CROSS JOIN LATERAL (
 #: exclusion constraint's gist index instead, which cannot seek on ``valid_from``: every
 #: row of each key is then read, checked by row security and sorted (2 ms a key at 1M facts).
 ORDERED_SEEKS = "SET LOCAL enable_sort = off"
-#: A planned group's changed stored rows, in their end state, in one statement.
-CHANGE = f"""
-UPDATE {FACTS} AS f SET valid_to = u.valid_to, retracted_at = u.retracted_at,
-    retraction_episode_id = u.episode, withdrawn_at = u.withdrawn_at, restated_in = u.restated_in
-FROM unnest(%s::text[], %s::timestamptz[], %s::timestamptz[], %s::text[], %s::timestamptz[],
-            %s::jsonb[]) AS u(memory_id, valid_to, retracted_at, episode, withdrawn_at, restated_in)
-WHERE f.tenant_id = %s AND f.memory_id = u.memory_id AND f.withdrawn_at IS NULL
-"""
+#: A stored row to update, named by its key as well as its id: whatever index the planner
+#: takes, it reads at most that key's rows. (By id alone, on statistics a bulk load had
+#: outgrown, the planner took the exclusion constraint's index on the tenant alone and read
+#: every fact of the tenant through row security: 15 ms a row at 20,000 facts.)
+UPDATE_WHERE = (
+    " WHERE tenant_id = %s AND subject = %s AND attribute = %s AND memory_id = %s"
+    " AND withdrawn_at IS NULL"
+)
+#: A changed stored row of a planned group, in its end state (one statement per row).
+CHANGE_ONE = (
+    f"UPDATE {FACTS} SET valid_to = %s, retracted_at = %s, retraction_episode_id = %s,"
+    " withdrawn_at = %s, restated_in = %s" + UPDATE_WHERE
+)
+#: The same for a row whose only change is its end.
+END_ONE = (
+    f"UPDATE {FACTS} SET valid_to = %s, retracted_at = %s, retraction_episode_id = %s"
+    + UPDATE_WHERE
+)
 _TYPES = (
     "text", "text", "text", "text", "jsonb", "text", "integer", "timestamptz", "timestamptz",
     "timestamptz", "text", "text", "text", "double precision", "text", "timestamptz", "text",
@@ -133,7 +143,6 @@ INSERT_MANY = (
     + ", ".join(f"%s::{t}[]" for t in _TYPES)
     + ")"
 )
-UPDATE_WHERE = " WHERE tenant_id = %s AND memory_id = %s AND withdrawn_at IS NULL"
 #: Every key of a group, locked in one statement in a global order (no deadlock between
 #: groups); a writer stuck behind another gives up after the lock timeout (its first
 #: parameter) and the group retries.
@@ -247,23 +256,62 @@ class Writes:
         cursor = await self.conn.execute(PREFETCH, columns)
         return [record_of(row, self.cipher) for row in await cursor.fetchall()]
 
-    async def apply(self, changed: list[FactRecord], inserted: list[FactRecord]) -> None:
-        """A planned group's end state: the changed stored rows updated, then the new rows
-        inserted, one statement each (every row of one tenant)."""
+    async def apply(
+        self,
+        changed: list[FactRecord],
+        inserted: list[FactRecord],
+        ended: frozenset[str] = frozenset(),
+    ) -> None:
+        """A planned group's end state: the changed stored rows updated (those in ``ended``,
+        whose only change is their end, by ``valid_to`` and its cause alone), then the new
+        rows inserted in one statement (every row of one tenant).
+
+        The updates are one statement per row, sent together (one round trip), each bounded
+        to its key's rows (:data:`UPDATE_WHERE`) whatever the table's statistics say: one
+        joined update was planned, on statistics a bulk load had outgrown, as a scan of every
+        fact of the tenant, each checked by row security (2 s for 500 rows at 20,000 facts)."""
         if changed:
-            cursor = await self.conn.execute(
-                CHANGE,
-                (
-                    [r.memory_id for r in changed],
-                    [r.valid_to for r in changed],
-                    [r.retracted_at for r in changed],
-                    [r.retraction_episode_id for r in changed],
-                    [r.withdrawn_at for r in changed],
-                    [canonical_json(list(r.restated_in)) for r in changed],
-                    changed[0].tenant_id,
-                ),
-            )
-            if cursor.rowcount != len(changed):
+            cursor = self.conn.cursor()
+            updated = 0
+            ends = [r for r in changed if r.memory_id in ended]
+            if ends:
+                await cursor.executemany(
+                    END_ONE,
+                    [
+                        (
+                            r.valid_to,
+                            r.retracted_at,
+                            r.retraction_episode_id,
+                            r.tenant_id,
+                            r.subject,
+                            r.attribute,
+                            r.memory_id,
+                        )
+                        for r in ends
+                    ],
+                )
+                updated += cursor.rowcount
+            others = [r for r in changed if r.memory_id not in ended]
+            if others:
+                await cursor.executemany(
+                    CHANGE_ONE,
+                    [
+                        (
+                            r.valid_to,
+                            r.retracted_at,
+                            r.retraction_episode_id,
+                            r.withdrawn_at,
+                            Jsonb(list(r.restated_in)),
+                            r.tenant_id,
+                            r.subject,
+                            r.attribute,
+                            r.memory_id,
+                        )
+                        for r in others
+                    ],
+                )
+                updated += cursor.rowcount
+            if updated != len(changed):
                 raise RuntimeError("a planned fact vanished inside its key's write lock")
         if inserted:
             seal = self.cipher.seal
@@ -328,7 +376,7 @@ class Writes:
 
     async def _update(self, sql: str, params: tuple[Any, ...], key: Key, memory_id: str) -> None:
         cursor = self.conn.cursor()
-        await cursor.execute(sql + UPDATE_WHERE, (*params, key[0], memory_id))
+        await cursor.execute(sql + UPDATE_WHERE, (*params, *key, memory_id))
         self.updates.append((cursor, memory_id))
 
     async def set_end(
