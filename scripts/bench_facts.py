@@ -128,10 +128,11 @@ def deltas(keys: int, versions: int, seed: int = 1) -> Iterator[MemoryDelta]:
 
 
 def _deltas(order: list[int], versions: int, rng: random.Random) -> Iterator[MemoryDelta]:
+    names = {k: key_of(k) for k in order}  # the harness's formatting, once per key
     for v in range(versions):
         rng.shuffle(order)
         for k in order:
-            subject, attribute = key_of(k)
+            subject, attribute = names[k]
             yield MemoryDelta(
                 subject=subject,
                 attribute=attribute,
