@@ -35,7 +35,7 @@ import qdrant_edge as qe
 from memory.errors import StoreLockedError
 from memory.health import ERASE_PENDING
 from memory.store.common import SPARSE, TERMS, VECTOR
-from memory.store.detached import DetachedWorker
+from memory.store.detached import DetachedWorker, handed_lock
 from memory.store.indexing import GENERATION_FILE, bump_generation, recover, set_unindexed, swap_in
 from memory.store.lock import folder_lock
 
@@ -222,13 +222,16 @@ def start_eraser(path: Path) -> subprocess.Popen[bytes] | None:
     return ERASER.start(path)
 
 
-def erase(path: Path, lock_timeout: float = 60.0) -> int:
+def erase(path: Path, lock_timeout: float = 60.0, held: int | None = None) -> int:
     """Serve the shard's erasure requests (the module docstring); return how many rewrites
-    ran. Another eraser running: nothing (it serves them). Looks again after giving up its
-    own lock, so a request recorded while it finished is not left behind."""
+    ran. Another eraser running: nothing (it serves them). ``held``: the eraser's lock,
+    taken by the launcher (:class:`~memory.store.detached.DetachedWorker`). Looks again
+    after giving up its own lock, so a request recorded while it finished is not left
+    behind."""
     rounds = 0
     while True:
-        held = _eraser_lock(path)
+        if held is None:
+            held = _eraser_lock(path)
         if held is None:
             return rounds
         try:
@@ -247,6 +250,7 @@ def erase(path: Path, lock_timeout: float = 60.0) -> int:
                     logger.info("erased deleted items from %s (%d kept)", path, kept)
         finally:
             os.close(held)
+            held = None
         if not pending(path):
             return rounds
 
@@ -272,7 +276,7 @@ def wait_erased(
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        erase(Path(sys.argv[1]))
+        erase(Path(sys.argv[1]), held=handed_lock(sys.argv))
     except StoreLockedError as e:  # the next open of the shard starts another
         logger.warning("erasure of %s postponed: %s", sys.argv[1], e)
     except FileNotFoundError as e:  # the folder went away (deleted data folder)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import StoreLockedError
-from memory.store.detached import DetachedWorker
+from memory.store.detached import DetachedWorker, handed_lock
 from memory.store.lock import folder_lock
 
 logger = logging.getLogger(__name__)
@@ -200,12 +200,14 @@ def wait_for_quiet(
     return True
 
 
-def build(path: Path, lock_timeout: float = 60.0) -> bool:
+def build(path: Path, lock_timeout: float = 60.0, held: int | None = None) -> bool:
     """Build the shard's index out of place and swap it in (the module docstring); True when
-    an indexed copy replaced the shard."""
+    an indexed copy replaced the shard. ``held``: the indexer's lock, taken by the launcher
+    (:class:`~memory.store.detached.DetachedWorker`)."""
     import qdrant_edge as qe
 
-    held = _indexer_lock(path)
+    if held is None:
+        held = _indexer_lock(path)
     if held is None:
         return False
     copy = path.with_name(path.name + ".new")
@@ -246,5 +248,5 @@ def build(path: Path, lock_timeout: float = 60.0) -> bool:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    swapped = build(Path(sys.argv[1]))
+    swapped = build(Path(sys.argv[1]), held=handed_lock(sys.argv))
     logger.info("index build for %s: %s", sys.argv[1], "swapped in" if swapped else "not swapped")

@@ -358,6 +358,29 @@ def test_a_swap_a_crash_interrupted_is_finished_when_the_shard_opens(tmp_path: P
     store.close()
 
 
+@pytest.mark.parametrize("module", ["erasing", "indexing"])
+def test_a_detached_worker_counts_as_running_from_its_launch(tmp_path: Path, module: str) -> None:
+    """The launcher holds the worker's lock before the child starts and hands it over, so a
+    caller polling for the worker (``wait_erased``) launches one, never one per poll while
+    the first is still importing; the lock goes when the child ends."""
+    from memory.store.erasing import ERASER
+    from memory.store.indexing import INDEXER
+
+    worker = {"erasing": ERASER, "indexing": INDEXER}[module]
+    folder = tmp_path / "qdrant-edge"
+    folder.mkdir()  # no shard and no request: the worker has nothing to do and ends
+    first = worker.start(folder)
+    assert first is not None
+    try:
+        assert worker.running(folder)
+        assert worker.start(folder) is None
+    finally:
+        assert first.wait(timeout=120) == 0
+    assert not worker.running(folder)
+    again = worker.start(folder)
+    assert again is not None and again.wait(timeout=120) == 0
+
+
 def test_the_indexer_copies_the_shard_only_once_writes_pause(tmp_path: Path) -> None:
     """A bulk load writes batch after batch: the indexer waits for a pause before it copies
     (a copy taken during the load is discarded, and a build given up during it was never
