@@ -6,6 +6,7 @@ are empty, blank, padded with spaces, hold control characters or path separators
 ``..``, or are longer than :data:`MAX_THREAD_ID_CHARS`. :func:`thread_folder` maps any id
 (the API server may hand the graph ids the CLI never checked) to a single, safe folder name,
 one-to-one: ``a/b`` and ``a_b`` never share a folder, and no id leaves the artifacts folder.
+:func:`legacy_folder` is the name earlier versions gave, which was not one-to-one.
 """
 
 from __future__ import annotations
@@ -59,3 +60,11 @@ def thread_folder(thread_id: str) -> str:
         digest = hashlib.sha256(thread_id.encode("utf-8")).hexdigest()
         name = f"{name[:120]}%~{digest}"
     return name
+
+
+def legacy_folder(thread_id: str) -> str:
+    """The folder name versions before :func:`thread_folder` gave ``thread_id``'s draft charts:
+    every character but letters, digits, ``-``, ``_`` and ``.`` replaced by ``_``, cut at 120
+    characters. Not one-to-one (``a/b`` and ``a_b`` shared ``a_b``); for the ordinary ids whose
+    two names are equal (``my-nvda``), every draft chart the thread ever had is in its folder."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in thread_id)[:120]

@@ -14,6 +14,7 @@ Heavy modules (LangGraph, the backends) are imported where they are first needed
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import replace
@@ -373,10 +374,13 @@ class Tiers:
             charts = await draft_charts(saver, self.settings, ids)
             await delete_threads(saver, ids)
             self.index.delete_many(self.principal, ids)
-            for thread_id in ids:
-                remove_charts(self.settings, thread_id, charts[thread_id])
-        journal = await self.journal()
-        await journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED)
+            journal = await self.journal()
+            # The chart folders go on worker threads, alongside the audit: removing a folder
+            # waits on the disk (milliseconds each on some file systems), not on the CPU.
+            await asyncio.gather(
+                journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED),
+                *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in ids),
+            )
         return ids
 
     async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
