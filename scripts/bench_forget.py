@@ -137,6 +137,7 @@ STEPS = {
     "read": ("read everything (read)", [forgetting], "read"),
     "cascade": ("plan (cascade)", [forgetting], "cascade"),
     "delete": ("store deletes (Store.delete)", [kinds.Store], "delete"),
+    "remove_all": ("store listed and deleted (Store.remove_all)", [kinds.Store], "remove_all"),
     "forget_vectors": (
         "embedding cache (forget_vectors)",
         [forgetting, erasure],

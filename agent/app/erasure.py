@@ -79,12 +79,11 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     receipt.deleted["facts"] = Tier(fact_ids)
     receipt.deleted["grants"] = Tier(grants_gone)
     # Read now rather than with the plan: an item written meanwhile goes too, and the
-    # listing, the costliest read of a deletion, is made once.
-    items = held[STORE] = await STORE.fetch(tiers)
+    # listing, the costliest read of a deletion, is made once, with the deletes.
+    items = held[STORE] = await STORE.remove_all(tiers)
     receipt.deleted["store"] = Tier(sorted(item_key(i) for i in items))
     hashes = cache_rows(held)
     receipt.deleted["embedding_cache"] = Tier(hashes)
-    await STORE.delete(tiers, items, None)
     if fact_ids or grants_gone:
         await tiers.audit("delete", "facts", [*fact_ids, *grants_gone], REASON)
     if receipt.deleted["store"].ids:

@@ -313,6 +313,20 @@ class Store(Kind):
             return []
         return await all_items(await tiers.store(), tiers.principal)
 
+    async def remove_all(self, tiers: Tiers) -> list[Item]:
+        """Delete every item under the principal's namespace root (their vectors with them)
+        and return them, not audited (account deletion): read and deleted in one step where
+        the store can (:meth:`~memory.store.scoped.ScopedStore.aremove_all`), else listed
+        (:meth:`fetch`) then deleted."""
+        if tiers.store_missing():
+            return []
+        removed = await scoped(await tiers.store(), tiers.principal).aremove_all()
+        if removed is not None:
+            return list(removed)
+        taken = await self.fetch(tiers)
+        await self.delete(tiers, taken, None)
+        return taken
+
     async def related(self, tiers: Tiers, ids: Sequence[str], episodes: set[str]) -> list[Item]:
         """The items a forget of ``ids`` can touch: those ``ids`` name (a key, or
         ``<namespace>/<key>``) and those citing one of ``episodes``; through the store's own

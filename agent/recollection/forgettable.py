@@ -103,10 +103,15 @@ async def read_related(memory: Recollection, ids: Sequence[str]) -> Remembered:
 
 
 async def all_items(store: BaseStore, principal: Principal) -> list[Item]:
-    """Every item under the principal's namespace root (relative namespaces)."""
+    """Every item under the principal's namespace root (relative namespaces), newest first:
+    in one read where the store can (:meth:`~memory.store.scoped.ScopedStore.aitems`), else
+    page by page."""
     from memory.store.scoped import scoped
 
     view = scoped(store, principal)
+    listed = await view.aitems()
+    if listed is not None:
+        return list(listed)
     found: list[Item] = []
     size = _PAGE
     while True:

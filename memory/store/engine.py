@@ -640,6 +640,40 @@ class QdrantFormatStore(BaseStore, Generic[H]):
     ) -> list[Item]:
         return await asyncio.to_thread(self.related, namespace_prefix, keys=keys, episodes=episodes)
 
+    def items(self, namespace_prefix: tuple[str, ...]) -> list[SearchItem]:
+        """Every live item under ``namespace_prefix``, in the order a search without a query
+        lists them (newest first), read in one scan: a listing by ``search`` pages by offset,
+        and every page orders and reads again the items before it (an extension, not part of
+        ``BaseStore``; no TTL is refreshed)."""
+        with self._connected() as handle:
+            flt = self.live_filter(self.clock(), self.namespace_conditions(namespace_prefix))
+            found = list(self._scan(handle, flt))
+        found.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
+        return [search_item(payload, None, self.cipher) for payload in found]
+
+    async def aitems(self, namespace_prefix: tuple[str, ...]) -> list[SearchItem]:
+        return await asyncio.to_thread(self.items, namespace_prefix)
+
+    def remove_all(self, namespace_prefix: tuple[str, ...]) -> list[SearchItem]:
+        """Delete every item under ``namespace_prefix`` (expired ones too) and return them as
+        :meth:`items` lists them (an extension, not part of ``BaseStore``: account deletion).
+        Listed and deleted by the same filter on one connection: where the engine's lease
+        keeps other processes out (Qdrant Edge, local mode) nothing is written in between;
+        on a server, an item written in between is deleted too, unlisted. The empty prefix
+        is refused."""
+        if not namespace_prefix:
+            raise ValueError("remove_all() needs a namespace prefix; it never empties a store")
+        with self._connected() as handle:
+            flt = self._filter(self.namespace_conditions(namespace_prefix), [])
+            found = list(self._scan(handle, flt))
+            if found:
+                self._delete_where(handle, flt)
+        found.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
+        return [search_item(payload, None, self.cipher) for payload in found]
+
+    async def aremove_all(self, namespace_prefix: tuple[str, ...]) -> list[SearchItem]:
+        return await asyncio.to_thread(self.remove_all, namespace_prefix)
+
     def count(self, namespace_prefix: tuple[str, ...] = ()) -> int:
         """How many items live under ``namespace_prefix`` (expired ones included until swept)."""
         with self._connected() as handle:

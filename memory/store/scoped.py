@@ -216,6 +216,22 @@ class ScopedStore(BaseStore):
         found = await find(self.root, keys=keys, episodes=episodes)
         return [self._item(item) for item in found]
 
+    async def aitems(self) -> list[SearchItem] | None:
+        """Every item of the principal, newest first, when the wrapped store can list them in
+        one read (its ``aitems``); else ``None``."""
+        find = getattr(self.store, "aitems", None)
+        if find is None:
+            return None
+        return [self._search_item(item) for item in await find(self.root)]
+
+    async def aremove_all(self) -> list[SearchItem] | None:
+        """Delete every item of the principal and return them, when the wrapped store can do
+        both in one step (its ``aremove_all``); else ``None``, and nothing is deleted."""
+        remove = getattr(self.store, "aremove_all", None)
+        if remove is None:
+            return None
+        return [self._search_item(item) for item in await remove(self.root)]
+
     # -- BaseStore ------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:

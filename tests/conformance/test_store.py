@@ -656,3 +656,64 @@ async def test_newest_first_ties_do_not_depend_on_the_limit(
                 assert page == full[:limit]
             else:
                 assert len(page) == limit
+
+
+async def test_every_item_of_a_principal_is_listed_once_newest_first(
+    open_backend: OpenBackend, backend: Backend
+) -> None:
+    """``all_items`` (what forget, account deletion, retention and backup read) lists every item
+    of the principal in every namespace under its root, as a search without a query orders
+    them (newest first where the backend orders so), and nothing of another principal: in
+    one read where the store can, else by pages."""
+    from agent.recollection.forgettable import all_items
+    from memory.identity import Principal
+    from memory.store.scoped import scoped
+
+    mira, other = Principal("t1", "mira"), Principal("t1", "other")
+    async with open_backend() as store:
+        for who in (mira, other):
+            view = scoped(store, who)
+            await view.abatch(
+                [PutOp(("memories",), f"k{i}", {"text": f"{who.user_id} {i}"}) for i in range(5)]
+                + [PutOp(("events", str(i % 2)), f"e{i}", {"n": i}) for i in range(4)]
+            )
+        await scoped(store, mira).aput(("memories",), "k1", {"text": "mira 1, changed"})
+        listed = await all_items(store, mira)
+        searched = await scoped(store, mira).asearch((), limit=100)
+        assert len(listed) == 9
+        assert {(i.namespace, i.key) for i in listed} == {(i.namespace, i.key) for i in searched}
+        assert all(i.value.get("text", "mira").startswith("mira") for i in listed)
+        if backend.hybrid:  # the Qdrant-format stores: newest first, ties by namespace and key
+            assert (listed[0].namespace, listed[0].key) == (("memories",), "k1")
+        if backend.stable_ties:
+            assert [(i.namespace, i.key, i.value) for i in listed] == [
+                (i.namespace, i.key, i.value) for i in searched
+            ]
+
+
+async def test_removing_every_item_of_a_principal_returns_them_and_leaves_the_others(
+    open_backend: OpenBackend,
+) -> None:
+    """Account deletion's one step where the store has it (``ScopedStore.aremove_all``): every
+    item of the principal is deleted and returned as ``all_items`` listed it; another
+    principal's items stay. A store without it answers ``None`` and deletes nothing."""
+    from agent.recollection.forgettable import all_items
+    from memory.identity import Principal
+    from memory.store.scoped import scoped
+
+    mira, other = Principal("t1", "mira"), Principal("t1", "other")
+    async with open_backend() as store:
+        for who in (mira, other):
+            await scoped(store, who).abatch(
+                [PutOp(("memories",), f"k{i}", {"text": f"{who.user_id} {i}"}) for i in range(5)]
+                + [PutOp(("events", str(i % 2)), f"e{i}", {"n": i}) for i in range(4)]
+            )
+        listed = [(i.namespace, i.key, i.value) for i in await all_items(store, mira)]
+        taken = await scoped(store, mira).aremove_all()
+        left = [(i.namespace, i.key, i.value) for i in await all_items(store, mira)]
+        if taken is None:
+            assert left == listed
+        else:
+            assert [(i.namespace, i.key, i.value) for i in taken] == listed
+            assert left == []
+        assert len(await all_items(store, other)) == 9
