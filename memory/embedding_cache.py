@@ -196,11 +196,18 @@ class SqliteEmbeddingCache:
             return 0
         deleted = 0
         with self._connect() as conn:
-            for start in range(0, len(hashes), 500):
-                chunk = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(chunk))
-                cursor = conn.execute(f"DELETE FROM embeddings WHERE hash IN ({marks})", chunk)
-                deleted += cursor.rowcount
+            # By model, then hash: the primary key's order, so each row is found through the
+            # key (a lookup by hash alone read the whole table once per 500 hashes).
+            models = [row[0] for row in conn.execute("SELECT DISTINCT model FROM embeddings")]
+            for model in models:
+                for start in range(0, len(hashes), 500):
+                    chunk = list(hashes[start : start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    cursor = conn.execute(
+                        f"DELETE FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                        (model, *chunk),
+                    )
+                    deleted += cursor.rowcount
         with self._connect() as conn:
             truncate_wal(conn, "embeddings cache", self.path)
         return deleted
