@@ -47,21 +47,28 @@ async def compact(tiers: Tiers, deleted: Iterable[str] | None = None) -> list[st
     went, and with shared access it is the detached eraser's work
     (:mod:`memory.store.erasing`): the shard is listed only when rewritten before return."""
     kinds = None if deleted is None else set(deleted)
-    done: list[str] = []
     store = tiers.opened_store
     erase = getattr(store, "erase_deleted", None)
-    # Shared access hands the rewrite to the detached eraser (its cost is the whole shard's);
-    # the receipt's notes say so while it runs (backend_notes).
-    wanted = kinds is None or "store" in kinds
-    if callable(erase) and wanted and await asyncio.to_thread(erase):
-        done.append(str(getattr(store, "path", "long-term store")))
     names = {"facts.sqlite"} | {n for t in kinds or () for n in FILES_OF.get(t, ())}
-    for embedded in tiers.embedded_files():
-        wanted = kinds is None or embedded.name in names
-        if embedded.kind == "sqlite" and wanted and embedded.path.exists():
-            await asyncio.to_thread(vacuum, str(embedded.path))
-            done.append(str(embedded.path))
-    return done
+    files = [
+        str(e.path)
+        for e in tiers.embedded_files()
+        if e.kind == "sqlite" and (kinds is None or e.name in names) and e.path.exists()
+    ]
+
+    async def rewritten() -> bool:
+        # Shared access hands the rewrite to the detached eraser (its cost is the whole
+        # shard's); the receipt's notes say so while it runs (backend_notes).
+        wanted = kinds is None or "store" in kinds
+        return callable(erase) and wanted and await asyncio.to_thread(erase)
+
+    # Each file on its own worker thread: the work is the disk's (writes and fsyncs), and no
+    # file waits for another's.
+    shard, *_ = await asyncio.gather(
+        rewritten(), *(asyncio.to_thread(vacuum, path) for path in files)
+    )
+    done = [str(getattr(store, "path", "long-term store"))] if shard else []
+    return done + files
 
 
 def vacuum(path: str) -> None:
