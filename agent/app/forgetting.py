@@ -10,6 +10,7 @@ what is kept and why, tombstones) are in ``docs/memory-lifecycle.md``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -163,7 +164,8 @@ async def read(
     """Everything of the principal a forget chooses from, with the profile document; for a
     forget of ``ids``, only what those ids can touch (named, or citing a named episode:
     :func:`~agent.recollection.forgettable.read_related`, :meth:`~agent.app.kinds.Store.related`),
-    since nothing else can be named or follow: its cost is what is forgotten, not what is kept.
+    since nothing else can be named or follow: its cost is what is forgotten, not what is kept
+    (the store's lookup runs alongside the journal's and the ledger's).
 
     A profile document that cannot be read (not UTF-8, too large, a link refused) never
     blocks a forget: it is left out, and ``damaged`` gets the receipt's note saying so."""
@@ -172,8 +174,14 @@ async def read(
     if ids is None:
         mem = await read_all(learner, items=await STORE.fetch(tiers))
     else:
-        mem = await read_related(learner, ids)
-        mem.items = await STORE.related(tiers, ids, {e.episode_id for e in mem.episodes})
+        # The store is looked up (for Qdrant Edge, its shard opened) while the journal and the
+        # ledger are read. Every id counts as a possible episode: an episode a forget names
+        # is one of ``ids``, and an item citing an id that is no episode of the principal's
+        # is read but neither named nor taken by the cascade.
+        mem, items = await asyncio.gather(
+            read_related(learner, ids), STORE.related(tiers, ids, set(ids))
+        )
+        mem.items = items
     path = profile_path(tiers.principal)
     try:
         if tiers.documents.exists(path):
