@@ -604,14 +604,19 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
 
         An exclusive holder rewrites the shard now (it keeps the folder lock an eraser would
         need). Shared access records the request in the shard under the lease that deleted
+        (once that lease has ended, under the folder lock alone: no reopening of the shard)
         and starts the eraser, which takes the folder when the lease ends (``LINGER`` after
         its last use, on the lease's timer thread): a forget waits neither for a rewrite whose
         cost is the whole shard's nor for the shard's close."""
         if self.access == "exclusive":
             self.rebuild()
             return True
-        with self._connected():
-            erasing.request(self.path)
+        with self._lock:
+            if self._shard is not None:  # the lease that deleted is still held
+                erasing.request(self.path)
+            else:  # the folder lock is enough to record it: the shard need not be reopened
+                with folder_lock(self.path, self.lock_timeout):
+                    erasing.request(self.path)
         erasing.start_eraser(self.path)
         return False
 

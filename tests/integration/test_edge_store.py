@@ -358,6 +358,33 @@ def test_a_swap_a_crash_interrupted_is_finished_when_the_shard_opens(tmp_path: P
     store.close()
 
 
+def test_an_erasure_asked_after_the_lease_ended_reopens_no_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Account deletion asks for the erasure once the deleting lease may have ended: the
+    request is recorded under the folder lock alone, and the eraser still removes every byte
+    of the deleted item."""
+    from memory.store import erasing
+    from tests.support.raw_bytes import raw_hits
+
+    folder = tmp_path / "qdrant-edge"
+    store = EdgeStore(folder, index=index_config(HashingEmbedder(dims=8)), index_after=None)
+    store.setup()
+    store.put(("m",), "kept", {"text": "kept zq1x"})
+    store.put(("m",), "gone", {"text": "gone qv7w"})
+    store.delete(("m",), "gone")
+    store.close()  # the lease that deleted has ended
+
+    def refused() -> None:
+        raise AssertionError("the shard was reopened to record an erasure")
+
+    monkeypatch.setattr(store, "_open_shard", refused)
+    assert store.erase_deleted() is False
+    assert erasing.pending(folder) or erasing.eraser_running(folder)
+    assert raw_hits(tmp_path, "qv7w") == []
+    assert raw_hits(tmp_path, "zq1x") != []
+
+
 @pytest.mark.parametrize("module", ["erasing", "indexing"])
 def test_a_detached_worker_counts_as_running_from_its_launch(tmp_path: Path, module: str) -> None:
     """The launcher holds the worker's lock before the child starts and hands it over, so a
