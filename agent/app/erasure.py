@@ -103,6 +103,5 @@ def cache_rows(held: dict[Kind, list[Any]]) -> list[str]:
     """The embedding-cache rows of every text of the ``held`` items (their text hashes)."""
     from memory.embeddings import text_hash
 
-    return sorted(
-        {text_hash(t) for kind, items in held.items() for i in items for t in kind.texts(i) if t}
-    )
+    texts = {t for kind, items in held.items() for i in items for t in kind.texts(i) if t}
+    return sorted({text_hash(t) for t in texts})  # each text hashed once (kinds repeat them)
