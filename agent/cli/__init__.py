@@ -6,6 +6,7 @@
   ``db``: one command group each; ``memories``: the hidden old spelling of part of ``memory``
 - ``chat``: the REPL; ``render``: Rich output of threads, progress and tables; ``terminal``:
   stored and typed text shown escaped, never obeyed (control characters, Rich markup)
+- ``heap``: the garbage collector held off while a command starts, its heap frozen after
 - ``common``: options, the consoles, the app session, and the one mapping from failures to
   exit codes (:func:`agent.cli.common.run`)
 
@@ -20,10 +21,16 @@ __all__ = ["main"]
 
 def main() -> None:
     """The ``analyst`` console script."""
-    from agent.cli.common import install_signal_handlers, keep_files_private, run
+    import agent.cli.heap as heap
 
-    install_signal_handlers()
-    keep_files_private()
-    from agent.cli.app import app
+    heap.hold()
+    try:
+        from agent.cli.common import install_signal_handlers, keep_files_private, run
 
-    run(app)
+        install_signal_handlers()
+        keep_files_private()
+        from agent.cli.app import app
+
+        run(app)
+    finally:
+        heap.freeze_for_exit()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import typer
 
+import agent.cli.heap as heap
 from agent.errors import AnalystError
 
 if TYPE_CHECKING:
@@ -394,7 +395,10 @@ class AppSession:
             self._open()
         app = self.app
         assert self._runner is not None
-        return self._runner.run(body(app))
+        try:
+            return self._runner.run(body(app))
+        finally:
+            heap.settle()  # the first call loaded what the next ones use
 
     def __exit__(self, *exc: object) -> None:
         if self._warm is not None:

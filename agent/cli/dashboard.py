@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 import agent.cli.common as common
+import agent.cli.heap as heap
 from agent.cli.common import TenantOpt, UserOpt
 
 #: The only address served: the dashboard acts for the CLI's principal without a sign-in.
@@ -58,4 +59,5 @@ def dashboard(
             print(f"Dashboard of {principal.user_id}: {url} (Ctrl+C stops it)", flush=True)
 
     config = uvicorn.Config(app, log_level="warning", access_log=False)
+    heap.settle()  # a server from here on: collect as usual
     Server(config).run(sockets=[sock])

@@ -1,9 +1,12 @@
 """The command line's plumbing, in-process: the one mapping from failures to exit codes, the
-chat loop driven only through its callback, and one app per session."""
+chat loop driven only through its callback, one app per session, and the collector held while
+a command starts."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -245,3 +248,27 @@ def test_one_parser_reads_every_answer_to_forget_these(
     """`analyst resume --forget` and the chat's prompt accept the same answers: y/yes, n/no or
     nothing, or ids separated by commas and/or spaces (only where ids are asked for)."""
     assert common.forget_answer(said, allow_ids=allow_ids) == answer
+
+
+def test_the_collector_is_held_while_a_command_starts_then_its_heap_is_frozen() -> None:
+    """``heap.hold`` raises the youngest generation's threshold (the collector stays on);
+    ``settle`` freezes what start-up built and restores the thresholds, once; in a fresh
+    interpreter, as the console script starts."""
+    code = (
+        "import gc\n"
+        "from agent.cli import heap\n"
+        "found = gc.get_threshold()\n"
+        "heap.hold()\n"
+        "assert gc.isenabled() and gc.get_threshold() == (heap.START_UP_OBJECTS, *found[1:])\n"
+        "built = [[i] for i in range(1000)]\n"
+        "heap.settle()\n"
+        "assert gc.get_threshold() == found, gc.get_threshold()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "assert frozen >= 1000, frozen\n"
+        "heap.settle()\n"
+        "assert gc.get_freeze_count() == frozen\n"
+        "heap.hold(); heap.freeze_for_exit(); heap.settle()\n"
+        "assert gc.get_threshold() == found\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
