@@ -207,12 +207,19 @@ class AnalystApp:
             InvalidQueryError,
         )
         try:
-            self.preflight(query, mode)
+            route = self.preflight(query, mode)
         except NoTickerError:
             # In a conversation a message that asks for no research ("my horizon is 2
             # years", a remark) is still a turn: it is stored and answered.
             if not keep_session:
                 raise
+            route = None
+        if route is not None and route.tickers:
+            # The report's chart, drawn by the command's warm chart process (if any) while
+            # the graph loads; the executor asks again once the plan is final.
+            from agent.research.chart_process import prepare_prices
+
+            prepare_prices(self.services.market, route.tickers[0])
         if self.index.get(self.principal, thread_id) is None and self.index.exists(thread_id):
             # Someone else's thread: refuse without saying so.
             raise ThreadUnavailableError(

@@ -68,20 +68,12 @@ class Executor(Node):
 
     def _prepare_chart(self, state: AnalystState) -> None:
         """Let the command's warm chart process draw the report's chart while the steps run
-        (:func:`agent.research.chart_process.prepare`); the reporter's chart is then only
-        written. Nothing without a warm process, or when the prices cannot be read (the
-        step reports that)."""
+        (:func:`agent.research.chart_process.prepare_prices`); the reporter's chart is then
+        only written."""
         from agent.research import chart_process
 
-        if not chart_process.warm() or not state.get("tickers"):
-            return
-        from agent.research.chart import chart_series
-
-        try:
-            history = self.services.market.history(state["tickers"][0])
-        except Exception:  # the steps and the reporter say what is wrong
-            return
-        chart_process.prepare(chart_series(history))
+        if state.get("tickers"):
+            chart_process.prepare_prices(self.services.market, state["tickers"][0])
 
     async def _profile(self, runtime: Runtime[Context]) -> dict[str, dict[str, Any]]:
         """The profile facts the planner would have read (audited the same way)."""

@@ -12,9 +12,10 @@ start, died, answered an error, or stayed silent for :data:`REPLY_DEADLINE`) is 
 calling process, whose error, if any, is the one the user sees. The child ends with the
 command, stopped (it exits at the end of its input too, should its parent die first).
 
-A node that knows the report's ticker early (the executor, at the plan's first step) can
-:func:`prepare` its chart: the child draws it into memory while the steps run, and the
-reporter's :func:`draw` of the same series only writes the file.
+Whoever knows the report's ticker early (a run's request once it is validated, the executor
+at the plan's first step) can :func:`prepare` its chart (:func:`prepare_prices`): the child
+draws it into memory while the graph loads and the steps run, and the reporter's :func:`draw`
+of the same series only writes the file. A chart prepared for nothing costs the child alone.
 
 Protocol (text lines on the child's stdin and stdout, one answer per job, in order):
 ``{"series": {...ChartSeries}, "path": "..." | null}`` in (``null``: draw into memory),
@@ -24,6 +25,7 @@ Protocol (text lines on the child's stdin and stdout, one answer per job, in ord
 from __future__ import annotations
 
 import json
+import os
 import selectors
 import subprocess
 import sys
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a chart is drawn: the child starts before numpy loads
-    from agent.market.base import PriceHistory
+    from agent.market.base import MarketDataProvider, PriceHistory
     from agent.research.chart import ChartSeries
 
 #: How long a chart may take in the child before the caller draws it itself (seconds): far
@@ -47,12 +49,15 @@ REPLY_DEADLINE = 300.0
 class ChartProcess:
     """One warm child that draws charts; safe to call from several threads (one at a time)."""
 
-    def __init__(self, process: subprocess.Popen[str]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self._process = process
         self._lock = threading.Lock()
         self._alive = True
         #: Answers owed for charts prepared (sent ahead, not waited for).
         self._owed = 0
+        #: What the child said that is not read as an answer yet (part of a line, or lines
+        #: that came together: a prepared chart's answer and the next).
+        self._unread = b""
         self.drawn = 0
 
     @classmethod
@@ -64,8 +69,7 @@ class ChartProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                text=True,
-                bufsize=1,
+                bufsize=0,  # answers are read by the line, here, under the reply deadline
             )
         except OSError:
             return None
@@ -103,7 +107,7 @@ class ChartProcess:
         assert stdin is not None
         job = {"series": asdict(series), "path": None if path is None else str(path)}
         try:
-            stdin.write(json.dumps(job) + "\n")
+            stdin.write(json.dumps(job).encode() + b"\n")
             stdin.flush()
         except OSError:
             return False
@@ -115,10 +119,17 @@ class ChartProcess:
         stdout = self._process.stdout
         assert stdout is not None
         try:
-            with selectors.DefaultSelector() as selector:
-                selector.register(stdout, selectors.EVENT_READ)
-                reply = stdout.readline() if selector.select(REPLY_DEADLINE) else ""
-            return json.loads(reply) if reply else None
+            while b"\n" not in self._unread:
+                with selectors.DefaultSelector() as selector:
+                    selector.register(stdout, selectors.EVENT_READ)
+                    if not selector.select(REPLY_DEADLINE):
+                        return None
+                said = os.read(stdout.fileno(), 4096)
+                if not said:
+                    return None
+                self._unread += said
+            reply, _, self._unread = self._unread.partition(b"\n")
+            return json.loads(reply)
         except (OSError, ValueError):
             return None
 
@@ -159,17 +170,27 @@ def warmed() -> Iterator[None]:
             process.close()
 
 
-def warm() -> bool:
-    """Whether this process has a warm chart process now (:func:`prepare` is worth it)."""
-    return _warm is not None
-
-
 def prepare(series: ChartSeries) -> None:
     """Let the warm chart process draw ``series`` ahead of the :func:`draw` that will ask for
     it (a node that knows the report's ticker before the reporter does); nothing without one."""
     process = _warm
     if process is not None:
         process.prepare(series)
+
+
+def prepare_prices(market: MarketDataProvider, ticker: str) -> None:
+    """:func:`prepare` the chart of ``ticker``'s prices in ``market`` (a report's chart, as
+    soon as a run knows its ticker); nothing without a warm chart process, or when the prices
+    cannot be read (the run's steps say what is wrong)."""
+    if _warm is None:
+        return
+    from agent.research.chart import chart_series
+
+    try:
+        history = market.history(ticker)
+    except Exception:
+        return
+    prepare(chart_series(history))
 
 
 def render(h: PriceHistory, path: Path) -> Path:

@@ -5,6 +5,8 @@ error; the child never outlives the command."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,32 @@ def test_a_prepared_chart_is_the_one_drawn_and_preparing_never_waits(tmp_path: P
         drawn = chart_process.render(SampleDataProvider().history("NVDA"), tmp_path / "n.png")
         assert warm._owed == 0 and warm.drawn == 1
     assert drawn.read_bytes() == draw_chart(series("NVDA"), tmp_path / "here.png").read_bytes()
+
+
+def test_prices_are_prepared_for_a_warm_process_only_and_unreadable_ones_never_raise() -> None:
+    market = SampleDataProvider()
+    chart_process.prepare_prices(market, "NVDA")  # no warm process: nothing happens
+    with chart_process.warmed():
+        warm = chart_process._warm
+        assert warm is not None
+        chart_process.prepare_prices(market, "ZZZZ")  # no such prices: the steps say so
+        assert warm._owed == 0
+        chart_process.prepare_prices(market, "NVDA")
+        assert warm._owed == 1
+
+
+def test_answers_that_come_together_are_each_read_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two answers in one write (a prepared chart's and the next): the second is not left
+    behind while the reply deadline runs out."""
+    monkeypatch.setattr(chart_process, "REPLY_DEADLINE", 30.0)
+    said = '{"ok": true}\n{"ok": false}\n'
+    both = f"import sys; sys.stdout.write({said!r}); sys.stdout.flush(); sys.stdin.read()"
+    child = subprocess.Popen(
+        [sys.executable, "-c", both], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+    )
+    process = chart_process.ChartProcess(child)
+    try:
+        assert process._answer() == {"ok": True}
+        assert process._answer() == {"ok": False}
+    finally:
+        process.close()
