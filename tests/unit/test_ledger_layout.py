@@ -67,7 +67,7 @@ async def test_a_file_made_by_the_old_layout_opens_reads_and_writes_unmigrated(
     assert [r[0] for r in recorded] == list(range(1, len(RELEASED) + 1))
 
     async with SqliteFactStore.open(path, MIRA) as store:
-        # Only the migrations added since the old layout (9, 10: read authority) are applied.
+        # Only the migrations added since the old layout (9, 10: read authority; 11) apply.
         assert store.applied_migrations == list(range(len(RELEASED) + 1, LATEST_VERSION + 1))
     async with SqliteJournal.open(path, MIRA) as journal:
         assert journal.applied_migrations == []
@@ -103,9 +103,15 @@ async def test_a_file_made_by_the_old_layout_opens_reads_and_writes_unmigrated(
     # Nothing re-migrated, nothing re-recorded: only the newer migrations were added.
     assert _bookkeeping(path)[: len(recorded)] == recorded
     assert [r[0] for r in _bookkeeping(path)] == list(range(1, LATEST_VERSION + 1))
-    # 10 rebuilds the grants table with the reader role; nothing else of the file changes.
+    # 10 rebuilds the grants table with the reader role, 11 the overlap guard on updates
+    # (it skips an interval that only shrinks); nothing else of the file changes.
+    rebuilt = {"fact_grants", "facts_no_overlap_update"}
     changed = {name for name, sql in _schema(path)} ^ {name for name, sql in schema}
     assert changed == set()
-    assert [row for row in _schema(path) if row[0] != "fact_grants"] == [
-        row for row in schema if row[0] != "fact_grants"
+    assert [row for row in _schema(path) if row[0] not in rebuilt] == [
+        row for row in schema if row[0] not in rebuilt
     ]
+    guard = dict(_schema(path))["facts_no_overlap_update"]
+    assert (
+        "NEW.valid_to <= OLD.valid_to" in guard and guard != dict(schema)["facts_no_overlap_update"]
+    )
