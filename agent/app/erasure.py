@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent.app.compaction import compact, forget_vectors
-from agent.app.kinds import DOCUMENTS, FACTS, KINDS, STORE, THREADS
+from agent.app.kinds import DOCUMENTS, FACTS, JOURNAL_KINDS, KINDS, STORE, THREADS
 from agent.app.receipts import (
     REASON,
     Receipt,
@@ -42,8 +42,10 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     for kind in KINDS:
         if kind is FACTS:  # the rows of every attribute the user has a current fact of
             held[kind] = await FACTS.fetch(tiers, learner, registry=False)
-        elif kind is STORE and confirm:
-            held[kind] = []  # read once, after what its items derive from is gone (below)
+        elif confirm and (kind is STORE or kind in JOURNAL_KINDS):
+            # Read by their deletes (below): the store's after what its items derive from
+            # is gone, the journal's rows answered by the statements that delete them.
+            held[kind] = []
         elif kind is not DOCUMENTS:  # the profile document goes whole, not by line
             held[kind] = await kind.fetch(tiers, learner)
     for kind, items in held.items():
@@ -73,8 +75,9 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
 
     await THREADS.delete(tiers, (t.thread_id for t in held[THREADS]))
     erased = await journal.erase_principal(reason=REASON)
-    for tier, ids in erased.items():
-        receipt.deleted[tier] = Tier(ids)
+    for kind in JOURNAL_KINDS:
+        held[kind] = erased[kind.tier]
+        receipt.deleted[kind.tier] = Tier([kind.id(r) for r in held[kind]])
     fact_ids, grants_gone = await facts.erase_own()
     receipt.deleted["facts"] = Tier(fact_ids)
     receipt.deleted["grants"] = Tier(grants_gone)

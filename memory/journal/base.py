@@ -197,10 +197,11 @@ class Journal(ABC):
     # -- account deletion -----------------------------------------------------------------
 
     @abstractmethod
-    async def erase_principal(self, *, reason: str = "account deleted") -> dict[str, list[str]]:
+    async def erase_principal(self, *, reason: str = "account deleted") -> dict[str, list[Any]]:
         """Physically delete every journal row of the principal -- episodes, extraction jobs
         (pending ones too), candidates, session summaries, procedures -- in one transaction,
-        with one ``delete`` audit entry per tier (ids only). Returns the ids deleted, by tier.
+        with one ``delete`` audit entry per tier (ids only). Returns the records deleted, by
+        tier, in the order of their ids (read by the deletes themselves: no read first).
         Episodes stay immutable (no UPDATE); deleting them is what retention and account
         deletion do. The audit itself is append-only and keeps its entries (ids and keyed
         hashes, never content)."""

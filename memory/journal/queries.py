@@ -358,11 +358,13 @@ class Queries:
     # -- account deletion -----------------------------------------------------------------
 
     def delete_owned(self, mine: Mine, tier: str) -> Statement:
-        """Delete every row of the principal in the journal table of ``tier``; answer the ids
-        deleted (``RETURNING``: no read first, so no row lock, which on Postgres would need
-        UPDATE on ``episodes``, a privilege the application role does not have)."""
+        """Delete every row of the principal in the journal table of ``tier``; answer the rows
+        deleted, every column (``RETURNING``: no read first, so no row lock, which on Postgres
+        would need UPDATE on ``episodes``, a privilege the application role does not have)."""
         table = OWNED_TABLES[tier]
-        sql = f"DELETE FROM {self._name(table)} WHERE {self._mine} RETURNING {table.key}"
+        sql = (
+            f"DELETE FROM {self._name(table)} WHERE {self._mine} RETURNING {columns(table.columns)}"
+        )
         return Statement(sql, mine, "all")
 
     def delete_ids(self, mine: Mine, tier: str, ids: Sequence[str]) -> Statement:

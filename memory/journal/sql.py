@@ -396,17 +396,25 @@ class SqlJournal(Journal):
 
     # -- account deletion -----------------------------------------------------------------
 
-    async def erase_principal(self, *, reason: str = "account deleted") -> dict[str, list[str]]:
+    async def erase_principal(self, *, reason: str = "account deleted") -> dict[str, list[Any]]:
         mine = self._mine()
-        q = self._queries
+        q, codec = self._queries, self._codec
+        decode: dict[str, Callable[[Any], Any]] = {
+            "episodes": codec.episode,
+            "extraction_jobs": codec.job,
+            "candidates": codec.candidate,
+            "summaries": codec.summary,
+            "procedures": codec.procedure,
+        }
 
-        def program() -> Program[dict[str, list[str]]]:
-            erased: dict[str, list[str]] = {}
-            for tier in OWNED_TABLES:
-                rows = yield q.delete_owned(mine, tier)
-                ids = sorted(str(row[0]) for row in rows)
-                erased[tier] = ids
-                if ids:
+        def program() -> Program[dict[str, list[Any]]]:
+            erased: dict[str, list[Any]] = {}
+            for tier, table in OWNED_TABLES.items():
+                key = table.columns.index(table.key)
+                rows = sorted((yield q.delete_owned(mine, tier)), key=lambda row: str(row[key]))
+                erased[tier] = [decode[tier](row) for row in rows]
+                if rows:
+                    ids = [str(row[key]) for row in rows]
                     yield from self._audited("delete", tier, ids, reason=reason)
             return erased
 
