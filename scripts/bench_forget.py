@@ -144,7 +144,7 @@ STEPS = {
         "forget_vectors",
     ),
     "compact": ("compaction (compact)", [forgetting, erasure], "compact"),
-    "delete_threads": ("threads (delete_threads)", [Tiers], "delete_threads"),
+    "delete_threads": ("threads (delete_held_threads)", [Tiers], "delete_held_threads"),
 }
 for _step, (_label, _owners, _attr) in STEPS.items():
     for _owner in _owners:

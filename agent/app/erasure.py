@@ -10,6 +10,7 @@ audit, earlier tombstones) is listed with its reason. The order and the reasons 
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from agent.app.compaction import compact, forget_vectors
@@ -73,30 +74,48 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     if not confirm:
         return receipt
 
-    await THREADS.delete(tiers, (t.thread_id for t in held[THREADS]))
-    erased = await journal.erase_principal(reason=REASON)
+    # The threads' locks are taken first (refused, before anything is deleted, while one
+    # runs). Under them go the journal and the ledger (one file, one after the other), then
+    # the threads' files alongside the store: they share no file, and each waits mostly on
+    # its own writes.
+    async with tiers.threads_held(t.thread_id for t in held[THREADS]) as thread_ids:
+        erased = await journal.erase_principal(reason=REASON)
+        fact_ids, grants_gone = await facts.erase_own()
+        # Read now rather than with the plan: an item written meanwhile goes too, and the
+        # listing, the costliest read of a deletion, is made once, with the deletes.
+        gone, taken = await asyncio.gather(
+            tiers.delete_held_threads(thread_ids), STORE.remove_all(tiers), return_exceptions=True
+        )
+    # Both ran to their end; a failure of either is the deletion's.
+    if isinstance(gone, BaseException):
+        raise gone
+    if isinstance(taken, BaseException):
+        raise taken
+    items = taken
     for kind in JOURNAL_KINDS:
         held[kind] = erased[kind.tier]
         receipt.deleted[kind.tier] = Tier([kind.id(r) for r in held[kind]])
-    fact_ids, grants_gone = await facts.erase_own()
     receipt.deleted["facts"] = Tier(fact_ids)
     receipt.deleted["grants"] = Tier(grants_gone)
-    # Read now rather than with the plan: an item written meanwhile goes too, and the
-    # listing, the costliest read of a deletion, is made once, with the deletes.
-    items = held[STORE] = await STORE.remove_all(tiers)
+    held[STORE] = items
     receipt.deleted["store"] = Tier(sorted(item_key(i) for i in items))
     hashes = cache_rows(held)
     receipt.deleted["embedding_cache"] = Tier(hashes)
-    if fact_ids or grants_gone:
-        await tiers.audit("delete", "facts", [*fact_ids, *grants_gone], REASON)
-    if receipt.deleted["store"].ids:
-        await tiers.audit("delete", "store", receipt.deleted["store"].ids, REASON)
-    forget_vectors(tiers, hashes)
+
+    async def audited_and_document() -> None:
+        if fact_ids or grants_gone:
+            await tiers.audit("delete", "facts", [*fact_ids, *grants_gone], REASON)
+        if receipt.deleted["store"].ids:
+            await tiers.audit("delete", "store", receipt.deleted["store"].ids, REASON)
+        owned = await tiers.owned_documents()
+        if await owned.delete(document, reason=REASON):  # audited; a damaged one goes too
+            documents.reindex()  # the index's rows of the document go with it
+
+    # The cache's rows go on a worker thread, alongside the audit and the profile document:
+    # each writes its own file. The cache's deletion is audited once it is done.
+    await asyncio.gather(asyncio.to_thread(forget_vectors, tiers, hashes), audited_and_document())
     if hashes:
         await tiers.audit("delete", "embedding_cache", hashes, REASON)
-    owned = await tiers.owned_documents()
-    if await owned.delete(document, reason=REASON):  # audited; a damaged one goes too
-        documents.reindex()  # the index's rows of the document go with it
     receipt.compacted = await compact(tiers)
     receipt.notes = backend_notes(tiers)
     return receipt

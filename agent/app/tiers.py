@@ -361,27 +361,41 @@ class Tiers:
         where the backend allows, and one audit entry per thread, as each deletion alone
         writes, in one transaction. Ids the principal has no thread of (deleted meanwhile,
         or someone else's) are skipped. Returns the ids deleted, sorted."""
-        from memory.checkpoint import delete_threads
+        async with self.threads_held(thread_ids) as ids:
+            await self.delete_held_threads(ids)
+        return ids
 
+    @asynccontextmanager
+    async def threads_held(self, thread_ids: Iterable[str]) -> AsyncIterator[list[str]]:
+        """Hold the locks of the principal's ``thread_ids`` (refused, before anything is
+        deleted, while another process runs one of them) and yield those ids, sorted (ids
+        the principal has no thread of are skipped): :meth:`delete_held_threads` deletes
+        them while other work goes on under the same locks."""
         owned = {r.thread_id for r in self.index.list(self.principal, limit=_EVERY_THREAD)}
         ids = sorted(owned.intersection(thread_ids))
-        if not ids:
-            return []
-        saver = await self.checkpointer()
         with ExitStack() as held:
             for thread_id in ids:  # refused while another process runs the thread
                 held.enter_context(self.locks.hold(thread_id))
-            charts = await draft_charts(saver, self.settings, ids)
-            await delete_threads(saver, ids)
-            self.index.delete_many(self.principal, ids)
-            journal = await self.journal()
-            # The chart folders go on worker threads, alongside the audit: removing a folder
-            # waits on the disk (milliseconds each on some file systems), not on the CPU.
-            await asyncio.gather(
-                journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED),
-                *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in ids),
-            )
-        return ids
+            yield ids
+
+    async def delete_held_threads(self, ids: list[str]) -> None:
+        """Delete the threads ``ids``, whose locks :meth:`threads_held` holds, as
+        :meth:`delete_threads` says."""
+        from memory.checkpoint import delete_threads
+
+        if not ids:
+            return
+        saver = await self.checkpointer()
+        charts = await draft_charts(saver, self.settings, ids)
+        await delete_threads(saver, ids)
+        self.index.delete_many(self.principal, ids)
+        journal = await self.journal()
+        # The chart folders go on worker threads, alongside the audit: removing a folder
+        # waits on the disk (milliseconds each on some file systems), not on the CPU.
+        await asyncio.gather(
+            journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED),
+            *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in ids),
+        )
 
     async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
         """Delete the principal's threads idle for longer than ``older_than`` (e.g. ``90d``),
