@@ -52,18 +52,30 @@ _WORD = re.compile(r"\$?[A-Za-z][A-Za-z.]*")
 
 
 def _clauses(text: str) -> list[str]:
-    """Sentences, with a rule after a comma split off the request before it."""
+    """Sentences, with a rule after a comma split off the request before it; each clause is
+    a verbatim span of ``text`` (rule pieces kept together keep their comma as written), so
+    a quote of it is found in the text again."""
     out: list[str] = []
     for sentence in _SENTENCES.split(text or ""):
-        pieces = [c.strip() for c in _CLAUSES.split(sentence) if c.strip()]
-        merged: list[str] = []
-        for piece in pieces:
+        spans: list[tuple[int, int]] = []
+        start = 0
+        for comma in _CLAUSES.finditer(sentence):
+            spans.append((start, comma.start()))
+            start = comma.end()
+        spans.append((start, len(sentence)))
+        merged: list[tuple[int, int]] = []
+        for begin, end in spans:
+            piece = sentence[begin:end].strip()
+            if not piece:
+                continue
             # "Going forward, always ..." is one rule: keep rule pieces together.
-            if merged and is_constraint(merged[-1]) and is_constraint(piece):
-                merged[-1] = f"{merged[-1]}, {piece}"
-            else:
-                merged.append(piece)
-        out += merged
+            if merged and is_constraint(piece):
+                first, last = merged[-1]
+                if is_constraint(sentence[first:last].strip()):
+                    merged[-1] = (first, end)
+                    continue
+            merged.append((begin, end))
+        out += [sentence[begin:end].strip() for begin, end in merged]
     return out
 
 

@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.research.constraints import excluded_tickers, forced_mode, merge, split_constraints
+from agent.research.constraints import (
+    clauses,
+    excluded_tickers,
+    forced_mode,
+    merge,
+    split_constraints,
+)
 
 KNOWN = ("AAPL", "AMZN", "GOOGL", "META", "MSFT", "NVDA", "TSLA")
 
@@ -130,3 +136,15 @@ def test_idioms_and_mixed_messages_do_not_over_exclude(
     found, rest = split_constraints(message)
     assert (found, rest) == (constraints, request_text)
     assert set(excluded_tickers(found, KNOWN)) == excluded
+
+
+def test_clauses_are_verbatim_spans_of_the_text() -> None:
+    """A rule kept together with the rule before it keeps its comma as written, so a quote
+    of the clause is found in the message again (grounding depends on it)."""
+    text = "Compare NVDA,never include META Compare NVDA,never include META"
+    found = clauses(text)
+    assert found == ["Compare NVDA", "never include META Compare NVDA,never include META"]
+    assert all(clause in text for clause in found)
+    assert clauses("Going forward,  always include the peer table") == [
+        "Going forward,  always include the peer table"
+    ]

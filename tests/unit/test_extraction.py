@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent.learning.extraction import (
@@ -599,6 +599,15 @@ def test_the_offline_extractor_finds_items_in_the_corpus() -> None:
         min_size=6,
         max_size=6,
     ),
+)
+@example(  # a rule after a comma written without a space, in an episode of many messages
+    picks=[
+        *["Analyze NVDA. My investment horizon is 10 years."] * 3,
+        "Never include TSLA.   From now on, always give me quick snapshots!",
+        *["Compare NVDA,never include META"] * 2,
+    ],
+    decisions=[],
+    noise=["  "] * 6,
 )
 def test_the_offline_extractors_output_always_passes_ground(
     picks: list[str], decisions: list[tuple[str, str, dict[str, Any]]], noise: list[str]
