@@ -94,15 +94,15 @@ class Plan:
     # -- what the backend writes ------------------------------------------------------------
 
     @property
-    def changed(self) -> list[FactRecord]:
-        """The stored rows the group changed, in their end state."""
-        return [self._rows[m] for m in self._changed]
+    def ended(self) -> list[FactRecord]:
+        """The stored rows whose only change is their end (``valid_to`` and its cause), in
+        their end state: a backend may write those columns alone."""
+        return [self._rows[m] for m, only_end in self._changed.items() if only_end]
 
     @property
-    def ended(self) -> frozenset[str]:
-        """Of :attr:`changed`, the rows whose only change is their end (``valid_to`` and its
-        cause): a backend may write those columns alone."""
-        return frozenset(m for m, only_end in self._changed.items() if only_end)
+    def changed(self) -> list[FactRecord]:
+        """The other stored rows the group changed (withdrawn, restated), in their end state."""
+        return [self._rows[m] for m, only_end in self._changed.items() if not only_end]
 
     @property
     def inserted(self) -> list[FactRecord]:

@@ -453,7 +453,7 @@ class PostgresFactStore(FactStore):
 
                     plan = Plan(stored, asked, grants_of)
                     plan.run(group)
-                    await ops.apply(plan.changed, plan.inserted, plan.ended)
+                    await ops.apply(plan.ended, plan.changed, plan.inserted)
             except psycopg.OperationalError as e:
                 if conn.broken:  # a pooled connection the server dropped: retry afresh
                     raise _Reconnect(str(e)) from e

@@ -122,6 +122,13 @@ UPDATE_WHERE = (
     " WHERE tenant_id = %s AND subject = %s AND attribute = %s AND memory_id = %s"
     " AND withdrawn_at IS NULL"
 )
+
+
+def _where(row: FactRecord) -> tuple[str, str, str, str]:
+    """The parameters of :data:`UPDATE_WHERE` for a stored row."""
+    return (row.tenant_id, row.subject, row.attribute, row.memory_id)
+
+
 #: A changed stored row of a planned group, in its end state (one statement per row).
 CHANGE_ONE = (
     f"UPDATE {FACTS} SET valid_to = %s, retracted_at = %s, retraction_episode_id = %s,"
@@ -257,62 +264,42 @@ class Writes:
         return [record_of(row, self.cipher) for row in await cursor.fetchall()]
 
     async def apply(
-        self,
-        changed: list[FactRecord],
-        inserted: list[FactRecord],
-        ended: frozenset[str] = frozenset(),
+        self, ended: list[FactRecord], changed: list[FactRecord], inserted: list[FactRecord]
     ) -> None:
-        """A planned group's end state: the changed stored rows updated (those in ``ended``,
-        whose only change is their end, by ``valid_to`` and its cause alone), then the new
-        rows inserted in one statement (every row of one tenant).
+        """A planned group's end state (:class:`memory.facts.batch.Plan`): the stored rows
+        only ``ended`` updated by ``valid_to`` and its cause alone, the other ``changed`` ones
+        whole, then the new rows inserted in one statement (every row of one tenant).
 
         The updates are one statement per row, sent together (one round trip), each bounded
         to its key's rows (:data:`UPDATE_WHERE`) whatever the table's statistics say: one
         joined update was planned, on statistics a bulk load had outgrown, as a scan of every
         fact of the tenant, each checked by row security (2 s for 500 rows at 20,000 facts)."""
+        cursor = self.conn.cursor()
+        updated = 0
+        if ended:
+            await cursor.executemany(
+                END_ONE,
+                [(r.valid_to, r.retracted_at, r.retraction_episode_id, *_where(r)) for r in ended],
+            )
+            updated += cursor.rowcount
         if changed:
-            cursor = self.conn.cursor()
-            updated = 0
-            ends = [r for r in changed if r.memory_id in ended]
-            if ends:
-                await cursor.executemany(
-                    END_ONE,
-                    [
-                        (
-                            r.valid_to,
-                            r.retracted_at,
-                            r.retraction_episode_id,
-                            r.tenant_id,
-                            r.subject,
-                            r.attribute,
-                            r.memory_id,
-                        )
-                        for r in ends
-                    ],
-                )
-                updated += cursor.rowcount
-            others = [r for r in changed if r.memory_id not in ended]
-            if others:
-                await cursor.executemany(
-                    CHANGE_ONE,
-                    [
-                        (
-                            r.valid_to,
-                            r.retracted_at,
-                            r.retraction_episode_id,
-                            r.withdrawn_at,
-                            Jsonb(list(r.restated_in)),
-                            r.tenant_id,
-                            r.subject,
-                            r.attribute,
-                            r.memory_id,
-                        )
-                        for r in others
-                    ],
-                )
-                updated += cursor.rowcount
-            if updated != len(changed):
-                raise RuntimeError("a planned fact vanished inside its key's write lock")
+            await cursor.executemany(
+                CHANGE_ONE,
+                [
+                    (
+                        r.valid_to,
+                        r.retracted_at,
+                        r.retraction_episode_id,
+                        r.withdrawn_at,
+                        Jsonb(list(r.restated_in)),
+                        *_where(r),
+                    )
+                    for r in changed
+                ],
+            )
+            updated += cursor.rowcount
+        if updated != len(ended) + len(changed):
+            raise RuntimeError("a planned fact vanished inside its key's write lock")
         if inserted:
             seal = self.cipher.seal
             rows = [

@@ -428,7 +428,7 @@ class SqliteFactStore(FactStore):
             asked = spans(group)
             plan = Plan(ops.prefetch(asked), asked, ops.grants)
             plan.run(group)
-            ops.apply(plan.changed, plan.inserted, plan.ended)
+            ops.apply(plan.ended, plan.changed, plan.inserted)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

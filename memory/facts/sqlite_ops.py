@@ -303,48 +303,40 @@ class Writes:
         return [record_of(row, self.cipher) for row in self.conn.execute(_PREFETCH, (asked,))]
 
     def apply(
-        self,
-        changed: list[FactRecord],
-        inserted: list[FactRecord],
-        ended: frozenset[str] = frozenset(),
+        self, ended: list[FactRecord], changed: list[FactRecord], inserted: list[FactRecord]
     ) -> None:
-        """A planned group's end state: each changed stored row updated (those in ``ended``,
-        whose only change is their end, by ``valid_to`` and its cause alone), then each new
-        row inserted, by one ``executemany`` each."""
-        ends = [r for r in changed if r.memory_id in ended]
-        others = [r for r in changed if r.memory_id not in ended]
-        updated = 0
-        if ends:
-            updated += self.conn.executemany(
-                _END,
-                [
-                    (
-                        encode_time(r.valid_to),  # type: ignore[arg-type]  # ended: set
-                        encode_optional(r.retracted_at),
-                        r.retraction_episode_id,
-                        r.tenant_id,
-                        r.memory_id,
-                    )
-                    for r in ends
-                ],
-            ).rowcount
-        if others:
-            updated += self.conn.executemany(
-                _CHANGE,
-                [
-                    (
-                        encode_optional(r.valid_to),
-                        encode_optional(r.retracted_at),
-                        r.retraction_episode_id,
-                        encode_optional(r.withdrawn_at),
-                        json.dumps(list(r.restated_in), separators=(",", ":")),
-                        r.tenant_id,
-                        r.memory_id,
-                    )
-                    for r in others
-                ],
-            ).rowcount
-        if updated != len(changed):
+        """A planned group's end state (:class:`memory.facts.batch.Plan`): the stored rows
+        only ``ended`` updated by ``valid_to`` and its cause alone, the other ``changed``
+        ones whole, then each new row inserted, by one ``executemany`` each."""
+        updated = self.conn.executemany(
+            _END,
+            [
+                (
+                    encode_optional(r.valid_to),
+                    encode_optional(r.retracted_at),
+                    r.retraction_episode_id,
+                    r.tenant_id,
+                    r.memory_id,
+                )
+                for r in ended
+            ],
+        ).rowcount
+        updated += self.conn.executemany(
+            _CHANGE,
+            [
+                (
+                    encode_optional(r.valid_to),
+                    encode_optional(r.retracted_at),
+                    r.retraction_episode_id,
+                    encode_optional(r.withdrawn_at),
+                    json.dumps(list(r.restated_in), separators=(",", ":")),
+                    r.tenant_id,
+                    r.memory_id,
+                )
+                for r in changed
+            ],
+        ).rowcount
+        if updated != len(ended) + len(changed):
             raise RuntimeError("a planned fact vanished inside the write transaction")
         self.conn.executemany(_INSERT, [record_row(r, self.cipher) for r in inserted])
 
