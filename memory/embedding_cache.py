@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 # -- the cache file -------------------------------------------------------------------------
 
 
+def _in_chunks(hashes: Sequence[str], size: int = 500) -> Iterator[tuple[list[str], str]]:
+    """``hashes`` in chunks of at most ``size`` (under SQLite's limit on bound parameters),
+    each with its ``?,?,...`` placeholders for an ``IN (...)``."""
+    for start in range(0, len(hashes), size):
+        chunk = list(hashes[start : start + size])
+        yield chunk, ",".join("?" * len(chunk))
+
+
 class SqliteEmbeddingCache:
     """Embeddings by (model_id, sha256 of text) in one SQLite file shared by processes.
 
@@ -148,9 +156,7 @@ class SqliteEmbeddingCache:
         conn: sqlite3.Connection, model: str, hashes: Sequence[str]
     ) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
-        for start in range(0, len(hashes), 500):
-            chunk = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _in_chunks(hashes):
             rows = conn.execute(
                 f"SELECT hash, dims, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
                 (model, *chunk),
@@ -200,9 +206,7 @@ class SqliteEmbeddingCache:
             # key (a lookup by hash alone read the whole table once per 500 hashes).
             models = [row[0] for row in conn.execute("SELECT DISTINCT model FROM embeddings")]
             for model in models:
-                for start in range(0, len(hashes), 500):
-                    chunk = list(hashes[start : start + 500])
-                    marks = ",".join("?" * len(chunk))
+                for chunk, marks in _in_chunks(hashes):
                     cursor = conn.execute(
                         f"DELETE FROM embeddings WHERE model = ? AND hash IN ({marks})",
                         (model, *chunk),

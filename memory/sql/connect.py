@@ -188,9 +188,7 @@ class WriterTurns:
         try:
             yield
         finally:
-            with self._gate:
-                self._held = False
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            self._release(fd)
 
     @contextmanager
     def turn_if_free(self) -> Iterator[bool]:
@@ -202,35 +200,36 @@ class WriterTurns:
             yield True
             return
         with self._gate:
-            free = self._waiter is None
-            if free:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    self._held = True
-                except BlockingIOError:
-                    free = False
+            free = self._waiter is None and self._take_now(fd)
         if not free:
             yield False
             return
         try:
             yield True
         finally:
-            with self._gate:
-                self._held = False
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            self._release(fd)
+
+    def _take_now(self, fd: int) -> bool:
+        """Take the turn if the kernel gives it at once (the gate held)."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        self._held = True
+        return True
+
+    def _release(self, fd: int) -> None:
+        with self._gate:
+            self._held = False
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _acquire(self, fd: int, timeout: float) -> None:
         with self._gate:
             if self._waiter is None:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    self._held = True
+                if self._take_now(fd):
                     return
-                except BlockingIOError:
-                    self._waiter = threading.Event()
-                    threading.Thread(
-                        target=self._wait, args=(fd, self._waiter), daemon=True
-                    ).start()
+                self._waiter = threading.Event()
+                threading.Thread(target=self._wait, args=(fd, self._waiter), daemon=True).start()
             got = self._waiter  # a helper left by an attempt that gave up is reused
             self._wanted = True
         if got.wait(timeout):
