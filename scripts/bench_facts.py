@@ -26,7 +26,9 @@ Then, on the same data, in the same run:
   ``record()`` (group commit), both as 8 coroutines sharing one store and as 8 separate
   processes each with its own store (how separate CLI commands write; process start-up, the
   store's opening and closing are not timed: each says when its last write returned);
-  ``record_many`` in batches of 500.
+  ``record_many`` in batches of 500. Beside those two, the disk's floor for the same sizes:
+  the raw SQL fact write in one transaction per 8 and per 500 facts on random keys (a
+  commit's cost grows with the pages it writes: about three per fact at 1M facts).
 
 Medians and p95 in microseconds; rates in facts/s as the median of ``--rounds`` rounds with
 their range. A script, not a test. Postgres needs the server of ``scripts/services.sh``.
@@ -154,8 +156,10 @@ class Ledger:
     #: A raw one-row INSERT + commit into a two-column table on the same database.
     raw_commit: Callable[[int], float]
     #: What ``record()`` does to the disk, in raw SQL: per (subject, attribute, start, value)
-    #: one transaction closing the key's open fact and inserting the new one: facts/s.
-    raw_fact_commit: Callable[[list[tuple[str, str, datetime, str]]], float]
+    #: close the key's open fact and insert the new one; one transaction (one durable commit)
+    #: per ``group`` facts -- 1 for ``record()``, 8 and 500 for what group commit and
+    #: ``record_many`` write at once: facts/s.
+    raw_fact_commit: Callable[[list[tuple[str, str, datetime, str]], int], float]
     #: Copies the final intervals into the baseline table.
     make_baseline: Callable[[], None]
     #: Seconds to load the rows the import made (its own timed ones) into a plain table with
@@ -190,28 +194,29 @@ async def sqlite_ledger(folder: Path) -> AsyncIterator[Ledger]:
             conn.execute("COMMIT")
         return n / (time.perf_counter() - started)
 
-    def raw_fact_commit(facts: list[tuple[str, str, datetime, str]]) -> float:
+    def raw_fact_commit(facts: list[tuple[str, str, datetime, str]], group: int) -> float:
         tenant, user = PRINCIPAL.tenant_id, PRINCIPAL.user_id
         started = time.perf_counter()
-        for subject, attribute, start, value in facts:
-            at, now = encode_time(start), encode_time(BASE)
+        for first in range(0, len(facts), group):
             conn.execute("BEGIN IMMEDIATE")
-            row = conn.execute(
-                "SELECT memory_id FROM facts WHERE tenant_id = ? AND subject = ?"
-                " AND attribute = ? AND valid_to IS NULL AND withdrawn_at IS NULL",
-                (tenant, subject, attribute),
-            ).fetchone()
-            conn.execute(
-                "UPDATE facts SET valid_to = ? WHERE tenant_id = ? AND memory_id = ?",
-                (at, tenant, row[0]),
-            )
-            conn.execute(
-                "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value, valid_from,"
-                " recorded_at, supersedes_memory_id, source_episode_id, schema_version,"
-                " recorded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 4, ?)",
-                (tenant, new_memory_id(), subject, attribute, f'"{value}"', at, now, row[0],
-                 "raw", user),
-            )  # fmt: skip
+            for subject, attribute, start, value in facts[first : first + group]:
+                at, now = encode_time(start), encode_time(BASE)
+                row = conn.execute(
+                    "SELECT memory_id FROM facts WHERE tenant_id = ? AND subject = ?"
+                    " AND attribute = ? AND valid_to IS NULL AND withdrawn_at IS NULL",
+                    (tenant, subject, attribute),
+                ).fetchone()
+                conn.execute(
+                    "UPDATE facts SET valid_to = ? WHERE tenant_id = ? AND memory_id = ?",
+                    (at, tenant, row[0]),
+                )
+                conn.execute(
+                    "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value,"
+                    " valid_from, recorded_at, supersedes_memory_id, source_episode_id,"
+                    " schema_version, recorded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 4, ?)",
+                    (tenant, new_memory_id(), subject, attribute, f'"{value}"', at, now,
+                     row[0], "raw", user),
+                )  # fmt: skip
             conn.execute("COMMIT")
         return len(facts) / (time.perf_counter() - started)
 
@@ -322,39 +327,46 @@ async def postgres_ledger(admin_url: str) -> AsyncIterator[Ledger]:
                     owner_conn.execute("INSERT INTO bench_raw (v) VALUES (%s)", (f"row {i}",))
             return n / (time.perf_counter() - started)
 
-        def raw_fact_commit(facts: list[tuple[str, str, datetime, str]]) -> float:
-            from psycopg.types.json import Jsonb
-
+        def raw_fact_commit(facts: list[tuple[str, str, datetime, str]], group: int) -> float:
             tenant, user = PRINCIPAL.tenant_id, PRINCIPAL.user_id
             started = time.perf_counter()
-            for subject, attribute, start, value in facts:
+            for first in range(0, len(facts), group):
                 with owner_conn.transaction():
                     owner_conn.execute(  # row security is forced: write as the bench's admin
                         "SELECT set_config('app.tenant_id', %s, true),"
                         " set_config('app.user_id', %s, true)",
                         (tenant, user),
                     )
-                    row = owner_conn.execute(
-                        "SELECT memory_id FROM analyst_facts.facts WHERE tenant_id = %s"
-                        " AND subject = %s AND attribute = %s AND valid_to IS NULL"
-                        " AND withdrawn_at IS NULL",
-                        (tenant, subject, attribute),
-                    ).fetchone()
-                    assert row is not None
-                    owner_conn.execute(
-                        "UPDATE analyst_facts.facts SET valid_to = %s"
-                        " WHERE tenant_id = %s AND memory_id = %s",
-                        (start, tenant, row[0]),
-                    )
-                    owner_conn.execute(
-                        "INSERT INTO analyst_facts.facts (tenant_id, memory_id, subject,"
-                        " attribute, value, valid_from, recorded_at, supersedes_memory_id,"
-                        " source_episode_id, schema_version, recorded_by)"
-                        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 4, %s)",
-                        (tenant, new_memory_id(), subject, attribute, Jsonb(value), start,
-                         BASE, row[0], "raw", user),
-                    )  # fmt: skip
+                    for subject, attribute, start, value in facts[first : first + group]:
+                        raw_fact_write(tenant, user, subject, attribute, start, value)
             return len(facts) / (time.perf_counter() - started)
+
+        def raw_fact_write(
+            tenant: str, user: str, subject: str, attribute: str, start: datetime, value: str
+        ) -> None:
+            """One fact in raw SQL, inside the caller's transaction: close, then insert."""
+            from psycopg.types.json import Jsonb
+
+            row = owner_conn.execute(
+                "SELECT memory_id FROM analyst_facts.facts WHERE tenant_id = %s"
+                " AND subject = %s AND attribute = %s AND valid_to IS NULL"
+                " AND withdrawn_at IS NULL",
+                (tenant, subject, attribute),
+            ).fetchone()
+            assert row is not None
+            owner_conn.execute(
+                "UPDATE analyst_facts.facts SET valid_to = %s"
+                " WHERE tenant_id = %s AND memory_id = %s",
+                (start, tenant, row[0]),
+            )
+            owner_conn.execute(
+                "INSERT INTO analyst_facts.facts (tenant_id, memory_id, subject,"
+                " attribute, value, valid_from, recorded_at, supersedes_memory_id,"
+                " source_episode_id, schema_version, recorded_by)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 4, %s)",
+                (tenant, new_memory_id(), subject, attribute, Jsonb(value), start,
+                 BASE, row[0], "raw", user),
+            )  # fmt: skip
 
         def make_baseline() -> None:
             with owner_conn.transaction():
@@ -663,6 +675,8 @@ async def measure_writes(
         for name in (
             "raw one-row commit",
             "raw fact commit",
+            "raw fact commit x8",
+            "raw fact commit x500",
             "record() 1 writer",
             "record() 8 writers",
             "record() 8 processes",
@@ -689,7 +703,12 @@ async def measure_writes(
     for _ in range(rounds):
         rates["raw one-row commit"].rounds.append(ledger.raw_commit(n))
         by_hand = [(d.subject, d.attribute, d.valid_from, str(d.value)) for d in fresh(n)]
-        rates["raw fact commit"].rounds.append(ledger.raw_fact_commit(by_hand))
+        rates["raw fact commit"].rounds.append(ledger.raw_fact_commit(by_hand, 1))
+        # The disk's floor for what group commit and record_many write at once: the same raw
+        # statements, one transaction per 8 (and per 500) facts on distinct random keys.
+        for group in (8, 500):
+            by_hand = [(d.subject, d.attribute, d.valid_from, str(d.value)) for d in fresh(n * 8)]
+            rates[f"raw fact commit x{group}"].rounds.append(ledger.raw_fact_commit(by_hand, group))
 
         batch = fresh(n)
         started = time.perf_counter()
@@ -818,6 +837,15 @@ def report(
     print(f"  record() / raw fact commit   {one / raw:.2f}x (the same work in raw SQL)")
     print(f"  record() / raw one-row commit {one / one_row:.2f}x (less work: a two-column row)")
     print(f"  8 processes / raw fact commit {rates['record() 8 processes'].median / raw:.2f}x")
+    eight_raw, many_raw = rates["raw fact commit x8"].median, rates["raw fact commit x500"].median
+    print(
+        f"  8 writers / raw fact commit x8 {eight / eight_raw:.2f}x"
+        f" (the disk's floor for groups of 8: {eight_raw:,.0f}/s)"
+    )
+    print(
+        f"  record_many / raw fact commit x500 {many / many_raw:.2f}x"
+        f" (the disk's floor for batches of 500: {many_raw:,.0f}/s)"
+    )
     print("targets:")
     for text in targets(name, total, imported, load / plain, m, one, raw, eight, many):
         print(text)

@@ -72,8 +72,10 @@ class GroupCommit:
         if self.committing is None:
             self.committing = asyncio.Lock()
         try:
-            await asyncio.sleep(0)  # writes handed over in this turn of the loop join the group
-            async with self.committing:  # and those arriving while the previous one commits
+            # The flush runs after every callback ready when it was created: writes handed
+            # over in that turn of the loop join the group, and so do those arriving while
+            # the previous group commits.
+            async with self.committing:
                 # Callers cancelled while waiting are dropped: their writes are not made.
                 taken = [w for w in self.queued if w.done is not None and not w.done.done()]
                 self.queued, self.flush = [], None

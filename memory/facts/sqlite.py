@@ -97,17 +97,28 @@ class _Connection:
     reads: Reads = field(init=False)
     async_reads: AsyncReads = field(init=False)
     turns: WriterTurns = field(init=False)
+    #: Whether the writing connection's SQLite busy wait is on (it was opened with it on).
+    _waits: bool = field(init=False, default=True)
 
     def __post_init__(self) -> None:
         self.reads = Reads(self.reader, self.read_lock, self.cipher)
         self.async_reads = (ThreadedReads if self.reads_off_loop else AsyncReads)(self.reads)
         self.turns = WriterTurns(self.where)
 
+    def _busy_wait(self, on: bool) -> None:
+        """Turn the writer's SQLite busy wait on or off (the write lock held); a ``PRAGMA``
+        only when it changes, since a process mostly writes one way (10 us a write)."""
+        if on != self._waits:
+            timeout = int(BUSY_TIMEOUT * 1000) if on else 0  # read now: tests shorten it
+            self.writer.execute(f"PRAGMA busy_timeout = {timeout}")
+            self._waits = on
+
     @contextmanager
     def writing(self) -> Iterator[sqlite3.Connection]:
         """The writing connection, this process's writers and then every process's taking
         turns (:class:`memory.sql.connect.WriterTurns`) for one write transaction."""
         with self.write_lock, self.turns.turn(BUSY_TIMEOUT):
+            self._busy_wait(True)
             yield self.writer
 
     @contextmanager
@@ -122,11 +133,8 @@ class _Connection:
                 if not free:
                     yield None
                     return
-                self.writer.execute("PRAGMA busy_timeout = 0")
-                try:
-                    yield self.writer
-                finally:
-                    self.writer.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+                self._busy_wait(False)
+                yield self.writer
         finally:
             self.write_lock.release()
 
