@@ -80,7 +80,7 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     # its own writes.
     async with tiers.threads_held(t.thread_id for t in held[THREADS]) as thread_ids:
         erased = await journal.erase_principal(reason=REASON)
-        fact_ids, grants_gone = await facts.erase_own()
+        fact_rows, grants_gone = await facts.erase_own_records()
         # Read now rather than with the plan: an item written meanwhile goes too, and the
         # listing, the costliest read of a deletion, is made once, with the deletes.
         gone, taken = await asyncio.gather(
@@ -95,6 +95,10 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     for kind in JOURNAL_KINDS:
         held[kind] = erased[kind.tier]
         receipt.deleted[kind.tier] = Tier([kind.id(r) for r in held[kind]])
+    # Every deleted row's texts, not only the current facts' histories the plan read: a
+    # value an attribute held before its fact was retracted may be in the cache too.
+    held[FACTS] = fact_rows
+    fact_ids = [r.memory_id for r in fact_rows]
     receipt.deleted["facts"] = Tier(fact_ids)
     receipt.deleted["grants"] = Tier(grants_gone)
     held[STORE] = items

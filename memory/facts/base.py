@@ -202,10 +202,13 @@ class FactStore(ABC):
         ``user:<user_id>``; return the memory ids deleted."""
 
     @abstractmethod
-    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+    async def _erase_user(
+        self, tenant_id: str, user_id: str
+    ) -> tuple[list[FactRecord], list[str]]:
         """Physically delete, in one transaction, every fact row (current, superseded,
         retracted, withdrawn) of subject ``user:<user_id>`` and every grant held by
-        ``user_id`` in the tenant; return (memory ids, grants as ``role:subject``)."""
+        ``user_id`` in the tenant; return (the rows as they were, in memory id order, and the
+        grants as ``role:subject``)."""
 
     @abstractmethod
     def _is_transient(self, error: BaseException) -> bool:
@@ -481,6 +484,13 @@ class FactStore(ABC):
         (subject ``user:<id>``, with its whole history) and every grant the user holds in the
         tenant. Facts are otherwise never deleted (retract closes them); this is the one path
         that does. Returns (memory ids deleted, grants deleted as ``role:subject``)."""
+        records, grants = await self.erase_own_records()
+        return [r.memory_id for r in records], grants
+
+    async def erase_own_records(self) -> tuple[list[FactRecord], list[str]]:
+        """:meth:`erase_own`, returning the deleted rows themselves (values opened), in
+        memory id order: what a caller needs to delete what was derived from any of them --
+        closed and withdrawn rows included, not only the current facts' histories."""
         principal = self.principal
         return await self._erase_user(principal.tenant_id, principal.user_id)
 

@@ -34,6 +34,7 @@ from memory.facts.batch import Plan, Unplannable, plannable, spans
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import LATEST_VERSION, migrate_postgres, postgres_version
 from memory.facts.postgres_ops import (
+    COLUMNS,
     FACTS,
     GRANT_COLUMNS,
     GRANTS,
@@ -371,7 +372,9 @@ class PostgresFactStore(FactStore):
             raise self._unavailable(e) from e
         return erased
 
-    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+    async def _erase_user(
+        self, tenant_id: str, user_id: str
+    ) -> tuple[list[FactRecord], list[str]]:
         """Row security decides (migration 7): a user deletes the facts about itself and the
         grants it holds; the tenant's admin (or the owner) anyone's."""
         subject = f"user:{user_id}"
@@ -380,10 +383,13 @@ class PostgresFactStore(FactStore):
                 await conn.execute(SET_TENANT, (tenant_id, self.principal.user_id))
                 cursor = await conn.execute(
                     f"DELETE FROM {FACTS} WHERE tenant_id = %s AND subject = %s"
-                    " RETURNING memory_id",
+                    f" RETURNING {COLUMNS}",
                     (tenant_id, subject),
                 )
-                facts = sorted(str(r[0]) for r in await cursor.fetchall())
+                rows = await cursor.fetchall()
+                facts = sorted(
+                    (record_of(r, self.cipher) for r in rows), key=lambda r: r.memory_id
+                )
                 cursor = await conn.execute(
                     f"DELETE FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
                     " RETURNING role, subject",

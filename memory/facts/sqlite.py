@@ -34,9 +34,10 @@ from memory.facts.base import FactStore
 from memory.facts.batch import Plan, Unplannable, plannable, spans
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
-from memory.facts.records import Grant
+from memory.facts.records import FactRecord, Grant
 from memory.facts.rules import grant_refused, may_administer, run_sync
 from memory.facts.sqlite_ops import (
+    COLUMNS,
     GRANT_COLUMNS,
     GRANTS_OF,
     AsyncReads,
@@ -45,6 +46,7 @@ from memory.facts.sqlite_ops import (
     Writes,
     fromiso,
     grant_row,
+    record_of,
 )
 from memory.identity import Principal
 from memory.sealing import PLAIN, MemoryCipher
@@ -325,22 +327,26 @@ class SqliteFactStore(FactStore):
                 raise
         return sorted(found)
 
-    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+    async def _erase_user(
+        self, tenant_id: str, user_id: str
+    ) -> tuple[list[FactRecord], list[str]]:
         loop = asyncio.get_running_loop()
-        erased: tuple[list[str], list[str]] = await loop.run_in_executor(
+        erased: tuple[list[FactRecord], list[str]] = await loop.run_in_executor(
             self._connection.worker, self._erase_user_sync, tenant_id, user_id
         )
         return erased
 
-    def _erase_user_sync(self, tenant_id: str, user_id: str) -> tuple[list[str], list[str]]:
+    def _erase_user_sync(
+        self, tenant_id: str, user_id: str
+    ) -> tuple[list[FactRecord], list[str]]:
         subject = f"user:{user_id}"
         with self._connection.writing() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 facts = [
-                    str(r[0])
+                    record_of(r, self.cipher)
                     for r in conn.execute(
-                        "SELECT memory_id FROM facts WHERE tenant_id = ? AND subject = ?"
+                        f"SELECT {COLUMNS} FROM facts WHERE tenant_id = ? AND subject = ?"
                         " ORDER BY memory_id",
                         (tenant_id, subject),
                     )

@@ -27,7 +27,9 @@ import psycopg
 import pytest
 
 from agent.app import AnalystApp
-from memory.facts import subject_for
+from memory.embedding_cache import SqliteEmbeddingCache, embedding_cache_path
+from memory.embeddings import text_hash
+from memory.facts import MemoryDelta, subject_for
 from memory.recall import alist_memories
 from tests.support.raw_bytes import raw_hits, table_rows
 from tests.support.servers import PgLedger, postgres_ledger
@@ -184,6 +186,34 @@ async def test_account_deletion_erases_every_tier_and_keeps_other_users(
         assert (await app.view("noor-1")).thread_id == "noor-1"
         hits = await app.memory.recall(f"companies {noor} can explain")
         assert hits and noor in hits[0].text
+
+
+async def test_account_deletion_takes_the_cache_rows_of_facts_no_longer_current(
+    isolated_env: Path,
+) -> None:
+    """An attribute whose fact was retracted has no current fact, so the plan's read of the
+    current facts' histories does not see it; its rows are deleted all the same, and so must
+    be the cache rows of their values (the cache is keyed by text: the value's vector is
+    there if the text was ever embedded)."""
+    retracted, kept = "Vexmoor Capital", "Orbelline Partners"
+    async with session("mira") as app:
+        learner = await app.memory.learner()
+        subject = subject_for(app.principal)
+        for attribute, value in (("employer", retracted), ("team", kept)):
+            await learner.facts.record(
+                MemoryDelta(subject=subject, attribute=attribute, value=value, valid_from=START)
+            )
+        await learner.facts.retract(subject, "employer", at=START + timedelta(hours=1))
+        assert await learner.facts.current(subject, "employer") is None
+        cache = SqliteEmbeddingCache(embedding_cache_path(app.tiers.settings))
+        cache.setup()
+        hashes = {text_hash(retracted), text_hash(kept)}
+        cache.put_many("test-model", {h: [0.5, 0.25] for h in hashes})  # embedded once
+    async with session("mira", day=1) as app:
+        receipt = await app.memory.forget_account(confirm=True)
+    assert receipt["deleted"]["facts"]["count"] == 2  # the retracted fact's row too
+    assert hashes <= set(receipt["deleted"]["embedding_cache"]["ids"])
+    assert SqliteEmbeddingCache(embedding_cache_path(app.tiers.settings)).count("test-model") == 0
 
 
 def test_cli_forget_everything_asks_for_yes_then_deletes(isolated_env: Path, analyst: Any) -> None:
