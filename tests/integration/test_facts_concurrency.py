@@ -482,6 +482,34 @@ async def test_a_free_write_runs_on_the_loop_and_a_servers_on_the_writer_thread(
             assert threads and (loop_thread in threads) is not server, (server, threads)
 
 
+async def test_a_write_on_the_loop_never_waits_in_sqlite_one_on_the_thread_does(
+    tmp_path: Path,
+) -> None:
+    """The writer's SQLite busy wait is off while a write runs on the event loop (meeting
+    another writer there must fail at once, not block the loop) and on again for the writer
+    thread, which waits for the file; it is switched only when the way of writing changes."""
+    import memory.facts.sqlite as sqlite_backend
+
+    path = tmp_path / "facts.sqlite"
+    async with open_fact_store(f"sqlite:///{path}", PRINCIPAL) as facts:
+        writer = facts._connection.writer  # type: ignore[attr-defined]
+
+        def busy_ms() -> int:
+            return int(writer.execute("PRAGMA busy_timeout").fetchone()[0])
+
+        await facts.record(_delta("on the loop", BASE))
+        assert busy_ms() == 0
+        too_many = sqlite_backend.INLINE_GROUP + 1  # a group this large goes to the thread
+        await facts.record_many(
+            [_delta(f"v{i}", BASE + timedelta(days=i + 1)) for i in range(too_many)]
+        )
+        assert busy_ms() == int(sqlite_backend.BUSY_TIMEOUT * 1000)
+        await facts.record(_delta("on the loop again", BASE + timedelta(days=too_many + 1)))
+        assert busy_ms() == 0
+        history = await facts.history("user:mira", "horizon")
+        assert len(assert_one_timeline(history)) == too_many + 2
+
+
 async def test_a_write_waiting_for_another_writer_leaves_the_loop_free(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
