@@ -202,9 +202,7 @@ class FactStore(ABC):
         ``user:<user_id>``; return the memory ids deleted."""
 
     @abstractmethod
-    async def _erase_user(
-        self, tenant_id: str, user_id: str
-    ) -> tuple[list[FactRecord], list[str]]:
+    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[FactRecord], list[str]]:
         """Physically delete, in one transaction, every fact row (current, superseded,
         retracted, withdrawn) of subject ``user:<user_id>`` and every grant held by
         ``user_id`` in the tenant; return (the rows as they were, in memory id order, and the

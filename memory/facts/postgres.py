@@ -372,9 +372,7 @@ class PostgresFactStore(FactStore):
             raise self._unavailable(e) from e
         return erased
 
-    async def _erase_user(
-        self, tenant_id: str, user_id: str
-    ) -> tuple[list[FactRecord], list[str]]:
+    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[FactRecord], list[str]]:
         """Row security decides (migration 7): a user deletes the facts about itself and the
         grants it holds; the tenant's admin (or the owner) anyone's."""
         subject = f"user:{user_id}"
@@ -387,9 +385,7 @@ class PostgresFactStore(FactStore):
                     (tenant_id, subject),
                 )
                 rows = await cursor.fetchall()
-                facts = sorted(
-                    (record_of(r, self.cipher) for r in rows), key=lambda r: r.memory_id
-                )
+                facts = sorted((record_of(r, self.cipher) for r in rows), key=lambda r: r.memory_id)
                 cursor = await conn.execute(
                     f"DELETE FROM {GRANTS} WHERE tenant_id = %s AND user_id = %s"
                     " RETURNING role, subject",

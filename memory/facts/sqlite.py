@@ -327,18 +327,14 @@ class SqliteFactStore(FactStore):
                 raise
         return sorted(found)
 
-    async def _erase_user(
-        self, tenant_id: str, user_id: str
-    ) -> tuple[list[FactRecord], list[str]]:
+    async def _erase_user(self, tenant_id: str, user_id: str) -> tuple[list[FactRecord], list[str]]:
         loop = asyncio.get_running_loop()
         erased: tuple[list[FactRecord], list[str]] = await loop.run_in_executor(
             self._connection.worker, self._erase_user_sync, tenant_id, user_id
         )
         return erased
 
-    def _erase_user_sync(
-        self, tenant_id: str, user_id: str
-    ) -> tuple[list[FactRecord], list[str]]:
+    def _erase_user_sync(self, tenant_id: str, user_id: str) -> tuple[list[FactRecord], list[str]]:
         subject = f"user:{user_id}"
         with self._connection.writing() as conn:
             conn.execute("BEGIN IMMEDIATE")
