@@ -530,6 +530,88 @@ MIGRATIONS: tuple[Migration, ...] = (
         # Postgres guards overlaps with an exclusion constraint, which has no such cost.
         postgres=("SELECT 1",),
     ),
+    Migration(
+        version=12,
+        description="row security's rules as PL/pgSQL: their plans are kept per session",
+        sqlite=("SELECT 1",),
+        # The same three rules, word for word (is_admin, may_read, may_write). As SQL
+        # functions that cannot be inlined (SECURITY DEFINER), their bodies were planned
+        # again in every statement that called them: about 150 us of a one-row read's 220 us
+        # on the server. PL/pgSQL keeps each statement's plan for the session.
+        postgres=(
+            f"""
+            CREATE OR REPLACE FUNCTION {PG_SCHEMA}.is_admin(p_tenant text) RETURNS boolean
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+            BEGIN
+                RETURN EXISTS (
+                    SELECT 1 FROM {_PG_GRANTS} g
+                    WHERE g.tenant_id = p_tenant AND g.role = 'admin'
+                      AND g.user_id = {PG_USER}
+                );
+            END
+            $$
+            """,
+            f"""
+            CREATE OR REPLACE FUNCTION {PG_SCHEMA}.may_read(
+                p_tenant text, p_subject text, p_attribute text
+            ) RETURNS boolean
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+            DECLARE
+                u text := {PG_USER};
+            BEGIN
+                IF u IS NULL OR u = '' THEN
+                    RETURN false;
+                ELSIF p_subject = 'user:' || u THEN
+                    RETURN true;
+                ELSIF {PG_SCHEMA}.is_admin(p_tenant) THEN
+                    RETURN NOT starts_with(p_subject, 'user:')
+                        OR p_attribute NOT IN ('full_name', 'address', 'age')
+                        OR current_setting('app.include_personal', true) = 'on';
+                ELSIF starts_with(p_subject, 'user:') THEN
+                    RETURN false;
+                END IF;
+                RETURN EXISTS (
+                    SELECT 1 FROM {_PG_GRANTS} g
+                    WHERE g.tenant_id = p_tenant AND g.user_id = u AND (
+                        g.subject = p_subject
+                        OR (right(g.subject, 1) = '*' AND starts_with(
+                            p_subject, left(g.subject, length(g.subject) - 1)))
+                    )
+                );
+            END
+            $$
+            """,
+            f"""
+            CREATE OR REPLACE FUNCTION {PG_SCHEMA}.may_write(
+                p_tenant text, p_subject text, p_source text, p_withdrawn timestamptz
+            ) RETURNS boolean
+            LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog AS $$
+            DECLARE
+                u text := {PG_USER};
+            BEGIN
+                IF u IS NULL OR u = '' THEN
+                    RETURN false;
+                ELSIF p_subject = 'user:' || u THEN
+                    RETURN true;
+                ELSIF NOT EXISTS (
+                    SELECT 1 FROM {_PG_GRANTS} g
+                    WHERE g.tenant_id = p_tenant AND g.user_id = u AND (
+                        g.role = 'admin'
+                        OR (g.role = 'writer' AND (g.subject = p_subject
+                            OR (right(g.subject, 1) = '*' AND starts_with(
+                                p_subject, left(g.subject, length(g.subject) - 1)))))
+                    )
+                ) THEN
+                    RETURN false;
+                ELSIF starts_with(p_subject, 'user:') THEN
+                    RETURN p_source = 'inferred' AND p_withdrawn IS NOT NULL;
+                END IF;
+                RETURN true;
+            END
+            $$
+            """,
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -145,3 +145,20 @@ def test_the_new_code_sets_up_the_schema_of_an_upgraded_old_ledger(old_ledger: P
         assert _roles_named(_schema(new.admin_url), new) == _roles_named(
             _schema(old_ledger.admin_url), old_ledger
         )
+
+
+def test_row_security_rules_run_as_the_owner_in_plpgsql() -> None:
+    """The policies' functions read the grants with the owner's rights and a fixed search
+    path (a caller's objects cannot stand in for pg_catalog's), in PL/pgSQL, whose plans a
+    session keeps (migration 12: as SQL functions they were planned in every statement)."""
+    with postgres_ledger() as ledger, psycopg.connect(ledger.admin_url) as conn:
+        rows = conn.execute(
+            "SELECT p.proname, l.lanname, p.prosecdef, p.proconfig FROM pg_proc p"
+            " JOIN pg_language l ON l.oid = p.prolang"
+            " WHERE p.pronamespace = 'analyst_facts'::regnamespace"
+            " AND p.proname IN ('is_admin', 'may_read', 'may_write') ORDER BY 1"
+        ).fetchall()
+    assert [tuple(r) for r in rows] == [
+        (name, "plpgsql", True, ["search_path=pg_catalog"])
+        for name in ("is_admin", "may_read", "may_write")
+    ]
