@@ -2,9 +2,10 @@
 statement per kind of change, under the same rules (:func:`memory.facts.rules.record_rules`).
 
 A group qualifies when every write is a record (:attr:`PendingWrite.starts` set: the rules'
-only seek is ``neighbours(key, starts)``). The backend fetches, in one statement, per key the
-active facts from the one starting last at or before the key's first start to the one starting
-first after its last start (:func:`spans`); the rules then
+only seek is ``neighbours(key, starts)``). The backend fetches per key the active facts from
+the one starting last at or before the key's first start to the one starting first after its
+last start (:func:`spans`): one statement on Postgres; on SQLite each key's open fact first,
+which alone is the answer when it starts at or before the span; the rules then
 run over :class:`Plan`, which answers their seeks from those rows and the group's own writes
 and keeps every change in memory; the backend finally writes the plan's end state: each changed
 stored row updated once, each new row inserted, in the order the rules made them.

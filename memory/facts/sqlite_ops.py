@@ -102,6 +102,15 @@ UNION ALL
 SELECT {_F_COLUMNS} FROM q JOIN facts f
     ON f.rowid = ({_SEEK.format(op=">", end="hi", order="ASC")})
 """
+#: For every (tenant, subject, attribute) of a JSON array, the key's open fact: one seek each
+#: on ``facts_one_open``. Where it starts at or before the group's first start on the key, it
+#: is all the prefetch needs (:meth:`Writes.prefetch`).
+_PREFETCH_OPEN = f"""
+WITH q(t, s, a) AS (SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?))
+SELECT {_F_COLUMNS} FROM q JOIN facts f
+    ON f.tenant_id = q.t AND f.subject = q.s AND f.attribute = q.a
+    AND f.valid_to IS NULL AND f.withdrawn_at IS NULL
+"""
 #: A stored row's end state after a planned group: everything a write may change.
 _CHANGE = (
     "UPDATE facts SET valid_to = ?, retracted_at = ?, retraction_episode_id = ?,"
@@ -296,11 +305,30 @@ class Writes:
         return before, None if start is None else fromiso(start[0])
 
     def prefetch(self, spans: dict[Key, tuple[datetime, datetime]]) -> list[FactRecord]:
-        """Each key's active facts around its span, in one statement (:mod:`memory.facts.batch`)."""
-        asked = json.dumps(
-            [[*key, encode_time(lo), encode_time(hi)] for key, (lo, hi) in spans.items()]
-        )
-        return [record_of(row, self.cipher) for row in self.conn.execute(_PREFETCH, (asked,))]
+        """Each key's active facts around its span (:mod:`memory.facts.batch`).
+
+        First each key's open fact, one seek each. An open fact starting at or before the
+        span is the whole answer for its key: no active fact starts after it (its interval has
+        no end), so it is the last one starting at or before the span and nothing follows.
+        That is every key of a group writing after what is stored, the usual case. The other
+        keys (none open, or a span starting before the open fact) get the three seeks of the
+        general statement.
+        """
+        cipher = self.cipher
+        found: list[FactRecord] = []
+        rest: dict[Key, tuple[datetime, datetime]] = dict(spans)
+        for row in self.conn.execute(_PREFETCH_OPEN, (json.dumps(list(spans)),)):
+            key = (row[0], row[2], row[3])
+            span = rest.get(key)
+            if span is not None and row[7] <= encode_time(span[0]):  # same-length UTC text
+                found.append(record_of(row, cipher))
+                del rest[key]
+        if rest:
+            asked = json.dumps(
+                [[*key, encode_time(lo), encode_time(hi)] for key, (lo, hi) in rest.items()]
+            )
+            found += [record_of(row, cipher) for row in self.conn.execute(_PREFETCH, (asked,))]
+        return found
 
     def apply(
         self, ended: list[FactRecord], changed: list[FactRecord], inserted: list[FactRecord]

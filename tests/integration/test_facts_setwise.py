@@ -12,6 +12,7 @@ through the superseded record's start and episode).
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -23,9 +24,13 @@ import pytest
 import memory.facts.batch as batch
 import memory.facts.postgres as postgres_backend
 import memory.facts.sqlite as sqlite_backend
+import memory.facts.sqlite_ops as sqlite_ops
 from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store
 from memory.facts.records import ConflictPolicy, Source
 from memory.identity import Principal
+from memory.sealing import PLAIN
+from memory.sql.clock import encode_time
+from memory.sql.connect import connect
 from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
@@ -148,3 +153,49 @@ def test_setwise_groups_write_what_row_by_row_writes_do(
     assert setwise[0] == row_by_row[0]  # every delta's outcome
     assert setwise[1] == row_by_row[1]  # every key's history
     assert any(h for h in setwise[1])
+
+
+def test_sqlite_prefetch_answers_from_open_facts_what_the_full_seeks_do(tmp_path: Path) -> None:
+    """The SQLite prefetch takes a key's open fact alone when it starts at or before the
+    group's span on the key (one seek); for every span, on keys with open, closed, retracted
+    and no facts, it must return the rows the three seeks of the general statement return."""
+    url = f"sqlite:///{tmp_path / 'facts.sqlite'}"
+    asyncio.run(_make_admin(url))
+    writes = _deltas(7, 120)
+    keys = [("acme", s, a) for s in SUBJECTS for a in ("horizon", "risk", "sector")]
+
+    async def fill() -> None:
+        async with open_fact_store(url, MIRA, clock=lambda: NOW) as facts:
+            await facts.record_many([d for d, _ in writes], policy=ConflictPolicy.SOURCE_PRECEDENCE)
+            await facts.retract("team:a", "risk", source_episode_id="e-retract")
+
+    asyncio.run(fill())
+    conn = connect(str(tmp_path / "facts.sqlite"))
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    ops = sqlite_ops.Writes(conn, PLAIN)
+
+    def general(spans: dict[Any, tuple[datetime, datetime]]) -> list[str]:
+        asked = json.dumps(
+            [[*k, encode_time(lo), encode_time(hi)] for k, (lo, hi) in spans.items()]
+        )
+        return sorted(str(r[1]) for r in conn.execute(sqlite_ops._PREFETCH, (asked,)))
+
+    rng = random.Random(7)
+    days = [BASE + timedelta(days=d, hours=h) for d in range(-1, 14) for h in (0, 12)]
+    for _ in range(300):
+        spans = {}
+        for key in rng.sample(keys, rng.randrange(1, len(keys))):
+            lo, hi = sorted(rng.sample(days, 2))
+            spans[key] = (lo, rng.choice((lo, hi)))
+        assert sorted(r.memory_id for r in ops.prefetch(spans)) == general(spans), spans
+
+    # Writing after everything stored, the usual case, is one seek per key: one statement.
+    late = BASE + timedelta(days=30)
+    open_keys = {k for k in keys if conn.execute(sqlite_ops._OPEN_FACT, k).fetchone()}
+    assert ("acme", "team:a", "risk") not in open_keys and len(open_keys) >= 4
+    statements.clear()
+    found = ops.prefetch({k: (late, late) for k in open_keys})
+    assert len(statements) == 1
+    assert {(r.tenant_id, r.subject, r.attribute) for r in found} == open_keys
+    assert all(r.valid_to is None for r in found)
