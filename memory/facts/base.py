@@ -73,6 +73,7 @@ from memory.facts.rules import (  # noqa: F401
     read_authority_rules,
     record_rules,
     related_rules,
+    resumed,
     retract_rules,
     run_async,
     run_sync,
@@ -234,9 +235,11 @@ class FactStore(ABC):
         self, subject: str, attribute: str | None, include_personal: bool, read: Rules[T]
     ) -> Rules[tuple[ReadAuthority, T]]:
         """``read``, after the reader's authority over ``subject`` (and ``attribute``) is
-        checked; refused reads raise :class:`FactAuthorityError` before any fact is read."""
+        checked; refused reads raise :class:`FactAuthorityError` and return no fact (on
+        Postgres the first seek may go out with the grants, row security limiting it to what
+        the same rules allow: :func:`read_authority_rules`)."""
         tenant, user = self.tenant_id, self.principal.user_id
-        authority = yield from read_authority_rules(tenant, user, subject)
+        authority, started = yield from read_authority_rules(tenant, user, subject, read)
         if authority is None:
             raise no_read_authority(tenant, user, subject)
         personal = attribute is not None and is_personal(subject, attribute)
@@ -252,7 +255,7 @@ class FactStore(ABC):
                 tenant_id=tenant,
                 user_id=user,
             )
-        found = yield from read
+        found = yield from resumed(read, started)
         return authority, found
 
     def _shown(

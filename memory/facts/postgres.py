@@ -49,11 +49,13 @@ from memory.facts.postgres_ops import (
     SET_TENANT,
     TRANSIENT,
     Writes,
+    grants_and_answer,
+    grants_and_query,
     lock_keys,
     record_of,
 )
 from memory.facts.records import FactRecord, Grant
-from memory.facts.rules import Key, grant_refused, run_async
+from memory.facts.rules import NOT_READ, Key, Request, grant_refused, run_async
 from memory.identity import Principal
 from memory.sql.migrations import PG_SCHEMA, refuse_unsafe_role
 from memory.urls import redact
@@ -121,6 +123,17 @@ class _AsyncReads:
         rows = await self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
         return [(r[0], r[1]) for r in rows]
 
+    async def grants_and(
+        self, tenant_id: str, user_id: str, request: Request
+    ) -> tuple[list[tuple[str, str]], Any]:
+        """The grants and ``request``'s answer in one statement, row security limiting the
+        seek; an admin's audited read of personal data makes its seek only once allowed."""
+        query = None if self._personal else grants_and_query(tenant_id, user_id, request)
+        if query is None:
+            return await self.grants(tenant_id, user_id), NOT_READ
+        sql, params, one = query
+        return grants_and_answer(await self._rows(tenant_id, sql, params), one, self._store.cipher)
+
 
 class _SyncReads:
     """The same reads over a blocking pool, opened on first use."""
@@ -176,6 +189,15 @@ class _SyncReads:
     def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         rows = self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
         return [(r[0], r[1]) for r in rows]
+
+    def grants_and(
+        self, tenant_id: str, user_id: str, request: Request
+    ) -> tuple[list[tuple[str, str]], Any]:
+        query = None if self._personal else grants_and_query(tenant_id, user_id, request)
+        if query is None:
+            return self.grants(tenant_id, user_id), NOT_READ
+        sql, params, one = query
+        return grants_and_answer(self._rows(tenant_id, sql, params), one, self._store.cipher)
 
 
 @dataclass

@@ -8,7 +8,7 @@ values ``jsonb`` (sealed when a cipher is set).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 
 from memory.facts.records import FactRecord, canonical_json
-from memory.facts.rules import Key
+from memory.facts.rules import Key, Request
 from memory.sealing import MemoryCipher
 from memory.sql.migrations import PG_SCHEMA
 
@@ -90,6 +90,68 @@ SELECT f.* FROM names CROSS JOIN LATERAL (
 ) f
 WHERE names.attribute IS NOT NULL AND (f.valid_to IS NULL OR f.valid_to > %(at)s)
 """
+
+
+def _with_grants(sql: str, named: bool, order: str = "") -> str:
+    """``sql``'s rows, each beside the reader's grants (one row of grants and NULLs when it
+    finds nothing): a read's first seek and its authority in one statement and one snapshot."""
+    tenant, user = ("%(grants_tenant)s", "%(grants_user)s") if named else ("%s", "%s")
+    return (
+        "SELECT g.grants, r.* FROM (SELECT coalesce(array_agg(ARRAY[role, subject]), '{}')"
+        f" AS grants FROM {GRANTS} WHERE tenant_id = {tenant} AND user_id = {user}) g"
+        f" LEFT JOIN LATERAL ({sql}) r ON true{order}"
+    )
+
+
+#: Per read seek (a :class:`memory.facts.rules.ReadOps` name): its statement beside the
+#: reader's grants, its parameters from the request's arguments, and whether it answers one
+#: record (else a list). Row security limits each to what ``may_read`` allows.
+WITH_GRANTS: dict[str, tuple[str, Callable[..., Any], bool]] = {
+    "open_fact": (_with_grants(OPEN_FACT, False), lambda key: key, True),
+    "last_from": (_with_grants(LAST_FROM, False), lambda key, at: (*key, at), True),
+    "history": (
+        _with_grants(
+            HISTORY,
+            False,
+            " ORDER BY r.valid_from, r.recorded_at, r.withdrawn_at IS NULL, r.withdrawn_at",
+        ),
+        lambda key: key,
+        False,
+    ),
+    "profile": (
+        _with_grants(PROFILE, True),
+        lambda tenant, subject, at: {"tenant": tenant, "subject": subject, "at": at},
+        False,
+    ),
+}
+
+
+def grants_and_query(
+    tenant_id: str, user_id: str, request: Request
+) -> tuple[str, Any, bool] | None:
+    """The statement answering :meth:`memory.facts.rules.ReadOps.grants_and` for ``request``,
+    its parameters and whether it answers one record; None for a seek it does not cover."""
+    found = WITH_GRANTS.get(request[0])
+    if found is None:
+        return None
+    sql, params_of, one = found
+    params = params_of(*request[1])
+    if isinstance(params, dict):
+        return sql, {"grants_tenant": tenant_id, "grants_user": user_id, **params}, one
+    return sql, (tenant_id, user_id, *params), one
+
+
+def grants_and_answer(
+    rows: list[tuple[Any, ...]], one: bool, cipher: MemoryCipher
+) -> tuple[list[tuple[str, str]], Any]:
+    """The grants and the seek's answer from :func:`grants_and_query`'s rows."""
+    grants = [(g[0], g[1]) for g in rows[0][0]]
+    found = [record_of(row[1:], cipher) for row in rows if row[1] is not None]
+    if one:
+        return grants, found[0] if found else None
+    return grants, found
+
+
 INSERT = f"INSERT INTO {FACTS} ({COLUMNS}) VALUES ({', '.join(['%s'] * 20)})"
 _Q_KEY = "tenant_id = q.t AND subject = q.s AND attribute = q.a AND withdrawn_at IS NULL"
 #: Per (tenant, subject, attribute, first start, last start), the key's active facts from the

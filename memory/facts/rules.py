@@ -161,6 +161,13 @@ class ReadOps(Protocol):
         """The reader's grants in the tenant, as ``(role, subject)`` rows."""
         ...
 
+    def grants_and(
+        self, tenant_id: str, user_id: str, request: Request
+    ) -> tuple[list[tuple[str, str]], Any]:
+        """:meth:`grants`, and the answer to ``request`` (a read's first seek) or
+        :data:`NOT_READ` (see :func:`read_authority_rules`)."""
+        ...
+
 
 def profile_rules(tenant_id: str, subject: str, at: datetime) -> Rules[list[FactRecord]]:
     """One statement: every attribute of ``subject`` holding at ``at``."""
@@ -239,13 +246,52 @@ def is_personal(subject: str, attribute: str) -> bool:
     return subject.startswith("user:") and attribute in PERSONAL_ATTRIBUTES
 
 
-def read_authority_rules(tenant_id: str, user_id: str, subject: str) -> Rules[ReadAuthority]:
-    """The reader's own subject needs no seek (the graph's every read); any other subject one
-    read of the reader's grants, then :func:`read_authority_of`."""
+class NotRead:
+    """A backend's answer to ``grants_and`` for a seek it did not make (see
+    :func:`read_authority_rules`): the rules ask it once the grants allow the read."""
+
+    def __repr__(self) -> str:
+        return "NOT_READ"
+
+
+NOT_READ = NotRead()
+
+#: What :func:`read_authority_rules` leaves of the read it was given: its first seek and that
+#: seek's answer (:data:`NOT_READ` if the backend did not make it), or None (not started).
+Started = tuple[Request, Any] | None
+
+
+def read_authority_rules(
+    tenant_id: str, user_id: str, subject: str, read: Rules[Any]
+) -> Rules[tuple[ReadAuthority, Started]]:
+    """The reader's authority over ``subject``, then :func:`read_authority_of`.
+
+    The reader's own subject needs no seek (the graph's every read). Any other subject needs
+    the reader's grants, asked together with ``read``'s first seek (``grants_and``): a backend
+    whose storage already limits what a reader sees to what these rules allow (Postgres's row
+    security) answers both in one statement; the others answer :data:`NOT_READ`, and the seek
+    is made only once the grants allow it (:func:`resumed`). A refused read's answer is
+    dropped unseen.
+    """
     if user_id and subject == f"user:{user_id}":
-        return "own"
-    grants = yield ("grants", (tenant_id, user_id))
-    return read_authority_of(user_id, subject, list(grants))
+        return "own", None
+    request = next(read)
+    grants, answer = yield ("grants_and", (tenant_id, user_id, request))
+    return read_authority_of(user_id, subject, list(grants)), (request, answer)
+
+
+def resumed(read: Rules[T], started: Started) -> Rules[T]:
+    """``read`` to its end, from where :func:`read_authority_rules` left it."""
+    if started is None:
+        return (yield from read)
+    request, answer = started
+    if answer is NOT_READ:
+        answer = yield request
+    try:
+        while True:
+            answer = yield read.send(answer)
+    except StopIteration as done:
+        return cast(T, done.value)
 
 
 def no_read_authority(tenant_id: str, user: str, subject: str) -> FactAuthorityError:

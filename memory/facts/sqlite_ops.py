@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.facts.records import FactRecord, Grant, canonical_json
-from memory.facts.rules import Key
+from memory.facts.rules import NOT_READ, Key, NotRead, Request
 from memory.sealing import MemoryCipher
 from memory.sql.clock import encode_optional, encode_time
 
@@ -233,6 +233,11 @@ class Reads:
         with self.lock:
             return self.conn.execute(GRANTS_OF, (tenant_id, user_id)).fetchall()
 
+    def grants_and(self, tenant_id: str, user_id: str, request: Request) -> tuple[Any, NotRead]:
+        """The grants alone: SQLite has no row security, so no fact is read before the
+        rules have seen the grants (:func:`memory.facts.rules.read_authority_rules`)."""
+        return self.grants(tenant_id, user_id), NOT_READ
+
 
 class AsyncReads:
     """The same reads with ``async`` methods, run inline (see the module docstring)."""
@@ -260,6 +265,11 @@ class AsyncReads:
     async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         return self._reads.grants(tenant_id, user_id)
 
+    async def grants_and(
+        self, tenant_id: str, user_id: str, request: Request
+    ) -> tuple[Any, NotRead]:
+        return self._reads.grants_and(tenant_id, user_id, request)
+
 
 class ThreadedReads(AsyncReads):
     """The same reads on a worker thread: for a server's event loop, which must never block
@@ -284,6 +294,11 @@ class ThreadedReads(AsyncReads):
 
     async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
         return await asyncio.to_thread(self._reads.grants, tenant_id, user_id)
+
+    async def grants_and(
+        self, tenant_id: str, user_id: str, request: Request
+    ) -> tuple[Any, NotRead]:
+        return await asyncio.to_thread(self._reads.grants_and, tenant_id, user_id, request)
 
 
 class Writes:

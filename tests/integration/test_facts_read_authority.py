@@ -29,6 +29,7 @@ import pytest
 
 from memory.errors import FactAuthorityError
 from memory.facts import PERSONAL_ATTRIBUTES, FactStore, MemoryDelta, open_fact_store
+from memory.facts.rules import NOT_READ
 from memory.identity import Principal
 from tests.support.servers import postgres_ledger
 
@@ -339,6 +340,51 @@ async def test_a_grant_on_user_subjects_lets_one_propose_never_read(ledger: Ledg
         with pytest.raises(FactAuthorityError, match="read by alice and the tenant's admin"):
             await bob.history("user:alice", "horizon")
         assert [r.value for r in await f.history("user:alice", "horizon")] == ["long", "short"]
+
+
+async def test_another_subjects_read_asks_its_grants_and_first_seek_together(
+    ledger: Ledger,
+) -> None:
+    """On Postgres a read of another subject is one statement: the reader's grants beside the
+    read's first seek, which row security limits (the answer is dropped if the grants refuse
+    the read). Each answer equals the two statements' answers; an admin's audited read of
+    personal data, and every read on SQLite (no row security), read the grants alone first."""
+    async with open_fact_store(ledger.owner_url, Principal("acme", "root")) as owner:
+        await owner.bootstrap_admin("root")
+    async with open_fact_store(ledger.url, Principal("acme", "root"), clock=lambda: NOW) as f:
+        for day, value in enumerate(("hold", "buy", "sell")):
+            await f.record(
+                MemoryDelta(
+                    subject="ticker:NVDA",
+                    attribute="rating",
+                    value=value,
+                    valid_from=BASE + timedelta(days=day),
+                )
+            )
+        await f.grant("bob", "ticker:*", read_only=True)
+        key = ("acme", "ticker:NVDA", "rating")
+        requests = [
+            ("open_fact", (key,)),
+            ("last_from", (key, BASE + timedelta(days=1))),  # at a start: "from", not "before"
+            ("last_from", (("acme", "ticker:NVDA", "none"), NOW)),
+            ("history", (key,)),
+            ("profile", ("acme", "ticker:NVDA", NOW)),
+        ]
+        for user in ("root", "bob", "zed"):  # an admin, a reader, a user of no grant
+            reads = f.with_principal(Principal("acme", user))._sync_ops(False)
+            for name, args in requests:
+                grants, answer = reads.grants_and("acme", user, (name, args))
+                assert grants == reads.grants("acme", user)
+                if ledger.backend == "sqlite":
+                    assert answer is NOT_READ
+                    continue
+                assert answer is not NOT_READ, name
+                expected = getattr(reads, name)(*args) if user != "zed" else answer
+                assert answer == expected, (user, name)
+                if user == "zed":  # row security already hid the rows the grants refuse
+                    assert answer in (None, []), name
+        personal = f._sync_ops(True)
+        assert personal.grants_and("acme", "root", requests[0])[1] is NOT_READ
 
 
 # -- the CLI ----------------------------------------------------------------------------------
