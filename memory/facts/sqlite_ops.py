@@ -126,6 +126,19 @@ GRANT_COLUMNS = "tenant_id, user_id, role, subject, granted_by, granted_at"
 fromiso = datetime.fromisoformat
 
 
+def value_of(text: str) -> Any:
+    """A stored value's JSON text, decoded: what ``json.loads`` gives, cheaper for a string.
+
+    JSON escapes every quote, backslash and control character inside a string (and the
+    ledger every non-ASCII character too), so a quoted text with neither a quote nor a
+    backslash inside is its own value -- most values, at a quarter of ``json.loads``' cost.
+    """
+    inner = text[1:-1]
+    if text[:1] == '"' == text[-1:] and len(text) > 1 and '"' not in inner and "\\" not in inner:
+        return inner
+    return json.loads(text)
+
+
 def record_of(row: tuple[Any, ...], cipher: MemoryCipher) -> FactRecord:
     """A row of ``COLUMNS`` as a record, its value opened (positional: this runs once per
     read)."""
@@ -134,7 +147,7 @@ def record_of(row: tuple[Any, ...], cipher: MemoryCipher) -> FactRecord:
         row[1],
         row[2],
         row[3],
-        cipher.open(json.loads(row[4])),
+        cipher.open(value_of(row[4])),
         row[5],
         row[6],
         fromiso(row[7]),
