@@ -127,11 +127,13 @@ fromiso = datetime.fromisoformat
 
 
 def value_of(text: str) -> Any:
-    """A stored value's JSON text, decoded: what ``json.loads`` gives, cheaper for a string.
+    """A stored value's JSON text, decoded: what ``json.loads`` gives for every text the
+    ledger writes, cheaper for a string.
 
-    JSON escapes every quote, backslash and control character inside a string (and the
-    ledger every non-ASCII character too), so a quoted text with neither a quote nor a
-    backslash inside is its own value -- most values, at a quarter of ``json.loads``' cost.
+    The ledger's JSON escapes every quote, backslash, control and non-ASCII character inside
+    a string, so a quoted text with neither a quote nor a backslash inside is its own value
+    -- most values, at a quarter of ``json.loads``' cost. (A raw control character between
+    quotes, which no writer of the ledger makes, is taken as it is here.)
     """
     inner = text[1:-1]
     if text[:1] == '"' == text[-1:] and len(text) > 1 and '"' not in inner and "\\" not in inner:

@@ -1,7 +1,8 @@
 """The SQLite ledger's stored values decode to exactly what ``json.loads`` gives.
 
 :func:`memory.facts.sqlite_ops.value_of` takes a quoted string's text as it is when nothing in
-it needs decoding; every other text goes through ``json.loads``, errors included.
+it needs decoding; every other text goes through ``json.loads``, so a text with a stray quote
+or backslash is refused as ``json.loads`` refuses it.
 """
 
 from __future__ import annotations
