@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -42,42 +43,72 @@ from agent.research.routing import extract_tickers
 from agent.research.suitability import Profile, symbol
 from agent.state import AnalystState, Context
 
+if TYPE_CHECKING:
+    from agent.learning.learner import Learner
+    from agent.nodes.services import Services
+
 
 class Ideas(Node):
     async def __call__(
         self, state: AnalystState, runtime: Runtime[Context]
     ) -> Command[Literal["remember"]]:
         """Rank the covered stocks for this user and answer; ``remember`` ends the request."""
-        usage = state.get("usage") or no_usage()
-        facts = await self._facts(runtime)
-        profile = Profile.of(facts, state.get("procedures") or [], state.get("constraints", []))
-        market = self.services.market
-        figures = await asyncio.to_thread(measure, market)
-        excluded = exclusions(profile, tuple(figures))
-        ranking = rank(profile, figures, excluded)
-        today = self.services.clock().date()
-        reply = render(ranking, today, len(figures))
-        model = chat_model(self.reasoner)
-        if model is not None and ranking.shortlist:
-            reply, used = await phrase(model, state["query"], ranking, reply, today)
-            usage = add_usage(usage, used)
-        reply = scrubbed(reply, ranking)
-        update = {"usage": usage, "cited": ranking.cited}
-        return Command(goto="remember", update=answered(update, "answered", reply))
-
-    async def _facts(self, runtime: Runtime[Context]) -> dict[str, dict[str, Any]]:
-        """The user's current, usable facts (none when memory is not open in this run)."""
-        learner = self.learner(runtime)
-        if learner is None:
-            return {}
-        facts = await learner.profile()
-        await learner.audit_read(
-            "facts",
-            [f["memory_id"] for f in facts.values()],
-            reason="profile read to rank ideas",
-            content={name: f["value"] for name, f in facts.items()},
+        said = await answer_ideas(
+            self.services,
+            self.learner(runtime),
+            state["query"],
+            procedures=state.get("procedures") or [],
+            constraints=state.get("constraints", []),
         )
-        return facts
+        usage = add_usage(state.get("usage") or no_usage(), said.usage)
+        update = {"usage": usage, "cited": said.cited}
+        return Command(goto="remember", update=answered(update, "answered", said.reply))
+
+
+@dataclass(frozen=True)
+class IdeasReply:
+    """The answer to a request for ideas, the ids it cites and the model's usage (if any)."""
+
+    reply: str
+    cited: list[str]
+    usage: Usage | None
+
+
+async def answer_ideas(
+    services: Services,
+    learner: Learner | None,
+    query: str,
+    *,
+    procedures: Sequence[Mapping[str, Any]] = (),
+    constraints: Sequence[str] = (),
+) -> IdeasReply:
+    """Rank the covered stocks for ``learner``'s principal (no profile without memory) and
+    answer ``query``; the node and a message beside a paused draft both answer with it."""
+    facts = await profile_facts(learner)
+    profile = Profile.of(facts, procedures, constraints)
+    figures = await asyncio.to_thread(measure, services.market)
+    ranking = rank(profile, figures, exclusions(profile, tuple(figures)))
+    today = services.clock().date()
+    reply = render(ranking, today, len(figures))
+    used: Usage | None = None
+    model = chat_model(services.reasoner)
+    if model is not None and ranking.shortlist:
+        reply, used = await phrase(model, query, ranking, reply, today)
+    return IdeasReply(scrubbed(reply, ranking), ranking.cited, used)
+
+
+async def profile_facts(learner: Learner | None) -> dict[str, dict[str, Any]]:
+    """The user's current, usable facts, audited as read (none when memory is not open)."""
+    if learner is None:
+        return {}
+    facts = await learner.profile()
+    await learner.audit_read(
+        "facts",
+        [f["memory_id"] for f in facts.values()],
+        reason="profile read to rank ideas",
+        content={name: f["value"] for name, f in facts.items()},
+    )
+    return facts
 
 
 def measure(market: MarketDataProvider) -> dict[str, dict[str, Any]]:

@@ -161,6 +161,19 @@ def test_without_a_profile_ideas_rank_on_data_alone_and_a_ticker_still_means_res
     assert view["plan"][0].endswith(":NVDA") and view["status"] == "awaiting_approval"
 
 
+def test_ideas_are_answered_beside_a_draft_that_awaits_a_decision(analyst: Any) -> None:
+    ruth = as_user(analyst, "ruth")
+    out = chat(ruth, *RETIREE, "quick snapshot of NVDA", "what should I buy?", "/approve")
+
+    # No question about setting the draft aside: ideas research nothing.
+    assert "Set it aside" not in out
+    beside = out[out.index("analyst: Ideas from") :]
+    assert shortlist(beside) == ["MSFT"] and DATA_AGE in beside
+    assert "The NVDA draft on thread" in beside and "still awaits your decision" in beside
+    assert naming(beside[: beside.index("Published")], RETIREE_FORBIDDEN) == []
+    assert re.search(r"Thread t-[0-9a-f]+ · published", beside), beside
+
+
 # -- the model path ------------------------------------------------------------------------
 
 
