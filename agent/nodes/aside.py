@@ -117,6 +117,7 @@ async def answer_aside(
             query,
             procedures=await learner.active_procedures(),
             constraints=constraints,
+            episode_id=episode.episode_id,
         )
         said.intent, said.status, said.cited = "ideas", "answered", ideas.cited
         said.reply = f"{ideas.reply}\n{waiting}"

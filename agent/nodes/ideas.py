@@ -33,6 +33,7 @@ from agent.research import constraints as rules
 from agent.research.analytics import returns_metrics, risk_metrics, trend_metrics
 from agent.research.ideas import Ideas as Ranking
 from agent.research.ideas import (
+    asked_for,
     data_age,
     fact_cites,
     named_exclusions,
@@ -59,6 +60,7 @@ class Ideas(Node):
             state["query"],
             procedures=state.get("procedures") or [],
             constraints=state.get("constraints", []),
+            episode_id=state.get("episode_id"),
         )
         usage = add_usage(state.get("usage") or no_usage(), said.usage)
         update = {"usage": usage, "cited": said.cited}
@@ -81,10 +83,12 @@ async def answer_ideas(
     *,
     procedures: Sequence[Mapping[str, Any]] = (),
     constraints: Sequence[str] = (),
+    episode_id: str | None = None,
 ) -> IdeasReply:
     """Rank the covered stocks for ``learner``'s principal (no profile without memory) and
-    answer ``query``; the node and a message beside a paused draft both answer with it."""
-    facts = await profile_facts(learner)
+    what ``query`` asks for (citing ``episode_id``, its episode), and answer; the node and a
+    message beside a paused draft both answer with it."""
+    facts = {**await profile_facts(learner), **asked_for(query, episode_id)}
     profile = Profile.of(facts, procedures, constraints)
     figures = await asyncio.to_thread(measure, services.market)
     ranking = rank(profile, figures, exclusions(profile, tuple(figures)))

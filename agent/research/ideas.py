@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.market.income import dividend_of
-from agent.market.sectors import sector_of
+from agent.market.sectors import SECTORS, sector_of
 from agent.research.suitability import (
     INCOME_VALUES,
     LONG_HORIZON_YEARS,
@@ -121,6 +121,28 @@ def fact_cites(profile: Profile, name: str) -> tuple[str, ...]:
     episodes = [str(e) for e in record.get("episode_ids") or [] if e]
     memory_id = record.get("memory_id")
     return tuple(episodes or ([str(memory_id)] if memory_id else [name]))
+
+
+_INCOME_ASKED = re.compile(r"\b(?:dividends?|income|yield)\b", re.IGNORECASE)
+_GROWTH_ASKED = re.compile(r"\bgrowth\b", re.IGNORECASE)
+
+
+def asked_for(query: str, episode_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """What the request itself asks for ("anything for a dividend investor?", "any growth
+    ideas?", "semiconductor picks?") as fact records citing the request's episode: an income
+    preference, a growth goal, sectors of interest (the sector table's words). For this
+    answer they stand beside, and over, the stored profile."""
+    cite = {"source": "request", "episode_ids": [episode_id or "this request"]}
+    out: dict[str, dict[str, Any]] = {}
+    if _INCOME_ASKED.search(query):
+        out["income_preference"] = {"value": "dividends", **cite}
+    if _GROWTH_ASKED.search(query):
+        out["goal"] = {"value": "growth", **cite}
+    words = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", query.lower())}
+    tags = sorted({t for entry in SECTORS.values() for t in entry.tags if t.rstrip("s") in words})
+    if tags:
+        out["sectors_of_interest"] = {"value": tags, **cite}
+    return out
 
 
 def forbidden_words(profile: Profile, excluded: Iterable[str]) -> frozenset[str]:
@@ -337,7 +359,7 @@ def render(ideas: Ideas, today: datetime.date, universe: int) -> str:
     many were excluded (never which), the data's age, and what to ask next."""
     if ideas.profiled:
         head = (
-            f"Ideas from the {universe} stocks I cover, ranked by fit with your profile "
+            f"Ideas from the {universe} stocks I cover, ranked by fit with what you told me "
             "(ideas to research, not advice):"
         )
     else:

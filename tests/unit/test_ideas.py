@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agent.errors import NoTickerError
-from agent.research.ideas import data_age, named_exclusions, rank, render
+from agent.research.ideas import asked_for, data_age, named_exclusions, rank, render
 from agent.research.routing import check_request, ideas_request
 from agent.research.suitability import Profile
 
@@ -187,3 +187,26 @@ def test_the_data_age_names_the_last_price_date_and_its_age() -> None:
     assert "between 2023-12-28 and 2023-12-29" in data_age(
         [datetime.date(2023, 12, 28), AS_OF], TODAY
     )
+
+
+def test_what_the_request_asks_for_counts_and_cites_the_request() -> None:
+    asked = asked_for("anything for a dividend investor?", "ep-request")
+    assert asked == {
+        "income_preference": {
+            "value": "dividends",
+            "source": "request",
+            "episode_ids": ["ep-request"],
+        }
+    }
+    ideas = rank(Profile.of(asked), MARKET, {})
+    assert [c.ticker for c in ideas.shortlist] == ["AAPL", "MSFT", "META"]
+    assert ideas.shortlist[0].reasons[0].cites == ("ep-request",)
+    assert "regular quarterly dividend" in ideas.shortlist[0].reasons[0].text
+    assert set(asked_for("any semiconductor or software picks for growth?")) == {
+        "goal",
+        "sectors_of_interest",
+    }
+    assert asked_for("any semiconductor picks?")["sectors_of_interest"]["value"] == [
+        "semiconductors"
+    ]
+    assert asked_for("what should I buy?") == {}
