@@ -109,19 +109,7 @@ async def answer_aside(
         said.forget_proposed, said.topic = found, topic
         return said
     if understood.intent != "instruction" and ideas_request(query, listed):
-        from agent.nodes.ideas import answer_ideas
-
-        ideas = await answer_ideas(
-            services,
-            learner,
-            query,
-            procedures=await learner.active_procedures(),
-            constraints=constraints,
-            episode_id=episode.episode_id,
-        )
-        said.intent, said.status, said.cited = "ideas", "answered", ideas.cited
-        said.reply = f"{ideas.reply}\n{waiting}"
-        return said
+        return await ideas_beside(learner, services, said, query, constraints, waiting)
     if understood.intent == "research":
         said.reply = (
             f"{waiting.rstrip('.')}, so I have not started this request (episode "
@@ -141,4 +129,29 @@ async def answer_aside(
         said.status, said.reply = "noted", f"Noted. {ack} {waiting}"
         return said
     said.status, said.reply = "answered", f"{HELP_REPLY} {waiting}"
+    return said
+
+
+async def ideas_beside(
+    learner: Learner,
+    services: Services,
+    said: Aside,
+    query: str,
+    constraints: Sequence[str],
+    waiting: str,
+) -> Aside:
+    """``said`` answering a request for ideas beside the paused request (it researches
+    nothing, so nothing waits on it)."""
+    from agent.nodes.ideas import answer_ideas
+
+    ideas = await answer_ideas(
+        services,
+        learner,
+        query,
+        procedures=await learner.active_procedures(),
+        constraints=constraints,
+        episode_id=said.episode_id,
+    )
+    said.intent, said.status, said.cited = "ideas", "answered", ideas.cited
+    said.reply = f"{ideas.reply}\n{waiting}"
     return said
