@@ -208,6 +208,8 @@ def test_the_model_phrases_the_ranking_and_cannot_slip_an_excluded_ticker_in(
     # Asked, and asked again once with the problem; then the ranking's own answer.
     asked = ideas_requests(fake)
     assert len(asked) == 2
+    # Code routed it: no model was asked which tickers the request means.
+    assert [r for r in fake.chat_requests() if kind_of(r) == "RouteDecision"] == []
     sent = json.dumps(asked[0]["messages"])
     assert "MSFT" in sent and naming(sent, RETIREE_FORBIDDEN) == []
     assert "The model's wording failed the checks" in run.out
