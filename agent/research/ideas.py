@@ -178,11 +178,16 @@ def rank(
     ``size`` that fit are the shortlist (the closest ones when none fits)."""
     by_ticker = {t.upper(): tuple(ids) for t, ids in excluded.items()}
     out = set(by_ticker)
+    forbidden = forbidden_words(profile, out)
     candidates = [
         Candidate(t, f, sum(r.weight for r in reasons) + _tiebreak(f), tuple(reasons))
         for t, f in sorted(figures.items())
         if t.upper() not in out
-        for reasons in [reasons_for(t, f, profile)]
+        for reasons in [
+            # A reason that would name an exclusion ("you already hold TSLA in ...") is
+            # dropped, and so weighs nothing.
+            [r for r in reasons_for(t, f, profile) if not named_exclusions(r.text, forbidden)]
+        ]
     ]
     candidates.sort(key=lambda c: (len(c.breaches), -c.score, c.ticker))
     fitting = [c for c in candidates if c.fits][:size] or candidates[:size]
@@ -196,7 +201,7 @@ def rank(
         others=tuple(others),
         excluded=len([t for t in figures if t.upper() in out]),
         excluded_cites=tuple(dict.fromkeys(cites)),
-        forbidden=forbidden_words(profile, out),
+        forbidden=forbidden,
         as_of=tuple(dates),
         profiled=any(r.cites for c in candidates for r in c.reasons),
     )

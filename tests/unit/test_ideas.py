@@ -210,3 +210,13 @@ def test_what_the_request_asks_for_counts_and_cites_the_request() -> None:
         "semiconductors"
     ]
     assert asked_for("what should I buy?") == {}
+
+
+def test_a_reason_that_would_name_an_exclusion_is_dropped() -> None:
+    held = facts(risk_tolerance="aggressive", holdings=["TSLA", "NVDA"], excluded_tickers=["TSLA"])
+    ideas = rank(held, MARKET, {"TSLA": ("ep-excluded_tickers",)})
+    amzn = next(c for c in ideas.ranked if c.ticker == "AMZN")  # TSLA's sector
+    assert not [r for r in amzn.reasons if "hold" in r.text]
+    msft = next(c for c in ideas.ranked if c.ticker == "MSFT")  # NVDA's sector
+    assert any("you already hold NVDA" in r.text for r in msft.reasons)
+    assert named_exclusions(render(ideas, TODAY, len(MARKET)), ideas.forbidden) == []
