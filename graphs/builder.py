@@ -6,6 +6,7 @@
                |           |                       \\--(done)--> reporter -> critic -> approval
                |           +--(flash)--> executor
                |           +--(a question about memory)--> answer --> remember
+               |           +--(what to buy, no ticker)--> ideas --> remember
                |           +--(noted / answered / declined)--> remember
                +--(forget ...)--> remember
     approval --approve/edit--> publish -> remember
@@ -55,6 +56,7 @@ def build_graph(
     from agent.nodes.capture import Capture
     from agent.nodes.critic import Critic
     from agent.nodes.executor import Executor
+    from agent.nodes.ideas import Ideas
     from agent.nodes.planner import Planner
     from agent.nodes.publish import Publish
     from agent.nodes.remember import Remember
@@ -73,7 +75,18 @@ def build_graph(
         jitter=True,
         retry_on=_retryable,
     )
-    classes = (Capture, Router, Planner, Executor, Reporter, Critic, Approval, Publish, Answer)
+    classes = (
+        Capture,
+        Router,
+        Planner,
+        Executor,
+        Reporter,
+        Critic,
+        Approval,
+        Publish,
+        Answer,
+        Ideas,
+    )
     nodes = zip(NODES, (*classes, Remember), strict=True)
     return _shape({name: node(services) for name, node in nodes}, retry)
 

@@ -21,6 +21,7 @@ NODES = (
     "approval",
     "publish",
     "answer",
+    "ideas",
     "remember",
 )
 

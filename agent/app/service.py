@@ -165,10 +165,16 @@ class AnalystApp:
 
     async def understand(self, query: str) -> str:
         """What ``query`` is: research, statement, question, instruction, forget or
-        conversation (:func:`agent.recollection.intent.classify`); reads no storage."""
+        conversation (:func:`agent.recollection.intent.classify`), or ``ideas`` (what to buy,
+        no ticker named: :func:`agent.research.routing.ideas_request`); reads no storage."""
         from agent.recollection.intent import classify
+        from agent.research.routing import ideas_request
 
-        return classify(query, self.services.market.available_tickers()).intent
+        listed = self.services.market.available_tickers()
+        intent = classify(query, listed).intent
+        if intent not in ("question", "instruction") and ideas_request(query, listed):
+            return "ideas"
+        return intent
 
     def require_thread(self, thread_id: str) -> ThreadRecord:
         return self.tiers.require_thread(thread_id)

@@ -58,10 +58,12 @@ def progress(console: Console, node: str, update: dict[str, Any]) -> None:
     """One line per finished node, saying what it did."""
     if node == "capture" and update.get("status") not in ANSWERED:
         return  # it stored the turn; the router's line says what the request is
-    if node in ("capture", "router", "answer") and update.get("status") in ANSWERED:
+    if node in ("capture", "router", "answer", "ideas") and update.get("status") in ANSWERED:
         detail = str(update["status"])
     elif node == "router" and update.get("intent") == "question":
         detail = "a question about memory"
+    elif node == "router" and update.get("intent") == "ideas":
+        detail = "ideas from your profile"
     elif node == "router":
         tickers = ", ".join(update.get("tickers", []))
         mode = "deep research" if update.get("mode") == "deep" else "quick snapshot"
@@ -180,8 +182,10 @@ def thread(
 def _memory(console: Console, view: ThreadView) -> None:
     """What memory did around the run: procedures enforced, extraction, a failed extraction."""
     for p in view.procedures:
+        # Ideas never name what an exclusion leaves out, so a procedure's words are not shown.
+        text = "applied" if view.intent == "ideas" else literal(p["text"])
         console.print(
-            f"[cyan]procedure:[/] {literal(p['text'])} ({literal(p['procedure_id'])})",
+            f"[cyan]procedure:[/] {text} ({literal(p['procedure_id'])})",
             soft_wrap=True,
         )
     for job in view.memory_jobs:

@@ -9,6 +9,8 @@ of the thread (``aside:<id>``), understood (:func:`agent.recollection.intent.cla
 - a statement or instruction is learned at once (the hot path) and acknowledged;
 - a question is answered from memory, citing episodes (:func:`agent.recollection.answers.respond`);
 - "forget ..." finds what it names and says how to confirm (nothing is deleted without a yes);
+- a request for ideas that names no ticker is answered from the profile
+  (:func:`agent.nodes.ideas.answer_ideas`): it researches nothing;
 - a research request is not started: the reply says the draft awaits a decision;
 - anything else gets the help reply.
 
@@ -64,6 +66,7 @@ async def answer_aside(
     from agent.nodes.base import chat_model
     from agent.recollection.answers import respond
     from agent.recollection.intent import HELP_REPLY, classify
+    from agent.research.routing import ideas_request
 
     listed = await asyncio.to_thread(services.market.available_tickers)
     understood = classify(query, listed)
@@ -105,6 +108,8 @@ async def answer_aside(
         said.status, said.reply = "noted", f"{reply} {waiting}"
         said.forget_proposed, said.topic = found, topic
         return said
+    if understood.intent != "instruction" and ideas_request(query, listed):
+        return await ideas_beside(learner, services, said, query, constraints, waiting)
     if understood.intent == "research":
         said.reply = (
             f"{waiting.rstrip('.')}, so I have not started this request (episode "
@@ -124,4 +129,29 @@ async def answer_aside(
         said.status, said.reply = "noted", f"Noted. {ack} {waiting}"
         return said
     said.status, said.reply = "answered", f"{HELP_REPLY} {waiting}"
+    return said
+
+
+async def ideas_beside(
+    learner: Learner,
+    services: Services,
+    said: Aside,
+    query: str,
+    constraints: Sequence[str],
+    waiting: str,
+) -> Aside:
+    """``said`` answering a request for ideas beside the paused request (it researches
+    nothing, so nothing waits on it)."""
+    from agent.nodes.ideas import answer_ideas
+
+    ideas = await answer_ideas(
+        services,
+        learner,
+        query,
+        procedures=await learner.active_procedures(),
+        constraints=constraints,
+        episode_id=said.episode_id,
+    )
+    said.intent, said.status, said.cited = "ideas", "answered", ideas.cited
+    said.reply = f"{ideas.reply}\n{waiting}"
     return said

@@ -2,7 +2,8 @@
 
 The constraints and statements the message made (applied by the capture node) are taken out of
 the text; what remains is understood (:func:`agent.recollection.intent.classify`). A question
-about the user, memory or the past goes to ``answer``; a statement, an instruction or a remark
+about the user, memory or the past goes to ``answer``; a request for ideas that names no ticker
+("what should I buy?") goes to ``ideas``; a statement, an instruction or a remark
 is answered at once (``remember``) and never starts research. A research request is routed by
 the reasoner over the tickers it may name: deep research to the planner, a quick snapshot
 straight to the executor with a one-step plan; a request only for tickers that constraints or
@@ -25,16 +26,16 @@ from agent.recollection.intent import HELP_REPLY, Understood, classify
 from agent.recollection.reader import procedure_exclusions, procedure_mode
 from agent.research import constraints as rules
 from agent.research.planning import snapshot_plan
-from agent.research.routing import Route, request_universe
+from agent.research.routing import Route, ideas_request, request_universe
 from agent.state import AnalystState, Context, Usage
 
-Goto = Literal["planner", "executor", "answer", "remember"]
+Goto = Literal["planner", "executor", "answer", "ideas", "remember"]
 
 
 class Router(Node):
     async def __call__(self, state: AnalystState, runtime: Runtime[Context]) -> Command[Goto]:
         """Route the request: planner (deep), executor (flash), answer (a question about
-        memory) or remember (answered)."""
+        memory), ideas (what to buy, no ticker named) or remember (answered)."""
         new_rules, request = rules.split_constraints(state["query"])
         kept = state.get("constraints", [])
         usage = state.get("usage") or no_usage()
@@ -54,6 +55,9 @@ class Router(Node):
         understood = classify(request, listed)
         if understood.intent == "question":
             return Command(goto="answer", update={"usage": usage, "intent": "question"})
+        if understood.intent != "instruction" and ideas_request(request, listed):
+            # Decided before any model routes it: a model could resolve it to tickers.
+            return Command(goto="ideas", update={"usage": usage, "intent": "ideas"})
         if understood.intent != "research":
             return _answer(usage, understood.intent, _acknowledge(understood, said, state))
         procedures = state.get("procedures") or []

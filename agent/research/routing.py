@@ -107,6 +107,35 @@ def request_universe(
     return (*known, *(t for t in named if t not in known))
 
 
+_IDEAS = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+){0,2}(?:should|shall|could|can|would|do you think)\s+"
+    r"(?:i|we)\s+(?:buy|invest\s+in|own|pick|add|get)\b|"
+    r"\bwhat\s+(?:to|would\s+you)\s+buy\b|"
+    r"\b(?:where|how)\s+should\s+(?:i|we)\s+(?:put|invest|park|place)\b|"
+    r"\bany\s+(?:\w+\s+)?(?:ideas?|suggestions?|picks?|recommendations?|tips?)\b|"
+    r"\b(?:ideas?|suggestions?|picks?|recommendations?)\s+for\s+(?:me|us|a|an|my|our)\b|"
+    r"\b(?:suggest|recommend)\s+(?:me\s+|us\s+)?(?:some|a\s+few|a\s+couple(?:\s+of)?|"
+    r"few|any|one|a|\d+|two|three|five)?\s*(?:good\s+)?(?:stocks?|shares?|companies|names|"
+    r"ideas?|picks?|investments?)\b|"
+    r"\bwhat\s+do\s+you\s+(?:recommend|suggest)\b|"
+    r"^\s*anything\s+(?:for|to\s+buy|worth|good|you)\b|"
+    r"\b(?:good|best)\s+(?:stocks?|shares?|picks?|investments?)\s+(?:for|to|right)\b",
+    re.IGNORECASE,
+)
+
+
+def ideas_request(query: str, available: Iterable[str]) -> bool:
+    """Whether ``query`` asks for ideas rather than about a named stock ("what should I buy?",
+    "anything for a dividend investor?", "suggest a few stocks"): it asks for picks and names
+    no ticker (a known one or an unknown upper-case symbol). Such a request is answered from
+    the profile and the covered universe (:mod:`agent.research.ideas`), never researched."""
+    text = (query or "").strip()
+    if not text or forget_topic(text) is not None or not _IDEAS.search(text):
+        return False
+    tickers, unknown = extract_tickers(text, {t.upper() for t in available})
+    return not tickers and not unknown
+
+
 _FORGET = re.compile(
     r"^\s*(?:please\s+)?forget\s+(?:about\s+|that\s+|what\s+i\s+(?:said|told\s+you)\s+about\s+|"
     r"everything\s+about\s+)?(?P<topic>.+?)[\s.!]*$",
@@ -128,7 +157,8 @@ def check_request(
 ) -> Route | None:
     """Validate a request before anything is written; return its offline route if it has one.
 
-    A request to forget (:func:`forget_topic`) is valid and routes nowhere (None). Constraint
+    A request to forget (:func:`forget_topic`) or for ideas (:func:`ideas_request`) is valid
+    and routes nowhere (None). Constraint
     sentences ("never include TSLA") are split off first: a message made only of
     constraints is valid and routes nowhere (None). Unknown upper-case symbols are always an
     error. With ``strict`` (the offline analyst) the rest must name a ticker; a model may
@@ -139,6 +169,8 @@ def check_request(
     if forget_topic(query) is not None:
         return None  # a request to forget: valid, and no research
     rules, request = split_constraints(query)
+    if ideas_request(request, available):
+        return None  # ideas from the profile: valid, and no research
     if not request.strip():
         if rules:
             return None

@@ -272,7 +272,7 @@ def test_bad_requests_on_a_fresh_install_create_nothing(analyst: Any) -> None:
         ["run", "Analyze XYZQ", "--json"],
         ["run", "", "--json"],
         ["run", "   "],
-        ["run", "what should I buy"],
+        ["run", "analyze the thing"],
         ["approve", "nope"],
         ["show", "nope"],
         ["resume", "nope"],

@@ -87,8 +87,8 @@ def test_memory_questions_are_answered_not_refused(analyst: Any) -> None:
     # Questions are stored as episodes, and nothing is learned from them.
     texts = [e.text for e in episodes(analyst)]
     assert "what is my horizon?" in texts and "What do you know about me?" in texts
-    # Plain text: a research request with no ticker is still a usage error.
-    assert "No ticker found" in analyst.fail("run", "what should I buy").err
+    # A research request with no ticker that asks for no ideas is still a usage error.
+    assert "No ticker found" in analyst.fail("run", "analyze the thing").err
 
 
 def test_greetings_get_help_not_an_error(analyst: Any) -> None:
