@@ -347,7 +347,6 @@ def by_description(mem: Remembered, text: str) -> list[dict[str, Any]]:
     versions as ``facts`` rows, and the episodes, candidates and memories that state it (the
     episodes its versions were stated in, and those that name it and its attribute). Empty
     when ``text`` describes no stored fact."""
-    from agent.learning.profile import REGISTRY
 
     rows: list[dict[str, Any]] = []
     cited: set[str] = set()
@@ -369,15 +368,17 @@ def by_description(mem: Remembered, text: str) -> list[dict[str, Any]]:
             rows += [row("facts", r.memory_id, f"{r.attribute} = {r.value!r}") for r in versions]
         words = target_words(t, mem)
         aliases = (t.attribute.replace("_", " "), *ALIASES.get(t.attribute, ()))
-        needs_alias = t.element is not None or REGISTRY.get(t.attribute) is None
-        said.append((t, words, aliases if needs_alias else ()))
+        said.append((t, words, aliases if t.element is not None else ()))
 
     def states(*texts: Any) -> bool:
         joined = " ".join(str(x) for x in texts if x)
         return any(
-            any(_said(w, joined) for w in words)
-            and (not aliases or any(_said(a, joined) for a in aliases))
-            for _, words, aliases in said
+            (
+                any(_said(w, joined) for w in words)
+                and (not aliases or any(_said(a, joined) for a in aliases))
+            )
+            or (t.element is None and _states_value(mem, t.attribute, joined))
+            for t, words, aliases in said
         )
 
     if not said:
@@ -393,6 +394,24 @@ def by_description(mem: Remembered, text: str) -> list[dict[str, Any]]:
         ),
     )
     return rows
+
+
+def _states_value(mem: Remembered, attribute: str, text: str) -> bool:
+    """Whether ``text`` states a stored value of the scalar ``attribute`` the way the
+    registry reads it ("10 years" for a horizon of 10)."""
+    from agent.learning.profile import REGISTRY
+
+    known = REGISTRY.get(attribute)
+    if known is None:
+        return False
+    for r in mem.facts:
+        if r.attribute == attribute and not isinstance(r.value, list):
+            try:
+                if known.supports(r.value, text):
+                    return True
+            except (TypeError, ValueError):
+                continue
+    return False
 
 
 def _rest(mem: Remembered, target: Target) -> list[str]:
