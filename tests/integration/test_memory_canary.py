@@ -156,7 +156,9 @@ async def test_a_forgotten_canary_is_in_no_byte_and_a_restore_does_not_bring_it_
         assert plan["confirmed"] is False and stack.hits(first)
         tiers = {row["tier"] for row in plan["found"]}
         assert {"episodes", "facts", "summaries", "store", "documents"} <= tiers
-        receipt = await app.memory.forget(topic=first, confirm=True)
+        # The thread's revised draft awaits a decision: it goes only when asked to.
+        assert [d["thread_id"] for d in plan["drafts"]] == ["mira-1"]
+        receipt = await app.memory.forget(topic=first, confirm=True, drafts=True)
         assert receipt["deleted"]["threads"]["ids"] == ["mira-1"]
         assert receipt["deleted"]["documents"]["count"] == 1
 
@@ -245,7 +247,7 @@ async def test_a_restore_of_the_embedded_files_forgets_again(
     async with session("mira") as app:
         app.storage.backup(copy)
     async with session("mira", day=1) as app:
-        await app.memory.forget(topic=first, confirm=True)
+        await app.memory.forget(topic=first, confirm=True, drafts=True)
         forgot = len(await app.memory.audit())
     assert raw_hits(isolated_env / "data", first) == []
 
