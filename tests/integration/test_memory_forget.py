@@ -285,3 +285,30 @@ async def test_a_fact_forgotten_by_id_leaves_no_summary_or_answer_naming_it(
         assert "ZQXV" not in repr([exported["sessions"], exported["facts"]])
         with pytest.raises(InvalidMemoryError, match="holdings:MSFT"):
             await app.memory.forget(["holdings:MSFT"])
+
+
+async def test_a_forget_keeps_a_thread_with_a_pending_draft_unless_told(
+    isolated_env: Path,
+) -> None:
+    """A description forget takes the conversations holding the value; one whose draft
+    awaits a decision is named in the plan's ``drafts`` and, confirmed without ``drafts``,
+    kept with the reason (the rest forgotten; the draft can still be decided); named with
+    ``drafts`` it goes."""
+    async with session("mira") as app:
+        await app.start("I work at Quibblesoft Dynamics.", thread_id="w-1")
+        waiting = await app.start("Analyze NVDA", thread_id="d-1")
+        assert waiting.status == "awaiting_approval"
+        plan = await app.memory.forget(about="where I work")
+        assert [d["thread_id"] for d in plan["drafts"]] == ["d-1"]
+        assert plan["drafts"][0]["ticker"] == "NVDA"
+        assert "d-1" in plan["deleted"]["threads"]["ids"]
+        receipt = await app.memory.forget(about="where I work", confirm=True)
+        assert "d-1" not in receipt["deleted"]["threads"]["ids"]
+        assert "w-1" in receipt["deleted"]["threads"]["ids"]
+        (kept,) = [k for k in receipt["kept"] if "d-1" in k["what"]]
+        assert "pending NVDA draft" in kept["what"] and "say so" in kept["why"]
+        assert (await app.view("d-1")).status == "awaiting_approval"
+        learner = await app.memory.learner()
+        assert await learner.facts.current(subject_for(app.principal), "employer") is None
+        receipt = await app.memory.forget(["d-1"], confirm=True, drafts=True)
+        assert receipt["deleted"]["threads"]["ids"] == ["d-1"]
