@@ -296,36 +296,48 @@ def _mentioned(attribute: str, value: Any, text: str) -> bool:
 def targets(mem: Remembered, text: str) -> list[Target]:
     """What ``text`` asks to forget among the stored facts, by attribute and value: an
     element of a list attribute the text names (or, if it names no attribute, of any list
-    holding it), and a whole attribute the text names or whose value it states."""
+    holding it); a whole attribute whose value the text states, or that it names and says
+    nothing else about ("my horizon", "where I work": not "that I own MSFT" when MSFT is
+    not held)."""
     named = named_attributes(text)
     stored: dict[str, list[Any]] = {}
     for r in mem.facts:
         stored.setdefault(r.attribute, []).append(r.value)
     found: list[Target] = []
     for attribute, values in sorted(stored.items()):
+        only = attribute in named and only_names(text, attribute)
         if any(isinstance(v, list) for v in values):
             elements = sorted(
                 {str(e) for v in values if isinstance(v, list) for e in v if _said(str(e), text)}
             )
             if elements and (attribute in named or not named):
                 found += [Target(attribute, e) for e in elements]
-            elif attribute in named and not elements and not _lists_named(named, stored, text):
+            elif only:
                 found.append(Target(attribute))
-        elif attribute in named or any(_mentioned(attribute, v, text) for v in values):
+        elif (
+            only
+            or any(_mentioned(attribute, v, text) for v in values)
+            or (attribute in named and _states_value(mem, attribute, text))
+        ):
             found.append(Target(attribute))
     return found
 
 
-def _lists_named(named: set[str], stored: dict[str, list[Any]], text: str) -> bool:
-    """Whether an element of another named list attribute is in ``text`` (then "exclude" in
-    "forget that I exclude TSLA" is about that list, not every excluded list)."""
-    return any(
-        _said(str(e), text)
-        for a in named
-        for v in stored.get(a, ())
-        if isinstance(v, list)
-        for e in v
-    )
+#: Words a request to forget says around an attribute's name without naming a value.
+_FILLER = frozenset(
+    "a about all am an any are at current do everything for how i i'm im in is it me my "
+    "of that the this to was what where you your".split()
+)
+
+
+def only_names(text: str, attribute: str) -> bool:
+    """Whether ``text`` says nothing but the attribute's name or aliases (and filler words
+    such as "my", "that", "where I"): it names the attribute, not a value of it."""
+    rest = text.lower()
+    words = (attribute.replace("_", " "), *ALIASES.get(attribute, ()))
+    for w in sorted(words, key=len, reverse=True):
+        rest = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", " ", rest)
+    return all(word in _FILLER for word in re.findall(r"[\w']+", rest))
 
 
 def target_words(target: Target, mem: Remembered) -> list[str]:

@@ -3,10 +3,12 @@ name, what a request to forget is, and how a summary is rewritten without a forg
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from agent.app.forget_values import FORGOTTEN, rewrite_text, value_targets
-from agent.recollection.forgettable import Target, named_attributes
+from agent.recollection.forgettable import Remembered, Target, named_attributes, targets
 from agent.research.routing import forget_topic
 
 
@@ -65,3 +67,42 @@ def test_element_ids_name_a_registered_attribute() -> None:
     ]
     assert Target("holdings", "nvda").holds(["AAPL", "NVDA"])
     assert not Target("holdings", "NVDA").holds("NVDA")
+
+
+def _remembered() -> Remembered:
+    """Stored facts (stand-ins with a fact row's fields a description reads)."""
+    rows = [
+        ("holdings", ["ZQXV", "AAPL"]),
+        ("watchlist", ["ZQXV"]),
+        ("employer", "Quibblesoft Dynamics"),
+        ("horizon_years", 10),
+        ("risk_tolerance", "aggressive"),
+    ]
+    facts = [
+        SimpleNamespace(memory_id=f"m{n}", attribute=a, value=v, status="open")
+        for n, (a, v) in enumerate(rows)
+    ]
+    return Remembered([], [], [], [], facts, [])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("said", "found"),
+    [
+        ("I own ZQXV", [Target("holdings", "ZQXV")]),
+        ("my zqxv holdings", [Target("holdings", "ZQXV")]),
+        ("ZQXV", [Target("holdings", "ZQXV"), Target("watchlist", "ZQXV")]),
+        ("my holdings", [Target("holdings")]),
+        ("I own MSFT", []),  # not held: nothing, not the whole list
+        ("where I work", [Target("employer")]),
+        ("that I work at Acme", []),  # another employer: not the stored one
+        ("quibblesoft dynamics", [Target("employer")]),  # its value, any case
+        ("my horizon is 10 years", [Target("horizon_years")]),
+        ("my risk tolerance", [Target("risk_tolerance")]),
+        ("that I am aggressive", [Target("risk_tolerance")]),
+        ("my crypto trades", []),
+    ],
+)
+def test_a_description_finds_the_fact_by_attribute_and_value(
+    said: str, found: list[Target]
+) -> None:
+    assert targets(_remembered(), said) == found
