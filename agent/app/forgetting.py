@@ -12,11 +12,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent.app.compaction import compact, forget_vectors
+from agent.app.forget_values import (
+    check_values,
+    forgotten_words,
+    holding_threads,
+    new_versions,
+    pending_drafts,
+    rewritten_summaries,
+    taken_by,
+    value_targets,
+    write_versions,
+)
 from agent.app.kinds import (
     DERIVED,
     DOCUMENTS,
@@ -25,9 +36,10 @@ from agent.app.kinds import (
     JOURNAL_KINDS,
     KINDS,
     STORE,
+    SUMMARIES,
     THREADS,
 )
-from agent.app.memory_kind import Kind
+from agent.app.memory_kind import ALL, Kind
 from agent.app.receipts import (
     FORGET_REASON,
     Receipt,
@@ -39,10 +51,12 @@ from agent.app.receipts import (
 )
 from agent.recollection.forgettable import (
     Remembered,
+    Target,
     by_ids,
     by_keyword,
     listing,
     profile_path,
+    proposed,
     read_all,
     read_related,
 )
@@ -55,26 +69,35 @@ if TYPE_CHECKING:
 
     from agent.app.tiers import Tiers
     from agent.learning.learner import Learner
+    from memory.journal.records import SessionSummary
 
 #: A store memory found by meaning is a topic candidate from this hybrid-search score on.
 MEANING_SCORE = 0.5
 
 
 def check_request(
-    ids: Sequence[str], topic: str | None, since: datetime | None, until: datetime | None
+    ids: Sequence[str],
+    topic: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    about: str | None = None,
 ) -> None:
-    """Refuse a forget that names not exactly one of ids, a topic or a range (or an empty
-    topic), before anything is opened."""
+    """Refuse a forget that names not exactly one of ids, a topic, a description or a range
+    (or an empty topic or description), before anything is opened."""
     from memory.errors import InvalidMemoryError
 
-    asked = sum([bool(ids), topic is not None, since is not None or until is not None])
+    asked = sum(
+        [bool(ids), topic is not None, about is not None, since is not None or until is not None]
+    )
     if asked != 1:
         raise InvalidMemoryError(
-            "Say what to forget: one or more ids, or --topic TEXT, or --from DATE --to DATE "
-            "(one of them)."
+            "Say what to forget: one or more ids, or --topic TEXT, or --about TEXT, or "
+            "--from DATE --to DATE (one of them)."
         )
     if not ids and topic is not None and not topic.strip():
         raise InvalidMemoryError("Say which topic to forget (--topic TEXT).")
+    if not ids and about is not None and not about.strip():
+        raise InvalidMemoryError('Say what to forget (--about "that I own NVDA").')
 
 
 async def forget(
@@ -87,52 +110,48 @@ async def forget(
     until: datetime | None = None,
     only: Sequence[str] | None = None,
     confirm: bool = False,
+    about: str | None = None,
+    drafts: bool = False,
 ) -> Receipt:
-    """Forget the items ``ids``, or what ``topic`` or the range [``since``, ``until``) finds,
-    with everything derived from them. Ids are deleted when ``confirm``; a topic or range
-    deletes its found items when ``confirm`` (all of them) or ``only`` names some of them
-    (those). Otherwise nothing changes and the receipt is the plan.
+    """Forget the items ``ids``, or what ``topic``, the description ``about`` ("that I own
+    NVDA": the facts it names by attribute and value, :func:`~agent.recollection.forgettable
+    .proposed`) or the range [``since``, ``until``) finds, with everything derived from them.
+    Ids are deleted when ``confirm``; a topic, description or range deletes its found items
+    when ``confirm`` (all of them) or ``only`` names some of them (those). Otherwise nothing
+    changes and the receipt is the plan. A thread whose draft awaits a decision is deleted
+    only with ``drafts`` (the receipt's ``drafts`` names them; unconfirmed, they are listed
+    as they would go with it).
     """
-    from memory.errors import InvalidMemoryError
-
-    check_request(ids, topic, since, until)
+    check_request(ids, topic, since, until, about)
     principal = tiers.principal
     damaged: list[dict[str, Any]] = []
     mem = await read(tiers, learner, damaged, ids=ids or None)
     scope: dict[str, Any] = {}
     if ids:
         scope["ids"] = list(ids)
-        chosen = by_ids(mem, ids)
+        chosen = await _by_ids(tiers, learner, mem, ids)
         listed: list[dict[str, Any]] = []
+        if any(tier in ("facts", "values") for tier, _ in chosen):
+            # The conversations whose checkpoints hold a forgotten fact (the profile they
+            # loaded, answers built from it) go with it, listed.
+            named = [{"tier": tier, "id": i} for tier, i in chosen]
+            listed = [r for r in await _threads_holding(tiers, mem, named) if r["id"] not in ids]
+            chosen += [("threads", r["id"]) for r in listed]
     else:
-        if topic is not None:
-            scope["topic"] = topic
-            listed = await _by_topic(tiers, mem, topic.strip())
-        else:
-            scope["from"] = None if since is None else since.isoformat()
-            scope["to"] = None if until is None else until.isoformat()
-            listed = _by_range(mem, since, until)
-        wanted = None if only is None else set(only)
-        if wanted is not None:
-            unknown = sorted(wanted - {row["id"] for row in listed})
-            if unknown:
-                raise InvalidMemoryError(
-                    f"--only names ids the search did not list: {', '.join(unknown)}; "
-                    "choose among the listed ones."
-                )
-            scope["only"] = sorted(wanted)
-        # ``confirm`` takes what the keywords found; a memory found only by meaning (whose
-        # score is relative to the rest of the store, so a lone unrelated memory can rank
-        # high) goes only when ``only`` names it.
-        chosen = [
-            (r["tier"], r["id"])
-            for r in listed
-            if (r["id"] in wanted if wanted is not None else r.get("by") != "meaning")
-        ]
-        confirm = confirm or wanted is not None
+        scope, listed, chosen = await _found(tiers, mem, topic, about, since, until, only)
+        confirm = confirm or only is not None
+    if any(tier in ("facts", "values") for tier, _ in chosen):
+        # A kept summary naming a forgotten value is rewritten: every summary is a candidate.
+        mem.summaries = await learner.journal.summaries(limit=ALL)
     receipt = Receipt(principal.tenant_id, principal.user_id, confirm, scope=scope, found=listed)
     plan = cascade(tiers, mem, chosen)
+    receipt.drafts = await pending_drafts(tiers, plan.deleted["threads"])
+    if confirm and not drafts:
+        for draft in receipt.drafts:
+            plan.deleted["threads"].discard(draft["thread_id"])
+            plan.kept.append(kept_draft(draft))
     receipt.deleted = {tier: Tier(sorted(found)) for tier, found in plan.deleted.items()}
+    receipt.rewritten = {"summaries": Tier(sorted(s.session_id for s in plan.summaries))}
     receipt.kept = [*plan.kept, *damaged, *kept_records(tiers, plan.deleted["threads"])]
     receipt.damaged = [d["paths"][0] for d in damaged]
     receipt.backups = backups_statement(tiers)
@@ -142,16 +161,114 @@ async def forget(
     return receipt
 
 
+def kept_draft(draft: dict[str, Any]) -> dict[str, Any]:
+    """The receipt's note for a thread kept because its draft awaits a decision."""
+    return {
+        "tier": "threads",
+        "what": f"thread {draft['thread_id']} and its pending {draft['ticker']} draft "
+        f"({draft['hash']})",
+        "why": "a thread whose draft awaits your decision is deleted only when you say so; "
+        "its checkpoints still hold its words. Decide the draft, then forget the thread "
+        "(its id)",
+    }
+
+
+async def _by_ids(
+    tiers: Tiers, learner: Learner, mem: Remembered, ids: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``(tier, id)`` of each id: a list element (``holdings:NVDA``, its attribute's versions
+    read into ``mem``), a thread of the principal, or any id of :func:`by_ids`."""
+    from memory.facts import subject_for
+
+    values = value_targets(ids)
+    held = {r.memory_id for r in mem.facts}
+    for attribute in sorted({t.attribute for t in values}):
+        rows = await learner.facts.history(subject_for(tiers.principal), attribute)
+        mem.facts += [r for r in rows if r.memory_id not in held]
+    check_values(mem, values)
+    threads = {t.thread_id for t in THREADS.records(tiers)}
+    named = {t.value_id for t in values}
+    chosen = [("values", i) for i in ids if i in named]
+    chosen += [("threads", i) for i in ids if i in threads and i not in named]
+    rest = [i for i in ids if i not in named and i not in threads]
+    return chosen + (by_ids(mem, rest) if rest else [])
+
+
+async def _found(
+    tiers: Tiers,
+    mem: Remembered,
+    topic: str | None,
+    about: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    only: Sequence[str] | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[tuple[str, str]]]:
+    """The scope, the listed items and the chosen ``(tier, id)`` of a topic, description or
+    range forget (``only``: those of the listed ids)."""
+    from memory.errors import InvalidMemoryError
+
+    scope: dict[str, Any] = {}
+    if about is not None:
+        scope["about"] = about
+        listed = proposed(mem, about.strip())
+        if any(r["tier"] in ("values", "facts") for r in listed):
+            listed += await _threads_holding(tiers, mem, listed)
+    elif topic is not None:
+        scope["topic"] = topic
+        listed = await _by_topic(tiers, mem, topic.strip())
+    else:
+        scope["from"] = None if since is None else since.isoformat()
+        scope["to"] = None if until is None else until.isoformat()
+        listed = _by_range(mem, since, until)
+    wanted = None if only is None else set(only)
+    if wanted is not None:
+        unknown = sorted(wanted - {row["id"] for row in listed})
+        if unknown:
+            raise InvalidMemoryError(
+                f"--only names ids the search did not list: {', '.join(unknown)}; "
+                "choose among the listed ones."
+            )
+        scope["only"] = sorted(wanted)
+    # ``confirm`` takes what the keywords found; a memory found only by meaning (whose
+    # score is relative to the rest of the store, so a lone unrelated memory can rank
+    # high) goes only when ``only`` names it.
+    chosen = [
+        (r["tier"], r["id"])
+        for r in listed
+        if (r["id"] in wanted if wanted is not None else r.get("by") != "meaning")
+    ]
+    return scope, listed, chosen
+
+
+async def _threads_holding(
+    tiers: Tiers, mem: Remembered, listed: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The threads whose checkpoints hold what the listed facts and elements forget, besides
+    those the listed episodes take."""
+    values = value_targets(r["id"] for r in listed if r["tier"] == "values")
+    named = {r["id"] for r in listed if r["tier"] == "facts"}
+    facts = [r for r in mem.facts if r.memory_id in named]
+    said = {r["id"] for r in listed if r["tier"] == "episodes"}
+    going = {e.thread_id for e in mem.episodes if e.episode_id in said}
+    found = await holding_threads(tiers, forgotten_words(mem, values, facts))
+    return [r for r in found if r["id"] not in going]
+
+
 @dataclass
 class Plan:
     """What a forget deletes, by tier (ids), what it keeps and why, the texts whose cache
-    rows go, the text units hashed into tombstones, and the store items to delete."""
+    rows go, the text units hashed into tombstones, the store items to delete, and what it
+    rewrites."""
 
     deleted: dict[str, set[str]]
     kept: list[dict[str, Any]]
     texts: list[str]
     tombstone: list[str]
     items: list[Item]
+    #: The kept summaries that named a forgotten value, rewritten without it.
+    summaries: list[SessionSummary] = field(default_factory=list)
+    #: Each list attribute an element is forgotten from: the rest, its new version.
+    versions: dict[str, list[Any]] = field(default_factory=dict)
 
 
 async def read(
@@ -237,12 +354,15 @@ def _by_range(
 def cascade(tiers: Tiers, mem: Remembered, chosen: Iterable[tuple[str, str]]) -> Plan:
     """What forgetting ``chosen`` (``(tier, id)`` pairs) deletes in each tier, and what it
     keeps and why: each derived kind takes what is named and what follows from the
-    forgotten episodes; the threads holding those episodes go, and so do the profile
-    document's lines named or holding a forgotten value."""
+    forgotten episodes; a list element (``values``) takes every version holding it; the
+    threads holding those episodes (or named) go, and so do the profile document's lines
+    named or holding a forgotten value. The summaries that are kept but name a forgotten
+    fact's value are rewritten without it, and a list keeps its other elements."""
     picked: dict[str, set[str]] = {}
     for tier, item_id in chosen:
         picked.setdefault(tier, set()).add(item_id)
     gone_episodes = picked.get("episodes", set())
+    values = value_targets(picked.get("values", ()))
     kept: list[dict[str, Any]] = []
     taken: dict[Kind, list[Any]] = {}
     for kind in DERIVED:
@@ -251,6 +371,7 @@ def cascade(tiers: Tiers, mem: Remembered, chosen: Iterable[tuple[str, str]]) ->
         for item in kind.items(mem):
             follows, note = kind.follows(item, gone_episodes)
             take = follows or kind.named(item, named)
+            take = take or (kind is FACTS and bool(taken_by(values, item)))
             # Said of what the cascade takes, or of what it leaves unless the user named it.
             if note is not None and (follows or not take):
                 kept.append(note)
@@ -258,8 +379,8 @@ def cascade(tiers: Tiers, mem: Remembered, chosen: Iterable[tuple[str, str]]) ->
                 taken[kind].append(item)
     taken[EPISODES] = [e for e in mem.episodes if e.episode_id in gone_episodes]
     known_threads = {t.thread_id: t for t in THREADS.records(tiers)}
-    threads = {e.thread_id for e in taken[EPISODES]} & set(known_threads)
-    taken[THREADS] = [known_threads[t] for t in sorted(threads)]
+    threads = {e.thread_id for e in taken[EPISODES]} | picked.get("threads", set())
+    taken[THREADS] = [known_threads[t] for t in sorted(threads & set(known_threads))]
     if not taken[EPISODES] and any(taken[kind] for kind in DERIVED):
         kept.append(
             {
@@ -269,19 +390,46 @@ def cascade(tiers: Tiers, mem: Remembered, chosen: Iterable[tuple[str, str]]) ->
                 "stops them teaching it again. Forget the episode (its id) to remove the words",
             }
         )
-    tombstone = [t for kind, items in taken.items() for i in items for t in kind.tombstones(i)]
+    tombstone = [t for kind, items in taken.items() for i in items for t in _units(kind, i, values)]
     # The profile document's lines: those named, and those holding a forgotten value.
-    values = [t.lower() for t in tombstone if len(t.strip()) >= 3]
+    words = [t.lower() for t in tombstone if len(t.strip()) >= 3]
     named_lines = picked.get(DOCUMENTS.tier, set())
     taken[DOCUMENTS] = [
         line
         for line in DOCUMENTS.items(mem)
-        if DOCUMENTS.named(line, named_lines) or DOCUMENTS.holds(line, values)
+        if DOCUMENTS.named(line, named_lines) or DOCUMENTS.holds(line, words)
     ]
     tombstone += [t for line in taken[DOCUMENTS] for t in DOCUMENTS.tombstones(line)]
     texts = [t for kind, items in taken.items() for i in items for t in kind.texts(i)]
     deleted = {kind.tier: {kind.id(i) for i in taken.get(kind, ())} for kind in KINDS}
-    return Plan(deleted, kept, texts, [t for t in tombstone if t.strip()], taken[STORE])
+    erased = deleted["facts"]
+    forgotten = forgotten_words(mem, values, taken[FACTS])
+    summaries = rewritten_summaries(
+        [s for s in mem.summaries if s.session_id not in deleted["summaries"]], forgotten, erased
+    )
+    texts += [
+        t
+        for s in mem.summaries
+        for t in SUMMARIES.texts(s)
+        if s.session_id in {r.session_id for r in summaries}
+    ]
+    return Plan(
+        deleted,
+        kept,
+        texts,
+        [t for t in tombstone if t.strip()],
+        taken[STORE],
+        summaries,
+        new_versions(mem, values, erased),
+    )
+
+
+def _units(kind: Kind, item: Any, values: Sequence[Target]) -> list[str]:
+    """What a taken item's tombstone holds: a version taken for a list element holds that
+    element only (the list's other elements may be learned again)."""
+    if kind is FACTS and any(t.attribute == item.attribute for t in values):
+        return [str(t.element) for t in values if t.attribute == item.attribute]
+    return kind.tombstones(item)
 
 
 async def apply(tiers: Tiers, learner: Learner, plan: Plan, receipt: Receipt) -> None:
@@ -302,6 +450,13 @@ async def apply(tiers: Tiers, learner: Learner, plan: Plan, receipt: Receipt) ->
         receipt.deleted[tier] = Tier(found)
     facts = {i: i for i in plan.deleted["facts"]}
     receipt.deleted["facts"] = Tier(await FACTS.erase(tiers, learner, facts, FORGET_REASON))
+    kept = await write_versions(tiers, learner, plan.versions, "kept after forgetting an element")
+    receipt.rewritten["facts"] = Tier(kept)
+    for summary in plan.summaries:
+        await journal.put_summary(summary)
+    if plan.summaries:
+        ids_ = [s.session_id for s in plan.summaries]
+        await tiers.audit("write", "summaries", ids_, "rewritten: " + FORGET_REASON)
     lines = {i: i for i in plan.deleted["documents"]}
     await DOCUMENTS.erase(tiers, learner, lines, FORGET_REASON)
     await STORE.erase(tiers, learner, {key_of(i): i for i in plan.items}, FORGET_REASON)
@@ -310,7 +465,7 @@ async def apply(tiers: Tiers, learner: Learner, plan: Plan, receipt: Receipt) ->
     receipt.deleted["embedding_cache"] = Tier(hashes)
     if hashes:
         await tiers.audit("delete", "embedding_cache", hashes, FORGET_REASON)
-    receipt.compacted = await compact(
-        tiers, [tier for tier, found in receipt.deleted.items() if found.ids]
-    )
+    changed = [tier for tier, found in receipt.deleted.items() if found.ids]
+    changed += [tier for tier, found in receipt.rewritten.items() if found.ids]
+    receipt.compacted = await compact(tiers, sorted(set(changed)))
     receipt.notes = backend_notes(tiers)

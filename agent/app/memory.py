@@ -236,14 +236,18 @@ class MemoryControls:
         until: datetime | None = None,
         only: Sequence[str] | None = None,
         confirm: bool = False,
+        about: str | None = None,
+        drafts: bool = False,
     ) -> dict[str, Any]:
-        """Forget items by id, or what a topic or time range finds (:func:`agent.app.forgetting
-        .forget`): the receipt, per tier, of what was (or, unconfirmed, would be) deleted,
-        what is kept and why, and the backups that still hold it. A topic or range deletes
-        only with ``confirm`` (everything listed) or ``only`` (those listed ids)."""
+        """Forget items by id, or what a topic, a description of facts (``about``: "that I
+        own NVDA") or a time range finds (:func:`agent.app.forgetting.forget`): the receipt,
+        per tier, of what was (or, unconfirmed, would be) deleted or rewritten, what is kept
+        and why, and the backups that still hold it. A topic, description or range deletes
+        only with ``confirm`` (everything listed) or ``only`` (those listed ids); a thread
+        whose draft awaits a decision only with ``drafts``."""
         from agent.app.forgetting import check_request, forget
 
-        check_request(ids, topic, since, until)  # refused before memory is opened
+        check_request(ids, topic, since, until, about)  # refused before memory is opened
         receipt = await forget(
             self.tiers,
             await self.learner(),
@@ -253,6 +257,8 @@ class MemoryControls:
             until=until,
             only=only,
             confirm=confirm,
+            about=about,
+            drafts=drafts,
         )
         return receipt.to_json()
 

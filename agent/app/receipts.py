@@ -51,6 +51,12 @@ class Receipt:
     #: Documents the forget could not read (not UTF-8, bad front matter ...): left as they are,
     #: each explained in ``kept``; the rest of the forget went ahead.
     damaged: list[str] = field(default_factory=list)
+    #: What a forget rewrote rather than deleted: summaries without a forgotten value, and
+    #: the new version of a list an element was forgotten from (``facts``).
+    rewritten: dict[str, Tier] = field(default_factory=dict)
+    #: Threads the forget takes whose draft awaits a decision (``thread_id``, ``ticker``,
+    #: ``hash``): deleted only when the user says so.
+    drafts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +68,8 @@ class Receipt:
             "tombstones": self.tombstones,
             "damaged": self.damaged,
             "deleted": {tier: found.to_json() for tier, found in self.deleted.items()},
+            "rewritten": {tier: found.to_json() for tier, found in self.rewritten.items()},
+            "drafts": self.drafts,
             "kept": self.kept,
             "compacted": self.compacted,
             "notes": self.notes,

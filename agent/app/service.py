@@ -364,17 +364,18 @@ class AnalystApp:
             )
         view = await self.view(thread_id)
         if asked == "forget_confirmation":
-            await self._forget_confirmed(view)
+            await self._forget_confirmed(view, drafts=answer.get("drafts") is True)
         return view
 
-    async def _forget_confirmed(self, view: ThreadView) -> None:
+    async def _forget_confirmed(self, view: ThreadView, *, drafts: bool = False) -> None:
         """Run the forget the user just confirmed on ``view``'s thread (the ids its remember
-        node recorded), after the run; note the receipt on ``view``."""
+        node recorded), after the run; note the receipt on ``view``. A thread whose draft
+        awaits a decision goes only with ``drafts`` (the user said so, asked apart)."""
         snap = await self._snapshot(view.thread_id)
         ids = list((snap.values or {}).get("forget_confirmed") or [])
         if not ids:
             return
-        receipt = await self.memory.forget(ids, confirm=True)
+        receipt = await self.memory.forget(ids, confirm=True, drafts=drafts)
         view.forgotten = receipt
         deleted = receipt["deleted"].get("threads", {}).get("ids", [])
         view.thread_deleted = view.thread_id in deleted

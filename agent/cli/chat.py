@@ -42,8 +42,8 @@ Type a request such as "Analyze NVDA" or "quick snapshot of TSLA". Commands:
   /why                   what the last plan or answer used from memory
   /remember TEXT [as fact|preference|procedure]
                          remember TEXT in every conversation (default: a preference)
-  /forget WHAT           forget ID [ID ...], topic TEXT, from DATE to DATE, or everything:
-                         shows what would go, then asks before deleting
+  /forget WHAT           forget ID [ID ...], topic TEXT, about TEXT, from DATE to DATE, or
+                         everything: shows what would go, then asks before deleting
   /new                   start a new conversation thread
   /help                  this help
   /quit                  leave (threads are saved; approve later with `analyst approve`)"""
@@ -273,11 +273,32 @@ class ChatSession:
         if everything:
             receipt = self.call(lambda app: app.memory.forget_account(confirm=True))
         else:
+            drafts = self._drafts_too(plan.get("drafts", []))
             receipt = self.call(
-                lambda app: app.memory.forget(**what, only=only, confirm=only is None)
+                lambda app: app.memory.forget(
+                    **what, only=only, confirm=only is None, drafts=drafts
+                )
             )
         render.forget_receipt(self.console, receipt, done=True)
         self._thread_gone(receipt.get("deleted", {}).get("threads", {}).get("ids", []))
+
+    def _drafts_too(self, drafts: list[dict[str, Any]]) -> bool:
+        """Asked apart, for each thread a forget would take whose draft awaits a decision:
+        delete it with its draft too? Only a yes to every one deletes them; otherwise they
+        are kept and the rest is forgotten."""
+        yes = bool(drafts)
+        for draft in drafts:
+            try:
+                reply = self.read_line(
+                    f"Thread {draft['thread_id']} has a pending {draft['ticker']} draft "
+                    f"({draft['hash']}): delete the thread and its draft too? [y/N]: "
+                ).strip()
+            except (EOFError, KeyboardInterrupt):
+                reply = ""
+            yes = yes and reply.lower() in ("y", "yes")
+        if drafts and not yes:
+            self.console.print("Kept the threads with pending drafts; forgetting the rest.")
+        return yes
 
     def _thread_gone(self, deleted: list[str]) -> None:
         """After a forget: if it deleted this conversation's thread (it held forgotten
@@ -316,7 +337,7 @@ class ChatSession:
         asks what to forget, as /forget does."""
         render.said(self.console, view.reply)
         if view.intent == "forget" and view.forget_proposed and view.topic:
-            self._forget(f"topic {view.topic}")
+            self._forget(f"about {view.topic}")
         pending = view.pending or {}
         if pending.get("status") == "awaiting_approval" and self.shown_hash:
             self.console.print("Reply with /approve, /reject <feedback> or /edit <file>.")
@@ -357,6 +378,12 @@ class ChatSession:
         """Whether to forget what the model proposed (the items were shown with the thread):
         y forgets all of them, ids only those, anything else none. The run finishes, then the
         forget runs; if it deleted this thread, the next message starts a new one."""
+        ids = list(request.get("ids") or [])
+        plan = self.call(lambda app: app.memory.forget(ids)) if ids else {"found": []}
+        for row in plan["found"]:  # what goes with them: the conversations holding it
+            self.console.print(
+                f"  and {row['tier']} {row['id']}: {row['text']}", soft_wrap=True, markup=False
+            )
         try:
             reply = self.read_line(
                 "Forget these? [y]es / the ids to forget only those / [N]o: "
@@ -364,7 +391,10 @@ class ChatSession:
         except (EOFError, KeyboardInterrupt):
             reply = ""
         choice = common.forget_answer(reply, allow_ids=True)
-        view = self.call(lambda app: app.answer_confirmation(thread_id, {"forget": choice}))
+        answer: dict[str, Any] = {"forget": choice}
+        if choice:
+            answer["drafts"] = self._drafts_too(plan.get("drafts", []))
+        view = self.call(lambda app: app.answer_confirmation(thread_id, answer))
         if view.forgotten is None:
             self.console.print("Nothing was forgotten.")
         else:
@@ -428,8 +458,8 @@ def remember_args(rest: str) -> tuple[str, RememberAs]:
 
 
 FORGET_USAGE = (
-    "Usage: /forget ID [ID ...] | /forget topic TEXT | /forget from YYYY-MM-DD to YYYY-MM-DD "
-    "| /forget everything   (ids: /memories, or analyst memory list)"
+    "Usage: /forget ID [ID ...] | /forget topic TEXT | /forget about TEXT | /forget from "
+    "YYYY-MM-DD to YYYY-MM-DD | /forget everything   (ids: /memories, or analyst memory list)"
 )
 _RANGE = re.compile(r"^from\s+(\S+)\s+to\s+(\S+)$", re.IGNORECASE)
 
@@ -444,15 +474,15 @@ def forget_args(rest: str) -> dict[str, Any] | None:
     head = words[0].lower()
     if head == "everything" and len(words) == 1:
         return {"everything": True}
-    if head == "topic":
-        topic = rest.strip()[len("topic") :].strip()
-        return {"topic": topic} if topic else None
+    if head in ("topic", "about"):
+        text = rest.strip()[len(head) :].strip()
+        return {head: text} if text else None
     ranged = _RANGE.match(rest.strip())
     if ranged:
         return {
             "since": common.day(ranged.group(1), "from"),
             "until": common.day(ranged.group(2), "to", end=True),
         }
-    if head in ("everything", "topic", "from"):
+    if head in ("everything", "topic", "about", "from"):
         return None
     return {"ids": words}

@@ -547,6 +547,11 @@ def forget_receipt(console: Console, receipt: dict[str, Any], *, done: bool) -> 
     for tier, found in receipt["deleted"].items():
         shown = ", ".join(found["ids"][:10]) + (" ..." if found["count"] > 10 else "")
         out(f"{head} {found['count']} {tier}: {shown or '-'}")
+    for tier, found in receipt.get("rewritten", {}).items():
+        if found["count"]:
+            verb = ("Wrote" if tier == "facts" else "Rewrote") if done else "Would rewrite"
+            what = "new versions of facts" if tier == "facts" else tier
+            out(f"{verb} {found['count']} {what}: {', '.join(found['ids'][:10])}")
     for kept in receipt["kept"]:
         if kept.get("status") == "due for review":
             out(

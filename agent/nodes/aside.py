@@ -90,12 +90,12 @@ async def answer_aside(
         said.status, said.reply, said.cited = "answered", answer.reply, answer.cited
         return said
     if understood.intent == "forget":
-        from agent.recollection.forgettable import by_keyword, read_all
+        from agent.recollection.forgettable import proposed, read_all
 
         topic = understood.topic
         found = [
             row
-            for row in by_keyword(await read_all(learner), topic)
+            for row in proposed(await read_all(learner), topic)
             if row["id"] != episode.episode_id
         ]
         if not found:

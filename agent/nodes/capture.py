@@ -217,10 +217,11 @@ class Capture(Node):
     async def _propose_forget(
         self, update: dict[str, Any], runtime: Runtime[Context], topic: str
     ) -> dict[str, Any]:
-        """ "Forget ...": propose what mentions ``topic`` (by keyword, the principal's own, as
-        the model's ``forget`` tool does); the ``remember`` node asks the user to confirm and
-        nothing is deleted without a yes."""
-        from agent.recollection.forgettable import by_keyword, read_all
+        """ "Forget ...": propose the facts ``topic`` describes by attribute and value ("that
+        I own NVDA": NVDA of the holdings) with what states them, else what mentions it (by
+        keyword, the principal's own, as the model's ``forget`` tool does); the ``remember``
+        node asks the user to confirm and nothing is deleted without a yes."""
+        from agent.recollection.forgettable import proposed, read_all
 
         learner = self.learner(runtime)
         if learner is None:
@@ -229,7 +230,7 @@ class Capture(Node):
                 f'analyst memory forget --topic "{topic}".'
             )
             return answered(update, "noted", reply)
-        found = by_keyword(await read_all(learner), topic)
+        found = proposed(await read_all(learner), topic)
         # This very request names the topic; it goes too, but alone it is not "found".
         if all(row["id"] == update.get("episode_id") for row in found):
             found = []

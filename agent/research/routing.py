@@ -137,8 +137,9 @@ def ideas_request(query: str, available: Iterable[str]) -> bool:
 
 
 _FORGET = re.compile(
-    r"^\s*(?:please\s+)?forget\s+(?:about\s+|that\s+|what\s+i\s+(?:said|told\s+you)\s+about\s+|"
-    r"everything\s+about\s+)?(?P<topic>.+?)[\s.!]*$",
+    r"^\s*(?:please\s+)?(?:forget|stop\s+remembering|(?:delete|erase|remove)\s+(?:what|"
+    r"everything)\s+you\s+(?:know|remember|have)\s+(?:about|on))\s+(?:about\s+|that\s+|"
+    r"what\s+i\s+(?:said|told\s+you)\s+about\s+|everything\s+about\s+)?(?P<topic>.+?)[\s.!]*$",
     re.IGNORECASE | re.DOTALL,
 )
 

@@ -156,7 +156,9 @@ async def test_a_forgotten_canary_is_in_no_byte_and_a_restore_does_not_bring_it_
         assert plan["confirmed"] is False and stack.hits(first)
         tiers = {row["tier"] for row in plan["found"]}
         assert {"episodes", "facts", "summaries", "store", "documents"} <= tiers
-        receipt = await app.memory.forget(topic=first, confirm=True)
+        # The thread's revised draft awaits a decision: it goes only when asked to.
+        assert [d["thread_id"] for d in plan["drafts"]] == ["mira-1"]
+        receipt = await app.memory.forget(topic=first, confirm=True, drafts=True)
         assert receipt["deleted"]["threads"]["ids"] == ["mira-1"]
         assert receipt["deleted"]["documents"]["count"] == 1
 
@@ -245,7 +247,7 @@ async def test_a_restore_of_the_embedded_files_forgets_again(
     async with session("mira") as app:
         app.storage.backup(copy)
     async with session("mira", day=1) as app:
-        await app.memory.forget(topic=first, confirm=True)
+        await app.memory.forget(topic=first, confirm=True, drafts=True)
         forgot = len(await app.memory.audit())
     assert raw_hits(isolated_env / "data", first) == []
 
@@ -315,3 +317,47 @@ async def test_account_deletion_leaves_no_byte_of_the_user_in_any_backend(stack:
     assert any("checkpoint" in place for place in kept) and any("user-profiles" in p for p in kept)
     async with session("noor", day=1) as app:
         assert NEIGHBOUR in [m.text for m in await app.memory.memories()]
+
+
+async def test_facts_forgotten_by_description_are_in_no_byte_and_the_rest_is_kept(
+    stack: Stack,
+) -> None:
+    """ "that I own ZQXV" (an element of the holdings), "where I work" and "my address"
+    (scalars), each found by attribute and value and forgotten with the cascade: the
+    versions, the words, the session summary, the conversation whose answer named them --
+    no byte of any backend holds them; AAPL stays in the holdings, the horizon stays."""
+    ticker, employer, street = "ZQXV", "Quibblesoft Dynamics", "Zarquon"
+    async with session("mira") as app:
+        for line in (
+            f"I own {ticker} and AAPL.",
+            f"I work at {employer}.",
+            f"I live at 12 {street} Lane, Frobville.",
+            "My horizon is 7 years.",
+        ):
+            said = await app.start(line, thread_id="mira-1", keep_session=True)
+            assert said.learned, line
+        await app.memory.end_session("mira-1")
+        asked = await app.start("what do you know about me?", thread_id="mira-2")
+        assert ticker in asked.reply and employer in asked.reply
+    for canary in (ticker, "Quibblesoft", street):
+        assert stack.hits(canary), canary
+
+    async with session("mira", day=1) as app:
+        for about, listed in (
+            (f"that I own {ticker}", f"holdings:{ticker}"),
+            ("where I work", "employer"),
+            ("my address", "address"),
+        ):
+            plan = await app.memory.forget(about=about)
+            assert plan["confirmed"] is False
+            assert any(listed in f"{r['id']} {r['text']}" for r in plan["found"]), plan["found"]
+            await app.memory.forget(about=about, confirm=True)
+        profile = await (await app.memory.learner()).profile()
+        assert profile["holdings"]["value"] == ["AAPL"]
+        assert profile["horizon_years"]["value"] == 7
+        assert "employer" not in profile and "address" not in profile
+        asked = await app.start("what do you know about me?", thread_id="mira-3")
+        assert "AAPL" in asked.reply and ticker not in asked.reply
+        assert employer not in asked.reply
+    for canary in (ticker, "Quibblesoft", street):
+        assert stack.hits(canary) == [], canary

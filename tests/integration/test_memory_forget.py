@@ -11,9 +11,11 @@ and why, and that a tombstone stops extraction learning it again.
 
 from __future__ import annotations
 
+import json
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,6 +199,30 @@ def test_cli_forget_by_id_asks_for_yes(isolated_env: Path, analyst: object) -> N
     assert topic.code == 2 and '"found"' in topic.out
 
 
+def test_cli_forget_about_a_description_lists_then_forgets_the_element(analyst: Any) -> None:
+    """``analyst memory forget --about "that I hold ZQXV"``: the element of the holdings and
+    the words that state it are listed (exit 2, nothing deleted); --yes forgets them and
+    the holdings keep AAPL; a description that names nothing stored finds nothing."""
+    said = analyst("run", "I own ZQXV and AAPL.", "--json")
+    assert said.code == 0, str(said)
+    about = ("memory", "forget", "--about", "that I hold ZQXV")
+    asked = analyst(*about, "--json")
+    assert asked.code == 2, str(asked)
+    found = {(r["tier"], r["id"]) for r in json.loads(asked.out)["found"]}
+    assert ("values", "holdings:ZQXV") in found
+    assert any(tier == "episodes" for tier, _ in found)
+    receipt = analyst(*about, "--yes", "--json").json()
+    assert receipt["deleted"]["facts"]["count"] == 1
+    assert receipt["rewritten"]["facts"]["count"] == 1
+    profile = analyst.json("memory", "show")["profile"]
+    assert [p["value"] for p in profile if p["attribute"] == "holdings"] == [["AAPL"]]
+    assert "ZQXV" not in json.dumps(analyst.json("memory", "export"))
+    nothing = analyst("memory", "forget", "--about", "my crypto trades", "--json")
+    assert nothing.code == 2 and json.loads(nothing.out)["found"] == []
+    refused = analyst.fail("memory", "forget", "--about", "x", "--topic", "y")
+    assert "one of them" in refused.err
+
+
 async def test_saying_forget_learns_nothing_and_asks_before_deleting(isolated_env: Path) -> None:
     """ "Forget that my horizon is 10 years": the statement inside is not recorded; the fact,
     the episode that stated it and this request are proposed; a yes deletes them."""
@@ -207,9 +233,11 @@ async def test_saying_forget_learns_nothing_and_asks_before_deleting(isolated_en
         assert asked.learned == [] and asked.status == "awaiting_confirmation", asked
         assert asked.confirmation is not None
         assert asked.confirmation["kind"] == "forget_confirmation"
-        # The words, where they were said and summarised (the fact goes with its episode).
+        # The fact, found by attribute and value, and the words that state it (this request
+        # too); the summary that learned it goes with its episode.
         tiers = sorted({item["tier"] for item in asked.confirmation["items"]})
-        assert tiers == ["episodes", "summaries"], asked.confirmation["items"]
+        assert tiers == ["episodes", "facts"], asked.confirmation["items"]
+        assert len([i for i in asked.confirmation["items"] if i["tier"] == "episodes"]) == 2
         learner = await app.memory.learner()
         subject = subject_for(app.principal)
         assert await learner.facts.current(subject, "horizon_years") is not None  # not yet
@@ -217,3 +245,70 @@ async def test_saying_forget_learns_nothing_and_asks_before_deleting(isolated_en
         assert done.thread_deleted is True  # the request held the words too
         assert await learner.facts.current(subject, "horizon_years") is None
         assert await learner.journal.list_episodes() == []
+
+
+async def test_a_fact_forgotten_by_id_leaves_no_summary_or_answer_naming_it(
+    backend: PgLedger | None, isolated_env: Path
+) -> None:
+    """The words stay (only the fact is named), but the kept session summary that learned it
+    is rewritten without its value (the rest of it kept), so no later answer names it; an
+    element forgotten by id (``holdings:ZQXV``) erases every version that held it and keeps
+    the rest of the list as a new version."""
+    async with session("mira") as app:
+        for line in ("I own ZQXV and AAPL.", "I work at Quibblesoft Dynamics."):
+            await app.start(line, thread_id="mira-1", keep_session=True)
+        await app.memory.end_session("mira-1")
+        learner = await app.memory.learner()
+        subject = subject_for(app.principal)
+        employer = await learner.facts.current(subject, "employer")
+        assert employer is not None
+        (summary,) = await learner.journal.summaries()
+        assert "Quibblesoft" in summary.summary and "ZQXV" in summary.summary
+
+    async with session("mira", day=1) as app:
+        receipt = await app.memory.forget([employer.memory_id], confirm=True)
+        assert receipt["rewritten"]["summaries"]["ids"] == [summary.session_id]
+        assert receipt["deleted"]["summaries"]["count"] == 0
+        receipt = await app.memory.forget(["holdings:ZQXV"], confirm=True)
+        assert receipt["rewritten"]["facts"]["count"] == 1
+        learner = await app.memory.learner()
+        (rewritten,) = await learner.journal.summaries()
+        assert "Quibblesoft" not in rewritten.summary and "ZQXV" not in rewritten.summary
+        assert "AAPL" in rewritten.summary and rewritten.topic == "AAPL"
+        history = await learner.facts.history(subject_for(app.principal), "holdings")
+        assert [r.value for r in history] == [["AAPL"]]
+        asked = await app.start("what do you know about me?", thread_id="mira-2")
+        assert "AAPL" in asked.reply
+        assert "Quibblesoft" not in asked.reply and "ZQXV" not in asked.reply
+        exported = await app.memory.export()
+        assert "Quibblesoft" not in repr([exported["sessions"], exported["facts"]])
+        assert "ZQXV" not in repr([exported["sessions"], exported["facts"]])
+        with pytest.raises(InvalidMemoryError, match="holdings:MSFT"):
+            await app.memory.forget(["holdings:MSFT"])
+
+
+async def test_a_forget_keeps_a_thread_with_a_pending_draft_unless_told(
+    isolated_env: Path,
+) -> None:
+    """A description forget takes the conversations holding the value; one whose draft
+    awaits a decision is named in the plan's ``drafts`` and, confirmed without ``drafts``,
+    kept with the reason (the rest forgotten; the draft can still be decided); named with
+    ``drafts`` it goes."""
+    async with session("mira") as app:
+        await app.start("I work at Quibblesoft Dynamics.", thread_id="w-1")
+        waiting = await app.start("Analyze NVDA", thread_id="d-1")
+        assert waiting.status == "awaiting_approval"
+        plan = await app.memory.forget(about="where I work")
+        assert [d["thread_id"] for d in plan["drafts"]] == ["d-1"]
+        assert plan["drafts"][0]["ticker"] == "NVDA"
+        assert "d-1" in plan["deleted"]["threads"]["ids"]
+        receipt = await app.memory.forget(about="where I work", confirm=True)
+        assert "d-1" not in receipt["deleted"]["threads"]["ids"]
+        assert "w-1" in receipt["deleted"]["threads"]["ids"]
+        (kept,) = [k for k in receipt["kept"] if "d-1" in k["what"]]
+        assert "pending NVDA draft" in kept["what"] and "say so" in kept["why"]
+        assert (await app.view("d-1")).status == "awaiting_approval"
+        learner = await app.memory.learner()
+        assert await learner.facts.current(subject_for(app.principal), "employer") is None
+        receipt = await app.memory.forget(["d-1"], confirm=True, drafts=True)
+        assert receipt["deleted"]["threads"]["ids"] == ["d-1"]

@@ -33,6 +33,14 @@ def forget(
         str | None,
         typer.Option("--topic", help="Find what is about TEXT (by keyword and by meaning)."),
     ] = None,
+    about: Annotated[
+        str | None,
+        typer.Option(
+            "--about",
+            help='The facts a description names by attribute and value ("that I own NVDA", '
+            '"my horizon", "where I work").',
+        ),
+    ] = None,
     from_: Annotated[
         str | None, typer.Option("--from", help="First day (YYYY-MM-DD, UTC) of a range.")
     ] = None,
@@ -55,11 +63,17 @@ def forget(
         ),
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Delete (without it: only show).")] = False,
+    drafts: Annotated[
+        bool,
+        typer.Option(
+            "--drafts", help="Also delete the threads it takes whose draft awaits a decision."
+        ),
+    ] = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Forget items by ID, what --topic or --from/--to finds, --everything, or a --key.
+    """Forget items by ID, what --topic, --about or --from/--to finds, --everything, or a --key.
 
     Each forget cascades to what was derived (facts, summaries, candidates, memories, their
     vectors and cache rows, extraction jobs, the threads that hold the words) and stores a
@@ -67,10 +81,14 @@ def forget(
     listed first: --yes deletes all of it, --only ID,ID the listed ids you name. Without
     --yes (or --only) nothing is deleted and the exit status is 2. The receipt lists, per
     tier, what was deleted (counts and ids), what was kept and why, and the backups that
-    still hold the data. --key KEY forgets that memory the same way, without a listing or
-    --yes (exit 3 if you have no memory KEY)."""
+    still hold the data. --about TEXT finds the facts TEXT names by attribute and value:
+    an element of a list (holdings:NVDA) goes from every version that held it and the rest
+    of the list is kept; summaries naming it are rewritten. A thread whose draft awaits a
+    decision is kept unless --drafts says to delete it too. --key KEY forgets that memory
+    the same way, without a listing or --yes (exit 3 if you have no memory KEY)."""
     if key is not None:
-        if ids or topic is not None or from_ is not None or to is not None or only or everything:
+        asked = ids or topic is not None or about is not None or from_ is not None
+        if asked or to is not None or only or everything:
             raise CommandError(
                 "--key forgets one memory; give no ids, topic, range or --everything."
             )
@@ -79,23 +97,30 @@ def forget(
     chosen = [i.strip() for i in (only or "").split(",") if i.strip()] if only else None
     ranged = from_ is not None or to is not None
     if everything:
-        if ids or topic is not None or ranged:
+        if ids or topic is not None or about is not None or ranged:
             raise CommandError("--everything forgets everything; give no ids, topic or range.")
         settings = common.settings(user, tenant)
         receipt = common.call(settings, lambda a: a.memory.forget_account(confirm=yes))
         done = yes
     else:
-        if not ids and topic is None and not ranged:
+        if not ids and topic is None and about is None and not ranged:
             raise CommandError(
-                "Say what to forget: ID..., --topic TEXT, --from DATE --to DATE, or --everything "
-                "(account deletion)."
+                "Say what to forget: ID..., --topic TEXT, --about TEXT, --from DATE --to DATE, "
+                "or --everything (account deletion)."
             )
         since, until = common.day(from_, "--from"), common.day(to, "--to", end=True)
         settings = common.settings(user, tenant)
         receipt = common.call(
             settings,
             lambda a: a.memory.forget(
-                ids or (), topic=topic, since=since, until=until, only=chosen, confirm=yes
+                ids or (),
+                topic=topic,
+                about=about,
+                since=since,
+                until=until,
+                only=chosen,
+                confirm=yes,
+                drafts=drafts,
             ),
         )
         done = bool(receipt["confirmed"])
