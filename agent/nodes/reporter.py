@@ -43,6 +43,7 @@ class Reporter(Node):
                 memories=tuple(state.get("recalled") or []),
                 personal=personal_lines(state),
             ),
+            previous=state.get("draft") if state.get("feedback") else None,
         )
         draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
         note = (
