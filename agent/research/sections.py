@@ -1,10 +1,10 @@
 """The sections of a report as functions, and the style table that selects what each shows.
 
 A :class:`Layout` says what one report shows: which key-metric rows, which analysis parts,
-the peer table or only the rank, how many risk factors, the signal notes, and the topics
-left out at a reviewer's request. :data:`STYLES` gives each report style its layout (brief
-leaves out the peer table and the analysis detail; detailed adds drawdown, sensitivity, peer
-and signal detail); :func:`layout_for` adjusts it for what a
+the peer table or only the rank, how many risk factors, the signal notes, a compact memory
+section, and the topics left out at a reviewer's request. :data:`STYLES` gives each report
+style its layout (brief leaves out the full metrics table and the peer table; detailed adds
+drawdown, sensitivity, peer and signal detail); :func:`layout_for` adjusts it for what a
 procedure requires and for a rejection's edits (:mod:`agent.research.revision`). Each
 ``*_section`` function renders one ``##`` section's body from :class:`Material`.
 """
@@ -61,6 +61,7 @@ class Layout:
     #: How many measured risk factors to list (``None``: all of them).
     risks: int | None = None
     signal_notes: bool = False
+    compact_memory: bool = False
     #: Topics left out at a reviewer's request (:data:`agent.research.revision.SHOWN`).
     hidden: frozenset[str] = frozenset()
     #: The peer comparison is left out at a reviewer's request.
@@ -77,7 +78,14 @@ class Layout:
 
 
 STYLES: Mapping[str, Layout] = {
-    "brief": Layout(style="brief", analysis=("paragraph",), peer_table=False, risks=2),
+    "brief": Layout(
+        style="brief",
+        rows=BRIEF_ROWS,
+        analysis=("paragraph",),
+        peer_table=False,
+        risks=2,
+        compact_memory=True,
+    ),
     "standard": Layout(),
     "detailed": Layout(
         style="detailed",
@@ -393,10 +401,7 @@ def peers_section(m: Material, layout: Layout) -> list[str]:
             if m.ticker in ranked
             else ""
         )
-        return [
-            f"{rank}The peer table is left out of this brief report{layout.cause}; a standing "
-            '"always include the peer table" brings it back.'
-        ]
+        return [f"{rank}The peer table is left out of this brief report."]
     out = peer_table(m, layout)
     if layout.style == "brief" and "Peer comparison" in m.required:
         out += ["", f"The full table, because {m.required['Peer comparison']} requires it."]
@@ -456,6 +461,8 @@ def recommendation_section(m: Material, layout: Layout) -> list[str]:
             "",
             f"Price signals for reference: score {rec['score']:+d} from {text}.",
         ]
+    elif layout.style == "brief":
+        out = [head]
     else:
         out = [f"{head} Signal score {rec['score']:+d} from: {text}."]
     if m.fit is not None:
@@ -472,8 +479,23 @@ def recommendation_section(m: Material, layout: Layout) -> list[str]:
 
 
 def fit_statement(m: Material, layout: Layout) -> str:
-    """The fit's statement."""
-    return m.fit.statement if m.fit is not None else ""
+    """The fit's statement; a brief report cites the facts instead of spelling out each
+    comparison."""
+    fit, profile = m.fit, m.profile
+    if fit is None or profile is None:
+        return ""
+    if layout.style != "brief":
+        return fit.statement
+    named = [
+        profile.cite(n)
+        for n in ("horizon_years", "risk_tolerance", "max_drawdown_pct")
+        if profile.value(n) is not None
+    ]
+    if not fit.breaches:
+        return f"Within your {', '.join(named)}: {fit.rating} stands."
+    breached = [c for c in named if c in "; ".join(fit.breaches)]
+    verdict = fit.statement[fit.statement.rindex("The price signals say") :]
+    return f"Too risky for your {', '.join(breached)}. {verdict}"
 
 
 def as_of_section(m: Material, layout: Layout) -> list[str]:
@@ -481,15 +503,51 @@ def as_of_section(m: Material, layout: Layout) -> list[str]:
 
 
 def sources_section(m: Material, layout: Layout) -> list[str]:
-    return [
-        *[f"- {s}" for s in m.sources],
-        "- Computations: analyst analytics (trailing returns, volatility, drawdown, "
-        "moving averages, Wilder RSI, beta against an equal-weighted basket).",
-    ]
+    out = [f"- {s}" for s in grouped_sources(m.sources)]
+    if layout.style != "brief":
+        out.append(
+            "- Computations: analyst analytics (trailing returns, volatility, drawdown, "
+            "moving averages, Wilder RSI, beta against an equal-weighted basket)."
+        )
+    return out
+
+
+def grouped_sources(sources: Sequence[str]) -> list[str]:
+    """Each source once: ``Label (folder/A.csv)`` and ``Label (folder/B.csv)`` become
+    ``Label (folder/: A.csv, B.csv)``."""
+    groups: dict[str, list[str]] = {}
+    for s in dict.fromkeys(sources):
+        match = re.fullmatch(r"(.*?) \(([^()]*)\)", s)
+        label, detail = (match[1], match[2]) if match else (s, "")
+        groups.setdefault(label, [])
+        if detail:
+            groups[label].append(detail)
+    out = []
+    for label, details in groups.items():
+        if not details:
+            out.append(label)
+            continue
+        folders = {d.rpartition("/")[0] for d in details}
+        if len(details) > 1 and len(folders) == 1 and "" not in folders:
+            names = ", ".join(d.rpartition("/")[2] for d in details)
+            out.append(f"{label} ({folders.pop()}/: {names})")
+        else:
+            out.append(f"{label} ({', '.join(details)})")
+    return out
+
+
+_CITED = re.compile(r"^Your ([^:]+): .*\((?:\w+) since [\d-]+; (fact [^;]+); episodes [^)]*\)\.?$")
 
 
 def memory_section(m: Material, layout: Layout) -> list[str]:
-    return [f"- {line}" for line in m.personal]
+    if not m.personal:
+        return []
+    if not layout.compact_memory:
+        return [f"- {line}" for line in m.personal]
+    facts = [_CITED.match(line) for line in m.personal]
+    short = [f"{f[1]} ({f[2]})" for f in facts if f]
+    rest = [f"- {line}" for line, f in zip(m.personal, facts, strict=True) if not f]
+    return [f"- Used from memory: {', '.join(short)}.", *rest] if short else rest
 
 
 #: The ``##`` sections, by lower-case name, and the function that renders each.
