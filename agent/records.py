@@ -118,6 +118,8 @@ class Draft(TypedDict):
     # A revision's record: the previous draft's outline and each feedback request's status
     # (agent.research.revision); the critic checks every "addressed" one.
     revised: NotRequired[dict[str, Any]]
+    # Why the plan is what it is (the planner's rationale, citing the facts that shaped it).
+    plan_rationale: NotRequired[str]
 
 
 class Decision(TypedDict, total=False):
