@@ -18,6 +18,8 @@ from agent.research.revision import (
     COVERS,
     Edits,
     Outline,
+    Request,
+    Status,
     edits_of,
     outline,
     prior_statuses,
@@ -203,7 +205,8 @@ def compose_report(
         memory = ["", "## Memory context", "", *memory]
     after = outline("\n".join([*lines, *memory]))
     before = outline(previous["markdown"]) if previous else None
-    judged = statuses(edits, before, after, prior_statuses((previous or {}).get("revised")))
+    prior = prior_statuses(previous.get("revised") if previous else None)
+    judged = statuses(edits, before, after, prior)
     if feedback:
         lines += ["", "## Revision notes", ""]
         lines += revision_notes(feedback, judged, before, after, layout)
@@ -286,7 +289,7 @@ def _draft(
     markdown: str,
     revision: int,
     layout: Layout,
-    judged: Sequence[Sequence[tuple[Any, str]]],
+    judged: Sequence[Sequence[tuple[Request, Status]]],
     before: Outline | None,
 ) -> Draft:
     draft = Draft(
@@ -322,7 +325,7 @@ def _draft(
 
 def revision_notes(
     feedback: Sequence[str],
-    judged: Sequence[Sequence[tuple[Any, str]]],
+    judged: Sequence[Sequence[tuple[Request, Status]]],
     before: Outline | None,
     after: Outline,
     layout: Layout,
@@ -345,8 +348,8 @@ def revision_notes(
 
 
 def _said(
-    request: Any,
-    status: str,
+    request: Request,
+    status: Status,
     before: Outline | None,
     after: Outline,
     layout: Layout,

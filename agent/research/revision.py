@@ -136,8 +136,8 @@ def edits_of(feedback: Sequence[str]) -> Edits:
         asked = requests_of(note)
         per_note.append(tuple(asked))
         for r in asked:
-            if r.action in ("shorter", "longer"):
-                length, length_note = r.action, n  # type: ignore[assignment]
+            if r.action == "shorter" or r.action == "longer":
+                length, length_note = r.action, n
                 continue
             for topic in COVERS.get(r.topic, (r.topic,)):
                 wanted[topic] = r.action

@@ -145,7 +145,7 @@ def _edited(out: Layout, edits: Edits) -> Layout:
     if "peers" in drop:
         parts.discard("relative")
         out = replace(out, peer_table=False, peer_notes=False, no_peers=True)
-    if parts - {"paragraph"} and "paragraph" in parts and "risk" in more:
+    if "risk" in more:  # the risk detail replaces a brief report's overview paragraph
         parts.discard("paragraph")
     return replace(
         out,
@@ -207,9 +207,9 @@ def kept_prose(text: str, layout: Layout) -> str:
 
 def summary_section(m: Material, layout: Layout) -> list[str]:
     if m.narrative is not None:
-        said = kept_prose(m.narrative.summary, layout)
-        if said:
-            return [said if layout.style != "brief" else sentences(said)[0]]
+        written = kept_prose(m.narrative.summary, layout)
+        if written:
+            return [written if layout.style != "brief" else sentences(written)[0]]
     x, rec = m.metrics, m.rec
     if layout.style == "brief":
         return [
