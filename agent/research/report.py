@@ -209,7 +209,7 @@ def compose_report(
     judged = statuses(edits, before, after, prior)
     if feedback:
         lines += ["", "## Revision notes", ""]
-        lines += revision_notes(feedback, judged, before, after, layout)
+        lines += revision_notes(feedback, judged, before, after, layout, bool(material.peers))
     markdown = "\n".join([*lines, *memory]).rstrip() + "\n"
     return _draft(material, title, markdown, revision, layout, judged, before)
 
@@ -329,9 +329,11 @@ def revision_notes(
     before: Outline | None,
     after: Outline,
     layout: Layout,
+    peers: bool = True,
 ) -> list[str]:
     """One numbered note per feedback, quoting it, then one line per request it made saying
-    what the revision did; a feedback with no request the analyst recognises says so."""
+    what the revision did; a feedback with no request the analyst recognises says so. With
+    no ``peers`` in the run's results, more on peers is not possible."""
     lines: list[str] = []
     last = len(feedback)
     for n, (note, asked) in enumerate(zip(feedback, judged, strict=True), start=1):
@@ -343,6 +345,11 @@ def revision_notes(
             )
         for request, status in asked:
             said = _said(request, status, before, after, layout, newest=n == last, note=n)
+            if status == "not done" and request.topic == "peers" and not peers:
+                said = (
+                    f"Not possible: {request.label}: this run computed no peer comparison (its "
+                    "plan had no peer step); ask for it in a new run."
+                )
             lines.append(f"   - {said}")
     return lines
 

@@ -44,7 +44,12 @@ KEPT = frozenset({"risk"})
 _DROP = re.compile(
     r"\b(skip|drop|remove|omit|leave (?:out|off)|cut|without|no need|lose|exclude|"
     r"(?:do not|don't|dont|doesn't|does not) (?:need|want|care)|not interested|get rid|"
-    r"less|fewer|no more|stop|no)\b",
+    r"less|fewer|no more|stop|no|useless|pointless|unnecessary|irrelevant|not needed)\b",
+    re.IGNORECASE,
+)
+_MORE = re.compile(
+    r"\b(more|add|include|expand|deeper|detail|focus|tell|explain|show|bring back|compare|"
+    r"want|need|cover|discuss|elaborate|about|keep|what of|how about)\b",
     re.IGNORECASE,
 )
 _SHORTER = re.compile(
@@ -78,7 +83,9 @@ class Request:
 
 
 def requests_of(feedback: str) -> list[Request]:
-    """What one piece of feedback asks for, clause by clause, in order, once each."""
+    """What one piece of feedback asks for, clause by clause, in order, once each: a clause
+    naming a topic asks to leave it out when it says so ("skip", "don't need", "less"), for
+    more of it when it asks ("add", "more", "tell me about"), and for nothing otherwise."""
     found: list[Request] = []
     for clause in _CLAUSES.split(feedback):
         topics = [t for t, words in TOPIC_WORDS.items() if re.search(words, clause, re.I)]
@@ -91,6 +98,8 @@ def requests_of(feedback: str) -> list[Request]:
             continue
         if _SHORTER.search(clause) and not dropping:
             dropping = True  # "less detail on peers" asks to leave them out
+        if not dropping and not _MORE.search(clause) and not _LONGER.search(clause):
+            continue  # "the risk section is fine" asks for nothing
         for topic in topics:
             found.append(Request("drop" if dropping else "more", topic))
     covered = {(r.action, t) for r in found for t in COVERS.get(r.topic, ())}
@@ -155,15 +164,18 @@ SHOWN: Mapping[str, str] = {
     r"\btrend\b|\| Trend \|",
     "momentum": r"### Momentum",
 }
-#: Where the depth of a topic is measured: sections and ``###`` subsections by name.
+#: Where the depth of a topic is measured: sections and ``###`` subsections by name (their
+#: words), and ``peer rows``, the rows of the peer table.
 DEPTH: Mapping[str, tuple[str, ...]] = {
     "risk": ("Risk factors", "Risk", "Drawdown", "Market sensitivity"),
-    "peers": ("Peer comparison", "Peer notes", "Relative performance"),
+    "peers": ("peer rows", "Peer notes", "Relative performance"),
     "rsi": ("Momentum", "Signals"),
     "moving averages": ("Trend", "Signals"),
     "momentum": ("Momentum",),
     "metrics": ("Key metrics",),
 }
+#: A row of the peer table (not its header or rule).
+_PEER_ROW = re.compile(r"^\| (?!Ticker \||-)")
 #: Sections that are about the report rather than the stock: never searched for topics.
 _ASIDE = ("Revision notes", "Memory context", "Sources")
 #: A sentence saying what was left out at the reviewer's request names it on purpose.
@@ -214,6 +226,8 @@ def outline(markdown: str) -> Outline:
         n = word_count(line)
         total += n
         parts[section] = parts.get(section, 0) + n
+        if section == "Peer comparison" and _PEER_ROW.match(line):
+            parts["peer rows"] = parts.get("peer rows", 0) + 1
         if sub:
             parts[sub] = parts.get(sub, 0) + n
         if section not in _ASIDE and LEFT_OUT not in line.lower():

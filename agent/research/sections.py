@@ -402,6 +402,8 @@ def peers_section(m: Material, layout: Layout) -> list[str]:
             else ""
         )
         return [f"{rank}The peer table is left out of this brief report."]
+    if not m.peers:
+        return ["This run computed no peer comparison (its plan had no peer step)."]
     out = peer_table(m, layout)
     if layout.style == "brief" and "Peer comparison" in m.required:
         out += ["", f"The full table, because {m.required['Peer comparison']} requires it."]

@@ -108,6 +108,18 @@ def test_a_note_never_claims_a_change_the_revision_does_not_show(analyst: Any) -
     assert not [f for f in again["findings"] if f["severity"] == "error"], again["findings"]
 
 
+def test_a_request_the_runs_results_cannot_meet_is_said_to_be_not_possible(analyst: Any) -> None:
+    """A brief plan runs no peer step: the peer table cannot be added by a revision."""
+    assert analyst.json("run", "I prefer brief reports", "--thread", "P")["status"] == "noted"
+    first = analyst.json("run", "Analyze MSFT", "--thread", "T")
+    assert "| Ticker |" not in first["draft_markdown"]
+    revised = analyst.json("reject", "T", "--feedback", "Include the peer table.")
+    assert "| Ticker |" not in revised["draft_markdown"]
+    notes = section(revised["draft_markdown"], "Revision notes")
+    assert "Not possible: more on peers: this run computed no peer comparison" in notes
+    assert "Addressed" not in notes
+
+
 def test_feedback_that_names_nothing_concrete_changes_nothing_and_says_so(analyst: Any) -> None:
     first = analyst.json("run", "Analyze NVDA", "--thread", "T")
     vague = analyst.json("reject", "T", "--feedback", "Not convinced, try again.")

@@ -35,6 +35,8 @@ FEEDBACK = (
         ("Could you go more in depth?", [Request("longer")]),
         ("Add the P/E ratio", [Request("more", "valuation")]),
         ("Not convinced, try again.", []),
+        ("The risk section is fine, but the peer table is useless.", [Request("drop", "peers")]),
+        ("What about the downside?", [Request("more", "risk")]),
     ],
 )
 def test_feedback_is_read_as_requests(feedback: str, expected: list[Request]) -> None:
