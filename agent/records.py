@@ -113,6 +113,13 @@ class Draft(TypedDict):
     claims: list[dict[str, Any]]
     # The prose the model wrote (model path; absent offline): the critic checks its figures.
     prose: NotRequired[list[str]]
+    # The key-metric rows the report's table shows (every row when absent).
+    shown_metrics: NotRequired[list[str]]
+    # A revision's record: the previous draft's outline and each feedback request's status
+    # (agent.research.revision); the critic checks every "addressed" one.
+    revised: NotRequired[dict[str, Any]]
+    # Why the plan is what it is (the planner's rationale, citing the facts that shaped it).
+    plan_rationale: NotRequired[str]
 
 
 class Decision(TypedDict, total=False):

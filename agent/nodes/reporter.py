@@ -43,7 +43,9 @@ class Reporter(Node):
                 memories=tuple(state.get("recalled") or []),
                 personal=personal_lines(state),
             ),
+            previous=state.get("draft") if state.get("feedback") else None,
         )
+        draft["plan_rationale"] = state.get("plan_rationale") or ""
         draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
         note = (
             f"Draft {draft['hash'][:12]} for {draft['ticker']} (revision {draft['revision']}): "

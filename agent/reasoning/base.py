@@ -93,6 +93,7 @@ class Reasoner(Protocol):
         requested: Sequence[str],
         sections: Sequence[str],
         ctx: Context,
+        previous: Draft | None = None,
     ) -> tuple[Draft, Usage]: ...
 
     async def critique(

@@ -34,6 +34,7 @@ from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
 from agent.research.critic import critique as check_draft
 from agent.research.planning import STEP_DESCRIPTIONS, step
 from agent.research.report import collect, compose_report
+from agent.research.revision import edits_of
 from agent.research.routing import Route
 from agent.research.steps import StepResult, run_step
 
@@ -291,6 +292,7 @@ class ModelReasoner:
         requested: Sequence[str],
         sections: Sequence[str],
         ctx: Context,
+        previous: Draft | None = None,
     ) -> tuple[Draft, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -306,7 +308,10 @@ class ModelReasoner:
         profile = profile_of(ctx)
         if ctx.facts:
             parts.append(prompts.quote_data("user's current facts", dict(ctx.facts)))
-        parts.append(prompts.report_style(profile.style))
+        edits = edits_of(feedback)
+        parts.append(prompts.report_style(edits.style(profile.style)))
+        if not edits.empty:
+            parts.append(prompts.revision_requests(edits.labels()))
         if ctx.conventions:
             parts.append(ctx.conventions)  # already quoted reference blocks
         messages = [
@@ -330,6 +335,7 @@ class ModelReasoner:
             narrative=narrative,
             personal=ctx.personal,
             profile=profile,
+            previous=previous,
         )
         return draft, usage
 

@@ -97,6 +97,7 @@ class OfflineReasoner:
         requested: Sequence[str],
         sections: Sequence[str],
         ctx: Context,
+        previous: Draft | None = None,
     ) -> tuple[Draft, Usage]:
         draft = compose_report(
             ticker=ticker,
@@ -108,6 +109,7 @@ class OfflineReasoner:
             sections=sections,
             personal=ctx.personal,
             profile=profile_of(ctx),
+            previous=previous,
         )
         return draft, no_usage()
 

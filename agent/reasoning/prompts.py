@@ -70,6 +70,15 @@ def report_style(style: str) -> str:
     return STYLE_GUIDANCE.get(style, STYLE_GUIDANCE["standard"])
 
 
+def revision_requests(labels: list[str]) -> str:
+    """What the reviewer's feedback asks of this revision, as the analyst understood it (a
+    fixed vocabulary: the feedback itself is sent as quoted data)."""
+    return (
+        "This revision must: " + "; ".join(labels) + ". Do not mention a topic to leave out; "
+        "sentences that do are removed, and the revision notes say only what visibly changed."
+    )
+
+
 CRITIC = (
     "You review one draft research report on its own merits. You see only the draft and the "
     "project conventions, nothing about how it was produced. Check that claims are supported "

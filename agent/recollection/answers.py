@@ -203,6 +203,8 @@ async def answer_question(
     period = period_of(question, now)
     skip = set(exclude)
     named, _ = extract_tickers(question, {t.upper() for t in tickers})
+    if re.match(r"\s*why\b", text):  # an explanation, even when it names an attribute
+        return await _decisions(reader, question, named, period, drafts, skip)
     attribute = attribute_asked(question)
     if attribute is not None:
         return await _attribute(reader, attribute, period)
@@ -306,15 +308,7 @@ async def _decisions(
             continue
         if wanted and rec.get("rating") != wanted:
             continue
-        signals = ", ".join(f"{k} {v:+d}" for k, v in (rec.get("signals") or {}).items())
-        draft_id = f"draft:{str(draft.get('hash', ''))[:12]}"
-        out.saw(draft_id, "draft", draft.get("as_of"), str(rec), [])
-        out.claim(
-            f"In this conversation's {draft.get('ticker')} report I rated it {rec.get('rating')} "
-            f"(confidence {rec.get('confidence')}): the price signals were {signals or 'none'}, "
-            f"score {rec.get('score')}",
-            [draft_id],
-        )
+        await _explain_draft(reader, draft, out)
     since = period.start if period else None
     until = period.end if period else None
     for e in await reader.journal.list_episodes(since=since, until=until, limit=5000):
@@ -351,6 +345,48 @@ async def _decisions(
         f"What I have on record{about}{when}:",
         f"I have no record of a decision or recommendation{about}{when}.",
     )
+
+
+async def _explain_draft(reader: Recollection, draft: Mapping[str, Any], out: _Builder) -> None:
+    """Why a draft says what it says: the price signals, then each profile fact that moved
+    its verdict or its plan, citing the episodes the fact was learned from."""
+    from agent.recollection.causes import profile_causes
+
+    rec = draft.get("recommendation") or {}
+    signals = ", ".join(f"{k} {v:+d}" for k, v in (rec.get("signals") or {}).items())
+    draft_id = f"draft:{str(draft.get('hash', ''))[:12]}"
+    out.saw(draft_id, "draft", draft.get("as_of"), str(rec), [])
+    out.claim(
+        f"In this conversation's {draft.get('ticker')} report I rated it {rec.get('rating')} "
+        f"(confidence {rec.get('confidence')}): the price signals were {signals or 'none'}, "
+        f"score {rec.get('score')}",
+        [draft_id],
+    )
+    fit = rec.get("profile_fit") or {}
+    if fit and fit.get("signal_rating") != rec.get("rating"):
+        out.claim(
+            f"Your profile turned the price signals' {fit.get('signal_rating')} into "
+            f"{rec.get('rating')}, because of these facts:",
+            [draft_id],
+        )
+    for cause in await profile_causes(reader, draft):
+        name = cause.attribute
+        if name is None:
+            label = "a fact since changed or forgotten"
+        elif name.endswith("_pct") and isinstance(cause.value, int | float):
+            label = f"{name.removesuffix('_pct').replace('_', ' ')} {cause.value:g}%"
+        else:
+            label = (
+                f"{name.replace('_years', '').replace('_', ' ')} {shown_value(name, cause.value)}"
+            )
+        moved = " and ".join(
+            f"the {kind} ({'; '.join(said)})" for kind, said in cause.effects.items()
+        )
+        said = f"your {label} (fact {cause.memory_id}) moved {moved}"
+        if cause.quote:
+            said += f"; you said {quoted(cause.quote, 160)}"
+        out.saw(cause.memory_id, f"fact:{name}", None, repr(cause.value), cause.episode_ids)
+        out.claim(said, cause.episode_ids or [cause.memory_id])
 
 
 async def _overview(reader: Recollection) -> MemoryAnswer:

@@ -19,15 +19,17 @@ from agent.research.conventions import (
 )
 from agent.research.figures import Unbacked, computed_figures, unbacked_figures
 from agent.research.report import KEY_METRICS, fmt
+from agent.research.revision import unverified
 
 STALE_AFTER_DAYS = 30
 
 
 def critique(draft: Draft, *, today: date, conventions: Conventions | None = None) -> Critique:
     """Check one draft against ``conventions`` (the built-in ones when there are no files):
-    sections and citation forms as the conventions judge them, then the table's figures,
-    freshness, the cited claims, the figures in the model's prose (:func:`prose_figures`) and
-    sources. Problems reading the conventions are reported as info."""
+    sections and citation forms as the conventions judge them, then the table's figures (the
+    rows the draft's layout shows), freshness, the revision notes (each "addressed" change
+    must show against the previous draft: :func:`agent.research.revision.unverified`), the
+    cited claims, the figures in the model's prose (:func:`prose_figures`) and sources. Problems reading the conventions are reported as info."""
     findings: list[Finding] = []
     markdown = draft["markdown"]
     rules = conventions if conventions is not None else default_conventions()
@@ -42,23 +44,7 @@ def critique(draft: Draft, *, today: date, conventions: Conventions | None = Non
         Finding(severity="warning", message=problem) for problem in memory_problems(markdown)
     ]
 
-    table = dict(re.findall(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", markdown, re.MULTILINE))
-    for key, label, kind in KEY_METRICS:
-        if key not in draft["metrics"]:
-            continue
-        expected = fmt(draft["metrics"][key], kind)
-        shown = table.get(label)
-        if shown is None:
-            findings.append(
-                Finding(severity="error", message=f"Key metric '{label}' is not in the table.")
-            )
-        elif shown != expected:
-            findings.append(
-                Finding(
-                    severity="error",
-                    message=f"'{label}' shows {shown} but the computed value is {expected}.",
-                )
-            )
+    findings += [Finding(severity="error", message=m) for m in table_problems(draft)]
 
     if draft["as_of"]:
         age = (today - date.fromisoformat(draft["as_of"])).days
@@ -79,6 +65,10 @@ def critique(draft: Draft, *, today: date, conventions: Conventions | None = Non
             findings.append(Finding(severity="error", message=problem))
     findings += [
         Finding(severity="error", message=prose_problem(figure)) for figure in prose_figures(draft)
+    ]
+    findings += [
+        Finding(severity="error", message=problem)
+        for problem in unverified(draft.get("revised"), markdown)
     ]
 
     rec = draft["recommendation"]
@@ -101,6 +91,25 @@ def critique(draft: Draft, *, today: date, conventions: Conventions | None = Non
         else "pass"
     )
     return Critique(draft_hash=draft["hash"], verdict=verdict, findings=findings)
+
+
+def table_problems(draft: Draft) -> list[str]:
+    """Each key-metric row the draft's layout shows must be in its table with the computed
+    value (every row when the draft does not say which it shows)."""
+    markdown = draft["markdown"]
+    table = dict(re.findall(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", markdown, re.MULTILINE))
+    rows = draft.get("shown_metrics")
+    problems = []
+    for key, label, kind in KEY_METRICS:
+        if key not in draft["metrics"] or (rows is not None and key not in rows):
+            continue
+        expected = fmt(draft["metrics"][key], kind)
+        shown = table.get(label)
+        if shown is None:
+            problems.append(f"Key metric '{label}' is not in the table.")
+        elif shown != expected:
+            problems.append(f"'{label}' shows {shown} but the computed value is {expected}.")
+    return problems
 
 
 def _check_claim(claim: dict, metrics: dict) -> str | None:

@@ -11,7 +11,30 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+__all__ = ["KEY_METRICS", "REQUIRED_SECTIONS", "compose_report", "content_hash", "fmt"]
+
 from agent.records import Draft, Mode
+from agent.research.revision import (
+    COVERS,
+    Edits,
+    Outline,
+    Request,
+    Status,
+    edits_of,
+    outline,
+    prior_statuses,
+    statuses,
+)
+from agent.research.sections import (
+    BUILDERS,
+    KEY_METRICS,
+    Layout,
+    Material,
+    fmt,
+    kept_prose,
+    layout_for,
+    memory_section,
+)
 from agent.research.suitability import Profile, fit, profile_notes
 
 if TYPE_CHECKING:
@@ -28,42 +51,10 @@ REQUIRED_SECTIONS: tuple[str, ...] = (
     "Sources",
 )
 
-#: Metric key, label, format — the rows of the key-metrics table, in order.
-KEY_METRICS: tuple[tuple[str, str, str], ...] = (
-    ("last_close", "Last close", "price"),
-    ("return_1m", "Return 1M", "pct"),
-    ("return_3m", "Return 3M", "pct"),
-    ("return_1y", "Return 1Y", "pct"),
-    ("return_ytd", "Return YTD", "pct"),
-    ("volatility_1y", "Volatility (1Y, annualised)", "pct_abs"),
-    ("max_drawdown_1y", "Max drawdown (1Y)", "pct"),
-    ("sma_50", "50-day moving average", "price"),
-    ("sma_200", "200-day moving average", "price"),
-    ("crossover", "Moving-average crossover", "text"),
-    ("rsi_14", "RSI (14)", "num1"),
-    ("beta", "Beta vs equal-weighted basket", "num2"),
-)
-
 
 def content_hash(markdown: str) -> str:
     """The identity of a draft: SHA-256 of its exact Markdown text."""
     return hashlib.sha256(markdown.encode("utf-8")).hexdigest()
-
-
-def fmt(value: Any, kind: str) -> str:
-    if value is None:
-        return "n/a"
-    if kind == "pct":
-        return f"{value * 100:+.2f}%"
-    if kind == "pct_abs":  # magnitudes such as volatility carry no sign
-        return f"{value * 100:.2f}%"
-    if kind == "price":
-        return f"{value:,.2f}"
-    if kind == "num1":
-        return f"{value:.1f}"
-    if kind == "num2":
-        return f"{value:.2f}"
-    return str(value)
 
 
 def collect(ticker: str, results: Mapping[str, Mapping[str, Any]]) -> tuple[dict, list, str, list]:
@@ -175,6 +166,7 @@ def compose_report(
     narrative: ReportNarrative | None = None,
     personal: Sequence[str] = (),
     profile: Profile | None = None,
+    previous: Draft | None = None,
 ) -> Draft:
     """Render the full report for ``ticker`` from step results.
 
@@ -185,20 +177,57 @@ def compose_report(
     about this user, each citing its source) make a closing "Memory context" section.
 
     A ``profile`` (:mod:`agent.research.suitability`) shapes the report, each change citing
-    the fact or procedure behind it: ``report_style`` brief gives a short report (one-paragraph
-    analysis, the peer rank instead of the table unless a procedure requires it, the two main
-    risks) and detailed a long one (drawdown, peer and signal detail); the recommendation
-    states its fit to the horizon, risk tolerance and drawdown limit (a Buy that does not fit
-    is a Hold for this user); holdings, the employer and sectors of interest add risk notes.
+    the fact or procedure behind it: its ``report_style`` picks a layout of
+    :data:`agent.research.sections.STYLES`; the recommendation states its fit to the horizon,
+    risk tolerance and drawdown limit (a Buy that does not fit is a Hold for this user);
+    holdings, the employer and sectors of interest add risk notes. ``feedback`` (every
+    rejection so far) becomes edits of the layout (:func:`agent.research.revision.edits_of`);
+    the revision notes say, per request, what the revision visibly changed against the
+    ``previous`` draft, and what it could not do.
     """
     profile = profile or Profile()
-    style = profile.style
-    required = profile.required()
+    edits = edits_of(feedback)
+    material = _material(ticker, results, requested, narrative, personal, profile)
+    layout = _layout(profile, edits)
+    rec = material.rec
+    title = f"{ticker} equity research: {rec['rating']} ({rec['confidence_label']} confidence)"
+    lines = _heading(title, material, mode, revision, layout)
+    for name in sections:
+        builder = BUILDERS.get(name.strip().lower())
+        body = builder(material, layout) if builder else []
+        body = body or [
+            f"Not covered: the analyst has only daily price data, so there is nothing "
+            f"computed for '{name}'."
+        ]
+        lines += ["", f"## {name}", "", *body]
+    memory = memory_section(material, layout)
+    if memory:
+        memory = ["", "## Memory context", "", *memory]
+    after = outline("\n".join([*lines, *memory]))
+    before = outline(previous["markdown"]) if previous else None
+    prior = prior_statuses(previous.get("revised") if previous else None)
+    judged = statuses(edits, before, after, prior)
+    if feedback:
+        lines += ["", "## Revision notes", ""]
+        lines += revision_notes(feedback, judged, before, after, layout, bool(material.peers))
+    markdown = "\n".join([*lines, *memory]).rstrip() + "\n"
+    return _draft(material, title, markdown, revision, layout, judged, before)
+
+
+def _material(
+    ticker: str,
+    results: Mapping[str, Mapping[str, Any]],
+    requested: Sequence[str],
+    narrative: ReportNarrative | None,
+    personal: Sequence[str],
+    profile: Profile,
+) -> Material:
+    """The computed results, the recommendation (the model's rating when it wrote one, then
+    the profile's fit) and the risks a report renders."""
     metrics, peers, as_of, sources = collect(ticker, results)
     metrics["ticker"] = ticker
     rec = recommend(metrics, peers)
     risks = risk_factors(metrics, as_of)
-    claims: list[dict[str, Any]] = []
     if narrative is not None:
         rec = {
             **rec,
@@ -209,295 +238,154 @@ def compose_report(
             "source": "model",
         }
         risks = [*narrative.risk_factors, risks[-1]]  # keep the price-only caveat
-        claims = [c.model_dump() for c in narrative.cited_metrics]
     matched = fit(ticker, metrics, rec["rating"], profile)
     if matched is not None:
         rec = {**rec, "rating": matched.rating, "profile_fit": matched.to_json()}
-    notes = profile_notes(ticker, profile)
     *found, caveat = risks
-    risks = [*found, *notes, caveat]
-    title = f"{ticker} equity research: {rec['rating']} ({rec['confidence_label']} confidence)"
+    return Material(
+        ticker=ticker,
+        metrics=metrics,
+        peers=peers,
+        as_of=as_of,
+        sources=sources,
+        rec=rec,
+        found=found,
+        notes=profile_notes(ticker, profile),
+        caveat=caveat,
+        requested=requested,
+        profile=profile,
+        fit=matched,
+        narrative=narrative,
+        personal=personal,
+        required=profile.required(),
+    )
+
+
+def _layout(profile: Profile, edits: Edits) -> Layout:
+    """The profile's report style, unless a rejection asked for another length."""
+    style = edits.style(profile.style)
+    cause = f", as your {profile.cite('report_style')} asks" if style != "standard" else ""
+    if edits.length is not None:
+        cause = f", as your feedback asks (revision note {edits.length_note})"
+    return layout_for(style, profile.required(), edits, cause)
+
+
+def _heading(title: str, m: Material, mode: Mode, revision: int, layout: Layout) -> list[str]:
     mode_label = "deep research" if mode == "deep" else "quick snapshot"
-    signal_text = ", ".join(f"{k.replace('_', ' ')} {v:+d}" for k, v in rec["signals"].items())
-    if narrative is not None:
-        summary = [narrative.summary]
-        analysis = [narrative.analysis, "", *_analysis(ticker, metrics, peers)]
-        recommendation = [
-            f"**{rec['rating']}** with {rec['confidence_label']} confidence "
-            f"({rec['confidence']:.2f}). {narrative.rationale}",
-            "",
-            f"Price signals for reference: score {rec['score']:+d} from {signal_text}.",
-        ]
-    else:
-        summary = [_summary(ticker, metrics, rec)]
-        analysis = _analysis(ticker, metrics, peers)
-        recommendation = [
-            f"**{rec['rating']}** with {rec['confidence_label']} confidence "
-            f"({rec['confidence']:.2f}). Signal score {rec['score']:+d} from: {signal_text}."
-        ]
-    if matched is not None:
-        recommendation += ["", f"**Fit to your profile.** {matched.statement}"]
-    peer_rows = _peer_table(peers, ticker, requested)
-    if style == "brief":
-        summary = summary[:1] if narrative is not None else [_brief_summary(ticker, metrics, rec)]
-        if "Analysis" not in required:
-            analysis = [_brief_analysis(ticker, metrics)]
-        peer_rows = _brief_peers(peers, ticker, profile, required)
-        if "Risk factors" not in required:
-            risks = [*found[:2], *notes, caveat]
-    elif style == "detailed":
-        analysis = [*analysis, *_detailed_analysis(ticker, metrics)]
-        peer_rows = [*peer_rows, *_peer_notes(peers, ticker)]
-        recommendation = [*recommendation, "", *_signal_notes(rec["signals"])]
-    builders: dict[str, list[str]] = {
-        "summary": summary,
-        "key metrics": [
-            "| Metric | Value |",
-            "| --- | --- |",
-            *[f"| {label} | {fmt(metrics.get(key), kind)} |" for key, label, kind in KEY_METRICS],
-        ],
-        "analysis": analysis,
-        "peer comparison": peer_rows,
-        "risk factors": [f"- {r}" for r in risks],
-        "recommendation": recommendation,
-        "data as of": [f"Daily closes up to and including {as_of}."],
-        "sources": [
-            *[f"- {s}" for s in sources],
-            "- Computations: analyst analytics (trailing returns, volatility, drawdown, "
-            "moving averages, Wilder RSI, beta against an equal-weighted basket).",
-        ],
-    }
-    lines: list[str] = [
+    lines = [
         f"# {title}",
         "",
-        f"**Ticker:** {ticker} · **Mode:** {mode_label} · **Data as of:** {as_of} · "
+        f"**Ticker:** {m.ticker} · **Mode:** {mode_label} · **Data as of:** {m.as_of} · "
         f"**Revision:** {revision}",
     ]
-    if style != "standard":
-        lines += ["", f"*A {style} report, as your {profile.cite('report_style')} asks.*"]
-    for name in sections:
-        body = builders.get(name.strip().lower()) or [
-            f"Not covered: the analyst has only daily price data, so there is nothing "
-            f"computed for '{name}'."
-        ]
-        lines += ["", f"## {name}", "", *body]
-    if feedback:
-        lines += ["", "## Revision notes", ""]
-        for n, note in enumerate(feedback, start=1):
-            lines += [
-                f'{n}. Reviewer feedback: "{note.strip()}"',
-                f"   - {_address(note, metrics, peers)}",
-            ]
-    if personal:
-        lines += ["", "## Memory context", "", *[f"- {line}" for line in personal]]
-    markdown = "\n".join(lines).rstrip() + "\n"
+    if layout.style != "standard":
+        lines += ["", f"*A {layout.style} report{layout.cause}.*"]
+    return lines
+
+
+def _draft(
+    m: Material,
+    title: str,
+    markdown: str,
+    revision: int,
+    layout: Layout,
+    judged: Sequence[Sequence[tuple[Request, Status]]],
+    before: Outline | None,
+) -> Draft:
     draft = Draft(
-        ticker=ticker,
+        ticker=m.ticker,
         title=title,
         markdown=markdown,
         hash=content_hash(markdown),
         revision=revision,
-        as_of=as_of,
-        sources=sources,
+        as_of=m.as_of,
+        sources=list(m.sources),
         chart_path=None,
-        metrics=metrics,
-        recommendation=rec,
-        claims=claims,
+        metrics=dict(m.metrics),
+        recommendation=dict(m.rec),
+        claims=[c.model_dump() for c in m.narrative.cited_metrics] if m.narrative else [],
     )
-    if narrative is not None:  # what the report shows of the model's prose (a style may cut)
-        written = [narrative.summary, narrative.analysis, *narrative.risk_factors]
-        draft["prose"] = [t for t in [*written, narrative.rationale] if t in markdown]
+    draft["shown_metrics"] = list(layout.rows)
+    if before is not None and judged:
+        draft["revised"] = {
+            "previous": before.to_json(),
+            "requests": [
+                {"note": n, "action": r.action, "topic": r.topic, "status": status}
+                for n, asked in enumerate(judged, start=1)
+                for r, status in asked
+            ],
+        }
+    n = m.narrative
+    if n is not None:  # what the report shows of the model's prose (a style may cut)
+        written = [n.summary, n.analysis, *n.risk_factors, n.rationale]
+        kept = [kept_prose(t, layout) for t in written]
+        draft["prose"] = [t for t in dict.fromkeys(kept) if t and t in markdown]
     return draft
 
 
-def _summary(ticker: str, m: Mapping[str, Any], rec: Mapping[str, Any]) -> str:
-    trend = "above" if m.get("crossover") == "bullish" else "below"
-    return (
-        f"{ticker} closed at {fmt(m.get('last_close'), 'price')} and returned "
-        f"{fmt(m.get('return_1y'), 'pct')} over the last year ({fmt(m.get('return_ytd'), 'pct')} "
-        f"year-to-date). Its 50-day average is {trend} the 200-day average, RSI(14) is "
-        f"{fmt(m.get('rsi_14'), 'num1')}, and annualised volatility is "
-        f"{fmt(m.get('volatility_1y'), 'pct_abs')}. Recommendation: **{rec['rating']}**."
-    )
-
-
-def _analysis(ticker: str, m: Mapping[str, Any], peers: Sequence[Mapping[str, Any]]) -> list[str]:
-    cross = m.get("crossover")
-    since = m.get("last_cross_date")
-    cross_text = (
-        f"The 50-day average ({fmt(m.get('sma_50'), 'price')}) is "
-        f"{'above' if cross == 'bullish' else 'below'} the 200-day average "
-        f"({fmt(m.get('sma_200'), 'price')}): a {cross} configuration"
-        + (f" since {since}." if since else ".")
-    )
-    rsi = m.get("rsi_14") or 50.0
-    rsi_text = "overbought" if rsi > 70 else "oversold" if rsi < 30 else "neutral"
-    out = [
-        "### Trend",
-        "",
-        cross_text
-        + f" The price stands {fmt(m.get('price_vs_sma200'), 'pct')} from its 200-day average.",
-        "",
-        "### Momentum",
-        "",
-        f"Returns: {fmt(m.get('return_1m'), 'pct')} over one month, "
-        f"{fmt(m.get('return_3m'), 'pct')} over three months, "
-        f"{fmt(m.get('return_1y'), 'pct')} over one year. RSI(14) at "
-        f"{fmt(m.get('rsi_14'), 'num1')} is {rsi_text}.",
-        "",
-        "### Risk",
-        "",
-        f"Annualised volatility {fmt(m.get('volatility_1y'), 'pct_abs')}; the deepest fall in the "
-        f"last year was {fmt(m.get('max_drawdown_1y'), 'pct')}. Beta against an equal-weighted "
-        f"basket of {', '.join(m.get('basket') or []) or 'the other tickers'} is "
-        f"{fmt(m.get('beta'), 'num2')} (correlation {fmt(m.get('correlation'), 'num2')}).",
-    ]
-    ranked = [row["ticker"] for row in peers]
-    if ticker in ranked:
-        out += [
-            "",
-            "### Relative performance",
-            "",
-            f"By one-year return {ticker} ranks {ranked.index(ticker) + 1} of {len(ranked)} "
-            "tickers in the comparison set.",
-        ]
-    return out
-
-
-def _peer_table(
-    peers: Sequence[Mapping[str, Any]], ticker: str, requested: Sequence[str]
+def revision_notes(
+    feedback: Sequence[str],
+    judged: Sequence[Sequence[tuple[Request, Status]]],
+    before: Outline | None,
+    after: Outline,
+    layout: Layout,
+    peers: bool = True,
 ) -> list[str]:
-    rows = [
-        "| Ticker | Last close | Return 1Y | Return YTD | Volatility 1Y | Max drawdown 1Y | RSI 14 | Trend |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for p in peers:
-        name = (
-            f"**{p['ticker']}**"
-            if p["ticker"] == ticker or p["ticker"] in requested
-            else p["ticker"]
-        )
-        rows.append(
-            f"| {name} | {fmt(p['last_close'], 'price')} | {fmt(p['return_1y'], 'pct')} | "
-            f"{fmt(p['return_ytd'], 'pct')} | {fmt(p['volatility_1y'], 'pct_abs')} | "
-            f"{fmt(p['max_drawdown_1y'], 'pct')} | {fmt(p['rsi_14'], 'num1')} | {p['crossover']} |"
-        )
-    return rows
+    """One numbered note per feedback, quoting it, then one line per request it made saying
+    what the revision did; a feedback with no request the analyst recognises says so. With
+    no ``peers`` in the run's results, more on peers is not possible."""
+    lines: list[str] = []
+    last = len(feedback)
+    for n, (note, asked) in enumerate(zip(feedback, judged, strict=True), start=1):
+        lines.append(f'{n}. Reviewer feedback: "{note.strip()}"')
+        if not asked:
+            lines.append(
+                "   - Noted: no change recognised (length, a section or topic to leave out, "
+                "or one to cover in more depth); the report is otherwise unchanged by it."
+            )
+        for request, status in asked:
+            said = _said(request, status, before, after, layout, newest=n == last, note=n)
+            if status == "not done" and request.topic == "peers" and not peers:
+                said = (
+                    f"Not possible: {request.label}: this run computed no peer comparison (its "
+                    "plan had no peer step); ask for it in a new run."
+                )
+            lines.append(f"   - {said}")
+    return lines
 
 
-def _address(note: str, m: Mapping[str, Any], peers: Sequence[Mapping[str, Any]]) -> str:
-    """Say, deterministically, how this revision responds to a piece of feedback."""
-    text = note.lower()
-    if any(w in text for w in ("peer", "competitor", "compar")):
-        best = peers[0]["ticker"] if peers else "n/a"
-        return f"Addressed: the peer comparison covers {len(peers)} tickers; {best} leads on 1Y return."
-    if any(w in text for w in ("risk", "volatil", "drawdown", "downside")):
+def _said(
+    request: Request,
+    status: Status,
+    before: Outline | None,
+    after: Outline,
+    layout: Layout,
+    *,
+    newest: bool,
+    note: int,
+) -> str:
+    label = request.label
+    if status == "addressed" and not newest:
+        return f"Addressed in revision {note}: {label}."
+    if status == "addressed" and before is not None:
+        if request.action in ("shorter", "longer"):
+            return f"Addressed: {label}: a {layout.style} report, {before.words} -> {after.words} words."
+        if request.action == "drop":
+            return f"Addressed: {label}: the report no longer shows it."
+        topics = COVERS.get(request.topic, (request.topic,))
+        gained = sum(after.depth(t) - before.depth(t) for t in topics)
+        return f"Addressed: {label}: {gained} more words on it."
+    if status == "not possible":
+        if request.action == "drop":
+            return f"Not possible: {label}: every report keeps its risk factors."
         return (
-            f"Addressed: risk detail — volatility {fmt(m.get('volatility_1y'), 'pct_abs')}, "
-            f"max drawdown {fmt(m.get('max_drawdown_1y'), 'pct')}, beta {fmt(m.get('beta'), 'num2')}."
+            f"Not possible: {label}: the analyst has daily prices only, with no earnings, "
+            "valuation or news data."
         )
-    if any(w in text for w in ("rsi", "moving average", "trend", "technical")):
-        return (
-            f"Addressed: technicals — RSI(14) {fmt(m.get('rsi_14'), 'num1')}, 50-day "
-            f"{fmt(m.get('sma_50'), 'price')} vs 200-day {fmt(m.get('sma_200'), 'price')}."
-        )
-    return "Noted: the offline analyst records this feedback; figures are unchanged because the prices are."
-
-
-# -- report styles --------------------------------------------------------------------------
-
-
-def _brief_summary(ticker: str, m: Mapping[str, Any], rec: Mapping[str, Any]) -> str:
-    return (
-        f"{ticker}: **{rec['rating']}** ({rec['confidence_label']} confidence); "
-        f"{fmt(m.get('return_1y'), 'pct')} over the last year at "
-        f"{fmt(m.get('volatility_1y'), 'pct_abs')} annualised volatility."
-    )
-
-
-def _brief_analysis(ticker: str, m: Mapping[str, Any]) -> str:
-    cross = m.get("crossover") or "n/a"
-    return (
-        f"{ticker}'s trend is {cross} (50-day {fmt(m.get('sma_50'), 'price')} vs 200-day "
-        f"{fmt(m.get('sma_200'), 'price')}), RSI(14) {fmt(m.get('rsi_14'), 'num1')}, deepest "
-        f"fall in the last year {fmt(m.get('max_drawdown_1y'), 'pct')}."
-    )
-
-
-def _brief_peers(
-    peers: Sequence[Mapping[str, Any]],
-    ticker: str,
-    profile: Profile,
-    required: Mapping[str, str],
-) -> list[str]:
-    """The peer section of a brief report: the table only when something requires it."""
-    if "Peer comparison" in required:
-        return [
-            *_peer_table(peers, ticker, ()),
-            "",
-            f"The full table, because {required['Peer comparison']} requires it.",
-        ]
-    ranked = [row["ticker"] for row in peers]
-    rank = (
-        f"By one-year return {ticker} ranks {ranked.index(ticker) + 1} of {len(ranked)}. "
-        if ticker in ranked
-        else ""
-    )
-    return [
-        f"{rank}The peer table is left out of this brief report, as your "
-        f'{profile.cite("report_style")} asks; a standing "always include the peer table" '
-        "brings it back."
-    ]
-
-
-def _detailed_analysis(ticker: str, m: Mapping[str, Any]) -> list[str]:
-    dd = m.get("max_drawdown_1y")
-    out = [
-        "",
-        "### Drawdown",
-        "",
-        f"The deepest fall of the last year was {fmt(dd, 'pct')}, from the peak of "
-        f"{m.get('drawdown_peak_date') or 'n/a'} to the trough of "
-        f"{m.get('drawdown_trough_date') or 'n/a'}. At {fmt(m.get('volatility_1y'), 'pct_abs')} "
-        "annualised volatility, a one-standard-deviation year spans roughly that much either "
-        "way.",
-        "",
-        "### Market sensitivity",
-        "",
-        f"Beta {fmt(m.get('beta'), 'num2')} with correlation {fmt(m.get('correlation'), 'num2')}: "
-        f"{ticker} has moved "
-        + ("more" if (m.get("beta") or 0) > 1 else "less")
-        + " than the equal-weighted basket of the other tickers.",
-    ]
-    return out
-
-
-def _peer_notes(peers: Sequence[Mapping[str, Any]], ticker: str) -> list[str]:
-    mine = next((p for p in peers if p["ticker"] == ticker), None)
-    if mine is None:
-        return []
-    out = ["", "### Peer notes", ""]
-    for p in peers:
-        if p["ticker"] == ticker:
-            continue
-        diff = (p["return_1y"] or 0) - (mine["return_1y"] or 0)
-        out.append(
-            f"- {p['ticker']}: 1Y return {fmt(p['return_1y'], 'pct')} ({fmt(diff, 'pct')} vs "
-            f"{ticker}), volatility {fmt(p['volatility_1y'], 'pct_abs')}, trend {p['crossover']}."
-        )
-    return out
-
-
-_SIGNAL_MEANING = {
-    "trend": "the 50-day average against the 200-day",
-    "momentum": "3-month and 1-year returns together",
-    "rsi": "RSI(14) against 30 and 70",
-    "relative_strength": "the one-year return's rank among peers",
-}
-
-
-def _signal_notes(signals: Mapping[str, int]) -> list[str]:
-    return [
-        f"- {name.replace('_', ' ')} {value:+d}: {_SIGNAL_MEANING.get(name, name)}."
-        for name, value in signals.items()
-    ]
+    if status == "already":
+        return f"Already so: {label}: the previous draft did not show it either."
+    if status == "superseded":
+        return f"Superseded: {label}: later feedback asks otherwise."
+    if request.action == "shorter" and layout.style == "brief":
+        return f"Not done: {label}: this is already a brief report, the shortest style."
+    return f"Not done: {label}: this revision could not show that change."

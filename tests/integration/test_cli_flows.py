@@ -110,7 +110,9 @@ def test_rejections_revise_the_draft_until_the_limit_of_three(analyst: Any) -> N
     assert revised["draft_hash"] != first["draft_hash"]
     notes = section(revised["draft_markdown"], "Revision notes")
     assert '1. Reviewer feedback: "add more on risk"' in notes
-    assert "Addressed: risk detail" in notes
+    assert "Addressed: more on risk" in notes
+    assert "### Drawdown" in section(revised["draft_markdown"], "Analysis")
+    assert "### Drawdown" not in section(first["draft_markdown"], "Analysis")
     assert "## Revision notes" not in first["draft_markdown"]
 
     feedback = ["add more on risk", "compare with peers", "explain the trend"]

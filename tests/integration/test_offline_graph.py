@@ -132,7 +132,8 @@ async def test_deep_research_draft_is_complete_and_every_figure_is_right(
 
     sources = section(markdown, "Sources")
     for name in TICKERS:  # beta and peers draw on every bundled series
-        assert f"(agent/market/data/{name}.csv)" in sources
+        assert f" {name}.csv" in sources
+    assert sources.count("Bundled sample dataset") == 1  # each source once
     assert len(draft["sources"]) == len(TICKERS)
 
     chart = Path(draft["chart_path"])
