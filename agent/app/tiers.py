@@ -371,11 +371,13 @@ class Tiers:
         deleted, while another process runs one of them) and yield those ids, sorted (ids
         the principal has no thread of are skipped): :meth:`delete_held_threads` deletes
         them while other work goes on under the same locks."""
-        owned = {r.thread_id for r in self.index.list(self.principal, limit=_EVERY_THREAD)}
-        ids = sorted(owned.intersection(thread_ids))
+        owned = {
+            r.thread_id: r.storage_id for r in self.index.list(self.principal, limit=_EVERY_THREAD)
+        }
+        ids = sorted(owned.keys() & set(thread_ids))
         with ExitStack() as held:
             for thread_id in ids:  # refused while another process runs the thread
-                held.enter_context(self.locks.hold(thread_id))
+                held.enter_context(self.locks.hold(owned[thread_id]))
             yield ids
 
     async def delete_held_threads(self, ids: list[str]) -> None:
@@ -385,16 +387,18 @@ class Tiers:
 
         if not ids:
             return
+        kept = {r.thread_id: r.storage_id for r in self.index.list(self.principal, _EVERY_THREAD)}
+        stored = [kept.get(t, t) for t in ids]  # where each one's checkpoints and charts are
         saver = await self.checkpointer()
-        charts = await draft_charts(saver, self.settings, ids)
-        await delete_threads(saver, ids)
+        charts = await draft_charts(saver, self.settings, stored)
+        await delete_threads(saver, stored)
         self.index.delete_many(self.principal, ids)
         journal = await self.journal()
         # The chart folders go on worker threads, alongside the audit: removing a folder
         # waits on the disk (milliseconds each on some file systems), not on the CPU.
         await asyncio.gather(
             journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED),
-            *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in ids),
+            *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in stored),
         )
 
     async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
@@ -412,7 +416,7 @@ class Tiers:
             busy=self.locks.busy,
         )
         for item in [] if dry_run else report.deleted:
-            remove_charts(self.settings, item.thread_id, set())
+            remove_charts(self.settings, item.storage_id, set())
         return report
 
     # -- the embedded files -------------------------------------------------------------
