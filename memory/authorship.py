@@ -45,6 +45,7 @@ _LOOKALIKES = str.maketrans(
     "abeekmhopctyxiijsdhqwagiabenikvoptuxcj",
 )
 _SKELETONS = {re.sub(r"[^a-z0-9]", "", name): name for name in CODE_FIELDS}
+_LINE_BREAKS = str.maketrans(dict.fromkeys(map(ord, "\v\f\x1c\x1d\x1e\x85\u2028\u2029"), "\n"))
 #: Where a block of front matter opens and closes.
 _OPEN = re.compile(r"(?:%[^\n]*\n)*(---|\+\+\+)(?=[ \t\r\n]|$)")
 _CLOSE = {
@@ -69,7 +70,8 @@ def skeleton(key: object) -> str:
 def code_fields_in(text: str) -> dict[str, str]:
     """The code fields ``text``'s front matter states, however spelled: ``{spelling: field}``
     (empty when it has no front matter, or none of them)."""
-    block = _front_block(text)
+    # Every line break some reader splits on (str.splitlines, YAML) is a line break here.
+    block = _front_block(text.translate(_LINE_BREAKS))
     if block is None:
         return {}
     fence, head = block

@@ -212,6 +212,8 @@ FORGED_HEADS = {
     "invalid YAML": "---\nrevised_by: alice\nbad: [\n---\n",
     "TOML block": "+++\nrevised_by = 'alice'\n+++\n",
     "owner": "---\nowner: alice\n---\n",
+    "Unicode line separators": "---\u2028approver: alice\u2028---\n",
+    "carriage returns": "---\r\nApproved_At: now\r\n---\r\n",
 }
 
 
