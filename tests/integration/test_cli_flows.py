@@ -374,6 +374,13 @@ def test_a_thread_belongs_to_the_user_who_started_it(analyst: Any) -> None:
     assert hers["status"] == "awaiting_approval"
     assert hers["draft_hash"] == alice["draft_hash"]
     assert analyst.research_notes() == []
+    # A message on bob's paused "T" is answered beside his draft, in his thread's episodes.
+    beside = analyst.json("run", "My horizon is 5 years", "--thread", "T", "--user", "bob")
+    assert beside["thread_id"] == "T" and beside["pending"]["ticker"] == "TSLA", beside
+    episodes = analyst.json("memory", "episodes", "--thread", "T", "--user", "bob")["episodes"]
+    assert any("horizon is 5 years" in e["text"] for e in episodes), episodes
+    hers = analyst.json("memory", "episodes", "--thread", "T", "--user", "alice")["episodes"]
+    assert not any("horizon" in e["text"] for e in hers), hers
     # Each approves their own "T": two notes, one per ticker, each naming its approver.
     assert analyst.json("approve", "T", "--user", "bob")["status"] == "published"
     assert analyst.json("approve", "T", "--user", "alice")["status"] == "published"
