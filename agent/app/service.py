@@ -225,7 +225,8 @@ class AnalystApp:
 
             prepare_prices(self.services.market, route.tickers[0])
         await self.graph()
-        record = self.index.get(self.principal, thread_id)
+        who = self.principal
+        record = self.index.get(who, thread_id)
         if record is not None:
             view = await self.view(thread_id)
             if view.status in PAUSED:
@@ -235,13 +236,11 @@ class AnalystApp:
 
                 return await aside(self, thread_id, query, view)
         # A new id (another principal's is one too) gets a storage id no thread has.
-        storage = (
-            record.storage_id if record else self.index.free_storage_id(self.principal, thread_id)
-        )
+        storage = record.storage_id if record else self.index.free_storage_id(who, thread_id)
         with self.locks.hold(storage):
-            record = self.index.get(self.principal, thread_id)
+            record = self.index.get(who, thread_id)
             if record is None:
-                record = self.index.register(self.principal, thread_id, query, storage)
+                record = self.index.register(who, thread_id, query, storage)
             elif record.storage_id != storage:  # registered meanwhile by another process
                 raise ThreadBusyError(thread_id)
             else:
