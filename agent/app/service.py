@@ -419,11 +419,11 @@ class AnalystApp:
     # -- inspecting ---------------------------------------------------------------------
 
     async def _snapshot(self, thread_id: str) -> Any:
-        return await self.tiers.thread_state(self.require_thread(thread_id).storage_id)
+        return await self.tiers.thread_state(thread_id)
 
     async def view(self, thread_id: str) -> ThreadView:
         record = self.require_thread(thread_id)
-        snap = await self.tiers.thread_state(record.storage_id)
+        snap = await self.tiers.thread_state(thread_id)
         busy = self.locks.busy(record.storage_id)
         return thread_view(thread_id, record, snap, busy, self.tiers.model_label)
 
@@ -431,8 +431,7 @@ class AnalystApp:
         return [await self.view(r.thread_id) for r in self.index.list(self.principal, limit)]
 
     async def history(self, thread_id: str) -> list[CheckpointView]:
-        storage = self.require_thread(thread_id).storage_id
-        return checkpoint_views(await self.tiers.thread_history(storage))
+        return checkpoint_views(await self.tiers.thread_history(thread_id))
 
 
 def new_thread_id() -> str:

@@ -299,12 +299,15 @@ class Tiers:
         return self._read_graph
 
     async def thread_state(self, thread_id: str) -> Any:
-        """The thread's latest state (a ``StateSnapshot``'s values, next, interrupts...).
+        """The latest state (a ``StateSnapshot``'s values, next, interrupts...) of the
+        principal's thread ``thread_id`` (:class:`ThreadNotFoundError` if it has none), read
+        under its storage id: another principal's thread of that id is never read.
 
         Before the graph is opened it is read from the checkpointer alone
         (:func:`graphs.reading.read_state`: no LangGraph graph runtime imported); a
         checkpoint those rules do not cover is read through :meth:`reader`.
         """
+        thread_id = self.require_thread(thread_id).storage_id
         if self._graph is None:
             from graphs.reading import read_state
 
@@ -315,8 +318,9 @@ class Tiers:
         return await graph.aget_state({"configurable": {"thread_id": thread_id}})
 
     async def thread_history(self, thread_id: str) -> list[Any]:
-        """Every checkpoint's state of the thread, newest first, read as
+        """Every checkpoint's state of the principal's thread, newest first, read as
         :meth:`thread_state` reads the latest (:func:`graphs.reading.read_history`)."""
+        thread_id = self.require_thread(thread_id).storage_id
         if self._graph is None:
             from graphs.reading import read_history
 
