@@ -373,12 +373,15 @@ class Tiers:
     async def threads_held(self, thread_ids: Iterable[str]) -> AsyncIterator[list[str]]:
         """Hold the locks of the principal's ``thread_ids`` (refused, before anything is
         deleted, while another process runs one of them) and yield those ids, sorted (ids
-        the principal has no thread of are skipped): :meth:`delete_held_threads` deletes
-        them while other work goes on under the same locks."""
-        owned = {
-            r.thread_id: r.storage_id for r in self.index.list(self.principal, limit=_EVERY_THREAD)
-        }
-        ids = sorted(owned.keys() & set(thread_ids))
+        the principal has no thread of are skipped; a storage id stands for its thread):
+        :meth:`delete_held_threads` deletes them while other work goes on under the same
+        locks."""
+        records = self.index.list(self.principal, limit=_EVERY_THREAD)
+        owned = {r.thread_id: r.storage_id for r in records}
+        # An id may be a storage id (an episode's thread): the thread it names is meant.
+        named = {r.storage_id: r.thread_id for r in records}
+        wanted = set(thread_ids)
+        ids = sorted(owned.keys() & wanted | {named[s] for s in named.keys() & wanted})
         with ExitStack() as held:
             for thread_id in ids:  # refused while another process runs the thread
                 held.enter_context(self.locks.hold(owned[thread_id]))
