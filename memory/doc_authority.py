@@ -12,8 +12,10 @@ caller (the CLI, a graph node, a forget) and are judged on the path a link reall
 - **Research notes** (``research/``) are records: created once, never replaced or deleted
   here. An edit is a *revision*: a new note ``<stem>.r<N>.md`` whose front matter names the
   note it supersedes (``supersedes``) and that note's SHA-256 (``supersedes_sha256``), and who
-  made it; the predecessor stays byte for byte. A revision never carries the approval fields
-  (``approver``, ``draft_hash`` ...): only a publication says who approved what.
+  made it; the predecessor stays byte for byte. Those fields and a publication's (who
+  approved what, from which thread) are :data:`memory.authorship.CODE_FIELDS`: set here and
+  by the publisher from the principal, never read from a person's text, which is refused if
+  it states one (whatever its case, spelling or position; nothing is written).
 - **Everything else** (conventions, learnings, the progress log) is project Markdown a person
   edits, as before.
 
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from memory.authorship import refuse_code_fields
 from memory.errors import DocumentNotFoundError, DocumentPathError
 from memory.identity import Principal
 from memory.markdown import join_front_matter, split_front_matter
@@ -46,8 +49,6 @@ PROFILES = "user-profiles"
 DEFAULT_TENANT = "default"
 #: The folder of research notes (records).
 RESEARCH = "research"
-#: Front matter only a publication may state; a revision drops it.
-APPROVAL_FIELDS = ("approver", "approved_at", "decision", "draft_hash", "thread_id", "edited_by")
 
 _DONE = {"read": "read", "write": "written", "delete": "deleted"}
 _REVISION = re.compile(r"^(?P<stem>.+?)\.r(?P<n>\d+)$")
@@ -142,13 +143,13 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _claims_approval(text: str) -> bool:
-    """Whether ``text``'s front matter states any approval field (unparsable: it may)."""
+def _parses(text: str) -> bool:
+    """Whether ``text``'s front matter (if any) is valid YAML."""
     try:
-        metadata, _ = split_front_matter(text)
+        split_front_matter(text)
     except ValueError:
-        return True
-    return any(k in metadata for k in APPROVAL_FIELDS)
+        return False
+    return True
 
 
 def _parts(relpath: str) -> tuple[str, ...]:
@@ -266,10 +267,16 @@ class OwnedDocuments:
         reason: str,
         exclusive: bool = False,
     ) -> Path:
-        """Write a Markdown document (front matter from ``metadata``), checked and audited."""
+        """Write a Markdown document, checked and audited. ``metadata`` is its front matter
+        as code builds it, the only way a code field reaches a file
+        (:meth:`memory.documents.FileMemory.write`)."""
         text = join_front_matter(metadata or {}, body)
-        return await self.write_bytes(
-            relpath, text.encode("utf-8"), reason=reason, exclusive=exclusive
+        return await self._put(
+            relpath,
+            lambda record: self.files.write(relpath, body, metadata, exclusive=exclusive or record),
+            text,
+            reason=reason,
+            exclusive=exclusive,
         )
 
     async def write_bytes(
@@ -277,20 +284,39 @@ class OwnedDocuments:
     ) -> Path:
         """Write exact bytes, checked and audited. Under ``research/`` only a new document
         is written (the write is exclusive there: :class:`FileExistsError` if it exists).
+        Markdown that states a code field is refused
+        (:class:`~memory.authorship.CodeFieldError`).
 
         The file work runs in a worker thread, as everywhere in this class: the API server
         (``langgraph dev``) refuses blocking I/O on its event loop."""
+        return await self._put(
+            relpath,
+            lambda record: self.files.write_bytes(relpath, data, exclusive=exclusive or record),
+            data.decode("utf-8", "replace"),
+            reason=reason,
+            exclusive=exclusive,
+        )
+
+    async def _put(
+        self,
+        relpath: str,
+        store: Callable[[bool], Path],
+        text: str,
+        *,
+        reason: str,
+        exclusive: bool,
+    ) -> Path:
+        """Check, ``store(is a record)`` in a worker thread, audit ``text``."""
 
         def put() -> tuple[Owner | None, Path, str]:
             owner = self._check(relpath, "write")
             if not exclusive:
                 self._check_record(relpath)
-            record = is_record(relpath) or is_record(self.files.real_path(relpath))
-            written = self.files.write_bytes(relpath, data, exclusive=exclusive or record)
+            written = store(is_record(relpath) or is_record(self.files.real_path(relpath)))
             return owner, written, self.files.real_path(relpath)
 
         owner, written, real = await asyncio.to_thread(put)
-        await self._audited("write", real, data.decode("utf-8", "replace"), owner, reason)
+        await self._audited("write", real, text, owner, reason)
         return written
 
     async def update(
@@ -336,9 +362,10 @@ class OwnedDocuments:
         """A new revision of the research note ``relpath`` holding ``text``; its path.
 
         The revision is ``<stem>.r<N>.md`` (the first free ``N`` from 2, created exclusively)
-        beside the note; its front matter is ``text``'s without the approval fields, plus
-        ``supersedes`` (``relpath``), ``supersedes_sha256`` (of ``relpath``'s bytes now),
-        ``revised_by`` and ``tenant``. ``relpath`` is not touched."""
+        beside the note; its front matter is ``text``'s (which may state no code field:
+        :class:`~memory.authorship.CodeFieldError`) plus ``supersedes`` (``relpath``),
+        ``supersedes_sha256`` (of ``relpath``'s bytes now), ``revised_by`` and ``tenant``.
+        ``relpath`` is not touched."""
         if not is_record(relpath):
             raise DocumentAccessError(
                 f"'{relpath}' is not a research note; only notes under {RESEARCH}/ are revised."
@@ -349,6 +376,7 @@ class OwnedDocuments:
             return self.files.read_raw(relpath).data
 
         predecessor = await asyncio.to_thread(read)
+        refuse_code_fields(relpath, text)
         try:
             metadata, body = split_front_matter(text)
         except ValueError as e:
@@ -356,7 +384,6 @@ class OwnedDocuments:
                 f"The new text of '{relpath}' has front matter that is not valid YAML ({e}); "
                 "fix the block between the '---' lines."
             ) from e
-        metadata = {k: v for k, v in metadata.items() if k not in APPROVAL_FIELDS}
         metadata.update(
             supersedes=relpath,
             supersedes_sha256=sha256_hex(predecessor),
@@ -386,13 +413,13 @@ class OwnedDocuments:
             return self.files.exists(relpath), record
 
         existed, record = await asyncio.to_thread(look)
+        refuse_code_fields(relpath, text)
         if existed and record:
             return await self.revise(relpath, text, reason=reason), "revised"
-        if record and _claims_approval(text):
+        if record and not _parses(text):
             raise DocumentAccessError(
-                f"'{relpath}' would be a research note claiming an approval "
-                f"({', '.join(APPROVAL_FIELDS)}): only a publication of an approved draft "
-                "states one. Remove those fields from the front matter."
+                f"'{relpath}' would be a research note whose front matter is not valid YAML; "
+                "fix the block between the '---' lines."
             )
         await self.write_bytes(relpath, text.encode("utf-8"), reason=reason)
         return relpath, "updated" if existed else "created"

@@ -7,6 +7,8 @@ the name is free), :meth:`FileMemory.update` is a locked read-modify-write, and 
 ranks from the FTS5 index of :mod:`memory.doc_index`. POSIX only. Details:
 ``docs/architecture.md``, "Document memory". A Markdown document's body is redacted as it is
 written (:func:`memory.pii.redact`; its front matter, which code writes, is kept as it is).
+The fields only code writes (:data:`memory.authorship.CODE_FIELDS`) come only from
+:meth:`FileMemory.write`'s metadata; text that states one is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from memory.authorship import refuse_code_fields
 from memory.errors import (
     DocumentEncodingError,
     DocumentFormatError,
@@ -462,15 +465,28 @@ class FileMemory:
         *,
         exclusive: bool = False,
     ) -> Path:
-        """Atomically write a document; with ``exclusive`` fail if it already exists."""
+        """Atomically write a document; with ``exclusive`` fail if it already exists.
+
+        ``metadata`` is the front matter, as code builds it: the only way a code field
+        (:data:`memory.authorship.CODE_FIELDS`) reaches a file. Without metadata ``body`` is
+        a person's text and may state none (:class:`~memory.authorship.CodeFieldError`)."""
+        if not metadata:
+            refuse_code_fields(relpath, body)
         text = join_front_matter(metadata or {}, body)
-        return self.write_bytes(relpath, text.encode("utf-8"), exclusive=exclusive)
+        return self._store(relpath, text.encode("utf-8"), exclusive=exclusive)
 
     def write_bytes(self, relpath: str, data: bytes, *, exclusive: bool = False) -> Path:
-        """Atomically write exact bytes (UTF-8 for ``*.md``; any bytes for other files)."""
+        """Atomically write exact bytes (UTF-8 for ``*.md``; any bytes for other files). A
+        Markdown document's front matter may state no code field: those are written only
+        through :meth:`write`'s metadata (:class:`~memory.authorship.CodeFieldError`)."""
+        return self._store(relpath, data, exclusive=exclusive, person=True)
+
+    def _store(self, relpath: str, data: bytes, *, exclusive: bool, person: bool = False) -> Path:
         parts = self._check_relpath(relpath)
         loc = self._locate(relpath, follow=True)
         self._check_content(relpath, data, name=loc.name)
+        if person and (_is_markdown(relpath) or _is_markdown(loc.name)):
+            refuse_code_fields(relpath, data.decode("utf-8"))
         data = _redacted(relpath, loc.name, data)
         with self._folder(relpath, loc, create=True) as dfd:
             self._write_in(relpath, dfd, loc.name, data, exclusive=exclusive)

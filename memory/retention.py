@@ -113,6 +113,8 @@ class PruneCandidate:
     thread_id: str
     last_activity: str
     idle_days: float
+    #: Where its checkpoints and charts were kept (:class:`memory.threads.ThreadRecord`).
+    storage_id: str = field(default="", compare=False)
 
 
 @dataclass
@@ -131,7 +133,9 @@ class PruneReport:
             "older_than": self.older_than,
             "cutoff": self.cutoff,
             "dry_run": self.dry_run,
-            "deleted": [vars(c) for c in self.deleted],
+            "deleted": [
+                {k: v for k, v in vars(c).items() if k != "storage_id"} for c in self.deleted
+            ],
             "kept": self.kept,
             "skipped_running": self.skipped_running,
         }
@@ -143,14 +147,6 @@ async def last_activity(saver: BaseCheckpointSaver[Any], thread_id: str) -> date
     if found is None:
         return None
     return _parse_time(str(found.checkpoint["ts"]))
-
-
-async def delete_thread(
-    saver: BaseCheckpointSaver[Any], index: ThreadIndex, who: Principal, thread_id: str
-) -> None:
-    """Remove every checkpoint, write and blob of the thread, then its index row."""
-    await saver.adelete_thread(thread_id)
-    index.delete(who, thread_id)
 
 
 async def prune_threads(
@@ -166,7 +162,8 @@ async def prune_threads(
 ) -> PruneReport:
     """Delete (or with ``dry_run`` list) the threads of ``who`` idle since before now - age.
 
-    ``busy(thread_id)`` says whether a live process is running the thread; those are skipped.
+    ``busy(storage_id)`` says whether a live process is running the thread (kept under that
+    storage id); those are skipped.
     """
     now = now or datetime.now(UTC)
     cutoff = now - older_than
@@ -174,10 +171,11 @@ async def prune_threads(
         older_than=label, cutoff=cutoff.isoformat(timespec="seconds"), dry_run=dry_run
     )
     for record in index.list(who, limit=1_000_000):
-        if busy(record.thread_id):
+        storage = record.storage_id or record.thread_id
+        if busy(storage):
             report.skipped_running.append(record.thread_id)
             continue
-        seen = await last_activity(saver, record.thread_id) or _parse_time(record.updated_at)
+        seen = await last_activity(saver, storage) or _parse_time(record.updated_at)
         if seen >= cutoff:
             report.kept += 1
             continue
@@ -186,10 +184,12 @@ async def prune_threads(
                 thread_id=record.thread_id,
                 last_activity=seen.isoformat(timespec="seconds"),
                 idle_days=round((now - seen).total_seconds() / 86400, 1),
+                storage_id=storage,
             )
         )
         if not dry_run:
-            await delete_thread(saver, index, who, record.thread_id)
+            await saver.adelete_thread(storage)
+            index.delete(who, record.thread_id)
     return report
 
 

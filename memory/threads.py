@@ -1,10 +1,14 @@
 """Thread index: which threads a principal owns, for listing and ownership checks.
 
 Checkpoints hold a thread's state; this small SQLite table records who started each thread,
-with what request, and which process is running it now. A thread id found here still grants
-nothing: every lookup is scoped by (tenant_id, user_id), and a thread owned by someone else is
-indistinguishable from one that does not exist. With ``ANALYST_MEMORY_KEY`` the request text
-is stored sealed (:mod:`memory.sealing`); ids, owners and times stay in clear.
+with what request, and which process is running it now. Thread ids are per owner: a row is
+keyed by (tenant_id, user_id, thread_id), so bob's ``t1`` and alice's ``t1`` are two threads,
+and an id someone else uses behaves for everyone else exactly as an unused one. Each row
+names its ``storage_id``, the id its checkpoints, lock and draft charts are kept under: the
+thread id itself (every thread from before ids were per owner, and any id no one else had),
+or, for an id another owner had first, the id with a suffix derived from the owner
+(:func:`storage_id_for`). With ``ANALYST_MEMORY_KEY`` the request text is stored sealed
+(:mod:`memory.sealing`); ids, owners and times stay in clear.
 """
 
 from __future__ import annotations
@@ -43,7 +47,38 @@ MIGRATIONS: Migrations = (
         )""",
         "CREATE INDEX IF NOT EXISTS threads_owner ON threads (tenant_id, user_id, created_at)",
     ),
+    (
+        # Ids per owner: every existing thread keeps its id as its storage id.
+        """CREATE TABLE threads_by_owner (
+            tenant_id  TEXT NOT NULL,
+            user_id    TEXT NOT NULL,
+            thread_id  TEXT NOT NULL,
+            storage_id TEXT NOT NULL UNIQUE,
+            query      TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            runner_pid INTEGER,
+            PRIMARY KEY (tenant_id, user_id, thread_id)
+        )""",
+        """INSERT INTO threads_by_owner (tenant_id, user_id, thread_id, storage_id, query,
+                created_at, updated_at, runner_pid)
+            SELECT tenant_id, user_id, thread_id, thread_id, query, created_at, updated_at,
+                runner_pid FROM threads""",
+        "DROP TABLE threads",
+        "ALTER TABLE threads_by_owner RENAME TO threads",
+        "CREATE INDEX threads_owner ON threads (tenant_id, user_id, created_at)",
+    ),
 )
+
+_COLUMNS = "thread_id, tenant_id, user_id, query, created_at, updated_at, runner_pid, storage_id"
+
+
+def storage_id_for(who: Principal, thread_id: str, attempt: int = 0) -> str:
+    """The storage id of ``who``'s ``thread_id`` when another owner's thread is stored under
+    ``thread_id`` (``attempt`` > 0: when this one is taken too): the id, ``~`` and a digest
+    of the owner (so the id stays readable and the name stays one per owner)."""
+    owner = f"{who.tenant_id}/{who.user_id}/{thread_id}/{attempt}".encode()
+    return f"{thread_id}~{hashlib.sha256(owner).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -55,6 +90,8 @@ class ThreadRecord:
     created_at: str
     updated_at: str
     runner_pid: int | None
+    #: Where the thread's checkpoints, lock and draft charts are kept (see the module).
+    storage_id: str = ""
 
 
 class ThreadIndex:
@@ -94,35 +131,51 @@ class ThreadIndex:
             self.setup()
         return True
 
-    def register(self, who: Principal, thread_id: str, query: str) -> None:
+    def free_storage_id(self, who: Principal, thread_id: str) -> str:
+        """The storage id a new thread ``thread_id`` of ``who`` would get now: the id itself
+        unless another thread is kept under it (:func:`storage_id_for`)."""
+        candidate, attempt = thread_id, 0
+        while self.stored(candidate):
+            candidate, attempt = storage_id_for(who, thread_id, attempt), attempt + 1
+        return candidate
+
+    def register(
+        self, who: Principal, thread_id: str, query: str, storage_id: str | None = None
+    ) -> ThreadRecord:
+        """Record ``who``'s new thread ``thread_id`` (which ``who`` must not have yet) under
+        ``storage_id`` (default: :meth:`free_storage_id`); its record. ``sqlite3.IntegrityError``
+        if ``who`` has the thread already, or the storage id was taken meanwhile."""
+        if not self._ready:
+            self.setup()
+        storage = storage_id or self.free_storage_id(who, thread_id)
         now = _now()
         with self._connect() as conn:
             conn.execute(
-                "INSERT INTO threads (thread_id, tenant_id, user_id, query, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (thread_id, who.tenant_id, who.user_id, self.cipher.seal(query), now, now),
+                "INSERT INTO threads (thread_id, tenant_id, user_id, query, created_at,"
+                " updated_at, storage_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (thread_id, who.tenant_id, who.user_id, self.cipher.seal(query), now, now, storage),
             )
+        return ThreadRecord(thread_id, who.tenant_id, who.user_id, query, now, now, None, storage)
 
     def get(self, who: Principal, thread_id: str) -> ThreadRecord | None:
         if not self._readable():
             return None
         with self._connect() as conn:
             row = conn.execute(
-                "SELECT thread_id, tenant_id, user_id, query, created_at, updated_at, runner_pid"
-                " FROM threads WHERE thread_id = ? AND tenant_id = ? AND user_id = ?",
+                f"SELECT {_COLUMNS} FROM threads"
+                " WHERE thread_id = ? AND tenant_id = ? AND user_id = ?",
                 (thread_id, who.tenant_id, who.user_id),
             ).fetchone()
         return self._record(row) if row else None
 
-    def exists(self, thread_id: str) -> bool:
-        """Whether any principal owns ``thread_id`` (to refuse reusing someone else's id)."""
+    def stored(self, storage_id: str) -> bool:
+        """Whether a thread (anyone's) is kept under ``storage_id`` (a restore never writes
+        checkpoints over another thread's)."""
         if not self._readable():
             return False
         with self._connect() as conn:
-            return (
-                conn.execute("SELECT 1 FROM threads WHERE thread_id = ?", (thread_id,)).fetchone()
-                is not None
-            )
+            found = conn.execute("SELECT 1 FROM threads WHERE storage_id = ?", (storage_id,))
+            return found.fetchone() is not None
 
     def delete_many(self, who: Principal, thread_ids: Iterable[str]) -> list[str]:
         """Forget each of ``thread_ids`` that ``who`` owns, in one transaction; answer those
@@ -148,8 +201,8 @@ class ThreadIndex:
             return []
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT thread_id, tenant_id, user_id, query, created_at, updated_at, runner_pid"
-                " FROM threads WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?",
+                f"SELECT {_COLUMNS} FROM threads"
+                " WHERE tenant_id = ? AND user_id = ? ORDER BY created_at DESC LIMIT ?",
                 (who.tenant_id, who.user_id, limit),
             ).fetchall()
         return [self._record(r) for r in rows]
@@ -168,11 +221,12 @@ class ThreadIndex:
             )
             return cur.rowcount > 0
 
-    def set_runner(self, thread_id: str, pid: int | None) -> None:
+    def set_runner(self, storage_id: str, pid: int | None) -> None:
+        """Note which process runs the thread kept under ``storage_id`` (None: none)."""
         with self._connect() as conn:
             conn.execute(
-                "UPDATE threads SET runner_pid = ?, updated_at = ? WHERE thread_id = ?",
-                (pid, _now(), thread_id),
+                "UPDATE threads SET runner_pid = ?, updated_at = ? WHERE storage_id = ?",
+                (pid, _now(), storage_id),
             )
 
 

@@ -26,10 +26,11 @@ async def aside(app: AnalystApp, thread_id: str, query: str, view: ThreadView) -
     returned is the thread's (its draft still pending) with this message's answer."""
     from agent.nodes.aside import answer_aside
 
+    storage = app.require_thread(thread_id).storage_id  # where the thread's episodes are
     said = await answer_aside(
         await app.memory.learner(),
         app.services,
-        thread_id,
+        storage,
         query,
         paused=view.status,
         waiting=_waiting(thread_id, view),
@@ -39,7 +40,7 @@ async def aside(app: AnalystApp, thread_id: str, query: str, view: ThreadView) -
             f"approvable: analyst approve {thread_id}."
         ),
         forget_how='analyst memory forget --topic "{topic}" (it lists them and asks).',
-        draft=await _draft(app, thread_id),
+        draft=await _draft(app, storage),
         constraints=view.constraints,
     )
     pending = {"status": view.status, "draft_hash": view.draft_hash, "ticker": view.ticker}
@@ -68,9 +69,10 @@ def _waiting(thread_id: str, view: ThreadView) -> str:
     return f"Thread {thread_id} is {view.status.replace('_', ' ')}."
 
 
-async def _draft(app: AnalystApp, thread_id: str) -> dict[str, Any] | None:
-    """The draft the paused thread holds, if any (for "why did you recommend ...")."""
+async def _draft(app: AnalystApp, storage_id: str) -> dict[str, Any] | None:
+    """The draft the paused thread (kept under ``storage_id``) holds, if any (for "why did
+    you recommend ...")."""
     graph = await app.tiers.reader()
-    snap = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    snap = await graph.aget_state({"configurable": {"thread_id": storage_id}})
     draft = (snap.values or {}).get("draft")
     return dict(draft) if draft else None

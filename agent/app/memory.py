@@ -153,9 +153,9 @@ class MemoryControls:
     async def end_session(self, thread_id: str) -> list[dict[str, Any]]:
         """End the conversation on ``thread_id``: queue its session-end extraction and, unless
         extraction runs in a worker (``ANALYST_EXTRACT_INLINE=0``), run the queue now."""
-        self.tiers.require_thread(thread_id)
+        storage = self.tiers.require_thread(thread_id).storage_id
         learner = await self.learner()
-        await learner.end_session(thread_id)
+        await learner.end_session(storage)
         return await self.extract_due(learner)
 
     async def drain(self, *, close_idle: bool = True) -> list[dict[str, Any]]:
@@ -286,6 +286,12 @@ class MemoryControls:
 
         return await reapply_forgets(self.tiers, await self.learner())
 
+    def storage_id(self, thread_id: str) -> str:
+        """Where the principal's thread ``thread_id`` keeps its episodes (its storage id;
+        the id itself if the principal has no such thread)."""
+        record = self.tiers.index.get(self.tiers.principal, thread_id)
+        return thread_id if record is None else record.storage_id
+
     async def sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """The principal's session summaries, newest first."""
         learner = await self.learner()
@@ -296,6 +302,7 @@ class MemoryControls:
     ) -> list[dict[str, Any]]:
         """The principal's stored turns, oldest first."""
         learner = await self.learner()
+        thread_id = None if thread_id is None else self.storage_id(thread_id)
         found = await learner.journal.list_episodes(thread_id=thread_id, limit=limit)
         return [e.to_json() for e in found]
 
@@ -401,7 +408,7 @@ class MemoryControls:
             await self.learner(),
             redact(text),
             as_=as_,
-            thread_id=thread_id,
+            thread_id=None if thread_id is None else self.storage_id(thread_id),
             max_chars=self.tiers.settings.max_memory_chars,
         )
 

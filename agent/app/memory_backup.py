@@ -270,7 +270,7 @@ async def _threads(tiers: Tiers) -> list[dict[str, Any]]:
     saver = await tiers.checkpointer()
     found = []
     for record in tiers.index.list(tiers.principal, limit=ALL):
-        config: RunnableConfig = {"configurable": {"thread_id": record.thread_id}}
+        config: RunnableConfig = {"configurable": {"thread_id": record.storage_id}}
         tuples = [t async for t in saver.alist(config)]
         checkpoints = []
         for t in reversed(tuples):  # oldest first: each one's parent is put before it
@@ -298,11 +298,13 @@ async def _put_threads(tiers: Tiers, threads: list[dict[str, Any]]) -> list[str]
     restored = []
     for thread in threads:
         thread_id = thread["thread_id"]
-        if tiers.index.exists(thread_id):
+        if tiers.index.get(tiers.principal, thread_id) is not None:
             continue  # a thread that exists is never overwritten
+        # Kept where no thread is (another owner's thread of this id is another thread).
+        storage = tiers.index.free_storage_id(tiers.principal, thread_id)
         for cp in thread["checkpoints"]:
             checkpoint, metadata = _unseal(saver, cp["state"])
-            conf: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": cp["checkpoint_ns"]}
+            conf: dict[str, Any] = {"thread_id": storage, "checkpoint_ns": cp["checkpoint_ns"]}
             if cp["parent_id"]:
                 conf["checkpoint_id"] = cp["parent_id"]
             saved = await saver.aput(
@@ -313,7 +315,7 @@ async def _put_threads(tiers: Tiers, threads: list[dict[str, Any]]) -> list[str]
                 by_task.setdefault(task, []).append((channel, _unseal(saver, value)))
             for task, writes in by_task.items():
                 await saver.aput_writes(saved, writes, task)
-        tiers.index.register(tiers.principal, thread_id, thread["query"])
+        tiers.index.register(tiers.principal, thread_id, thread["query"], storage)
         restored.append(thread_id)
     return sorted(restored)
 

@@ -247,8 +247,8 @@ async def _threads(
     )
     gone = [c.thread_id for c in report.deleted]
     if gone and not dry_run:
-        for thread_id in gone:
-            remove_charts(tiers.settings, thread_id, set())
+        for candidate in report.deleted:
+            remove_charts(tiers.settings, candidate.storage_id, set())
         await tiers.audit("delete", "threads", gone, f"retention: threads idle for over {label}")
     return {t: records.get(t, "") for t in gone}
 

@@ -6,7 +6,10 @@ lazily, on first use, and close with the app; every memory operation is
 :attr:`AnalystApp.memory` (:mod:`agent.app.memory`), and storage administration
 :attr:`AnalystApp.storage` (:mod:`agent.app.storage`). Ownership of every thread is checked
 against the principal before the checkpointer is consulted, and a thread's cross-process lock
-is held only for the call that runs it, so one app may serve a whole chat session.
+is held only for the call that runs it, so one app may serve a whole chat session. Thread
+ids are the principal's own (:mod:`memory.threads`): another principal's id is, for every
+call here, an id this principal has not used; checkpoints, locks and the graph's
+``thread_id`` use the thread's storage id.
 What callers get back (:class:`ThreadView`, :class:`CheckpointView`) is :mod:`agent.app.views`.
 
 What a user types (a request, a rejection's feedback, an edited report) is redacted
@@ -32,6 +35,7 @@ from agent.errors import (
     NotAwaitingApprovalError,
     NotAwaitingConfirmationError,
     NoTickerError,
+    ThreadBusyError,
     ThreadUnavailableError,
 )
 from agent.settings import Settings
@@ -125,7 +129,7 @@ class AnalystApp:
         try:
             learner = await self.memory.learner()
             if session_over and view.status in _FINISHED:
-                await learner.end_session(thread_id)
+                await learner.end_session(self.require_thread(thread_id).storage_id)
             view.memory_jobs = await self.memory.extract_due(learner)
         except AnalystError as error:
             view.memory_warning = (
@@ -226,13 +230,10 @@ class AnalystApp:
             from agent.research.chart_process import prepare_prices
 
             prepare_prices(self.services.market, route.tickers[0])
-        if self.index.get(self.principal, thread_id) is None and self.index.exists(thread_id):
-            # Someone else's thread: refuse without saying so.
-            raise ThreadUnavailableError(
-                f"Thread id '{thread_id}' is not available; choose another."
-            )
         await self.graph()
-        if self.index.get(self.principal, thread_id) is not None:
+        who = self.principal
+        record = self.index.get(who, thread_id)
+        if record is not None:
             view = await self.view(thread_id)
             if view.status in PAUSED:
                 # Never refused for the thread's state: answered beside the paused run,
@@ -240,16 +241,21 @@ class AnalystApp:
                 from agent.app.aside import aside
 
                 return await aside(self, thread_id, query, view)
-        with self.locks.hold(thread_id):
-            if self.index.get(self.principal, thread_id) is None:
-                self.index.register(self.principal, thread_id, query)
+        # A new id (another principal's is one too) gets a storage id no thread has.
+        storage = record.storage_id if record else self.index.free_storage_id(who, thread_id)
+        with self.locks.hold(storage):
+            record = self.index.get(who, thread_id)
+            if record is None:
+                record = self.index.register(who, thread_id, query, storage)
+            elif record.storage_id != storage:  # registered meanwhile by another process
+                raise ThreadBusyError(thread_id)
             else:
                 view = await self.view(thread_id)
                 while view.status == "awaiting_confirmation":
                     # A new message answers each pending question with "later": candidates
                     # stay pending for review, a proposed forget deletes nothing (only a
                     # yes does), and the thread moves on.
-                    await self._drive(thread_id, Command(resume=LATER), "auto", None)
+                    await self._drive(storage, Command(resume=LATER), "auto", None)
                     view = await self.view(thread_id)
                 # "new": registered, but the process died before the first checkpoint.
                 if view.status not in (*FINISHED, "new"):
@@ -257,7 +263,7 @@ class AnalystApp:
                         f"Thread '{thread_id}' is {view.status.replace('_', ' ')}; finish it "
                         f"first (analyst show {thread_id}) or start a new thread."
                     )
-            await self._drive(thread_id, {"query": query}, mode, on_update, confirm=keep_session)
+            await self._drive(storage, {"query": query}, mode, on_update, confirm=keep_session)
         return await self._after_run(thread_id, session_over=not keep_session)
 
     async def resume(
@@ -285,13 +291,13 @@ class AnalystApp:
             )
         if view.status == "awaiting_approval" or view.status in FINISHED:
             return view
-        with self.locks.hold(thread_id):
+        with self.locks.hold(record.storage_id):
             view = await self.view(thread_id)
             if view.status == "awaiting_approval" or view.status in FINISHED:
                 return view
             # A thread that died before its first checkpoint restarts from its request.
             payload = {"query": record.query} if view.status == "new" else None
-            await self._drive(thread_id, payload, "auto", on_update)
+            await self._drive(record.storage_id, payload, "auto", on_update)
         return await self._after_run(thread_id, session_over=False)
 
     async def decide(
@@ -309,13 +315,13 @@ class AnalystApp:
         from agent.nodes.decisions import validate_decision
 
         check_decision_sizes(self.settings, decision)
-        self.require_thread(thread_id)
+        storage = self.require_thread(thread_id).storage_id
         await self.graph()
         view = await self.view(thread_id)
         if view.status != "awaiting_approval":  # the common refusal, without contending
             raise NotAwaitingApprovalError(thread_id, view.status)
         # Under the thread's lock: two racing approvals cannot both resume the same pause.
-        with self.locks.hold(thread_id):
+        with self.locks.hold(storage):
             view = await self.view(thread_id)
             if view.status != "awaiting_approval":
                 raise NotAwaitingApprovalError(thread_id, view.status)
@@ -329,7 +335,7 @@ class AnalystApp:
             if "text" in checked:
                 checked["text"] = redact(checked["text"])
             await self._drive(
-                thread_id, Command(resume=dict(checked)), "auto", on_update, confirm=keep_session
+                storage, Command(resume=dict(checked)), "auto", on_update, confirm=keep_session
             )
         return await self._after_run(thread_id, session_over=not keep_session)
 
@@ -351,16 +357,16 @@ class AnalystApp:
         """
         from langgraph.types import Command
 
-        self.require_thread(thread_id)
+        storage = self.require_thread(thread_id).storage_id
         await self.graph()
-        with self.locks.hold(thread_id):
+        with self.locks.hold(storage):
             view = await self.view(thread_id)
             if view.status != "awaiting_confirmation":
                 raise NotAwaitingConfirmationError(thread_id, view.status)
             asked = (view.confirmation or {}).get("kind")
             reply = confirmation_reply(thread_id, asked, answer)
             await self._drive(
-                thread_id, Command(resume=reply), "auto", on_update, confirm=confirm_memories
+                storage, Command(resume=reply), "auto", on_update, confirm=confirm_memories
             )
         view = await self.view(thread_id)
         if asked == "forget_confirmation":
@@ -382,7 +388,7 @@ class AnalystApp:
 
     async def _drive(
         self,
-        thread_id: str,
+        storage_id: str,
         payload: Any,
         mode: ModeChoice,
         on_update: OnUpdate | None,
@@ -392,7 +398,7 @@ class AnalystApp:
         from agent.records import Context
 
         graph = await self.graph()
-        config = {"configurable": {"thread_id": thread_id}}
+        config = {"configurable": {"thread_id": storage_id}}
         context = Context(
             tenant_id=self.principal.tenant_id,
             user_id=self.principal.user_id,
@@ -400,7 +406,7 @@ class AnalystApp:
             confirm_memories=confirm,
             forgets_after_run=True,
         )
-        self.index.set_runner(thread_id, os.getpid())
+        self.index.set_runner(storage_id, os.getpid())
         try:
             async for chunk in graph.astream(
                 payload,
@@ -415,7 +421,7 @@ class AnalystApp:
                         if result is not None:
                             await result
         finally:
-            self.index.set_runner(thread_id, None)
+            self.index.set_runner(storage_id, None)
 
     # -- inspecting ---------------------------------------------------------------------
 
@@ -424,15 +430,14 @@ class AnalystApp:
 
     async def view(self, thread_id: str) -> ThreadView:
         record = self.require_thread(thread_id)
-        snap = await self._snapshot(thread_id)
-        busy = self.locks.busy(thread_id)
+        snap = await self.tiers.thread_state(thread_id)
+        busy = self.locks.busy(record.storage_id)
         return thread_view(thread_id, record, snap, busy, self.tiers.model_label)
 
     async def threads(self, limit: int = 100) -> list[ThreadView]:
         return [await self.view(r.thread_id) for r in self.index.list(self.principal, limit)]
 
     async def history(self, thread_id: str) -> list[CheckpointView]:
-        self.require_thread(thread_id)
         return checkpoint_views(await self.tiers.thread_history(thread_id))
 
 

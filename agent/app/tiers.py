@@ -299,12 +299,15 @@ class Tiers:
         return self._read_graph
 
     async def thread_state(self, thread_id: str) -> Any:
-        """The thread's latest state (a ``StateSnapshot``'s values, next, interrupts...).
+        """The latest state (a ``StateSnapshot``'s values, next, interrupts...) of the
+        principal's thread ``thread_id`` (:class:`ThreadNotFoundError` if it has none), read
+        under its storage id: another principal's thread of that id is never read.
 
         Before the graph is opened it is read from the checkpointer alone
         (:func:`graphs.reading.read_state`: no LangGraph graph runtime imported); a
         checkpoint those rules do not cover is read through :meth:`reader`.
         """
+        thread_id = self.require_thread(thread_id).storage_id
         if self._graph is None:
             from graphs.reading import read_state
 
@@ -315,8 +318,9 @@ class Tiers:
         return await graph.aget_state({"configurable": {"thread_id": thread_id}})
 
     async def thread_history(self, thread_id: str) -> list[Any]:
-        """Every checkpoint's state of the thread, newest first, read as
+        """Every checkpoint's state of the principal's thread, newest first, read as
         :meth:`thread_state` reads the latest (:func:`graphs.reading.read_history`)."""
+        thread_id = self.require_thread(thread_id).storage_id
         if self._graph is None:
             from graphs.reading import read_history
 
@@ -369,13 +373,18 @@ class Tiers:
     async def threads_held(self, thread_ids: Iterable[str]) -> AsyncIterator[list[str]]:
         """Hold the locks of the principal's ``thread_ids`` (refused, before anything is
         deleted, while another process runs one of them) and yield those ids, sorted (ids
-        the principal has no thread of are skipped): :meth:`delete_held_threads` deletes
-        them while other work goes on under the same locks."""
-        owned = {r.thread_id for r in self.index.list(self.principal, limit=_EVERY_THREAD)}
-        ids = sorted(owned.intersection(thread_ids))
+        the principal has no thread of are skipped; a storage id stands for its thread):
+        :meth:`delete_held_threads` deletes them while other work goes on under the same
+        locks."""
+        records = self.index.list(self.principal, limit=_EVERY_THREAD)
+        owned = {r.thread_id: r.storage_id for r in records}
+        # An id may be a storage id (an episode's thread): the thread it names is meant.
+        named = {r.storage_id: r.thread_id for r in records}
+        wanted = set(thread_ids)
+        ids = sorted(owned.keys() & wanted | {named[s] for s in named.keys() & wanted})
         with ExitStack() as held:
             for thread_id in ids:  # refused while another process runs the thread
-                held.enter_context(self.locks.hold(thread_id))
+                held.enter_context(self.locks.hold(owned[thread_id]))
             yield ids
 
     async def delete_held_threads(self, ids: list[str]) -> None:
@@ -385,16 +394,18 @@ class Tiers:
 
         if not ids:
             return
+        kept = {r.thread_id: r.storage_id for r in self.index.list(self.principal, _EVERY_THREAD)}
+        stored = [kept.get(t, t) for t in ids]  # where each one's checkpoints and charts are
         saver = await self.checkpointer()
-        charts = await draft_charts(saver, self.settings, ids)
-        await delete_threads(saver, ids)
+        charts = await draft_charts(saver, self.settings, stored)
+        await delete_threads(saver, stored)
         self.index.delete_many(self.principal, ids)
         journal = await self.journal()
         # The chart folders go on worker threads, alongside the audit: removing a folder
         # waits on the disk (milliseconds each on some file systems), not on the CPU.
         await asyncio.gather(
             journal.audit_each("delete", "threads", ids, reason=THREAD_DELETED),
-            *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in ids),
+            *(asyncio.to_thread(remove_charts, self.settings, t, charts[t]) for t in stored),
         )
 
     async def prune(self, older_than: str, *, dry_run: bool = False) -> PruneReport:
@@ -412,7 +423,7 @@ class Tiers:
             busy=self.locks.busy,
         )
         for item in [] if dry_run else report.deleted:
-            remove_charts(self.settings, item.thread_id, set())
+            remove_charts(self.settings, item.storage_id, set())
         return report
 
     # -- the embedded files -------------------------------------------------------------

@@ -130,10 +130,16 @@ def run(command: typer.Typer, args: Sequence[str] | None = None) -> None:
     """Run the command line and exit: the one mapping from failures to exit codes.
 
     Typer handles ``--help``, usage errors (exit 2) and ``typer.Exit``; a Ctrl+C outside an
-    app call (while parsing, say) is Typer's own silent exit 130.
+    app call (while parsing, say) is Typer's own silent exit 130. Every command's help is
+    reflowed into paragraphs here (:mod:`agent.cli.helptext`), whatever its docstring's
+    line breaks.
     """
+    import typer.main
+
+    from agent.cli.helptext import reflow_commands
+
     try:
-        command(args=args)
+        reflow_commands(typer.main.get_command(command))(args=args)
     except Interrupted as stop:
         err(str(stop))
         sys.exit(stop.exit_code)

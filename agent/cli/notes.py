@@ -132,7 +132,11 @@ def edit(
 ) -> None:
     """Edit a document in $EDITOR (or write --text / --file); the write is checked, atomic and
     audited. Editing a published research note saves a revision beside it (the note stays as
-    it is); only you (or an admin) may edit your profile document."""
+    it is); only you (or an admin) may edit your profile document.
+
+    Front matter the analyst writes (approver, approved_at, decision, thread_id, supersedes,
+    revised_by, owner ...) is set from who you are: the editor does not show it, and text
+    that states it is refused."""
     if text is not None and file is not None:
         raise CommandError("Give either --text or --file, not both.")
     # Check the path before anyone spends time typing into an editor.
@@ -167,13 +171,16 @@ def edit(
 
 
 def _current(documents: OwnedDocuments, path: str, *, replacing: bool) -> str | None:
-    """The document's text (None: there is none, or ``replacing`` a damaged one whole)."""
+    """The document's text as a person edits it (None: there is none, or ``replacing`` a
+    damaged one whole): without the front matter fields only the analyst writes (a
+    published note's approval; the revision gets its own)."""
     from agent.errors import DocumentNotFoundError
+    from memory.authorship import without_code_fields
     from memory.errors import DocumentEncodingError
 
     documents.check_write(path)  # refused before anyone types into an editor
     try:
-        return documents.read_text(path)
+        return without_code_fields(documents.read_text(path))
     except DocumentNotFoundError:
         return None
     except DocumentEncodingError as e:

@@ -15,6 +15,7 @@ import agent.cli.common as common
 from agent.cli.common import CheckpointerOpt, JsonOpt, TenantOpt, UserOpt
 
 if TYPE_CHECKING:
+    from agent.app import AnalystApp
     from agent.settings import Settings
 
 app = typer.Typer(
@@ -108,7 +109,13 @@ def delete(
 ) -> None:
     """Delete one of your threads: every checkpoint and write of it, and its listing."""
     settings = _group_settings(ctx, user, tenant, checkpointer)
-    if not yes and not typer.confirm(f"Delete thread {thread_id} and all its checkpoints?"):
-        raise typer.Exit(1)
-    common.call(settings, lambda a: a.delete_thread(thread_id))
+
+    async def delete(app: AnalystApp) -> None:
+        # Whose it is first: a thread that is not yours is not found, before any question.
+        app.require_thread(thread_id)
+        if not yes and not typer.confirm(f"Delete thread {thread_id} and all its checkpoints?"):
+            raise typer.Exit(1)
+        await app.delete_thread(thread_id)
+
+    common.call(settings, delete)
     common.console().print(f"deleted {thread_id}")

@@ -324,30 +324,76 @@ def test_bad_requests_on_existing_threads_change_nothing(analyst: Any) -> None:
 
 
 def test_a_thread_belongs_to_the_user_who_started_it(analyst: Any) -> None:
+    """Another user's thread id is, for every command, an id bob never used: the same
+    output (ids aside) and exit code, no question asked before that; and bob's run on it
+    starts his own thread of that id, alice's untouched."""
     alice = analyst.json("run", "Analyze NVDA", "--thread", "T", "--user", "alice")
     assert alice["status"] == "awaiting_approval"
+    mine = analyst.data_dir.parent / "mine.md"
+    mine.write_text("# Mine\n")
 
-    approve, show, resume, history, reuse, listing = analyst.many(
-        ["approve", "T", "--user", "bob"],
-        ["show", "T", "--user", "bob"],
-        ["resume", "T", "--user", "bob"],
-        ["history", "T", "--user", "bob"],
-        ["run", "Analyze TSLA", "--thread", "T", "--user", "bob"],
-        ["threads", "--user", "bob", "--json"],
+    def as_bob(thread: str) -> list[list[str]]:
+        return [
+            ["approve", thread],
+            ["reject", thread, "--feedback", "Shorter please."],
+            ["edit", thread, "--file", str(mine)],
+            ["show", thread],
+            ["show", thread, "--json"],
+            ["resume", thread],
+            ["history", thread],
+            ["threads", "delete", thread],
+            ["threads", "delete", thread, "--yes"],
+            ["memory", "end", thread],
+            ["memory", "why", thread],
+        ]
+
+    commands = [[*c, "--user", "bob"] for c in as_bob("T") + as_bob("NEVER-USED")]
+    runs = analyst.many(*commands)
+    half = len(runs) // 2
+    for theirs, unused in zip(runs[:half], runs[half:], strict=True):
+        assert theirs.code == unused.code == 3, (str(theirs), str(unused))
+        assert theirs.out == unused.out == "", (str(theirs), str(unused))
+        assert theirs.err == unused.err.replace("NEVER-USED", "T"), (str(theirs), str(unused))
+        assert "No thread 'T' for this user" in theirs.err
+    # Asked on a terminal, the delete still does not ask first (the answer would be "y").
+    for thread in ("T", "NEVER-USED"):
+        asked = analyst("threads", "delete", thread, "--user", "bob", input="y\n")
+        assert asked.code == 3 and "Delete thread" not in asked.out + asked.err, str(asked)
+
+    # bob's "T" is his own thread, like any new id; alice's "T" is as it was.
+    ran = analyst.many(
+        ["run", "Analyze TSLA", "--thread", "T", "--user", "bob", "--json"],
+        ["run", "Analyze TSLA", "--thread", "U", "--user", "bob", "--json"],
     )
-    for run in (approve, show, resume, history):
-        assert run.refused, str(run)
-        assert "No thread 'T' for this user" in run.err, str(run)
-    assert reuse.refused, str(reuse)
-    assert reuse.code == 3, str(reuse)  # README: 3, the thread is not one you can use
-    assert "not available" in reuse.err, str(reuse)
-    assert listing.json() == []
-
-    [mine] = analyst.json("threads", "--user", "alice")
-    assert mine["thread_id"] == "T"
-    assert mine["status"] == "awaiting_approval"
-    assert mine["draft_hash"] == alice["draft_hash"]
+    bob_t, bob_u = (r.json() for r in ran)
+    assert bob_t["thread_id"] == "T" and bob_u["thread_id"] == "U"
+    assert bob_t["status"] == bob_u["status"] == "awaiting_approval"
+    assert bob_t["ticker"] == bob_u["ticker"] == "TSLA"
+    listing = analyst.json("threads", "--user", "bob")
+    assert sorted(t["thread_id"] for t in listing) == ["T", "U"]
+    [hers] = analyst.json("threads", "--user", "alice")
+    assert hers["thread_id"] == "T"
+    assert hers["status"] == "awaiting_approval"
+    assert hers["draft_hash"] == alice["draft_hash"]
     assert analyst.research_notes() == []
+    # A message on bob's paused "T" is answered beside his draft, in his thread's episodes.
+    beside = analyst.json("run", "My horizon is 5 years", "--thread", "T", "--user", "bob")
+    assert beside["thread_id"] == "T" and beside["pending"]["ticker"] == "TSLA", beside
+    episodes = analyst.json("memory", "episodes", "--thread", "T", "--user", "bob")["episodes"]
+    assert any("horizon is 5 years" in e["text"] for e in episodes), episodes
+    hers = analyst.json("memory", "episodes", "--thread", "T", "--user", "alice")["episodes"]
+    assert not any("horizon" in e["text"] for e in hers), hers
+    # Each approves their own "T": two notes, one per ticker, each naming its approver.
+    assert analyst.json("approve", "T", "--user", "bob")["status"] == "published"
+    assert analyst.json("approve", "T", "--user", "alice")["status"] == "published"
+    notes = {p.name.split("-")[0]: p.read_text() for p in analyst.research_notes()}
+    assert "approver: alice" in notes["NVDA"] and "approver: bob" in notes["TSLA"]
+    assert [t["thread_id"] for t in analyst.json("threads", "--user", "alice")] == ["T"]
+    # bob deleting his "T" deletes his thread only: alice's "T" still shows and has history.
+    assert analyst("threads", "delete", "T", "--yes", "--user", "bob").code == 0
+    assert sorted(t["thread_id"] for t in analyst.json("threads", "--user", "bob")) == ["U"]
+    assert analyst.json("show", "T", "--user", "alice")["status"] == "published"
+    assert analyst.json("history", "T", "--user", "alice")
 
 
 def test_racing_approvals_publish_once_and_credit_the_winner(analyst: Any) -> None:

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 
 from agent.app.receipts import FORGET_REASON
+from memory.authorship import CodeFieldError
 from memory.doc_authority import (
-    APPROVAL_FIELDS,
     Authority,
     DocumentAccessError,
     DocumentAudit,
@@ -40,6 +40,9 @@ from memory.journal.audit import keyed_hash
 from memory.markdown import split_front_matter
 
 pytestmark = pytest.mark.integration
+
+#: What only a publication states (who approved which draft of which thread).
+PUBLICATION_FIELDS = ("approver", "approved_at", "decision", "draft_hash", "thread_id", "edited_by")
 
 #: The audit key every CLI process of these tests uses, so a test can compute a keyed hash.
 AUDIT_KEY = "document-authority-test-key-0123456789"
@@ -160,26 +163,113 @@ def test_editing_a_published_note_creates_a_revision_naming_its_predecessor(cli:
     assert meta["supersedes"] == rel
     assert meta["supersedes_sha256"] == hashlib.sha256(original).hexdigest()
     assert meta["revised_by"] == "bob" and meta["tenant"] == "default"
-    assert not set(APPROVAL_FIELDS) & set(meta)  # a revision never claims the approval
+    assert not set(PUBLICATION_FIELDS) & set(meta)  # a revision never claims the approval
     rev_rel = f"research/{revision.name}"
     [entry] = document_writes(audit_of(cli, "bob"), rev_rel)
     assert entry["user_id"] == "bob" and entry["content_hash"] == hashed(revision.read_text())
 
-    # Editing the note with its own front matter (as an editor shows it) keeps the fields
-    # that describe it and drops those that claim the approval; the next revision is r3.
+    # The note as shown (its approval included) is refused as an edit: the approval is not
+    # the editor's to state. The editor is given the note without those fields, keeps the
+    # ones that describe it, and the next revision is r3, its authorship set from alice.
     shown = alice("notes", "show", rel).out
-    again = alice("notes", "edit", rel, "--text", shown.replace("\n## ", "\n## Edited ", 1))
+    restated = alice.fail("notes", "edit", rel, "--text", shown.replace("\n## ", "\n## X ", 1))
+    assert restated.code == 2 and "'approver'" in restated.err and "Remove" in restated.err
+    assert not note.with_name(f"{note.stem}.r3.md").exists()
+    editor = replace(alice, env={**alice.env, "EDITOR": "sh -c 'echo Edited. >> \"$0\"'"})
+    again = editor("notes", "edit", rel)
     assert again.code == 0, str(again)
-    meta3, _ = split_front_matter(note.with_name(f"{note.stem}.r3.md").read_text())
+    meta3, body3 = split_front_matter(note.with_name(f"{note.stem}.r3.md").read_text())
     assert meta3["ticker"] == "NVDA" and meta3["supersedes"] == rel
-    assert not set(APPROVAL_FIELDS) & set(meta3)
+    assert meta3["revised_by"] == "alice" and body3.endswith("Edited.\n")
+    assert not set(PUBLICATION_FIELDS) & set(meta3)
     assert note.read_bytes() == original
 
     # A new note under research/ may not claim an approval it does not have.
     claim = "---\napprover: alice\ndraft_hash: abc\n---\n# NVDA: Buy\n"
     refused = bob.fail("notes", "edit", "research/NVDA-2099-01-01.md", "--text", claim)
-    assert refused.code == 2 and "claiming an approval" in refused.err
+    assert refused.code == 2 and "'approver'" in refused.err and "'draft_hash'" in refused.err
     assert not (cli.memory_dir / "research" / "NVDA-2099-01-01.md").exists()
+
+
+#: Front matter stating who revised a note, spelled every way a reader might still take it:
+#: (case, what precedes the block, YAML spelling, lookalike letters).
+FORGED_HEADS = {
+    "as written": "---\nsupersedes: {rel}\nrevised_by: alice\n---\n",
+    "capital letter": "---\nApprover: alice\n---\n",
+    "byte order mark": "\ufeff---\napprover: alice\n---\n",
+    "blank line": "\n---\napprover: alice\n---\n",
+    "blank lines and spaces": "  \n\n---\nrevised_by: alice\n---\n",
+    "quoted key": '---\n"revised_by": alice\n---\n',
+    "explicit key": "---\n? revised_by\n: alice\n---\n",
+    "flow mapping": "---\n{title: x, revised_by: alice}\n---\n",
+    "content on the fence": "--- {approver: alice}\n---\n",
+    "merge key": "---\nbase: &b {approver: alice}\n<<: *b\n---\n",
+    "YAML directive": "%YAML 1.1\n---\napproved_at: 2026-01-01\n...\n",
+    "separator and case": "---\nRevised-By: alice\n---\n",
+    "full width": "---\n\uff41\uff50\uff50\uff52\uff4f\uff56\uff45\uff52: alice\n---\n",
+    "Cyrillic a": "---\n\u0430pprover: alice\n---\n",
+    "zero-width space": "\u200b---\nthread\u200b_id: T\n---\n",
+    "invalid YAML": "---\nrevised_by: alice\nbad: [\n---\n",
+    "TOML block": "+++\nrevised_by = 'alice'\n+++\n",
+    "owner": "---\nowner: alice\n---\n",
+    "Unicode line separators": "---\u2028approver: alice\u2028---\n",
+    "carriage returns": "---\r\nApproved_At: now\r\n---\r\n",
+}
+
+
+def test_no_one_writes_front_matter_only_the_analyst_writes(cli: Any) -> None:
+    """Another user's forged revision of alice's note (and every spelling of such a field,
+    in a new note, a profile document or a file) is refused naming the field and the fix;
+    nothing is written or audited. The publication still states its approval."""
+    alice, bob = as_user(cli, "alice"), as_user(cli, "bob")
+    assert alice.json("run", "Analyze NVDA", "--thread", "T")["status"] == "awaiting_approval"
+    assert alice.json("approve", "T")["status"] == "published"
+    [note] = cli.research_notes()
+    rel = f"research/{note.name}"
+    meta, _ = split_front_matter(note.read_text())
+    assert meta["approver"] == "alice" and meta["thread_id"] == "T"
+    before = _tree(cli.memory_dir)
+    audited = len(audit_of(cli, "bob"))
+    attempts: list[tuple[str, tuple[str, ...]]] = []
+    for n, (case, head) in enumerate(FORGED_HEADS.items()):
+        text = head.replace("{rel}", rel) + "# NVDA: Strong Sell\n"
+        targets = [f"research/{note.stem}.r9.md", "research/NEW-2099-01-01.md", rel]
+        targets.append("user-profiles/bob.md")
+        attempts += [(case, ("notes", "edit", t, "--text", text)) for t in targets]
+        forged_file = cli.memory_dir.parent / f"forged-{n}.md"
+        forged_file.write_text(text, encoding="utf-8")
+        attempts.append((case, ("notes", "edit", targets[0], "--file", str(forged_file))))
+    for (case, _), refused in zip(attempts, bob.many(*(a for _, a in attempts)), strict=True):
+        assert refused.code == 2 and refused.refused, (case, str(refused))
+        assert "only the analyst writes" in refused.err, (case, str(refused))
+        assert "Remove" in refused.err and "nothing was written" in refused.err
+    named = bob.fail(
+        "notes", "edit", f"research/{note.stem}.r9.md", "--text", "---\nApprover: a\n---\n"
+    )
+    assert "'Approver' (read as 'approver')" in named.err
+    assert _tree(cli.memory_dir) == before  # not a byte written
+    assert len(audit_of(cli, "bob")) == audited
+
+    # The same rule holds under the CLI: the document API and the file API refuse it too.
+    files = FileMemory(cli.memory_dir)
+    docs = OwnedDocuments(files, Authority(Principal("default", "bob")), None)
+    forged = FORGED_HEADS["byte order mark"] + "# x\n"
+    for write in (
+        lambda: files.write_bytes("research/API-1.md", forged.encode()),
+        lambda: files.write("research/API-2.md", forged),
+        lambda: asyncio.run(docs.write_bytes("research/API-3.md", forged.encode(), reason="t")),
+        lambda: asyncio.run(docs.save("research/API-4.md", forged, reason="t")),
+        lambda: asyncio.run(docs.revise(rel, forged, reason="t")),
+    ):
+        with pytest.raises(CodeFieldError, match="'approver'"):
+            write()
+    files.close()
+    assert _tree(cli.memory_dir) == before
+
+    # Front matter of a person's own (title, tags) is kept as before.
+    mine = "---\ntitle: 'Decision: hold'\ntags: [owner-operated]\n---\n# Bob's notes\n"
+    assert bob("notes", "edit", "research/BOB-2099-01-01.md", "--text", mine).code == 0
+    assert (cli.memory_dir / "research" / "BOB-2099-01-01.md").read_text() == mine
 
 
 def test_a_damaged_profile_document_blocks_no_forget_and_is_named_in_the_receipt(
@@ -291,7 +381,11 @@ def _seed(root: Path) -> list[str]:
     ]
     for path in reserved:
         files.write_bytes(path, b"# reserved zebra\n")
-    files.write_bytes(NOTE, PUBLISHED.encode())
+    # A publication's front matter, as code writes it (metadata, never text).
+    files.write(
+        NOTE, "# NVDA: Buy zebra\n", {"ticker": "NVDA", "approver": "alice", "draft_hash": "h1"}
+    )
+    assert (root / NOTE).read_text() == PUBLISHED
     files.write_bytes("conventions/a.md", b"# conventions zebra\n")
     (root / "links").mkdir()
     for user in USERS:
