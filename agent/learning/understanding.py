@@ -291,6 +291,12 @@ _REVISION = re.compile(
 )
 
 
+#: Someone else's description of the user ("says I'm too cautious for my age").
+_SELF_DESCRIBED = re.compile(
+    r"\s*(?:that\s+)?(?:i'm|i am|im|i was|i'm being|i am being)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,2}?"
+    rf"(?:{'|'.join(sorted(profile.attribute('risk_tolerance').vocabulary, key=len, reverse=True))})\b",
+    re.IGNORECASE,
+)
 #: What a revision without a marker may name bare ("so GBP again", "moderate these days").
 _REVISABLE = frozenset(
     {"base_currency", "risk_tolerance", "report_style", "goal", "income_preference"}
@@ -319,7 +325,7 @@ def _part(
     if claim is not None:
         # "The bank's profiler says moderate": a bare word of an enumeration is the claim.
         said = part[claim.end() :]
-        if len(re.findall(r"[A-Za-z0-9]+", said)) <= 3:
+        if len(re.findall(r"[A-Za-z0-9]+", said)) <= 3 or _SELF_DESCRIBED.match(said):
             bare = _bare(sentence, said, [], sorted(_REVISABLE), known, marked=False)
         corrected = set()
     elif markers or (not found and not edits and _REVISION.search(part)):
