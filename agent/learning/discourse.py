@@ -82,7 +82,8 @@ _INSTEAD_AFTER = re.compile(
     r"(?P<b>[^,;.!?]+?)\s+(?:instead of|rather than|in place of)\s+(?P<a>[^,;.!?]+)", _I
 )
 _ONLY = re.compile(
-    r"\b(?:now\s+)?(?:just|only)\s+(?P<v>[^,;.!?]+?)\s*(?:now|left|these days|remaining|"
+    r"\b(?:now\s+)?(?:just|only)\s+(?:(?:hold|own|have|watch|follow)(?:ing)?\s+)?"
+    r"(?P<v>[^,;.!?]+?)\s*(?:now|left|these days|remaining|"
     r"anymore|any more|at the moment|today)\b|\bnow\s+(?:just|only)\s+(?P<w>[^,;.!?]+)|"
     r"\b(?:just|only)\s+(?P<x>[^,;.!?]+?)\s*(?=[,;.!?]|$)",
     _I,
@@ -172,8 +173,8 @@ _PARTIAL = re.compile(
     _I,
 )
 _MINE = re.compile(
-    r"\b(?:mine(?:'s| is| are)|my (?:holdings?|portfolio|watch[\s-]?list|list|positions?) "
-    r"(?:is|are|'s)(?: now)?|i (?:now )?(?:just|only) (?:hold|own|have|watch|follow))\b",
+    r"\b(?:mine(?:'s| is| are)|my (?:holdings?|portfolio|watch[\s-]?list|list|positions?)"
+    r"(?:\s*:|\s+(?:is|are|'s)(?: now)?\b)|i (?:now )?(?:just|only) (?:hold|own|have|watch|follow)\b)",
     _I,
 )
 _SOLD_BEFORE = re.compile(rf"(?<![\w'])(?:{_OWNING})\b", _I)

@@ -137,6 +137,7 @@ _OTHER_PERSON = re.compile(
     r"he's|she's|they're)\s+(?!and\s+i\b)(?:[\w'-]+\s+){0,2}?"
     r"(?:is|'s|was|are|were|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
     r"holds?|owns?|works?|buys?|goes|went|keeps?|kept|uses?|used|measures?|saves?|lives?|"
+    r"sold|sells?|bought|dumped|dropped|got rid of|exited|added|"
     r"reports?|thinks? in|counts? in)\b",
     re.IGNORECASE,
 )
