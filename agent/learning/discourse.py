@@ -265,6 +265,45 @@ def whole_stated(value: Sequence[str], quote: str) -> bool:
     )
 
 
+# -- withdrawals ---------------------------------------------------------------------------------
+
+_WITHDRAW = re.compile(
+    r"\b(?:scratch that|strike that|forget (?:that|what i said)|ignore (?:that|what i said)|"
+    r"disregard (?:that|what i said)|(?:let me )?take (?:that|it) back|never ?mind)\b",
+    _I,
+)
+_UNKNOWN = re.compile(
+    r"\b(?:(?:don't|do not|dont) (?:really |honestly |actually )?know|not sure|no idea|"
+    r"undecided|(?:haven't|have not|not) (?:yet )?decided)\b",
+    _I,
+)
+#: The words that name an attribute a user may withdraw ("my horizon").
+NOUNS = {
+    "horizon_years": r"horizon|time ?frame|timeline",
+    "risk_tolerance": r"risk(?: tolerance| appetite| profile| level)?",
+    "max_drawdown_pct": r"(?:max(?:imum)? )?drawdown|loss limit|max(?:imum)? loss",
+    "base_currency": r"(?:base )?currency",
+    "goal": r"goal",
+    "income_preference": r"income preference",
+    "report_style": r"report style",
+    "employer": r"employer",
+    "age": r"age",
+    "address": r"address",
+}
+
+
+def withdrawn(sentence: str) -> str | None:
+    """The attribute ``sentence`` withdraws without a new value ("scratch that, I honestly
+    don't know my horizon yet"): a retraction cue, a statement of not knowing, and the
+    attribute named with "my"; ``None`` otherwise."""
+    if not (_WITHDRAW.search(sentence) and _UNKNOWN.search(sentence)):
+        return None
+    for attribute, noun in NOUNS.items():
+        if re.search(rf"\bmy\s+(?:{noun})\b", sentence, _I):
+            return attribute
+    return None
+
+
 # -- whose words ----------------------------------------------------------------------------------
 
 _DETERMINER = re.compile(

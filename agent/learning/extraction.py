@@ -91,6 +91,11 @@ class ExtractedFact(Evidence):
         description="For a ticker list: True when the user names the whole list as it is now "
         "('just NVDA now'); value is then the entire list.",
     )
+    withdrawn: bool = Field(
+        default=False,
+        description="True when the user withdraws the attribute's value and gives no new one "
+        "('scratch that, I don't know my horizon yet'); value is then null.",
+    )
 
 
 class PreferenceSignal(Evidence):
@@ -206,6 +211,7 @@ def _facts(
             source=r.source,
             removed=list(r.removed),
             whole=r.whole,
+            withdrawn=r.withdrawn,
         )
         for r in readings
     ]

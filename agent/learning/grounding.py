@@ -179,6 +179,11 @@ def ground(extraction: Extraction, episodes: Sequence[Episode]) -> Grounded:
         return out
 
     def fact(item: ExtractedFact) -> dict[str, Any]:
+        if item.withdrawn:
+            profile.attribute(item.attribute)
+            if discourse.withdrawn(item.quote) != item.attribute:
+                raise ValueError(f"the quote {item.quote!r} does not withdraw {item.attribute}")
+            return {"value": None}
         value = profile.validate(item.attribute, item.value)
         if item.removed or item.whole:
             return _list_edit(item, value)

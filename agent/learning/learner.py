@@ -62,7 +62,9 @@ def describe_learned(learned: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for item in learned:
         name = str(item["attribute"]).replace("_", " ")
-        if item.get("memory_id"):
+        if item.get("outcome") == "withdrawn":
+            parts.append(f"your {name} is no longer recorded (fact {item['memory_id']} closed)")
+        elif item.get("memory_id"):
             parts.append(f"your {name} is now {item['value']!r} (fact {item['memory_id']})")
         else:
             parts.append(
@@ -325,6 +327,8 @@ class Learner(CandidateDesk):
                 "episode_ids": list(fact.episode_ids),
                 "quotes": [fact.quote],
             }
+        if fact.withdrawn:
+            return await self._withdraw(fact, said)
         current = await self.facts.current(self.subject, fact.attribute)
         value: Any = fact.value
         if attribute(fact.attribute).merge == "union":
@@ -373,6 +377,26 @@ class Learner(CandidateDesk):
             "attribute": fact.attribute,
             "value": record.value,
             "outcome": record.outcome,
+            "episode_ids": list(fact.episode_ids),
+            "quotes": [fact.quote],
+        }
+
+    async def _withdraw(self, fact: ExtractedFact, said: datetime) -> dict[str, Any]:
+        """Close the value ``fact`` withdraws, as of when it was said; nothing when no value
+        holds then (never stated, or withdrawn already) or a later one stands."""
+        held = await self.facts.as_of(self.subject, fact.attribute, said)
+        current = await self.facts.current(self.subject, fact.attribute)
+        if held is None or current is None or current.memory_id != held.memory_id:
+            return {}
+        record = await self.facts.retract(
+            self.subject, fact.attribute, at=said, source_episode_id=fact.episode_ids[0]
+        )
+        await self.audit_fact(record, "withdrawn by the user")
+        return {
+            "memory_id": record.memory_id,
+            "attribute": fact.attribute,
+            "value": None,
+            "outcome": "withdrawn",
             "episode_ids": list(fact.episode_ids),
             "quotes": [fact.quote],
         }

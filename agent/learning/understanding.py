@@ -48,6 +48,9 @@ class Reading:
     #: A list edit: the tickers it takes out, and whether ``value`` is now the whole list.
     removed: tuple[str, ...] = ()
     whole: bool = False
+    #: The user withdraws the attribute's value and gives none ("scratch that, I don't know
+    #: my horizon yet"); ``value`` is then None.
+    withdrawn: bool = False
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[a-z])\s*!+\s*")
@@ -181,6 +184,10 @@ def read(
         found = _sentence(span, known_set, stated, held)
         marked = not found and start >= 0 and _CORRECTION.search(plain(sentence)) is not None
         pending = start if marked and pending < 0 else pending if marked else -1
+        gone = None if found else discourse.withdrawn(plain(sentence))
+        if gone is not None:
+            out = [r for r in out if r.attribute != gone or r.reported]
+            found = [Reading(gone, None, sentence, correction=True, withdrawn=True)]
         if not found and discourse.adopts(plain(sentence)):
             # "My planner says 12 years. And I agree": the claim before is now the user's.
             out = [_adopted(r, sentence, text) if r.reported else r for r in out]

@@ -147,3 +147,14 @@ async def test_someone_elses_claim_is_their_candidate_until_the_user_adopts_it()
         settled = {c["payload"]["value"]: c["status"] for c in await fact_candidates(app)}
     assert settled["conservative"] == "confirmed"
     assert settled["aggressive"] == "pending"
+
+
+async def test_a_value_withdrawn_without_a_new_one_is_closed() -> None:
+    async with session(17, user="unsure") as app:
+        await chat(
+            app, "w1", "horizon 6 years", "scratch that, I honestly don't know my horizon yet"
+        )
+        assert await current(app, "horizon_years") is None
+        learner = await app.memory.learner()
+        (record,) = await learner.facts.history(subject_for(app.principal), "horizon_years")
+    assert record.value == 6 and record.valid_to is not None
