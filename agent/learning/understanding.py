@@ -299,6 +299,12 @@ _REVISION = re.compile(
 )
 
 
+#: A new value of an attribute named outright ("new address is ...", "my new horizon: 12").
+_NEW_VALUE = re.compile(
+    rf"\b(?:my\s+)?new\s+({'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})"
+    r"\s*(?:is|'s|will be|:|=)\s*",
+    re.IGNORECASE,
+)
 #: Someone else's description of the user ("says I'm too cautious for my age").
 _SELF_DESCRIBED = re.compile(
     r"\s*(?:that\s+)?(?:i'm|i am|im|i was|i'm being|i am being)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,2}?"
@@ -329,6 +335,12 @@ def _part(
     markers = list(_CORRECTION.finditer(part))
     found = [f for f in phrasing.detect(part, known) if not _negated(part, f[0], f[2])]
     bare: list[tuple[str, object]] = []
+    renamed = _NEW_VALUE.search(part) if not source and not found else None
+    if renamed is not None:
+        # "I moved! new address is 48 Mill Road, ...": a new value of the attribute named.
+        nouns = discourse.NOUNS.items()
+        which = [a for a, noun in nouns if re.fullmatch(noun, renamed[1], re.IGNORECASE)]
+        bare = _bare(sentence, part[renamed.end() :], [], which[:1], known, marked=True)
     claim = _REPORTED.search(part) if source and not found else None
     if claim is not None:
         # "The bank's profiler says moderate": a bare word of an enumeration is the claim.

@@ -75,6 +75,12 @@ def test_no_edit_from_questions_hedges_partial_sales_others_or_what_is_not_held(
         ),
         ("sorry, John Smith, typo", ("my name is Jonh Smith",), "full_name", "John Smith"),
         ("Please report in USD, er, I mean GBP.", (), "base_currency", "GBP"),
+        (
+            "I moved! new address is 48 Mill Road, Cambridge CB1 2AD",
+            (),
+            "address",
+            "48 Mill Road, Cambridge CB1 2AD",
+        ),
     ],
 )
 def test_the_revised_value_wins(
