@@ -22,7 +22,7 @@ right").
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.learning import symbols
@@ -248,14 +248,29 @@ def _target(
     return stored[0] if stored else "watchlist"
 
 
-def removal_stated(removed: Sequence[str], quote: str) -> bool:
-    """Whether ``quote`` takes each of ``removed`` out: it names the ticker and says it goes
-    (sold, dropped, no longer held, swapped or replaced)."""
+def removal_stated(
+    removed: Sequence[str],
+    quote: str,
+    names: Callable[[str, str], bool] = symbols.mentions_ticker,
+) -> bool:
+    """Whether ``quote`` takes each of ``removed`` out: it names each (``names``: a ticker by
+    default) and says it goes (sold, dropped, no longer held, swapped or replaced)."""
     if not removed:
         return True
     cue = _REMOVE.search(quote) or _SWAP.search(quote)
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
-    return cue is not None and all(symbols.mentions_ticker(t, quote) for t in removed)
+    return cue is not None and all(names(t, quote) for t in removed)
+
+
+def removed_words(part: str, words: str) -> list[str]:
+    """The words of the alternation ``words`` that ``part`` takes out ("drop healthcare"):
+    each after a removal cue in the same comma clause."""
+    out: list[str] = []
+    for clause in re.split(r"[,;]|\s+(?:and|but)\s+", part):
+        cue = _REMOVE.search(clause)
+        if cue is not None and not _NEGATED.search(clause[: cue.start()]):
+            out += re.findall(rf"\b(?:{words})\b", clause[cue.end() :], _I)
+    return out
 
 
 def whole_stated(value: Sequence[str], quote: str) -> bool:

@@ -134,8 +134,12 @@ def _list_edit(item: ExtractedFact, value: JsonValue) -> dict[str, Any]:
     added = value if isinstance(value, list) else []
     if added and not profile.attribute(item.attribute).supports(added, item.quote):
         raise ValueError(f"the quote {item.quote!r} does not state {item.attribute}={added!r}")
+    spec = profile.attribute(item.attribute)
+    names = symbols.mentions_ticker if item.attribute in discourse.LISTS else None
     if not isinstance(removed, list) or not discourse.removal_stated(
-        [str(r) for r in removed], item.quote
+        [str(r) for r in removed],
+        item.quote,
+        names or (lambda r, quote: spec.supports([r], quote)),
     ):
         raise ValueError(
             f"the quote {item.quote!r} does not take {removed!r} out of {item.attribute}"

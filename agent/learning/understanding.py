@@ -381,7 +381,7 @@ def _part(
                     source=source,
                 )
             )
-    return _edited(readings, edits, sentence, held)
+    return _without_removed(_edited(readings, edits, sentence, held), part, held)
 
 
 def _bare(
@@ -426,6 +426,31 @@ _BARE_TEXT = {
     ),
     "address": re.compile(r"(?<![\w'])(?-i:\d+[A-Za-z]?,?\s+[A-Z][\w'.-]*(?:,?\s+[\w'.-]+){1,10})"),
 }
+
+
+#: The sector lists a removal cue edits (for an exclusion, "cut out tobacco" adds it).
+_SECTOR_LISTS = ("sectors_of_interest",)
+
+
+def _without_removed(
+    readings: list[Reading], part: str, held: Mapping[str, object] | None
+) -> list[Reading]:
+    """Sector lists without the sectors ``part`` takes out ("actually drop healthcare, add
+    semiconductors"): they are the reading's ``removed``."""
+    out = []
+    for reading in readings:
+        if reading.attribute not in _SECTOR_LISTS or not isinstance(reading.value, list):
+            out.append(reading)
+            continue
+        vocabulary = profile.attribute(reading.attribute).vocabulary
+        words = discourse.removed_words(part, "|".join(re.escape(w) for w in vocabulary))
+        gone = [profile.validate(reading.attribute, [w]) for w in words]
+        removed = tuple(dict.fromkeys(str(g[0]) for g in gone if isinstance(g, list) and g))
+        value = [v for v in reading.value if v not in removed]
+        if removed and not value and not discourse.holds(held, reading.attribute, removed):
+            continue
+        out.append(replace(reading, value=value, removed=removed))
+    return out
 
 
 def _edited(

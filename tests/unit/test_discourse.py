@@ -173,3 +173,16 @@ def test_a_removal_is_grounded_only_by_a_quote_naming_the_ticker_with_its_cue() 
     assert [f.removed for f in grounded.accepted.new_facts] == [["TSLA"]]
     assert len(grounded.rejected) == 2
     assert removal_stated(["TSLA"], "swap TSLA for NVDA") and not removal_stated(["TSLA"], "TSLA")
+
+
+def test_a_sector_taken_out_goes_and_the_one_added_comes() -> None:
+    held = {"sectors_of_interest": ["software", "healthcare"]}
+    (fact,) = hot_path_facts(
+        "actually drop healthcare, add semiconductors",
+        "e",
+        recent=["I'm interested in software and healthcare"],
+        held=held,
+    )
+    assert (fact.value, fact.removed) == (["semiconductors"], ["healthcare"])
+    (fact,) = hot_path_facts("no more tobacco or weapons", "e")
+    assert fact.attribute == "excluded_sectors" and fact.removed == []
