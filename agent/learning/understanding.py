@@ -333,7 +333,12 @@ def _part(
     if tail is not None and not edits:
         part = part[: tail.start()]
     markers = list(_CORRECTION.finditer(part))
-    found = [f for f in phrasing.detect(part, known) if not _negated(part, f[0], f[2])]
+    found = [
+        f
+        for f in phrasing.detect(part, known)
+        if not _negated(part, f[0], f[2])
+        and not (f[0] == "employer" and _PLACE.search(part[: f[2]]))
+    ]
     bare: list[tuple[str, object]] = []
     renamed = _NEW_VALUE.search(part) if not source and not found else None
     if renamed is not None:
@@ -405,7 +410,9 @@ def _bare(
     for attribute in targets:
         if not marked and attribute not in _REVISABLE:
             continue
-        raw = phrasing.bare_value(attribute, tail, known)
+        # "sorry, I used to, I'm at Meta now": the employer is no pronoun.
+        words = _PRONOUN.sub(" ", tail) if attribute == "employer" else tail
+        raw = phrasing.bare_value(attribute, words, known)
         if raw is None and attribute in _BARE_TEXT:
             match = _BARE_TEXT[attribute].search(tail)
             raw = None if match is None else match.group(0).strip(" ,.")
@@ -416,6 +423,13 @@ def _bare(
     return []
 
 
+#: Words before a place that is no employer ("I moved to Leeds last year").
+_PLACE = re.compile(
+    r"\b(?:moved|moving|move|relocated|relocating|live|living|lived|based|born|grew up)\s+"
+    r"(?:back\s+)?(?:to|in|out to|over to)\s+$",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"(?<![\w'])I(?:'m|'ve|'d|'ll)?(?![\w'])")
 _NOT_THIS = re.compile(r"\b(?:not|rather than|instead of)\s+[^,;.]*", re.IGNORECASE)
 _NUMERIC = frozenset({"horizon_years", "age", "max_drawdown_pct"})
 #: A full name or an address standing alone after a correction marker ("sorry, John

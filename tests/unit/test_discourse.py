@@ -74,7 +74,8 @@ def test_no_edit_from_questions_hedges_partial_sales_others_or_what_is_not_held(
             "moderate",
         ),
         ("sorry, John Smith, typo", ("my name is Jonh Smith",), "full_name", "John Smith"),
-        ("Please report in USD, er, I mean GBP.", (), "base_currency", "GBP"),
+        ("Please report in USD, er, I mean GBP, I moved to Leeds.", (), "base_currency", "GBP"),
+        ("I work for Google - sorry, I used to, I'm at Meta now", (), "employer", "Meta"),
         (
             "I moved! new address is 48 Mill Road, Cambridge CB1 2AD",
             (),
