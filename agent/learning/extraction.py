@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
-from agent.learning import profile, understanding
+from agent.learning import discourse, profile, understanding
 from agent.learning.quotes import locate, normalise_text, plain
 from agent.reasoning.chat_model import no_usage
 from agent.research.constraints import (
@@ -74,6 +75,26 @@ class ExtractedFact(Evidence):
         default=False,
         description="True when the user reports someone else's view ('my advisor says my "
         "horizon is 5 years'): the authority of the value is unclear.",
+    )
+    source: str = Field(
+        default="",
+        description="Who the reported view comes from, in a few words ('wife', 'risk quiz'); "
+        "empty when the user states it.",
+    )
+    removed: list[str] = Field(
+        default_factory=list,
+        description="For a ticker list: the symbols the user took out ('I sold my TSLA', "
+        "'drop META from my watchlist'); the quote must name each with its removal.",
+    )
+    whole: bool = Field(
+        default=False,
+        description="For a ticker list: True when the user names the whole list as it is now "
+        "('just NVDA now'); value is then the entire list.",
+    )
+    withdrawn: bool = Field(
+        default=False,
+        description="True when the user withdraws the attribute's value and gives no new one "
+        "('scratch that, I don't know my horizon yet'); value is then null.",
     )
 
 
@@ -187,6 +208,10 @@ def _facts(
             value=r.value,
             correction=r.correction,
             quoted_source=r.reported,
+            source=r.source,
+            removed=list(r.removed),
+            whole=r.whole,
+            withdrawn=r.withdrawn,
         )
         for r in readings
     ]
@@ -213,17 +238,42 @@ def hot_path_facts(
     *,
     tickers: Iterable[str] = (),
     recent: Sequence[str] = (),
+    recent_ids: Sequence[str] = (),
+    held: Mapping[str, Any] | None = None,
 ) -> list[ExtractedFact]:
     """The profile facts and corrections one message states, for the router to apply now.
 
     Only the fact rules of :class:`OfflineExtractor` run: no standing instructions, events or
     open items. ``tickers`` are symbols to recognise in any case (the provider's list);
     ``recent`` are the messages before this one in the conversation (oldest first), which a
-    bare correction ("no sorry, 14") refers back to.
+    bare correction ("no sorry, 14") refers back to, and ``recent_ids`` their episode ids
+    (an adoption, "she's right", cites the message it adopts); ``held`` is the stored
+    profile (attribute -> value): a revision of a stored value ("scratch that, EUR") refers
+    to it, and a list edit naming no list ("drop META") edits the list holding the ticker.
     """
     known = _known(tickers)
-    context = stated_attributes(recent, known)
-    return _facts(understanding.read(text, known=known, recent=context), [episode_id])
+    context = [*(held or {}), *stated_attributes(recent, known)]
+    readings = understanding.read(text, known=known, recent=context, held=held)
+    facts = _facts(readings, [episode_id])
+    if not readings:
+        facts += adopted_facts(text, episode_id, list(zip(recent_ids, recent, strict=False)), known)
+    return facts
+
+
+def adopted_facts(
+    text: str, episode_id: str, earlier: Sequence[tuple[str, str]], known: Iterable[str]
+) -> list[ExtractedFact]:
+    """The claims of someone else the message ``text`` adopts ("she's right"), as the user's
+    facts: the last earlier message (``(episode id, text)``, oldest first) that reports a
+    view of the user; each cites this message first, then the one quoted."""
+    if not discourse.adopts(plain(text)):
+        return []
+    for earlier_id, said in reversed(earlier):
+        reported = [r for r in understanding.read(said, known=known) if r.reported]
+        if reported:
+            own = [replace(r, reported=False, source="") for r in reported]
+            return _facts(own, [episode_id, earlier_id])
+    return []
 
 
 def stated_attributes(texts: Iterable[str], known: Iterable[str] = ()) -> list[str]:
@@ -287,12 +337,16 @@ class OfflineExtractor:
         events: list[NotableEvent] = []
         items: list[OpenItem] = []
         stated: list[str] = []
+        earlier: list[tuple[str, str]] = []
         for episode in ordered:
             if episode.kind == "message":
                 ids = [episode.episode_id]
                 readings = understanding.read(episode.text, known=self.known, recent=stated)
                 stated += [r.attribute for r in readings]
                 facts += _facts(readings, ids)
+                if not readings:
+                    facts += adopted_facts(episode.text, episode.episode_id, earlier, self.known)
+                earlier = [*earlier[-2:], (episode.episode_id, episode.text)]
                 for clause in clauses(episode.text):
                     quote = _quote(episode.text, clause)
                     said = normalise_text(clause)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import profile, symbols
+from agent.learning import discourse, profile, symbols
 from agent.learning.extraction import (
     Evidence,
     ExtractedFact,
@@ -125,6 +125,30 @@ def check_rule(rule: Mapping[str, JsonValue], quote: str) -> dict[str, JsonValue
 Item = TypeVar("Item", bound=Evidence)
 
 
+def _list_edit(item: ExtractedFact, value: JsonValue) -> dict[str, Any]:
+    """The canonical parts of a list edit whose quote states them: each ticker it keeps or
+    adds, each it takes out with its removal cue, "just"/"only" for a whole list."""
+    if profile.attribute(item.attribute).merge != "union":
+        raise ValueError(f"{item.attribute} is no list: nothing can be taken out of it")
+    removed = profile.validate(item.attribute, item.removed) if item.removed else []
+    added = value if isinstance(value, list) else []
+    if added and not profile.attribute(item.attribute).supports(added, item.quote):
+        raise ValueError(f"the quote {item.quote!r} does not state {item.attribute}={added!r}")
+    spec = profile.attribute(item.attribute)
+    names = symbols.mentions_ticker if item.attribute in discourse.LISTS else None
+    if not isinstance(removed, list) or not discourse.removal_stated(
+        [str(r) for r in removed],
+        item.quote,
+        names or (lambda r, quote: spec.supports([r], quote)),
+    ):
+        raise ValueError(
+            f"the quote {item.quote!r} does not take {removed!r} out of {item.attribute}"
+        )
+    if item.whole and not (added and discourse.whole_stated([str(a) for a in added], item.quote)):
+        raise ValueError(f"the quote {item.quote!r} does not name {added!r} as the whole list")
+    return {"value": added, "removed": removed}
+
+
 def ground(extraction: Extraction, episodes: Sequence[Episode]) -> Grounded:
     """Split ``extraction`` into the items the transcript supports and the rest.
 
@@ -159,7 +183,14 @@ def ground(extraction: Extraction, episodes: Sequence[Episode]) -> Grounded:
         return out
 
     def fact(item: ExtractedFact) -> dict[str, Any]:
+        if item.withdrawn:
+            profile.attribute(item.attribute)
+            if discourse.withdrawn(item.quote) != item.attribute:
+                raise ValueError(f"the quote {item.quote!r} does not withdraw {item.attribute}")
+            return {"value": None}
         value = profile.validate(item.attribute, item.value)
+        if item.removed or item.whole:
+            return _list_edit(item, value)
         if not profile.attribute(item.attribute).supports(value, item.quote):
             raise ValueError(f"the quote {item.quote!r} does not state {item.attribute}={value!r}")
         return {"value": value}

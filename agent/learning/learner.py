@@ -62,7 +62,9 @@ def describe_learned(learned: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for item in learned:
         name = str(item["attribute"]).replace("_", " ")
-        if item.get("memory_id"):
+        if item.get("outcome") == "withdrawn":
+            parts.append(f"your {name} is no longer recorded (fact {item['memory_id']} closed)")
+        elif item.get("memory_id"):
             parts.append(f"your {name} is now {item['value']!r} (fact {item['memory_id']})")
         else:
             parts.append(
@@ -141,15 +143,22 @@ class Learner(CandidateDesk):
         if await self.journal.tombstoned([episode.text]):
             return []
         applied = []
+        before = await self._said_before(episode)
+        held = {k: r.value for k, r in (await self.facts.profile(self.subject)).items()}
         found = hot_path_facts(
-            episode.text, episode.episode_id, recent=await self._said_before(episode)
+            episode.text,
+            episode.episode_id,
+            recent=[e.text for e in before],
+            recent_ids=[e.episode_id for e in before],
+            held=held,
         )
         dead = await self.journal.tombstoned([u for f in found for u in _units(f)])
         for fact in found:
             if dead.intersection(_units(fact)):
                 continue
-            outcome = await self._apply_fact(fact, [episode], job_id=None)
-            applied.append(outcome)
+            outcome = await self._apply_fact(fact, [episode, *before], job_id=None)
+            if outcome:
+                applied.append(outcome)
         signals = OfflineExtractor().extract_now([episode]).preference_signals
         dead = await self.journal.tombstoned([u for s in signals for u in _units(s)])
         standing = [s for s in signals if s.standing and not dead.intersection(_units(s))]
@@ -160,14 +169,15 @@ class Learner(CandidateDesk):
             await self.apply_preferences(grounded.accepted.preference_signals, None)
         return applied
 
-    async def _said_before(self, episode: Episode, turns: int = 3) -> list[str]:
+    async def _said_before(self, episode: Episode, turns: int = 3) -> list[Episode]:
         """The user's last ``turns`` messages in the thread before ``episode`` (oldest first):
-        what a bare correction in it ("no sorry, 14") refers to."""
+        what a bare correction in it ("no sorry, 14") or an adoption ("she's right") refers
+        to."""
         earlier = await self.journal.list_episodes(
             thread_id=episode.thread_id, since=episode.at - timedelta(hours=12), until=episode.at
         )
         said = [
-            e.text
+            e
             for e in earlier
             if e.role == "user" and e.kind == "message" and e.episode_id != episode.episode_id
         ]
@@ -262,6 +272,8 @@ class Learner(CandidateDesk):
         learned: list[dict[str, Any]] = []
         for fact in accepted.new_facts:
             outcome = await self._apply_fact(fact, episodes, job_id=job.job_id)
+            if not outcome:
+                continue
             if outcome.get("memory_id"):
                 learned.append(outcome)
             key = "facts" if outcome.get("memory_id") else "candidates"
@@ -315,37 +327,25 @@ class Learner(CandidateDesk):
                 "episode_ids": list(fact.episode_ids),
                 "quotes": [fact.quote],
             }
+        if fact.withdrawn:
+            return await self._withdraw(fact, said)
         current = await self.facts.current(self.subject, fact.attribute)
         value: Any = fact.value
-        if attribute(fact.attribute).merge == "union" and current is not None:
-            merged = list(current.value or [])
-            if fact.correction:
-                # "Not TSLA, I meant META": what the correction names and does not keep goes.
-                spec = attribute(fact.attribute)
-                merged = [v for v in merged if v in value or not spec.supports([v], fact.quote)]
-            merged += [v for v in (value or []) if v not in merged]
-            value = merged
-        reason = None
-        if fact.quoted_source:
-            reason = "reported from someone else's words; confirm it is yours"
-        elif current is not None and current.valid_from > said and current.value != value:
-            reason = (
-                f"said on {said:%Y-%m-%d}, before the value in force since "
-                f"{current.valid_from:%Y-%m-%d} ({current.value!r})"
-            )
-        elif (
-            current is not None
-            and current.source == "confirmed"
-            and current.value != value
-            and not fact.correction
-        ):
-            reason = f"would replace the confirmed value {current.value!r}"
+        if attribute(fact.attribute).merge == "union":
+            value = _merged(fact, current)
+            if value is None:
+                return {}  # takes out only what the list does not hold: nothing changes
+        reason = _doubt(fact, current, value, said)
         if reason is not None:
             (candidate,) = await self.journal.add_candidates(
                 [
                     self.new_candidate(
                         "fact",
-                        {"attribute": fact.attribute, "value": value},
+                        {
+                            "attribute": fact.attribute,
+                            "value": value,
+                            **({"source": fact.source} if fact.quoted_source else {}),
+                        },
                         fact.quote,
                         fact.episode_ids,
                         status="pending",
@@ -371,6 +371,7 @@ class Learner(CandidateDesk):
             )
         )
         await self.audit_fact(record, "stated on the hot path" if job_id is None else "extracted")
+        await self._settle_reported(fact.attribute, record.value, fact.episode_ids)
         return {
             "memory_id": record.memory_id,
             "attribute": fact.attribute,
@@ -379,6 +380,43 @@ class Learner(CandidateDesk):
             "episode_ids": list(fact.episode_ids),
             "quotes": [fact.quote],
         }
+
+    async def _withdraw(self, fact: ExtractedFact, said: datetime) -> dict[str, Any]:
+        """Close the value ``fact`` withdraws, as of when it was said; nothing when no value
+        holds then (never stated, or withdrawn already) or a later one stands."""
+        held = await self.facts.as_of(self.subject, fact.attribute, said)
+        current = await self.facts.current(self.subject, fact.attribute)
+        if held is None or current is None or current.memory_id != held.memory_id:
+            return {}
+        record = await self.facts.retract(
+            self.subject, fact.attribute, at=said, source_episode_id=fact.episode_ids[0]
+        )
+        await self.audit_fact(record, "withdrawn by the user")
+        return {
+            "memory_id": record.memory_id,
+            "attribute": fact.attribute,
+            "value": None,
+            "outcome": "withdrawn",
+            "episode_ids": list(fact.episode_ids),
+            "quotes": [fact.quote],
+        }
+
+    async def _settle_reported(self, name: str, value: Any, episode_ids: Sequence[str]) -> None:
+        """Confirm the pending candidates holding someone else's claim of ``value`` for
+        ``name``: the user has now stated it (or adopted it) themselves."""
+        for candidate in await self.journal.candidates(status="pending", limit=1000):
+            payload = candidate.payload
+            if (
+                candidate.kind == "fact"
+                and payload.get("attribute") == name
+                and payload.get("value") == value
+                and "source" in payload
+            ):
+                await self.journal.decide(
+                    candidate.candidate_id,
+                    "confirmed",
+                    f"stated by the user in episode {', '.join(episode_ids[:1]) or 'unknown'}",
+                )
 
     async def _apply_events(self, accepted: Extraction, episodes: Sequence[Episode]) -> list[str]:
         if not accepted.notable_events:
@@ -503,8 +541,55 @@ def _records(record: FactRecord, fact: ExtractedFact, said: datetime) -> bool:
     if fact.episode_ids[0] not in (record.source_episode_id, *record.restated_in):
         return False
     if attribute(fact.attribute).merge == "union":
-        return isinstance(fact.value, list) and all(i in (record.value or []) for i in fact.value)
+        held = record.value if isinstance(record.value, list) else []
+        return (
+            isinstance(fact.value, list)
+            and all(i in held for i in fact.value)
+            and not any(i in held for i in fact.removed)
+            and (not fact.whole or len(held) == len(fact.value))
+        )
     return bool(record.value == fact.value)
+
+
+def _doubt(
+    fact: ExtractedFact, current: FactRecord | None, value: Any, said: datetime
+) -> str | None:
+    """Why ``fact`` (leaving ``value``) is a candidate rather than a fact, if it is: someone
+    else's words (named), said before the value in force, or replacing a confirmed value
+    without saying it corrects it."""
+    if fact.quoted_source:
+        who = f"your {fact.source}" if fact.source else "someone else"
+        return f"reported from {who}'s words, not yours; confirm it is yours"
+    if current is not None and current.valid_from > said and current.value != value:
+        return (
+            f"said on {said:%Y-%m-%d}, before the value in force since "
+            f"{current.valid_from:%Y-%m-%d} ({current.value!r})"
+        )
+    if (
+        current is not None
+        and current.source == "confirmed"
+        and current.value != value
+        and not fact.correction
+    ):
+        return f"would replace the confirmed value {current.value!r}"
+    return None
+
+
+def _merged(fact: ExtractedFact, current: FactRecord | None) -> list[Any] | None:
+    """The list ``fact`` leaves when applied to ``current``: the whole list it names, or the
+    stored one without what it takes out (and, for a correction, without what the correction
+    names and does not keep), with what it adds. ``None`` when it only takes out tickers the
+    list does not hold."""
+    value = list(fact.value) if isinstance(fact.value, list) else []
+    held = [] if current is None or fact.whole else list(current.value or [])
+    if not value and not any(v in held for v in fact.removed):
+        return None
+    merged = [v for v in held if v not in fact.removed]
+    if fact.correction:
+        # "Not TSLA, I meant META": what the correction names and does not keep goes.
+        spec = attribute(fact.attribute)
+        merged = [v for v in merged if v in value or not spec.supports([v], fact.quote)]
+    return merged + [v for v in value if v not in merged]
 
 
 def _candidate_kind(section: str) -> str:

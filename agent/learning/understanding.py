@@ -24,13 +24,13 @@ Every value is checked by the registry's ``supports``: a reading's quote always 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import phrasing, profile
+from agent.learning import discourse, phrasing, profile, quantities
 from agent.learning.quotes import plain
 
 
@@ -43,6 +43,14 @@ class Reading:
     quote: str
     correction: bool = False
     reported: bool = False
+    #: Who said it, when ``reported`` ("wife", "risk quiz").
+    source: str = ""
+    #: A list edit: the tickers it takes out, and whether ``value`` is now the whole list.
+    removed: tuple[str, ...] = ()
+    whole: bool = False
+    #: The user withdraws the attribute's value and gives none ("scratch that, I don't know
+    #: my horizon yet"); ``value`` is then None.
+    withdrawn: bool = False
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[a-z])\s*!+\s*")
@@ -60,7 +68,7 @@ _QUESTION_START = re.compile(
 )
 _POLITE = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
+    r"\b(?:if(?!\s+(?:i'm|i am|im)\s+(?:honest|being honest|truthful))|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
     r"let's say|lets say|were i|had i|whether)\b",
     re.IGNORECASE,
 )
@@ -77,7 +85,11 @@ _HEDGE = re.compile(
 )
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|i meant|i mean|meant to say|i misspoke|misspoke|sorry|"
-    r"no wait|wait|scratch that|strike that|make that|make it|change (?:that|it) to|typo|"
+    r"no wait|wait|scratch that|let me revise|let me rephrase|revised?|revising|on reflection|"
+    r"(?:let me |i'll )?take (?:that|it) back|changed my mind|let me be honest|to be honest|"
+    r"if (?:i'm|i am|im) (?:being )?honest(?: with myself)?|(?:the )?real (?:number|figure|answer)|"
+    r"i was going to say|was gonna say|(?<=-\s)well|(?<=\.\s)well|too (?:bold|high|low|much)|"
+    r"strike that|make that|make it|change (?:that|it) to|typo|"
     r"my bad|wrong|let me correct|on second thought|i was wrong|oops|whoops|fat fingers?|"
     r"mistyped|typed wrong|nope|(?<![\w'])(?:no|nah)(?=\s*[,.!:-])|not \w+,\s*(?:it's|its|"
     r"but|i meant))\b",
@@ -95,19 +107,31 @@ _PEOPLE = (
     r"son|daughter|kids?|children|parents?|boss|colleague|co-?worker|neighbou?r|"
     r"advis[eo]rs?|banker|broker|planner|accountant|manager|uncle|aunt|cousin|boyfriend|"
     r"girlfriend|family|fianc[ée]e?|grandpa|grandma|grandfather|grandmother|in-laws?|"
-    r"mother-in-law|father-in-law|therapist|coach|teacher|bank|brother-in-law|sister-in-law)"
+    r"mother-in-law|father-in-law|therapist|coach|teacher|bank|brother-in-law|sister-in-law|"
+    r"esposo|esposa|marido|mujer|mari|femme)"
 )
 _REPORTING = (
     r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|believed|reckons|"
     r"reckoned|claims|claimed|told me|tells me|tell me|wrote(?: down)?|writes|put(?: me)? down|"
     r"noted|recorded|rated|rates|labels|labelled|labeled|called|calls|classified|classifies|"
     r"considers|suggests|suggested|recommends|recommended|wants|figures|feels|felt|argues|"
-    r"keeps saying|has me(?: down)? as|had me(?: down)? as|marked|puts me|put me|scored)"
+    r"keeps saying|has me(?: down)? as|had me(?: down)? as|marked|puts me|put me|scored|"
+    r"(?:keeps|keep|kept|is always|always) (?:telling me|saying|insisting)|set|sets|assigned|"
+    r"assigns|estimated|estimates|pegged|calculated|computed|dice(?: que)?|cree(?: que)?)"
 )
 _FILLER = r"(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
+#: Who, or what, may hold a view of the user: a person, or a quiz, an app, a tool.
+_SOURCES = (
+    rf"(?:{_PEOPLE[3:-1]}|quiz|questionnaire|survey|assessment|test|app|robo-?advis[eo]rs?|"
+    r"tool|calculator|algorithm|website|site|platform|form|profiler?|report|bank|broker|"
+    r"newsletter|spouse|adviser|advisor|wife|husband)"
+)
 _REPORTED = re.compile(
-    rf"^{_FILLER}(?:(?:my|our|the|his|her|their|a|an)\s+(?:[\w-]+\s+){{0,3}}?"
+    rf"^{_FILLER}(?:(?:my|mi|our|the|his|her|their|a|an)\s+(?:[\w-]+\s+){{0,3}}?"
     rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others)\s+){_REPORTING}\b"
+    rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
+    rf"|^{_FILLER}(?:my|our|the|his|her|their|a|an)\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
+    rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
     r"|\baccording to\b",
     re.IGNORECASE,
 )
@@ -115,7 +139,9 @@ _OTHER_PERSON = re.compile(
     rf"^{_FILLER}(?:(?:my|our|his|her|their)\s+{_PEOPLE}(?!\s+and\s+i\b)|he|she|they|"
     r"he's|she's|they're)\s+(?!and\s+i\b)(?:[\w'-]+\s+){0,2}?"
     r"(?:is|'s|was|are|were|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
-    r"holds?|owns?|works?|buys?|goes|went)\b",
+    r"holds?|owns?|works?|buys?|goes|went|keeps?|kept|uses?|used|measures?|saves?|lives?|"
+    r"sold|sells?|bought|dumped|dropped|got rid of|exited|added|"
+    r"reports?|thinks? in|counts? in)\b",
     re.IGNORECASE,
 )
 _OWN_AFTER = re.compile(
@@ -123,20 +149,48 @@ _OWN_AFTER = re.compile(
     r"(?=(?:i'm|i am|im|i|my|me)\b)",
     re.I,
 )
+#: Something said to be another person's ("META is my wife's").
+_THEIRS = re.compile(
+    rf"\b(?:is|are|'s|was|were)\s+(?:(?:all|actually|really)\s+)?(?:my|our|his|her)\s+"
+    rf"{_PEOPLE}'s\b",
+    re.IGNORECASE,
+)
 _BUT = re.compile(r",?\s+\bbut\b\s+|\s+-+\s+but\s+", re.IGNORECASE)
 
 
-def read(text: str, *, known: Iterable[str] = (), recent: Sequence[str] = ()) -> list[Reading]:
+def read(
+    text: str,
+    *,
+    known: Iterable[str] = (),
+    recent: Sequence[str] = (),
+    held: Mapping[str, object] | None = None,
+) -> list[Reading]:
     """What ``text`` states about its author; ``recent`` names the attributes stated in the
-    messages before it (oldest first), which a bare correction ("no sorry, 14") refers to."""
+    messages before it (oldest first), which a bare correction ("no sorry, 14") refers to;
+    ``held`` is the stored profile (attribute -> value), which a list edit that names no list
+    ("drop META") is read against."""
     words = plain(text or "")
     if not words.strip() or _SARCASM.search(words):
         return []
     known_set = {k.upper() for k in known}
     stated = list(recent)
     out: list[Reading] = []
+    pending, at = -1, 0
     for sentence in _sentences(text):
-        found = _sentence(sentence, known_set, stated)
+        start = text.find(sentence, at)
+        at = max(at, start + len(sentence))
+        # "no, let me take that back. moderate.": a marker that named nothing reaches on.
+        span = text[pending : start + len(sentence)] if 0 <= pending < start else sentence
+        found = _sentence(span, known_set, stated, held)
+        marked = not found and start >= 0 and _CORRECTION.search(plain(sentence)) is not None
+        pending = start if marked and pending < 0 else pending if marked else -1
+        gone = None if found else discourse.withdrawn(plain(sentence))
+        if gone is not None:
+            out = [r for r in out if r.attribute != gone or r.reported]
+            found = [Reading(gone, None, sentence, correction=True, withdrawn=True)]
+        if not found and discourse.adopts(plain(sentence)):
+            # "My planner says 12 years. And I agree": the claim before is now the user's.
+            out = [_adopted(r, sentence, text) if r.reported else r for r in out]
         for reading in found:
             # A later value of the same attribute in this message wins ("X. No, scratch that: Y").
             # A list grows instead, unless the user corrects it.
@@ -153,24 +207,38 @@ def read(text: str, *, known: Iterable[str] = (), recent: Sequence[str] = ()) ->
     return [r for r in out if not (r.reported and r.attribute in own)]
 
 
+def _adopted(reading: Reading, sentence: str, text: str) -> Reading:
+    """``reading`` made the user's own by ``sentence``: its quote runs on to the adoption."""
+    start = text.find(reading.quote)
+    end = text.find(sentence, max(start, 0))
+    if start < 0 or end < 0:
+        return reading
+    return replace(reading, quote=text[start : end + len(sentence)], reported=False, source="")
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
-def _sentence(sentence: str, known: set[str], recent: Sequence[str]) -> list[Reading]:
+def _sentence(
+    sentence: str, known: set[str], recent: Sequence[str], held: Mapping[str, object] | None
+) -> list[Reading]:
     words = plain(sentence)
     if _is_question(words):
         return []
     # A condition may still state a limit ("I'd sell if it fell more than 20%"), nothing else.
     only = phrasing.CONDITIONAL if _HYPOTHETICAL.search(words) else None
-    words = _without_hedges(words)
+    # Doubting what someone else says of the user leaves their claim a claim ("my girlfriend
+    # says I'm aggressive, but idk about that"): only the hedging clause goes.
+    words = _without_hedges(words, whole=_REPORTED.search(words) is None)
     if not words.strip():
         return []
     readings: list[Reading] = []
-    for part, reported in _voices(words):
+    for part, source in _voices(words):
+        stated = [*recent, *(r.attribute for r in readings)]
         readings += [
             r
-            for r in _part(sentence, part, known, recent, reported=reported)
+            for r in _part(sentence, part, known, stated, held, source=source)
             if only is None or r.attribute in only
         ]
     return readings
@@ -183,69 +251,124 @@ def _is_question(words: str) -> bool:
     return stripped.endswith("?") or bool(_QUESTION_START.match(stripped))
 
 
-def _without_hedges(words: str) -> str:
+def _without_hedges(words: str, *, whole: bool = True) -> str:
     """``words`` without the comma clauses that hedge; all of it hedged when a hedging clause
     names nothing of its own ("..., I don't know yet")."""
-    clauses = re.split(r"(?<=,)\s*|\s+-{1,2}\s+|\s+(?=but\b)", words)
+    # Separators are kept: a dash is part of a revision ("aggressive - well, moderate").
+    pieces = re.split(r"((?<=,)\s*|\s+-{1,2}\s+|\s+(?=but\b))", words)
     kept = []
-    for clause in clauses:
+    for clause, separator in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
         hedge = _HEDGE.search(clause)
         if hedge is None:
-            kept.append(clause)
+            kept.append(clause + (separator or " "))
             continue
         rest = _HEDGE.sub(" ", clause)
-        if len(re.findall(r"[A-Za-z0-9]+", rest)) < 3:
+        if whole and len(re.findall(r"[A-Za-z0-9]+", rest)) < 3:
             return ""
-    return " ".join(kept)
+    return "".join(kept).strip()
 
 
-def _voices(words: str) -> list[tuple[str, bool]]:
-    """The parts of a sentence with whether each is someone else's view of the user; parts
-    about another person are left out."""
-    out: list[tuple[str, bool]] = []
-    reported = False
+def _voices(words: str) -> list[tuple[str, str]]:
+    """The parts of a sentence with who speaks in each: ``""`` for the user, else the source
+    of a view of the user someone else holds ("wife"); parts about another person are left
+    out."""
+    out: list[tuple[str, str]] = []
+    source = ""
     for part in _BUT.split(words):
         if _REPORTED.search(part):
-            reported = True
+            source = discourse.source_of(part)
         elif _OTHER_PERSON.search(part):
             # "He is aggressive, I'm moderate": the user speaks again after the comma.
             mine = _OWN_AFTER.search(part)
             if mine is None:
                 continue
-            part, reported = part[mine.end() :], False
+            part, source = part[mine.end() :], ""
         elif out:
-            reported = False  # "..., but honestly moderate fits me better": the user again
-        if re.match(r"^\s*that'?s (?:him|her|them)\b", part, re.IGNORECASE):
+            source = ""  # "..., but honestly moderate fits me better": the user again
+        if re.match(r"^\s*that'?s (?:him|her|them)\b", part, re.IGNORECASE) or _THEIRS.search(part):
             continue
-        out.append((part, reported))
+        out.append((part, source))
     return out
 
 
+#: Words that revise a value stated before without a correction marker ("so GBP again").
+_REVISION = re.compile(
+    r"\b(?:again|back to|instead|switched to|switching to|changed to|changing to|moved to|"
+    r"these days|nowadays|any ?more|from now on)\b",
+    re.IGNORECASE,
+)
+
+
+#: A new value of an attribute named outright ("new address is ...", "my new horizon: 12").
+_NEW_VALUE = re.compile(
+    rf"\b(?:my\s+)?new\s+({'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})"
+    r"\s*(?:is|'s|will be|:|=)\s*",
+    re.IGNORECASE,
+)
+#: Someone else's description of the user ("says I'm too cautious for my age").
+_SELF_DESCRIBED = re.compile(
+    r"\s*(?:that\s+)?(?:i'm|i am|im|i was|i'm being|i am being)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,2}?"
+    rf"(?:{'|'.join(sorted(profile.attribute('risk_tolerance').vocabulary, key=len, reverse=True))})\b",
+    re.IGNORECASE,
+)
+#: What a revision without a marker may name bare ("so GBP again", "moderate these days").
+_REVISABLE = frozenset(
+    {"base_currency", "risk_tolerance", "report_style", "goal", "income_preference"}
+)
+
+
 def _part(
-    sentence: str, part: str, known: set[str], recent: Sequence[str], *, reported: bool
+    sentence: str,
+    part: str,
+    known: set[str],
+    recent: Sequence[str],
+    held: Mapping[str, object] | None,
+    *,
+    source: str,
 ) -> list[Reading]:
+    edits = [] if source else discourse.list_edits(part, known, recent, held)
     # "..., not 10" / "... rather than 5 years": the value being replaced is not read.
     tail = _CORRECTED_TAIL.search(part)
     correcting = tail is not None
-    if tail is not None:
+    if tail is not None and not edits:
         part = part[: tail.start()]
     markers = list(_CORRECTION.finditer(part))
-    found = [f for f in phrasing.detect(part, known) if not _negated(part, f[0], f[2])]
+    found = [
+        f
+        for f in phrasing.detect(part, known)
+        if not _negated(part, f[0], f[2])
+        and not (f[0] == "employer" and _PLACE.search(part[: f[2]]))
+    ]
     bare: list[tuple[str, object]] = []
-    if markers:
+    renamed = _NEW_VALUE.search(part) if not source and not found else None
+    if renamed is not None:
+        # "I moved! new address is 48 Mill Road, ...": a new value of the attribute named.
+        nouns = discourse.NOUNS.items()
+        which = [a for a, noun in nouns if re.fullmatch(noun, renamed[1], re.IGNORECASE)]
+        bare = _bare(sentence, part[renamed.end() :], [], which[:1], known, marked=True)
+    claim = _REPORTED.search(part) if source and not found else None
+    if claim is not None:
+        # "The bank's profiler says moderate": a bare word of an enumeration is the claim.
+        said = part[claim.end() :]
+        if len(re.findall(r"[A-Za-z0-9]+", said)) <= 3 or _SELF_DESCRIBED.match(said):
+            bare = _bare(sentence, said, [], sorted(_REVISABLE), known, marked=False)
+        corrected = set()
+    elif markers or (not found and not edits and _REVISION.search(part)):
         # A correction marker: what follows it wins; a bare value after it ("no sorry, 14")
-        # corrects the attribute stated before it, here or in an earlier message.
-        marker = markers[-1]
-        after = [f for f in found if f[2] >= marker.start()]
+        # corrects the attribute stated before it, here or in an earlier message (or stored).
+        # A revision without a marker ("moved back, so GBP again") names a bare value too.
+        start = markers[-1].start() if markers else 0
+        after = [f for f in found if f[2] >= start]
         named = {a for a, _, _ in after}
-        before = [f for f in found if f[2] < marker.start() and f[0] not in named]
-        if not after:
-            targets = list(dict.fromkeys([*(a for a, _, _ in reversed(before)), *reversed(recent)]))
-            for attribute in targets:
-                raw = phrasing.bare_value(attribute, part[marker.end() :], known)
-                if raw is not None and _reading(attribute, raw, sentence) is not None:
-                    bare.append((attribute, raw))
-                    break
+        before = [f for f in found if f[2] < start and f[0] not in named]
+        # "sorry, John Smith, typo": the value may follow an earlier marker than the last.
+        # With values after the marker, a bare one can only correct what came before it
+        # ("report in USD, er, I mean GBP, I moved to Leeds").
+        earlier = () if after else recent
+        for tail_words in [part[m.end() :] for m in reversed(markers)] or [part]:
+            if bare or (after and not before):
+                break
+            bare = _bare(sentence, tail_words, before, earlier, known, marked=bool(markers))
         corrected = named | {a for a, _ in bare}
         found = after + [f for f in before if f[0] not in corrected]
         correcting = correcting or bool(corrected)
@@ -259,10 +382,128 @@ def _part(
                 replace(
                     reading,
                     correction=correcting and (attribute in corrected or tail is not None),
-                    reported=reported,
+                    reported=bool(source),
+                    source=source,
                 )
             )
-    return readings
+    return _without_removed(_edited(readings, edits, sentence, held), part, held)
+
+
+def _bare(
+    sentence: str,
+    tail: str,
+    before: Sequence[phrasing.Found],
+    recent: Sequence[str],
+    known: set[str],
+    *,
+    marked: bool,
+) -> list[tuple[str, object]]:
+    """The first attribute stated before (here, then earlier) that ``tail`` names a bare
+    value of; without a correction marker only a value no other words could be taken for
+    (a currency, a word of an enumeration): not a number, a name or a ticker list."""
+    targets = list(dict.fromkeys([*(a for a, _, _ in reversed(before)), *reversed(recent)]))
+    # "36 actually, not 38": the value being replaced is not the bare value.
+    tail = _NOT_THIS.sub(" ", tail)
+    if marked and len(re.findall(r"[A-Za-z0-9]+", tail)) <= 3:
+        # "no, let me take that back. moderate.": a word of one enumeration says which.
+        targets += [a for a in sorted(_REVISABLE) if a not in targets and a != "base_currency"]
+    for attribute in targets:
+        if not marked and attribute not in _REVISABLE:
+            continue
+        # "sorry, I used to, I'm at Meta now": the employer is no pronoun.
+        words = _PRONOUN.sub(" ", tail) if attribute == "employer" else tail
+        raw = phrasing.bare_value(attribute, words, known)
+        if raw is None and attribute in _BARE_TEXT:
+            match = _BARE_TEXT[attribute].search(tail)
+            raw = None if match is None else match.group(0).strip(" ,.")
+        if isinstance(raw, str) and attribute in _NUMERIC:
+            raw = quantities.number(raw) or raw  # "make it twelve"
+        if raw is not None and _reading(attribute, raw, sentence) is not None:
+            return [(attribute, raw)]
+    return []
+
+
+#: Words before a place that is no employer ("I moved to Leeds last year").
+_PLACE = re.compile(
+    r"\b(?:moved|moving|move|relocated|relocating|live|living|lived|based|born|grew up)\s+"
+    r"(?:back\s+)?(?:to|in|out to|over to)\s+$",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"(?<![\w'])I(?:'m|'ve|'d|'ll)?(?![\w'])")
+_NOT_THIS = re.compile(r"\b(?:not|rather than|instead of)\s+[^,;.]*", re.IGNORECASE)
+_NUMERIC = frozenset({"horizon_years", "age", "max_drawdown_pct"})
+#: A full name or an address standing alone after a correction marker ("sorry, John
+#: Smith", "it's 12 Elm Street, Springfield IL 62701").
+_BARE_TEXT = {
+    "full_name": re.compile(
+        r"(?<![\w'])(?-i:[A-Z][a-z][\w'.-]*(?:\s+[A-Z][\w'.-]*){1,4})(?![\w'])"
+    ),
+    "address": re.compile(r"(?<![\w'])(?-i:\d+[A-Za-z]?,?\s+[A-Z][\w'.-]*(?:,?\s+[\w'.-]+){1,10})"),
+}
+
+
+#: The sector lists a removal cue edits (for an exclusion, "cut out tobacco" adds it).
+_SECTOR_LISTS = ("sectors_of_interest",)
+
+
+def _without_removed(
+    readings: list[Reading], part: str, held: Mapping[str, object] | None
+) -> list[Reading]:
+    """Sector lists without the sectors ``part`` takes out ("actually drop healthcare, add
+    semiconductors"): they are the reading's ``removed``."""
+    out = []
+    for reading in readings:
+        if reading.attribute not in _SECTOR_LISTS or not isinstance(reading.value, list):
+            out.append(reading)
+            continue
+        vocabulary = profile.attribute(reading.attribute).vocabulary
+        words = discourse.removed_words(part, "|".join(re.escape(w) for w in vocabulary))
+        gone = [profile.validate(reading.attribute, [w]) for w in words]
+        removed = tuple(dict.fromkeys(str(g[0]) for g in gone if isinstance(g, list) and g))
+        value = [v for v in reading.value if v not in removed]
+        if removed and not value and not discourse.holds(held, reading.attribute, removed):
+            continue
+        out.append(replace(reading, value=value, removed=removed))
+    return out
+
+
+def _edited(
+    readings: list[Reading],
+    edits: Sequence[discourse.ListEdit],
+    sentence: str,
+    held: Mapping[str, object] | None,
+) -> list[Reading]:
+    """``readings`` with the list edits of the same part applied: a list read there loses
+    what the edit takes out and gains what it adds; an edit with no such reading is one.
+    Taking out only what the stored list (``held``) does not hold states nothing ("I sold
+    all my Apple shares" from a new user)."""
+    out = list(readings)
+    for edit in edits:
+        spec = profile.attribute(edit.attribute)
+        if edit.removed and not discourse.removal_stated(edit.removed, sentence):
+            continue
+        if edit.whole and not discourse.whole_stated(edit.added, sentence):
+            continue
+        mine = [r for r in out if r.attribute == edit.attribute]
+        values = [v for r in mine for v in (r.value if isinstance(r.value, list) else [])]
+        kept = [v for v in values if v not in edit.removed]
+        value = [*kept, *(t for t in edit.added if t not in kept)]
+        if value and not spec.supports(value, sentence):
+            continue
+        out = [r for r in out if r.attribute != edit.attribute]
+        if not value and not discourse.holds(held, edit.attribute, edit.removed):
+            continue
+        out.append(
+            Reading(
+                edit.attribute,
+                value,
+                sentence,
+                correction=any(r.correction for r in mine),
+                removed=edit.removed,
+                whole=edit.whole,
+            )
+        )
+    return out
 
 
 #: Negations that state a value rather than deny it ("I won't need the money for 10 years").

@@ -55,7 +55,8 @@ async def test_someone_elses_claim_is_a_candidate_never_a_fact() -> None:
         assert await current(app, "horizon_years") is None
         pending = await app.memory.review()
     (candidate,) = [c for c in pending if c["kind"] == "fact"]
-    assert candidate["payload"] == {"attribute": "horizon_years", "value": 4}
+    assert candidate["payload"] == {"attribute": "horizon_years", "value": 4, "source": "broker"}
+    assert "your broker" in candidate["reason"]
 
 
 async def test_recurring_rejection_feedback_becomes_a_behaviour_to_confirm() -> None:

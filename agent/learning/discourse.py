@@ -1,0 +1,375 @@
+"""The discourse layer: how what a user says revises what was said before, and whose words a
+claim is.
+
+:func:`list_edits` reads the edits of a ticker list one part of a sentence makes: what the
+user took out ("I sold my TSLA", "drop Meta from my watchlist", "I no longer hold Apple"),
+what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what they added
+("also add GOOGL") and whether they named the whole list as it now is ("just NVDA now"). An
+edit names its list when the words do ("watchlist", "portfolio", a verb of owning); else it
+edits the list stated last (``recent``), else the stored list that holds the ticker taken out
+(``held``), else the verb's own list (sold: holdings; drop: the watchlist).
+
+:func:`removal_stated` and :func:`whole_stated` are the grounding checks of an edit: a
+removal's quote names each removed ticker together with its removal cue; a whole list's quote
+says "just" or "only" of it.
+
+:func:`source_of` names who a reported claim comes from ("my wife thinks ...": ``wife``;
+"the risk quiz in my banking app says ...": ``risk quiz``); :func:`adopts` tells whether a
+message makes someone else's claim the user's own ("and I agree, that's me too", "she's
+right").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from agent.learning import symbols
+
+_I = re.IGNORECASE
+
+#: The ticker-list attributes of the profile.
+LISTS = ("watchlist", "holdings", "excluded_tickers")
+
+
+@dataclass(frozen=True)
+class ListEdit:
+    """An edit of one ticker list: what it adds, what it takes out, whether ``added`` is now
+    the whole list, and where in the part it starts."""
+
+    attribute: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    whole: bool
+    at: int
+
+
+_OWNING = (
+    r"sold|sold off|selling off|dumped|got rid of|exited|closed(?: out)?(?: of)?|offloaded|"
+    r"unloaded|cashed out(?: of)?|liquidated|let go of|parted with|bailed on|bailed out of|"
+    r"no longer (?:hold|own|have|hold any|own any|have any)|"
+    r"(?:don't|do not|dont) (?:hold|own|have)(?= [^,;.]*\b(?:anymore|any more|now)\b)|"
+    r"(?:not holding|not in)(?= [^,;.]*\b(?:anymore|any more)\b)|(?:i'm|im|i am) out of"
+)
+_WATCHING = (
+    r"stop(?:ped)? (?:watching|following|tracking|monitoring)|unfollow(?:ed)?|"
+    r"no longer (?:watch|follow|track|monitor|interested in|care about)|"
+    r"(?:don't|do not|dont) (?:watch|follow|track|care about)(?= [^,;.]*\b(?:anymore|any more)\b)"
+)
+_NEUTRAL = (
+    r"drop(?:ped)?|remove[sd]?|removing|delete[sd]?|deleting|ditch(?:ed)?|scrap(?:ped)?|"
+    r"cut|kick(?:ed)? out|take|took|taken"
+)
+_REMOVE = re.compile(
+    rf"(?<![\w'])(?:(?P<own>{_OWNING})|(?P<watch>{_WATCHING})|(?P<neutral>{_NEUTRAL}))\b", _I
+)
+#: What ends the tickers a cue applies to.
+_SCOPE_END = re.compile(
+    r"[,;.!?]|\s+(?:but|and\s+(?:just|only|now|i|bought|added?|put|keep|kept|then|so)|"
+    r"so|just|only|now|for|with|into|because|since|as)\b|\s+-+\s+",
+    _I,
+)
+_NEGATED = re.compile(r"\b(?:not|never|haven't|hasn't|didn't|won't|don't|can't)\s+(?:\w+\s+)?$", _I)
+_SWAP = re.compile(
+    r"(?<![\w'])(?:swap(?:ped|ping)?|switch(?:ed|ing)?|replace[ds]?|replacing|"
+    r"trade[ds]?|rotate[ds]?|exchange[ds]?)\s+(?:out\s+)?(?P<a>[^,;.!?]+?)\s+"
+    r"(?:for|with|into|to)\s+(?P<b>[^,;.!?]+)",
+    _I,
+)
+_INSTEAD_FIRST = re.compile(r"\binstead of\s+(?P<a>[^,;.!?]+?)\s*[,;:]\s*(?P<b>[^;.!?]+)", _I)
+_INSTEAD_AFTER = re.compile(
+    r"(?P<b>[^,;.!?]+?)\s+(?:instead of|rather than|in place of)\s+(?P<a>[^,;.!?]+)", _I
+)
+_ONLY = re.compile(
+    r"\b(?:now\s+)?(?:just|only)\s+(?:(?:hold|own|have|watch|follow)(?:ing)?\s+)?"
+    r"(?P<v>[^,;.!?]+?)\s*(?:now|left|these days|remaining|"
+    r"anymore|any more|at the moment|today)\b|\bnow\s+(?:just|only)\s+(?P<w>[^,;.!?]+)|"
+    r"\b(?:just|only)\s+(?P<x>[^,;.!?]+?)\s*(?=[,;.!?]|$)",
+    _I,
+)
+_ADD = re.compile(
+    r"(?:^|[,;.]\s*|\b(?:also|and|then|pls|please|plus|oh)\s+)(?:also\s+)?"
+    r"(?:add|added|throw in|include|also)\s+(?P<v>[^,;.!?]+?)"
+    r"(?:\s+(?:too|as well|also|to (?:it|that|the list|the mix|my list)))?\s*(?=[,;.!?]|$)",
+    _I,
+)
+_BOUGHT = re.compile(
+    r"\b(?:bought|picked up|bought into|added)\s+(?:some\s+|a bit of\s+|shares of\s+)?"
+    r"(?P<v>[^,;.!?]+)",
+    _I,
+)
+_NAMES_WATCH = re.compile(r"\bwatch[\s-]?list|\bradar\b|\bwatching\b|\bfollow", _I)
+_NAMES_HOLD = re.compile(
+    r"\b(?:portfolio|holdings?|positions?|shares|hold|own|owned|sold|bought|stake)\b", _I
+)
+_NAMES_EXCLUDED = re.compile(r"\b(?:exclu\w*|blacklist|black list|banned|do-not-touch)\b", _I)
+
+
+def list_edits(
+    part: str,
+    known: set[str],
+    recent: Sequence[str] = (),
+    held: Mapping[str, object] | None = None,
+) -> list[ListEdit]:
+    """The edits of ticker lists ``part`` states, one per list, in order."""
+    edits: dict[str, ListEdit] = {}
+    found: list[tuple[str | None, list[str], list[str], bool, int]] = []
+    for match in _SWAP.finditer(part):
+        out, into = _named(match["a"], known), _named(match["b"], known)
+        if out and into:
+            found.append((None, into, out, False, match.start()))
+    for pattern in (_INSTEAD_FIRST, _INSTEAD_AFTER):
+        for match in pattern.finditer(part):
+            out, into = _named(match["a"], known), _named(match["b"], known)
+            if out and into:
+                found.append((None, into, out, False, match.start()))
+    for match in _REMOVE.finditer(part):
+        if _NEGATED.search(part[: match.start()]):
+            continue
+        scope = _scope(part[match.end() :], take=match.group(0).lower())
+        if _PARTIAL.match(scope):
+            continue  # "sold half my NVDA": still held
+        out = _named(scope, known)
+        if out:
+            kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
+            found.append((kind, [], out, False, match.start()))
+    for match in _ADD.finditer(part):
+        into = _bare_tickers(match["v"], known)
+        if into:
+            found.append((None, into, [], False, match.start()))
+    if any(f[2] for f in found):
+        for match in _BOUGHT.finditer(part):
+            into = _named(_scope(match["v"]), known)
+            if into:
+                found.append(("holdings", into, [], False, match.start()))
+    only = _only(part, known) if found or _SOLD_BEFORE.search(part) or _MINE.search(part) else None
+    if only is not None:
+        found.append((None, only[0], [], True, only[1]))
+    for kind, into, out, whole, at in sorted(found, key=lambda f: f[4]):
+        attribute = _target(part, kind, out, recent, held, edits)
+        before = edits.get(attribute)
+        if before is not None:
+            into = [*before.added, *into]
+            out = [*before.removed, *out]
+            whole = whole or before.whole
+            at = before.at
+        added = tuple(dict.fromkeys(into))
+        edits[attribute] = ListEdit(
+            attribute, added, tuple(t for t in dict.fromkeys(out) if t not in added), whole, at
+        )
+    return sorted(edits.values(), key=lambda e: e.at)
+
+
+def holds(held: Mapping[str, object] | None, attribute: str, tickers: Sequence[str]) -> bool:
+    """Whether the stored list ``attribute`` of ``held`` holds one of ``tickers``."""
+    stored = (held or {}).get(attribute)
+    return isinstance(stored, list) and any(t in stored for t in tickers)
+
+
+_PARTIAL = re.compile(
+    r"\s*(?:half|some|part|a part|a bit|a little|a few|a portion|a chunk|a third|a quarter|"
+    r"most|a lot|\d+\s*%|\d+ percent|\d+ shares)\b",
+    _I,
+)
+_MINE = re.compile(
+    r"\b(?:mine(?:'s| is| are)|my (?:holdings?|portfolio|watch[\s-]?list|list|positions?)"
+    r"(?:\s*:|\s+(?:is|are|'s)(?: now)?\b)|i (?:now )?(?:just|only) (?:hold|own|have|watch|follow)\b)",
+    _I,
+)
+_SOLD_BEFORE = re.compile(rf"(?<![\w'])(?:{_OWNING})\b", _I)
+
+
+def _named(words: str, known: set[str]) -> list[str]:
+    return [s for s, _ in symbols.tickers_in(words, known)]
+
+
+def _bare_tickers(words: str, known: set[str]) -> list[str]:
+    """The tickers ``words`` name when it names nothing else ("GOOGL", "NVDA and MSFT")."""
+    named = symbols.tickers_in(words, known)
+    rest = re.sub(
+        r"\$?[\w.-]+", lambda m: "" if _is_named(m.group(0), named) else m.group(0), words
+    )
+    rest = re.sub(
+        r"\b(?:and|or|plus|too|also|my|the|shares?|stocks?|of|a few|some|a bit|a little|a couple)\b"
+        r"|[,&+/]",
+        " ",
+        rest,
+        flags=_I,
+    )
+    return [s for s, _ in named] if named and not rest.strip() else []
+
+
+def _is_named(word: str, named: Sequence[tuple[str, int]]) -> bool:
+    return any(symbols.mentions_ticker(s, word) for s, _ in named)
+
+
+def _scope(after: str, take: str = "") -> str:
+    """The words a removal cue applies to: up to the clause's end ("take X off": up to off)."""
+    if take.startswith(("take", "took")):
+        off = re.search(r"\s+(?:off|out)\b", after, _I)
+        return after[: off.start()] if off else ""
+    end = _SCOPE_END.search(after)
+    return after if end is None else after[: end.start()]
+
+
+def _only(part: str, known: set[str]) -> tuple[list[str], int] | None:
+    for match in _ONLY.finditer(part):
+        words = match["v"] or match["w"] or match["x"] or ""
+        named = _bare_tickers(words, known)
+        if named:
+            return named, match.start()
+    return None
+
+
+def _target(
+    part: str,
+    kind: str | None,
+    removed: Sequence[str],
+    recent: Sequence[str],
+    held: Mapping[str, object] | None,
+    edits: Mapping[str, ListEdit],
+) -> str:
+    """Which list an edit changes (see the module's docstring)."""
+    if _NAMES_EXCLUDED.search(part):
+        return "excluded_tickers"
+    if _NAMES_WATCH.search(part):
+        return "watchlist"
+    if kind is not None:
+        return kind
+    if _NAMES_HOLD.search(part):
+        return "holdings"
+    if edits:
+        return list(edits)[-1]
+    stored = [a for a in LISTS if holds(held, a, removed)]
+    for attribute in reversed(recent):
+        if attribute in LISTS and (not stored or attribute in stored):
+            return attribute
+    return stored[0] if stored else "watchlist"
+
+
+def removal_stated(
+    removed: Sequence[str],
+    quote: str,
+    names: Callable[[str, str], bool] = symbols.mentions_ticker,
+) -> bool:
+    """Whether ``quote`` takes each of ``removed`` out: it names each (``names``: a ticker by
+    default) and says it goes (sold, dropped, no longer held, swapped or replaced)."""
+    if not removed:
+        return True
+    cue = _REMOVE.search(quote) or _SWAP.search(quote)
+    cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
+    return cue is not None and all(names(t, quote) for t in removed)
+
+
+def removed_words(part: str, words: str) -> list[str]:
+    """The words of the alternation ``words`` that ``part`` takes out ("drop healthcare"):
+    each after a removal cue in the same comma clause."""
+    out: list[str] = []
+    for clause in re.split(r"[,;]|\s+(?:and|but)\s+", part):
+        cue = _REMOVE.search(clause)
+        if cue is not None and not _NEGATED.search(clause[: cue.start()]):
+            out += re.findall(rf"\b(?:{words})\b", clause[cue.end() :], _I)
+    return out
+
+
+def whole_stated(value: Sequence[str], quote: str) -> bool:
+    """Whether ``quote`` names ``value`` as the whole list ("just NVDA now")."""
+    return bool(re.search(r"\b(?:just|only)\b", quote, _I)) and all(
+        symbols.mentions_ticker(t, quote) for t in value
+    )
+
+
+# -- withdrawals ---------------------------------------------------------------------------------
+
+_WITHDRAW = re.compile(
+    r"\b(?:scratch that|strike that|forget (?:that|what i said)|ignore (?:that|what i said)|"
+    r"disregard (?:that|what i said)|(?:let me )?take (?:that|it) back|never ?mind)\b",
+    _I,
+)
+_UNKNOWN = re.compile(
+    r"\b(?:(?:don't|do not|dont) (?:really |honestly |actually )?know|not sure|no idea|"
+    r"undecided|(?:haven't|have not|not) (?:yet )?decided)\b",
+    _I,
+)
+#: The words that name an attribute a user may withdraw ("my horizon").
+NOUNS = {
+    "horizon_years": r"horizon|time ?frame|timeline",
+    "risk_tolerance": r"risk(?: tolerance| appetite| profile| level)?",
+    "max_drawdown_pct": r"(?:max(?:imum)? )?drawdown|loss limit|max(?:imum)? loss",
+    "base_currency": r"(?:base )?currency",
+    "goal": r"goal",
+    "income_preference": r"income preference",
+    "report_style": r"report style",
+    "employer": r"employer",
+    "age": r"age",
+    "address": r"address",
+}
+
+
+def withdrawn(sentence: str) -> str | None:
+    """The attribute ``sentence`` withdraws without a new value ("scratch that, I honestly
+    don't know my horizon yet"): a retraction cue, a statement of not knowing, and the
+    attribute named with "my"; ``None`` otherwise."""
+    if not (_WITHDRAW.search(sentence) and _UNKNOWN.search(sentence)):
+        return None
+    for attribute, noun in NOUNS.items():
+        if re.search(rf"\bmy\s+(?:{noun})\b", sentence, _I):
+            return attribute
+    return None
+
+
+# -- whose words ----------------------------------------------------------------------------------
+
+_DETERMINER = re.compile(
+    r"^\W*(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
+    r"(?:according to\s+)?(?:(?:my|mi|our|the|his|her|their|a|an)\s+)?(?P<who>[^,;.!?]*?)\s+"
+    r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|reckons|reckoned|claims|"
+    r"claimed|told|tells|wrote|writes|put|puts|noted|recorded|rated|rates|labels|labelled|"
+    r"labeled|called|calls|classified|classifies|considers|suggests|suggested|recommends|"
+    r"recommended|wants|figures|feels|felt|argues|keeps|has|had|marked|scored|gave|gives|"
+    r"came back|came out|set|sets|assigned|estimated|pegged|calculated|dice|cree|is always|"
+    r"always)\b",
+    _I,
+)
+
+
+def source_of(part: str) -> str:
+    """Who a reported claim in ``part`` comes from, in a few words ("wife", "risk quiz");
+    "someone else" when the words do not say."""
+    according = re.search(
+        r"\baccording to\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
+    )
+    if according is not None:
+        return _short(according.group(1))
+    match = _DETERMINER.search(part)
+    if match is None or not match["who"].strip():
+        return "someone else"
+    return _short(match["who"])
+
+
+def _short(who: str) -> str:
+    who = re.split(r"\s+(?:in|on|from|at|of|for|with|who|that|at)\s+", who.strip(), maxsplit=1)[0]
+    words = who.lower().split()[-3:]
+    return " ".join(words) or "someone else"
+
+
+_ADOPTS = re.compile(
+    r"\b(?:i agree|i'd agree|i would agree|agreed|(?:and )?(?:that's|thats|that is) (?:me|true|"
+    r"right|accurate|fair|correct)(?: too| as well)?|"
+    r"(?:he|she|they|it)(?:'s|'re| is| are) (?:probably |totally |absolutely |kind of |kinda )?"
+    r"(?:right|correct|spot on)|"
+    r"(?:he|she|they) (?:has|have|got) (?:a point|it right)|fair enough|spot on|"
+    r"(?:i'm|i am|im) with (?:him|her|them) on that|same (?:here|for me)|me too|so am i|"
+    r"(?:he|she|they) (?:is|are|was|were) right about (?:that|me)|"
+    r"(?:which|and) (?:is|it's) (?:true|right|fair)|true,? that's me)\b",
+    _I,
+)
+_DOUBT = re.compile(r"\b(?:not|don't|dont|disagree|wrong|doubt|but|no way)\b", _I)
+
+
+def adopts(sentence: str) -> bool:
+    """Whether ``sentence`` makes the claim before it the user's own ("and I agree, that's me
+    too", "she's right"); not when it doubts it ("I don't agree", "she's not right")."""
+    found = _ADOPTS.search(sentence)
+    return found is not None and not _DOUBT.search(sentence[: found.end()])
