@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from agent.learning import quantities, symbols, vocabulary
+from agent.learning import indirect, quantities, symbols, vocabulary
+from agent.research.constraints import clauses, is_constraint
+from agent.research.constraints import excluded_tickers as rule_exclusions
 from agent.research.tickers import COMPANY_NAMES
 
 Found = tuple[str, object, int]
@@ -23,8 +25,15 @@ Found = tuple[str, object, int]
 #: Attributes whose statements carry a negation ("no tobacco", "no more than 20%").
 NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdown_pct"})
 
-#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%").
-CONDITIONAL = frozenset({"max_drawdown_pct"})
+#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%", "if it
+#: dropped 30% I'd buy more"): a limit, and a reaction to losses.
+CONDITIONAL = frozenset({"max_drawdown_pct", "risk_tolerance"})
+#: A condition or supposition: a trait named in it is no statement ("if I were aggressive").
+_SUPPOSING = re.compile(
+    r"\b(?:if|unless|suppose|supposing|assuming|imagine|hypothetically|in case|let'?s say|"
+    r"were i|had i|whether)\b",
+    re.IGNORECASE,
+)
 
 _I = re.IGNORECASE
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
@@ -59,12 +68,27 @@ _RISK_PERSON = _alternation(
     w
     for value, words in vocabulary.RISK.items()
     for w in (value, *words)
-    if w not in {"high", "low", "medium", "growth", "balanced", "bold", "careful"}
+    if w
+    not in {
+        "high",
+        "low",
+        "medium",
+        "growth",
+        "balanced",
+        "bold",
+        "careful",
+        "big",
+        "huge",
+        "large",
+        "small",
+        "limited",
+        "side of caution",
+    }
 )
 _RISK_NOUN = r"(?:tolerance|appetite|profile|level|attitude|preference|capacity)"
 _RISK_TAIL = (
     r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:my|our|the|his|her) "
-    r"money|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
+    r"\w+|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
     r"at heart|by nature|[.,;!)]|-|$))"
 )
 _RISK = [
@@ -86,6 +110,13 @@ _RISK = [
     rf"\b(?:i|we)\s+(?:\w+\s+)?(?:prefer|like|want|choose|go for|stick (?:to|with)|favou?r|"
     rf"need|take|accept)\s+{_DEGREE}(?P<v>{_RISK_ALL})[\s-]+risk\b",
     rf"\b(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:fits|suits|describes|is)\s+me\b",
+    rf"\b(?:i'?m|i\s+am|im)\s+[^.,;]{{1,25}}?\s+and\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
+    rf"^\W*{_DEGREE}(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:investor|saver|type|person)\s+here\b",
+    rf"\bi\s+(?:\w+\s+)?(?:prefer|like|want|try|choose|need|tend)\s+to\s+(?:be|play it|stay|"
+    rf"keep it|err on the)\s+{_DEGREE}(?P<v>{_RISK_ALL})\b",
+    r"\brisk\s+(?:i|we)\s+(?:can|could|am willing to|'m willing to|want to|like to)\s+"
+    rf"(?:take|handle|accept|stomach|tolerate|live with)\s+(?:is|=|:)\s+{_DEGREE}"
+    rf"(?P<v>{_RISK_ALL})\b",
 ]
 
 
@@ -275,7 +306,7 @@ _FORMER = re.compile(
 # -- currency, sectors, personal data ----------------------------------------------------------
 
 _CURRENCY_CUE = re.compile(
-    r"\b(?:currency|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
+    r"\b(?:currency|currnecy|curency|currancy|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
     r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
     r"numbers)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
@@ -305,9 +336,10 @@ _FULL_NAME = [
     r"(?P<v>(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3}))\s*[.,!]?\s*$",
 ]
 _ADDRESS = [
-    r"\bmy\s+(?:home\s+|postal\s+|mailing\s+)?address\s+is\s+(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
-    r"^\W*(?:my\s+)?address\s*[:=-]\s*(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
+    r"\b(?:(?:my|our)\s+)?(?:new\s+)?(?:home\s+|postal\s+|mailing\s+)?address\s*(?:is|:|=|-)\s*"
+    r"(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
     r"\b(?:send|mail|post|forward|ship)\s+(?:\w+\s+){0,3}?to\s+"
+    r"(?:(?:my|our)\s+(?:place|home|house|flat|apartment)\s*[:,-]?\s*)?"
     r"(?P<v>[^;!?\n]*\d[^;!?\n]{3,200}?)\.?\s*$",
     r"\bi\s+live\s+at\s+(?P<v>[^;!?\n]*\d[^;!?\n]{3,200}?)\.?\s*$",
 ]
@@ -327,7 +359,15 @@ def _all(patterns: list[str], text: str) -> list[re.Match[str]]:
 
 
 def _risk(part: str, known: set[str]) -> list[Found]:
-    return [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+    reactions = [("risk_tolerance", v, at) for v, at in indirect.risk_reactions(part)]
+    if reactions and reactions[0][1] == "conservative" and _drawdown(part, known):
+        # A fearful reaction beside a percentage is a loss limit ("anything over 25% down
+        # and I'd lose sleep"), not a risk tolerance.
+        reactions = []
+    if _SUPPOSING.search(part):  # "if it dropped 30% I'd buy more", not "if I were bold"
+        return reactions[:1]
+    named = [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+    return named or reactions[:1]
 
 
 def _horizon(part: str, known: set[str]) -> list[Found]:
@@ -351,7 +391,9 @@ def _age(part: str, known: set[str]) -> list[Found]:
 
 def _drawdown(part: str, known: set[str]) -> list[Found]:
     loss = _LOSS.search(part)
-    if loss is None or not _LIMIT.search(part):
+    if loss is None or indirect.NOT_A_LIMIT.search(part):
+        return []
+    if not (_LIMIT.search(part) or indirect.LIMIT_REACTIONS.search(part)):
         return []
     if not (_has_self(part) or re.search(r"\b(?:max|maximum)\b", part, _I)):
         return []
@@ -472,8 +514,14 @@ def _employer(part: str, known: set[str]) -> list[Found]:
 
 
 def _currency(part: str, known: set[str]) -> list[Found]:
+    named = indirect.currencies_based(part) or indirect.local_currencies(part)
+    if named and _has_self(part):
+        return [("base_currency", named[0][0], named[0][1])]
+    named = indirect.currencies_answered(part)
+    if named:
+        return [("base_currency", named[0][0], named[0][1])]
     cue = _CURRENCY_CUE.search(part)
-    if cue is None:
+    if cue is None or indirect.said_of_someone_else(part, cue.start()):
         return []
     for match, code in quantities.currencies(part[cue.start() :]):
         if match.group(0) in "$€£¥" and re.match(r"\s*\d", part[cue.start() + match.end() :]):
@@ -507,13 +555,32 @@ def _personal(part: str, known: set[str]) -> list[Found]:
     if name is not None:
         found.append(("full_name", name["v"], name.start("v")))
     address = _first(_ADDRESS, part)
-    if address is not None:
-        found.append(("address", address["v"].strip(), address.start("v")))
+    if address is not None and not re.match(r"(?:is|was)\b|on file\b", address["v"], _I):
+        found.append(("address", indirect.address_only(address["v"]), address.start("v")))
+    if name is None:
+        found += [("full_name", v, at) for v, at in indirect.names_in_passing(part)[:1]]
+    if address is None:
+        found += [("address", v, at) for v, at in indirect.addresses_in_passing(part)[:1]]
     return found
+
+
+def _excluded_tickers(part: str, known: set[str]) -> list[Found]:
+    # A ticker an instruction rules out ("never include TSLA") is a standing rule the user
+    # confirms (agent.research.constraints), not a fact read from a conflict or a dislike.
+    found: list[Found] = []
+    for clause in clauses(part):
+        ruled = set(rule_exclusions([clause], known)) if is_constraint(clause) else set()
+        offset = max(part.find(clause), 0)
+        for attribute, value, at in indirect.excluded_tickers(clause, known):
+            kept = [s for s in value if s not in ruled] if isinstance(value, list) else []
+            if kept:
+                found.append((attribute, kept, offset + at))
+    return found[:1]
 
 
 _DETECTORS: tuple[Callable[[str, set[str]], list[Found]], ...] = (
     _risk,
+    _excluded_tickers,
     _horizon,
     _age,
     _drawdown,
