@@ -165,6 +165,8 @@ _AGE = [
     rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
     rf"\bi\s+(?:just\s+)?turned\s+(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|percent))",
     r"^\W*(?P<v>\d{1,3})\s*(?:years?[\s-]*old|y/?o)\b",
+    # in apposition after an introduction: "I'm Daniel Okafor, 29, software engineer"
+    r"\b(?:i'?m|i\s+am|im)\s+[^,.;\d]{2,40},\s*(?P<v>\d{2})\s*(?=,|\.|;|$|\s+(?:and|y/?o)\b)",
 ]
 
 

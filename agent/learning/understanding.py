@@ -60,7 +60,8 @@ _QUESTION_START = re.compile(
 )
 _POLITE = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
+    # "if you need it" offers, it supposes nothing about the user.
+    r"\b(?:if(?!\s+(?:you|u)\s+(?:ever\s+)?(?:need|want|like|have to|must)\b)|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
     r"let's say|lets say|were i|had i|whether)\b",
     re.IGNORECASE,
 )

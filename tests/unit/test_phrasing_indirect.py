@@ -71,6 +71,15 @@ def facts(text: str) -> dict[str, Any]:
             {"address": "22 Baker Street, London NW1 6XE"},
         ),
         ("our flat is at 3 Rue Cler, Paris", {"address": "3 Rue Cler, Paris"}),
+        (
+            "we just moved into 4 Birch Close, York YO1 3AB if you need it for letters",
+            {"address": "4 Birch Close, York YO1 3AB"},
+        ),
+        (
+            "so basically: I'm Pieter de Vries, 51, retired",
+            {"full_name": "Pieter de Vries", "age": 51},
+        ),
+        ("full name Sam Okoro if you need it", {"full_name": "Sam Okoro"}),
     ],
 )
 def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, Any]) -> None:
