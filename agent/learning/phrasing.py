@@ -128,7 +128,8 @@ _D = (
     .replace("(?P<half>", "(?:")
 )
 _HCUE = (
-    r"(?:horizon|time[\s-]?frame|investing window|investment window|time window|window|"
+    r"(?:horizon|horzion|horizion|horizen|time[\s-]?frame|investing window|investment window|"
+    r"time window|window|"
     r"time[\s-]?line|holding period)"
 )
 _NOT_OLD = r"(?![\s-]*old\b)"
@@ -143,11 +144,15 @@ _HORIZON_SELF = [
     r"need (?:the|this|my|it|that)?\s*(?:money|cash|funds)?|stop(?:ping)? work(?:ing)?|"
     r"retir(?:e|ing)|quit(?:ting)? work(?:ing)?|buy\w*\s+(?:a|an|my|our)\s+\w+|"
     r"for the next|leave it|leave the money|park(?:ing)? (?:it|the money)|"
-    r"finish(?:ing)? work(?:ing)?|touch (?:it|the money|this money|my money))\b"
-    r"[^.;!?]{0,25}?\b(?:in|for|within|after|another)?\s*"
+    r"finish(?:ing)? work(?:ing)?|touch (?:it|the money|this money|my money)|"
+    r"stay(?:ing)? invested|keep(?:ing)? (?:these|the|my|our) investments)\b"
+    r"[^.;!?]{0,25}?\b(?:in|for|within|after|another|during)?\s*"
     rf"(?:~|about\s+|around\s+|roughly\s+|at least\s+)?(?P<v>{_D}){_NOT_OLD}",
     rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
     r"(?:retirement|retiring|i retire|i stop work\w*)",
+    # "a decade and a half before I touch this money", "nine months from now I need the cash"
+    rf"(?P<v>{_D})\s+(?:(?:from now|out)\s+)?(?:before|until|till|when)?\s*(?:i|we)\s+"
+    r"(?:need|touch|use|withdraw|spend|want)\b",
 ]
 _RANGE = re.compile(r"\d\s*(?:-|–|to|or)\s*$", _I)
 _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b", _I)
@@ -165,6 +170,9 @@ _AGE = [
     rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
     rf"\bi\s+(?:just\s+)?turned\s+(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|percent))",
     r"^\W*(?P<v>\d{1,3})\s*(?:years?[\s-]*old|y/?o)\b",
+    rf"\bi\s+have\s+(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years\b(?!\s+(?:of|to|until|till|"
+    r"left|before|ago|in|on|experience|invest\w*|horizon|more|now))",
+    rf"^\W*(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years?\s+young\b",
     # in apposition after an introduction: "I'm Daniel Okafor, 29, software engineer"
     r"\b(?:i'?m|i\s+am|im)\s+[^,.;\d]{2,40},\s*(?P<v>\d{2})\s*(?=,|\.|;|$|\s+(?:and|y/?o)\b)",
 ]
@@ -246,6 +254,10 @@ _STYLE = [
     r"\b(?P<v>lots of detail|all the details?|every detail|full detail|in detail|tl;?dr|"
     r"bullet points)\b",
     r"\b(?:just|only)\s+(?:the\s+)?(?P<v>highlights|key points|headlines|gist)\b",
+    rf"^\W*(?:and\s+|but\s+|also\s+)?(?:keep\s+it\s+)?(?P<v>{_STYLE_WORDS})\s*,?\s*"
+    r"(?:please|pls|plz|thanks|thank you)\W*$",
+    r"\b(?P<v>deep)[\s-]+dives?\s+(?:every time|always|each time|by default|from now on|"
+    r"for everything|on everything)\b",
 ]
 
 
@@ -280,14 +292,15 @@ _STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a b
 
 _COMPANY = (
     rf"(?:(?i:{_alternation(COMPANY_NAMES)})\b|"
-    r"(?-i:[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
+    r"(?-i:(?!I\b|I'[a-z]+\b)[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
 )
 _EMPLOYER = re.compile(
     r"\b(?:i\s+(?:work|am working|'m working)\s+(?:at|for|with)|"
     r"i'm\s+(?:employed|working)\s+(?:at|by|for)|i\s+am\s+employed\s+(?:at|by)|"
     r"employed\s+(?:at|by)|my\s+employer\s*(?:is|:|=|-)?\s*(?:now\s+|currently\s+)?|"
     r"my\s+(?:pay\s*check|paycheque|salary|wages?|pay)\s+(?:comes?|is)\s+from|"
-    r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+(?:jobs\s+)?to|"
+    r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+jobs\s+to|i\s+switched\s+to|"
+    rf"i'?m\s+(?:now\s+|currently\s+)?at(?=\s+(?i:{_alternation(COMPANY_NAMES)})\b)|"
     r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at|on the payroll (?:at|of)|"
     r"i'?m\s+(?:on\s+staff|staff)\s+at)\s+"
     rf"(?P<v>{_COMPANY})",
@@ -325,7 +338,7 @@ _INTEREST = re.compile(
     r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
     r"focus(?:ed|ing)?\s+on|keen\s+on|like|love|prefer|favou?rite|exposure\s+to|overweight|"
     r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about|"
-    r"my\s+focus|focus|my\s+thing|my\s+area)\b",
+    r"my\s+focus|focus|my\s+thing|my\s+area|areas?\s+(?:i|we)\s+\w+|explore|my\s+corner)\b",
     _I,
 )
 _NAME = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,4})"
@@ -378,10 +391,14 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
         found += [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON_SELF, part)]
     if _goal(part, known):  # "a down payment on a flat in 3 years"
         found += [
-            ("horizon_years", m["v"], m.start("v"))
+            ("horizon_years", m[g], m.start(g))
             for m in re.finditer(
-                rf"\b(?:in|within)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})", part, _I
+                rf"\b(?:in|within|after)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})"
+                rf"|^\W*(?:about\s+|around\s+)?(?P<w>{_D})(?:\s+at\s+least)?\s*,",
+                part,
+                _I,
             )
+            for g in ("v" if m["v"] else "w",)
         ]
     # A range ("5-7 years", "5 to 7 years") names no one horizon.
     return [f for f in found if not _RANGE.search(part[: f[2]])]

@@ -291,8 +291,20 @@ def _age_normalise(value: object) -> JsonValue:
 _NOT_AN_AGE = r"(?:months?|%|percent|decades?|(?:years?|yrs?)\b(?![\s-]+old))"
 
 
+#: An age said with "years" and no "old": "sixty-three years young", "I have 46 years".
+_YEARS_OF_AGE = re.compile(
+    rf"(?:\bi\s+have\s+)?\b({quantities.NUMBER})\s+years?\s+(?:young\b|and\s+(?:\w+\s+)?"
+    r"(?:children|kids|a\s+\w+)\b)|\bi\s+have\s+(\d{2})\s+years\b",
+    re.IGNORECASE,
+)
+
+
 def _age_mentions(value: JsonValue, text: str) -> bool:
-    return any(n == value for n in _bare_numbers(text, _NOT_AN_AGE))
+    if any(n == value for n in _bare_numbers(text, _NOT_AN_AGE)):
+        return True
+    return any(
+        quantities.number(m.group(1) or m.group(2)) == value for m in _YEARS_OF_AGE.finditer(text)
+    )
 
 
 # -- tickers --------------------------------------------------------------------------------------

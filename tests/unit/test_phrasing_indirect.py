@@ -89,6 +89,37 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my horzion is 7 yaers", {"horizon_years": 7}),
+        ("I want to stay invested during 9 years at least", {"horizon_years": 9}),
+        ("two years and a half before I touch any of it", {"horizon_years": 2.5}),
+        ("I have 52 years and a grandson", {"age": 52}),
+        ("seventy years young!", {"age": 70}),
+        ("I'm now at Nvidia, on the hardware team", {"employer": "Nvidia"}),
+        ("Detailed please.", {"report_style": "detailed"}),
+        ("a deep dive every time, I have the patience", {"report_style": "detailed"}),
+        ("Utilities are the areas I want to explore", {"sectors_of_interest": ["utilities"]}),
+    ],
+)
+def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[str, Any]) -> None:
+    assert facts(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I moved to Leeds last year",
+        "I have 30 years of experience in sales",
+        "Now give me a deep dive on Tesla",
+        "I'm at 40% cash right now",
+    ],
+)
+def test_no_fact_from_look_alikes(text: str) -> None:
+    assert facts(text) == {}
+
+
+@pytest.mark.parametrize(
     ("attribute", "value", "text"),
     [
         ("risk_tolerance", "conservative", "If the market dropped 30% tomorrow I'd buy more"),
