@@ -266,11 +266,13 @@ _STYLE = [
 _WATCH = re.compile(
     r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep (?:an )?eye on|"
     r"keep tabs on|on my (?:watch[\s-]?list|radar)|add\b[^.;!?]*?\bwatch[\s-]?list|"
-    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list|(?:add|put)\b[^.;!?]*?\bmy\s+list)\b",
+    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list|(?:add|put)\b[^.;!?]*?\bmy\s+list|"
+    r"updates?\s+on|news\s+(?:on|about)|(?:tell|let)\s+me\s+(?:know\s+)?(?:when|whenever)\s+"
+    r"(?:something|anything)|(?:alert|notify|ping)\s+me\s+(?:when|whenever|about|on))\b",
     _I,
 )
 _SUBJECTLESS = re.compile(
-    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|"
+    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|you|"
     r"i'd like you to|i want you to|you should)[\s,]+)*$",
     _I,
 )
@@ -498,7 +500,7 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
     before = part[: cue.start()]
     if not (
         _SUBJECTLESS.match(before)
-        or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,2}$", before, _I)
+        or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,3}$", before, _I)
         or re.search(r"\bmy\s+watch[\s-]?list\b", part, _I)
     ):
         return []
@@ -559,6 +561,13 @@ def _sectors(part: str, known: set[str]) -> list[Found]:
         ]
         if named:
             return [("excluded_sectors", [m.group(0) for m in named], named[0].start())]
+        # "crypto is a casino, keep it away from me": the sector before a pronoun kept out
+        if re.search(
+            r"\b(?:keep|leave)\s+(?:it|them|that|those)\s+(?:\w+\s+)?(?:out|away)\b", part, _I
+        ):
+            first = re.search(rf"\b(?:{_EXCLUDED_WORDS})\b", part, _I)
+            if first is not None and first.start() < excluding.start():
+                return [("excluded_sectors", [first.group(0)], first.start())]
         return []
     if not (_INTEREST.search(part) and (_has_self(part) or re.match(r"^\W*sectors?\b", part, _I))):
         return []

@@ -100,6 +100,10 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
         ("Detailed please.", {"report_style": "detailed"}),
         ("a deep dive every time, I have the patience", {"report_style": "detailed"}),
         ("Utilities are the areas I want to explore", {"sectors_of_interest": ["utilities"]}),
+        ("ping me whenever there's news on Nvidia", {"watchlist": ["NVDA"]}),
+        ("I'd love updates on Apple and Amazon", {"watchlist": ["AAPL", "AMZN"]}),
+        ("honestly I just want to keep an eye on Tesla", {"watchlist": ["TSLA"]}),
+        ("tobacco kills people, keep it out of my portfolio", {"excluded_sectors": ["tobacco"]}),
     ],
 )
 def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[str, Any]) -> None:
@@ -113,6 +117,8 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "I have 30 years of experience in sales",
         "Now give me a deep dive on Tesla",
         "I'm at 40% cash right now",
+        "let me know if Tesla is a buy",
+        "tobacco stocks are cheap, keep it in mind",
     ],
 )
 def test_no_fact_from_look_alikes(text: str) -> None:
