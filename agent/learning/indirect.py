@@ -135,7 +135,10 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
         ),
         (
             r"\b(?:didn'?t|did not|never|wouldn'?t|would not|won'?t|will not|not going to|"
-            r"not gonna)\s+(?:even\s+)?(?:sell|panic|flinch|blink|budge|bail|cash out)\b",
+            r"not gonna)\s+(?:even\s+)?(?:sell|panic|flinch|blink|budge|bail|cash out)\b"
+            # what was not sold is an investment, not "my car"
+            r"(?!\s+(?:my|the|our|a|an|his|her)\s+(?!single|thing|share|stock|position|"
+            r"portfolio|holding|investment|fund|etf)\w)",
             True,
         ),
         (
@@ -307,6 +310,9 @@ _EXCLUDE_BEFORE = re.compile(
 )
 _EXCLUDE_AROUND = re.compile(
     r"\b(?:keep|leave)\s+(?P<t>(?:[\w$.&]+\s+){1,4}?)(?:out|off|away)\b"
+    # for good, not out of one comparison: the clause ends, or names the user's money
+    r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our)\s+"
+    r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)))"
     r"|(?P<u>(?:[\w$.&]+(?:,\s*|\s+(?:and|or|&)\s+))*[\w$.&]+)\s+(?:is|are|stays?)\s+"
     r"(?:off[\s-]limits|a no[\s-]go|out of bounds|banned|dead to me|on my (?:restricted|"
     r"banned|no[\s-]go|black) ?list)\b",
@@ -490,8 +496,19 @@ _NOT_NAMES = frozenset(
     your our is am are i me we you it this that tired busy excited curious worried nervous
     ready sure into over about never always mostly pretty quite kind bit big huge fan long
     short bullish bearish all investor trader mr mrs ms dr sir madam dear hi hello hey thanks
-    cheers regards best""".split()
+    cheers regards best great news today tomorrow yesterday now""".split()
 )
+
+
+def is_a_name(value: str) -> bool:
+    """Whether ``value`` can be a person's name: no common word, no company."""
+    words = [w.lower().rstrip(".") for w in value.split()]
+    return not any(w in _NOT_NAMES or w in COMPANY_NAMES for w in words)
+
+
+def looks_like_address(value: str) -> bool:
+    """Whether ``value`` has a street or a postcode."""
+    return bool(re.search(rf"\b{_STREET}\b\.?", value, _I) or re.search(_POSTCODE, value))
 
 
 def names_in_passing(text: str) -> list[tuple[str, int]]:
@@ -500,10 +517,7 @@ def names_in_passing(text: str) -> list[tuple[str, int]]:
     out = []
     for pattern in _NAMES:
         for match in pattern.finditer(text):
-            words = match["v"].split()
-            if any(w.lower().rstrip(".") in _NOT_NAMES for w in words):
-                continue
-            if any(w.lower() in COMPANY_NAMES for w in words):
+            if not is_a_name(match["v"]):
                 continue
             out.append((match["v"], match.start("v")))
     return sorted(out, key=lambda f: f[1])
@@ -540,7 +554,7 @@ def addresses_in_passing(text: str) -> list[tuple[str, int]]:
     out = []
     for match in _ADDRESS.finditer(text):
         value = match["v"].strip(" ,")
-        if re.search(rf"\b{_STREET}\b\.?", value, _I) or re.search(_POSTCODE, value):
+        if looks_like_address(value):
             out.append((address_only(value), match.start("v")))
     return out
 

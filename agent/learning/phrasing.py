@@ -580,10 +580,17 @@ def _sectors(part: str, known: set[str]) -> list[Found]:
 def _personal(part: str, known: set[str]) -> list[Found]:
     found: list[Found] = []
     name = _first(_FULL_NAME, part)
+    if name is not None and not indirect.is_a_name(name["v"]):
+        name = None
     if name is not None:
         found.append(("full_name", name["v"], name.start("v")))
     address = _first(_ADDRESS, part)
-    if address is not None and not re.match(r"(?:is|was)\b|on file\b", address["v"], _I):
+    if address is not None and (
+        re.match(r"(?:is|was)\b|on file\b", address["v"], _I)
+        or (address.re.pattern == _ADDRESS[1] and not indirect.looks_like_address(address["v"]))
+    ):
+        address = None  # "send it to 5 people" names no address
+    if address is not None:
         found.append(("address", indirect.address_only(address["v"]), address.start("v")))
     if name is None:
         found += [("full_name", v, at) for v, at in indirect.names_in_passing(part)[:1]]

@@ -118,6 +118,11 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "Now give me a deep dive on Tesla",
         "I'm at 40% cash right now",
         "let me know if Tesla is a buy",
+        "This Is Great News",
+        "I'm Buying Tesla Today",
+        "send it to 5 people",
+        "I didn't sell my car in 2020",
+        "Keep Apple out of the comparison this time",
         "tobacco stocks are cheap, keep it in mind",
     ],
 )
