@@ -51,8 +51,12 @@ _FALL = (
     r"goes down|went down|go down|2008|2020|2022|covid|gfc|dot-?com)"
 )
 #: A market's fall, or any loss of money.
-_LOSS = re.compile(rf"\b(?:{_FALL}|los(?:e|es|ing|t|ses|s)|down\s+\d)\b", _I)
-_MARKET_FALL = re.compile(rf"\b{_FALL}\b", _I)
+#: A market's fall, or a loss of money ("losing weight" is none).
+_LOSS = re.compile(
+    rf"\b(?:{_FALL}|losses|loss|down\s+\d|los(?:e|es|ing|t)\s+(?:\w+\s+)?(?:money|it|everything|"
+    r"savings|capital|cash|value|half|a (?:lot|third|quarter|fifth)|\d))\b",
+    _I,
+)
 _SWINGS = (
     r"(?:volatility|swings?|ups and downs|ups & downs|big moves|wild rides?|roller ?coasters?|"
     r"drops?|dips?|drawdowns?|losses|crash(?:es)?|corrections?|red days|seeing red|"
@@ -332,6 +336,8 @@ def excluded_tickers(text: str, known: set[str]) -> list[Found]:
         rest = text[match.end() :]
         end = _LIST_END.search(rest)
         span = rest[: end.start()] if end else rest
+        if re.search(r"\b(?:any\s+longer|any\s*more|now)\b", span, _I):
+            continue  # "I can't hold NVDA any longer": a sale, not an exclusion
         first = symbols.tickers_in(span, known)
         if first and first[0][1] == 0:
             named += [(s, match.end() + at) for s, at in first if _joined(span, at)]

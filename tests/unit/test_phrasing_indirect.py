@@ -123,6 +123,8 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "send it to 5 people",
         "I didn't sell my car in 2020",
         "Keep Apple out of the comparison this time",
+        "I can't hold NVDA any longer, selling tomorrow",
+        "losing weight keeps me up at night",
         "tobacco stocks are cheap, keep it in mind",
     ],
 )
