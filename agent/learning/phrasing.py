@@ -338,7 +338,7 @@ _EXCLUDE = re.compile(
 _SECTOR_WORDS = _words_of(vocabulary.SECTORS)
 _INTEREST = re.compile(
     r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
-    r"focus(?:ed|ing)?\s+on|keen\s+on|like|love|prefer|favou?rite|exposure\s+to|overweight|"
+    r"focus(?:ed|ing)?\s+on|keen\s+on|(?<!for\s)like|love|prefer|favou?rite|exposure\s+to|overweight|"
     r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about|"
     r"my\s+focus|focus|my\s+thing|my\s+area|areas?\s+(?:i|we)\s+\w+|explore|my\s+corner)\b",
     _I,

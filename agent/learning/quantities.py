@@ -158,6 +158,8 @@ def duration_years(text: str) -> float | None:
     stripped = text.strip().lstrip("~").strip()
     if re.fullmatch(r"\d+(?:\.\d+)?", stripped):
         return float(stripped)
+    if re.fullmatch(WORD_NUMBER, stripped, re.IGNORECASE):  # "make it twelve"
+        return number(stripped)
     match = re.fullmatch(DURATION, stripped, re.IGNORECASE)
     if match is None:
         return None

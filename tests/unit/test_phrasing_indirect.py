@@ -101,6 +101,7 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
         ("a deep dive every time, I have the patience", {"report_style": "detailed"}),
         ("Utilities are the areas I want to explore", {"sectors_of_interest": ["utilities"]}),
         ("ping me whenever there's news on Nvidia", {"watchlist": ["NVDA"]}),
+        ("my timeframe is five years... no wait, make it eight", {"horizon_years": 8}),
         ("I'd love updates on Apple and Amazon", {"watchlist": ["AAPL", "AMZN"]}),
         ("honestly I just want to keep an eye on Tesla", {"watchlist": ["TSLA"]}),
         ("tobacco kills people, keep it out of my portfolio", {"excluded_sectors": ["tobacco"]}),
@@ -125,6 +126,7 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "Keep Apple out of the comparison this time",
         "I can't hold NVDA any longer, selling tomorrow",
         "losing weight keeps me up at night",
+        "my savings sat in the bank for like 8 years",
         "tobacco stocks are cheap, keep it in mind",
     ],
 )
