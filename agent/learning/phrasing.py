@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from agent.learning import quantities, symbols, vocabulary
+from agent.learning import indirect, quantities, symbols, vocabulary
+from agent.research.constraints import clauses, is_constraint
+from agent.research.constraints import excluded_tickers as rule_exclusions
 from agent.research.tickers import COMPANY_NAMES
 
 Found = tuple[str, object, int]
@@ -23,8 +25,15 @@ Found = tuple[str, object, int]
 #: Attributes whose statements carry a negation ("no tobacco", "no more than 20%").
 NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdown_pct"})
 
-#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%").
-CONDITIONAL = frozenset({"max_drawdown_pct"})
+#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%", "if it
+#: dropped 30% I'd buy more"): a limit, and a reaction to losses.
+CONDITIONAL = frozenset({"max_drawdown_pct", "risk_tolerance"})
+#: A condition or supposition: a trait named in it is no statement ("if I were aggressive").
+_SUPPOSING = re.compile(
+    r"\b(?:if|unless|suppose|supposing|assuming|imagine|hypothetically|in case|let'?s say|"
+    r"were i|had i|whether)\b",
+    re.IGNORECASE,
+)
 
 _I = re.IGNORECASE
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
@@ -59,12 +68,27 @@ _RISK_PERSON = _alternation(
     w
     for value, words in vocabulary.RISK.items()
     for w in (value, *words)
-    if w not in {"high", "low", "medium", "growth", "balanced", "bold", "careful"}
+    if w
+    not in {
+        "high",
+        "low",
+        "medium",
+        "growth",
+        "balanced",
+        "bold",
+        "careful",
+        "big",
+        "huge",
+        "large",
+        "small",
+        "limited",
+        "side of caution",
+    }
 )
 _RISK_NOUN = r"(?:tolerance|appetite|profile|level|attitude|preference|capacity)"
 _RISK_TAIL = (
     r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:my|our|the|his|her) "
-    r"money|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
+    r"\w+|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
     r"at heart|by nature|[.,;!)]|-|$))"
 )
 _RISK = [
@@ -86,6 +110,13 @@ _RISK = [
     rf"\b(?:i|we)\s+(?:\w+\s+)?(?:prefer|like|want|choose|go for|stick (?:to|with)|favou?r|"
     rf"need|take|accept)\s+{_DEGREE}(?P<v>{_RISK_ALL})[\s-]+risk\b",
     rf"\b(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:fits|suits|describes|is)\s+me\b",
+    rf"\b(?:i'?m|i\s+am|im)\s+[^.,;]{{1,25}}?\s+and\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
+    rf"^\W*{_DEGREE}(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:investor|saver|type|person)\s+here\b",
+    rf"\bi\s+(?:\w+\s+)?(?:prefer|like|want|try|choose|need|tend)\s+to\s+(?:be|play it|stay|"
+    rf"keep it|err on the)\s+{_DEGREE}(?P<v>{_RISK_ALL})\b",
+    r"\brisk\s+(?:i|we)\s+(?:can|could|am willing to|'m willing to|want to|like to)\s+"
+    rf"(?:take|handle|accept|stomach|tolerate|live with)\s+(?:is|=|:)\s+{_DEGREE}"
+    rf"(?P<v>{_RISK_ALL})\b",
 ]
 
 
@@ -97,7 +128,8 @@ _D = (
     .replace("(?P<half>", "(?:")
 )
 _HCUE = (
-    r"(?:horizon|time[\s-]?frame|investing window|investment window|time window|window|"
+    r"(?:horizon|horzion|horizion|horizen|time[\s-]?frame|investing window|investment window|"
+    r"time window|window|"
     r"time[\s-]?line|holding period)"
 )
 _NOT_OLD = r"(?![\s-]*old\b)"
@@ -112,11 +144,15 @@ _HORIZON_SELF = [
     r"need (?:the|this|my|it|that)?\s*(?:money|cash|funds)?|stop(?:ping)? work(?:ing)?|"
     r"retir(?:e|ing)|quit(?:ting)? work(?:ing)?|buy\w*\s+(?:a|an|my|our)\s+\w+|"
     r"for the next|leave it|leave the money|park(?:ing)? (?:it|the money)|"
-    r"finish(?:ing)? work(?:ing)?|touch (?:it|the money|this money|my money))\b"
-    r"[^.;!?]{0,25}?\b(?:in|for|within|after|another)?\s*"
+    r"finish(?:ing)? work(?:ing)?|touch (?:it|the money|this money|my money)|"
+    r"stay(?:ing)? invested|keep(?:ing)? (?:these|the|my|our) investments)\b"
+    r"[^.;!?]{0,25}?\b(?:in|for|within|after|another|during)?\s*"
     rf"(?:~|about\s+|around\s+|roughly\s+|at least\s+)?(?P<v>{_D}){_NOT_OLD}",
     rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
     r"(?:retirement|retiring|i retire|i stop work\w*)",
+    # "a decade and a half before I touch this money", "nine months from now I need the cash"
+    rf"(?P<v>{_D})\s+(?:(?:from now|out)\s+)?(?:before|until|till|when)?\s*(?:i|we)\s+"
+    r"(?:need|touch|use|withdraw|spend|want)\b",
 ]
 _RANGE = re.compile(r"\d\s*(?:-|–|to|or)\s*$", _I)
 _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b", _I)
@@ -134,6 +170,11 @@ _AGE = [
     rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
     rf"\bi\s+(?:just\s+)?turned\s+(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|percent))",
     r"^\W*(?P<v>\d{1,3})\s*(?:years?[\s-]*old|y/?o)\b",
+    rf"\bi\s+have\s+(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years\b(?!\s+(?:of|to|until|till|"
+    r"left|before|ago|in|on|experience|invest\w*|horizon|more|now))",
+    rf"^\W*(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years?\s+young\b",
+    # in apposition after an introduction: "I'm Daniel Okafor, 29, software engineer"
+    r"\b(?:i'?m|i\s+am|im)\s+[^,.;\d]{2,40},\s*(?P<v>\d{2})\s*(?=,|\.|;|$|\s+(?:and|y/?o)\b)",
 ]
 
 
@@ -213,6 +254,10 @@ _STYLE = [
     r"\b(?P<v>lots of detail|all the details?|every detail|full detail|in detail|tl;?dr|"
     r"bullet points)\b",
     r"\b(?:just|only)\s+(?:the\s+)?(?P<v>highlights|key points|headlines|gist)\b",
+    rf"^\W*(?:and\s+|but\s+|also\s+)?(?:keep\s+it\s+)?(?P<v>{_STYLE_WORDS})\s*,?\s*"
+    r"(?:please|pls|plz|thanks|thank you)\W*$",
+    r"\b(?P<v>deep)[\s-]+dives?\s+(?:every time|always|each time|by default|from now on|"
+    r"for everything|on everything)\b",
 ]
 
 
@@ -221,11 +266,13 @@ _STYLE = [
 _WATCH = re.compile(
     r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep (?:an )?eye on|"
     r"keep tabs on|on my (?:watch[\s-]?list|radar)|add\b[^.;!?]*?\bwatch[\s-]?list|"
-    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list|(?:add|put)\b[^.;!?]*?\bmy\s+list)\b",
+    r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list|(?:add|put)\b[^.;!?]*?\bmy\s+list|"
+    r"updates?\s+on|news\s+(?:on|about)|(?:tell|let)\s+me\s+(?:know\s+)?(?:when|whenever)\s+"
+    r"(?:something|anything)|(?:alert|notify|ping)\s+me\s+(?:when|whenever|about|on))\b",
     _I,
 )
 _SUBJECTLESS = re.compile(
-    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|"
+    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|you|"
     r"i'd like you to|i want you to|you should)[\s,]+)*$",
     _I,
 )
@@ -247,14 +294,15 @@ _STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a b
 
 _COMPANY = (
     rf"(?:(?i:{_alternation(COMPANY_NAMES)})\b|"
-    r"(?-i:[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
+    r"(?-i:(?!I\b|I'[a-z]+\b)[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
 )
 _EMPLOYER = re.compile(
     r"\b(?:i\s+(?:work|am working|'m working)\s+(?:at|for|with)|"
     r"i'm\s+(?:employed|working)\s+(?:at|by|for)|i\s+am\s+employed\s+(?:at|by)|"
     r"employed\s+(?:at|by)|my\s+employer\s*(?:is|:|=|-)?\s*(?:now\s+|currently\s+)?|"
     r"my\s+(?:pay\s*check|paycheque|salary|wages?|pay)\s+(?:comes?|is)\s+from|"
-    r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+(?:jobs\s+)?to|"
+    r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+jobs\s+to|i\s+switched\s+to|"
+    rf"i'?m\s+(?:now\s+|currently\s+)?at(?=\s+(?i:{_alternation(COMPANY_NAMES)})\b)|"
     r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at|on the payroll (?:at|of)|"
     r"i'?m\s+(?:on\s+staff|staff)\s+at)\s+"
     rf"(?P<v>{_COMPANY})",
@@ -275,7 +323,7 @@ _FORMER = re.compile(
 # -- currency, sectors, personal data ----------------------------------------------------------
 
 _CURRENCY_CUE = re.compile(
-    r"\b(?:currency|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
+    r"\b(?:currency|currnecy|curency|currancy|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
     r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
     r"numbers)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
@@ -290,9 +338,9 @@ _EXCLUDE = re.compile(
 _SECTOR_WORDS = _words_of(vocabulary.SECTORS)
 _INTEREST = re.compile(
     r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
-    r"focus(?:ed|ing)?\s+on|keen\s+on|like|love|prefer|favou?rite|exposure\s+to|overweight|"
+    r"focus(?:ed|ing)?\s+on|keen\s+on|(?<!for\s)like|love|prefer|favou?rite|exposure\s+to|overweight|"
     r"care\s+about|want\s+to\s+hear\s+about|follow(?:ing)?|track(?:ing)?|excited about|"
-    r"my\s+focus|focus|my\s+thing|my\s+area)\b",
+    r"my\s+focus|focus|my\s+thing|my\s+area|areas?\s+(?:i|we)\s+\w+|explore|my\s+corner)\b",
     _I,
 )
 _NAME = r"(?-i:[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,4})"
@@ -305,9 +353,10 @@ _FULL_NAME = [
     r"(?P<v>(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3}))\s*[.,!]?\s*$",
 ]
 _ADDRESS = [
-    r"\bmy\s+(?:home\s+|postal\s+|mailing\s+)?address\s+is\s+(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
-    r"^\W*(?:my\s+)?address\s*[:=-]\s*(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
+    r"\b(?:(?:my|our)\s+)?(?:new\s+)?(?:home\s+|postal\s+|mailing\s+)?address\s*(?:is|:|=|-)\s*"
+    r"(?P<v>[^;!?\n]{5,200}?)\.?\s*$",
     r"\b(?:send|mail|post|forward|ship)\s+(?:\w+\s+){0,3}?to\s+"
+    r"(?:(?:my|our)\s+(?:place|home|house|flat|apartment)\s*[:,-]?\s*)?"
     r"(?P<v>[^;!?\n]*\d[^;!?\n]{3,200}?)\.?\s*$",
     r"\bi\s+live\s+at\s+(?P<v>[^;!?\n]*\d[^;!?\n]{3,200}?)\.?\s*$",
 ]
@@ -327,7 +376,15 @@ def _all(patterns: list[str], text: str) -> list[re.Match[str]]:
 
 
 def _risk(part: str, known: set[str]) -> list[Found]:
-    return [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+    reactions = [("risk_tolerance", v, at) for v, at in indirect.risk_reactions(part)]
+    if reactions and reactions[0][1] == "conservative" and _drawdown(part, known):
+        # A fearful reaction beside a percentage is a loss limit ("anything over 25% down
+        # and I'd lose sleep"), not a risk tolerance.
+        reactions = []
+    if _SUPPOSING.search(part):  # "if it dropped 30% I'd buy more", not "if I were bold"
+        return reactions[:1]
+    named = [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+    return named or reactions[:1]
 
 
 def _horizon(part: str, known: set[str]) -> list[Found]:
@@ -336,10 +393,14 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
         found += [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON_SELF, part)]
     if _goal(part, known):  # "a down payment on a flat in 3 years"
         found += [
-            ("horizon_years", m["v"], m.start("v"))
+            ("horizon_years", m[g], m.start(g))
             for m in re.finditer(
-                rf"\b(?:in|within)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})", part, _I
+                rf"\b(?:in|within|after)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})"
+                rf"|^\W*(?:about\s+|around\s+)?(?P<w>{_D})(?:\s+at\s+least)?\s*,",
+                part,
+                _I,
             )
+            for g in ("v" if m["v"] else "w",)
         ]
     # A range ("5-7 years", "5 to 7 years") names no one horizon.
     return [f for f in found if not _RANGE.search(part[: f[2]])]
@@ -351,7 +412,9 @@ def _age(part: str, known: set[str]) -> list[Found]:
 
 def _drawdown(part: str, known: set[str]) -> list[Found]:
     loss = _LOSS.search(part)
-    if loss is None or not _LIMIT.search(part):
+    if loss is None or indirect.NOT_A_LIMIT.search(part):
+        return []
+    if not (_LIMIT.search(part) or indirect.LIMIT_REACTIONS.search(part)):
         return []
     if not (_has_self(part) or re.search(r"\b(?:max|maximum)\b", part, _I)):
         return []
@@ -437,7 +500,7 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
     before = part[: cue.start()]
     if not (
         _SUBJECTLESS.match(before)
-        or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,2}$", before, _I)
+        or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,3}$", before, _I)
         or re.search(r"\bmy\s+watch[\s-]?list\b", part, _I)
     ):
         return []
@@ -472,8 +535,14 @@ def _employer(part: str, known: set[str]) -> list[Found]:
 
 
 def _currency(part: str, known: set[str]) -> list[Found]:
+    named = indirect.currencies_based(part) or indirect.local_currencies(part)
+    if named and _has_self(part):
+        return [("base_currency", named[0][0], named[0][1])]
+    named = indirect.currencies_answered(part)
+    if named:
+        return [("base_currency", named[0][0], named[0][1])]
     cue = _CURRENCY_CUE.search(part)
-    if cue is None:
+    if cue is None or indirect.said_of_someone_else(part, cue.start()):
         return []
     for match, code in quantities.currencies(part[cue.start() :]):
         if match.group(0) in "$€£¥" and re.match(r"\s*\d", part[cue.start() + match.end() :]):
@@ -492,6 +561,13 @@ def _sectors(part: str, known: set[str]) -> list[Found]:
         ]
         if named:
             return [("excluded_sectors", [m.group(0) for m in named], named[0].start())]
+        # "crypto is a casino, keep it away from me": the sector before a pronoun kept out
+        if re.search(
+            r"\b(?:keep|leave)\s+(?:it|them|that|those)\s+(?:\w+\s+)?(?:out|away)\b", part, _I
+        ):
+            first = re.search(rf"\b(?:{_EXCLUDED_WORDS})\b", part, _I)
+            if first is not None and first.start() < excluding.start():
+                return [("excluded_sectors", [first.group(0)], first.start())]
         return []
     if not (_INTEREST.search(part) and (_has_self(part) or re.match(r"^\W*sectors?\b", part, _I))):
         return []
@@ -504,16 +580,42 @@ def _sectors(part: str, known: set[str]) -> list[Found]:
 def _personal(part: str, known: set[str]) -> list[Found]:
     found: list[Found] = []
     name = _first(_FULL_NAME, part)
+    if name is not None and not indirect.is_a_name(name["v"]):
+        name = None
     if name is not None:
         found.append(("full_name", name["v"], name.start("v")))
     address = _first(_ADDRESS, part)
+    if address is not None and (
+        re.match(r"(?:is|was)\b|on file\b", address["v"], _I)
+        or (address.re.pattern == _ADDRESS[1] and not indirect.looks_like_address(address["v"]))
+    ):
+        address = None  # "send it to 5 people" names no address
     if address is not None:
-        found.append(("address", address["v"].strip(), address.start("v")))
+        found.append(("address", indirect.address_only(address["v"]), address.start("v")))
+    if name is None:
+        found += [("full_name", v, at) for v, at in indirect.names_in_passing(part)[:1]]
+    if address is None:
+        found += [("address", v, at) for v, at in indirect.addresses_in_passing(part)[:1]]
     return found
+
+
+def _excluded_tickers(part: str, known: set[str]) -> list[Found]:
+    # A ticker an instruction rules out ("never include TSLA") is a standing rule the user
+    # confirms (agent.research.constraints), not a fact read from a conflict or a dislike.
+    found: list[Found] = []
+    for clause in clauses(part):
+        ruled = set(rule_exclusions([clause], known)) if is_constraint(clause) else set()
+        offset = max(part.find(clause), 0)
+        for attribute, value, at in indirect.excluded_tickers(clause, known):
+            kept = [s for s in value if s not in ruled] if isinstance(value, list) else []
+            if kept:
+                found.append((attribute, kept, offset + at))
+    return found[:1]
 
 
 _DETECTORS: tuple[Callable[[str, set[str]], list[Found]], ...] = (
     _risk,
+    _excluded_tickers,
     _horizon,
     _age,
     _drawdown,

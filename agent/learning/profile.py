@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
-from agent.learning import quantities, symbols, vocabulary
+from agent.learning import indirect, quantities, symbols, vocabulary
 
 Merge = Literal["replace", "union"]
 
@@ -102,6 +102,8 @@ def _enumeration(
         key = _words(value)
         key = re.sub(r"^(?:very|fairly|pretty|quite|rather|a|an)\s+", "", key)
         key = re.sub(r"\s+(?:investor|investing|reports?|style)$", "", key)
+        if key not in canonical:  # "balanced-risk", "cautious risk"
+            key = re.sub(r"\s+risk$", "", key)
         if key not in canonical:
             raise _Invalid("not one of the accepted values or their synonyms")
         return canonical[key]
@@ -118,7 +120,15 @@ def _vocabulary(synonyms: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
     return tuple(sorted(words, key=lambda w: (-len(w), w)))  # longest first, for regex alternation
 
 
-_risk_normalise, _risk_mentions = _enumeration(vocabulary.RISK)
+_risk_normalise, _risk_words = _enumeration(vocabulary.RISK)
+
+
+def _risk_mentions(value: JsonValue, text: str) -> bool:
+    """A text states a risk tolerance by a word for it, or by a reaction to losses ("I
+    panicked and sold everything in 2020" states conservative)."""
+    return _risk_words(value, text) or indirect.states_risk(value, text)
+
+
 _style_normalise, _style_mentions = _enumeration(vocabulary.STYLE)
 _goal_normalise, _goal_mentions = _enumeration(vocabulary.GOAL)
 _income_normalise, _income_words = _enumeration(vocabulary.INCOME)
@@ -281,8 +291,20 @@ def _age_normalise(value: object) -> JsonValue:
 _NOT_AN_AGE = r"(?:months?|%|percent|decades?|(?:years?|yrs?)\b(?![\s-]+old))"
 
 
+#: An age said with "years" and no "old": "sixty-three years young", "I have 46 years".
+_YEARS_OF_AGE = re.compile(
+    rf"(?:\bi\s+have\s+)?\b({quantities.NUMBER})\s+years?\s+(?:young\b|and\s+(?:\w+\s+)?"
+    r"(?:children|kids|a\s+\w+)\b)|\bi\s+have\s+(\d{2})\s+years\b",
+    re.IGNORECASE,
+)
+
+
 def _age_mentions(value: JsonValue, text: str) -> bool:
-    return any(n == value for n in _bare_numbers(text, _NOT_AN_AGE))
+    if any(n == value for n in _bare_numbers(text, _NOT_AN_AGE)):
+        return True
+    return any(
+        quantities.number(m.group(1) or m.group(2)) == value for m in _YEARS_OF_AGE.finditer(text)
+    )
 
 
 # -- tickers --------------------------------------------------------------------------------------
@@ -308,7 +330,11 @@ def _currency_normalise(value: object) -> JsonValue:
 
 
 def _currency_mentions(value: JsonValue, text: str) -> bool:
-    return any(code == value for _, code in quantities.currencies(text))
+    """A text states a currency by its code, name or symbol, or as the local currency of a
+    country it names ("I live in Switzerland and keep everything in local currency")."""
+    if any(code == value for _, code in quantities.currencies(text)):
+        return True
+    return any(code == value for code, _ in indirect.local_currencies(text))
 
 
 # -- personal data --------------------------------------------------------------------------------

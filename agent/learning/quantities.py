@@ -116,12 +116,20 @@ _UNIT_YEARS = {
     "decade": 10.0,
     "week": 1 / 52,
     "wk": 1 / 52,
+    # common misspellings
+    "yaer": 1.0,
+    "yera": 1.0,
+    "yer": 1.0,
+    "yeaer": 1.0,
+    "monht": 1 / 12,
+    "mnth": 1 / 12,
 }
 #: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs",
 #: "thirty months", "a couple of decades", "a year and a half".
 DURATION = (
     rf"(?P<amount>{NUMBER}(?:\s+and\s+a\s+half)?)[\s-]*"
-    r"(?P<unit>years?|yrs?|y|months?|mos?|mths?|decades?|weeks?|wks?)\b"
+    r"(?P<unit>years?|yrs?|y|yaers?|yeras?|yers?|yeaers?|months?|monhts?|mnths?|mos?|mths?|"
+    r"decades?|weeks?|wks?)\b"
     r"(?P<half>\s+and\s+a\s+half)?"
 )
 _DURATION = re.compile(rf"(?<![\w.]){DURATION}", re.IGNORECASE)
@@ -150,6 +158,8 @@ def duration_years(text: str) -> float | None:
     stripped = text.strip().lstrip("~").strip()
     if re.fullmatch(r"\d+(?:\.\d+)?", stripped):
         return float(stripped)
+    if re.fullmatch(WORD_NUMBER, stripped, re.IGNORECASE):  # "make it twelve"
+        return number(stripped)
     match = re.fullmatch(DURATION, stripped, re.IGNORECASE)
     if match is None:
         return None
@@ -245,6 +255,16 @@ CURRENCY_NAMES: dict[str, str] = {
     "franc": "CHF",
     "swiss franc": "CHF",
     "canadian dollar": "CAD",
+    "c$": "CAD",
+    "ca$": "CAD",
+    "cad$": "CAD",
+    "a$": "AUD",
+    "au$": "AUD",
+    "nz$": "NZD",
+    "nz dollar": "NZD",
+    "us$": "USD",
+    "hk$": "HKD",
+    "s$": "SGD",
     "loonie": "CAD",
     "australian dollar": "AUD",
     "aussie dollar": "AUD",

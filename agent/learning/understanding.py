@@ -68,7 +68,8 @@ _QUESTION_START = re.compile(
 )
 _POLITE = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
-    r"\b(?:if(?!\s+(?:i'm|i am|im)\s+(?:honest|being honest|truthful))|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
+    # "if I'm honest" concedes and "if you need it" offers: neither supposes anything.
+    r"\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:honest|being honest|truthful)|(?:you|u)\s+(?:ever\s+)?(?:need|want|like|have to|must)\b))|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
     r"let's say|lets say|were i|had i|whether)\b",
     re.IGNORECASE,
 )
@@ -77,7 +78,7 @@ _HEDGE = re.compile(
     r"undecided|not decided|haven't decided|have not decided|not yet decided|don't know|"
     r"do not know|dont know|dunno|no idea|no clue|we'll see|we will see|will see|toying|"
     r"thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
-    r"at some point|i guess|i suppose|i think|i wonder|wondering|tempted|not certain|"
+    r"at some point|i guess|i suppose|i think(?!\s+in\b)|i wonder|wondering|tempted|not certain|"
     r"who knows|idk|if at all|doubt|hard to say|it depends|depends on|on the fence|torn between|"
     r"not convinced|can't decide|cannot decide|still deciding|figuring out|figure out|"
     r"debating|mulling)\b",
@@ -96,7 +97,9 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _CORRECTED_TAIL = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?(?:not|rather than|instead of)\s+[^,;]*$", re.IGNORECASE
+    r"(?:,\s*|\s+)(?:and\s+)?(?:not(?!\s+(?:allowed|permitted|able|supposed|built|made|cut|going|gonna)\b)|rather than|"
+    r"instead of)\s+[^,;]*$",
+    re.IGNORECASE,
 )
 _NEGATION = re.compile(
     r"\b(?:not|never|no|nothing|neither|nor|none|hardly|without)\b|n't\b|\bcannot\b",

@@ -19,8 +19,14 @@ RISK: dict[str, tuple[str, ...]] = {
         "capital preservation",
         "safe",
         "play it safe",
+        "side of caution",
+        # common misspellings
+        "conservitive",
+        "conservatve",
+        "consevative",
+        "conservativ",
     ),
-    "moderate": ("balanced", "medium", "medium risk", "middle of the road"),
+    "moderate": ("balanced", "medium", "medium risk", "middle of the road", "moderat", "modarate"),
     "aggressive": (
         "high",
         "growth",
@@ -29,6 +35,11 @@ RISK: dict[str, tuple[str, ...]] = {
         "risk taking",
         "adventurous",
         "bold",
+        # common misspellings
+        "agressive",
+        "aggresive",
+        "agresive",
+        "aggressiv",
     ),
 }
 STYLE: dict[str, tuple[str, ...]] = {

@@ -1,0 +1,613 @@
+"""Values people state without naming them.
+
+People rarely say "my risk tolerance is conservative": they say they panicked and sold in
+2020, or that a crash is a sale. They rule a ticker out by a conflict ("I work at the FTC so
+I can't own Meta") or a dislike ("can't stand Musk, keep Tesla out"), name a currency by its
+symbol ("I'm € based") or as the local currency of where they live, and give a name or an
+address in passing ("I'm Dana Whitfield by the way", "we're at 14 Elm Street, Leeds").
+
+Each reader here is small grammar over the words, returning the value the words state and
+where; the phrasing rules (:mod:`agent.learning.phrasing`) propose values with them and the
+registry (:mod:`agent.learning.profile`) grounds a quote with the same readers
+(:func:`states_risk`, :func:`local_currencies`), so a reaction that proposes a value is
+always one the check accepts, and no other value is accepted for it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.learning import quantities, symbols
+from agent.research.tickers import COMPANY_NAMES
+
+Found = tuple[str, object, int]
+
+_I = re.IGNORECASE
+#: The user as the one who acts or feels: a first-person subject or object ("my" alone is
+#: not enough: "my wife can't stomach it").
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'd|id|i'm|im|i've|ive|i'll|me|myself|we|we'd|we're|we've|us)\b", _I
+)
+_PEOPLE = (
+    r"(?:friends?|husband|wife|partner|spouse|brother|sister|dad|father|mum|mom|mother|sons?|"
+    r"daughters?|kids?|children|parents?|boss|colleagues?|co-?workers?|neighbou?rs?|"
+    r"advis[eo]rs?|banker|broker|planner|accountant|uncle|aunt|cousin|boyfriend|girlfriend|"
+    r"family|fianc[ée]e?|grand\w+|in-laws?)"
+)
+#: Someone else as the subject before a reaction ("my brother panicked and sold").
+_OTHER_SUBJECT = re.compile(
+    rf"\b(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{_PEOPLE}|he|she|they|people|investors|"
+    r"everyone|everybody|traders|the market|markets|stocks|it|that|this)\b"
+    r"(?![^,;]*\b(?:i|i'd|i'm|im|we|we'd)\b)",
+    _I,
+)
+
+# -- risk tolerance from reactions to losses ----------------------------------------------------
+
+_FALL = (
+    r"(?:crash(?:es|ed|ing)?|drops?|dropped|dropping|dips?|dipped|falls?|fell|falling|"
+    r"declines?|declined|downturns?|corrections?|sell-?offs?|bear markets?|slumps?|"
+    r"tank(?:s|ed|ing)?|plunge[sd]?|plunging|drawdowns?|red days?|(?:in|into|going) the red|"
+    r"goes down|went down|go down|2008|2020|2022|covid|gfc|dot-?com)"
+)
+#: A market's fall, or any loss of money.
+#: A market's fall, or a loss of money ("losing weight" is none).
+_LOSS = re.compile(
+    rf"\b(?:{_FALL}|losses|loss|down\s+\d|los(?:e|es|ing|t)\s+(?:\w+\s+)?(?:money|it|everything|"
+    r"savings|capital|cash|value|half|a (?:lot|third|quarter|fifth)|\d))\b",
+    _I,
+)
+_SWINGS = (
+    r"(?:volatility|swings?|ups and downs|ups & downs|big moves|wild rides?|roller ?coasters?|"
+    r"drops?|dips?|drawdowns?|losses|crash(?:es)?|corrections?|red days|seeing red|"
+    r"paper losses|the red|falls?|declines?)"
+)
+_BIG = r"(?:a lot of|lots of|big|huge|large|massive|wild|serious|heavy|significant|sharp|deep)"
+_SOME = (
+    r"(?:some|a bit of|a little|a little bit of|moderate|modest|a certain amount of|"
+    r"a fair bit of|reasonable|normal|the usual|a few)"
+)
+_OK = (
+    r"(?:fine|ok|okay|comfortable|happy|cool|good|at ease|relaxed)\s+with|"
+    r"(?:can|could)\s+(?:handle|take|stomach|tolerate|live with|accept|deal with|ride out)|"
+    r"don'?t mind|do not mind|accept|tolerate|live with"
+)
+
+_CANNOT = (
+    r"(?:can'?t|cannot|can not|couldn'?t|could not|not able to|unable to)\s+"
+    r"(?:really\s+|even\s+)?(?:stomach|handle|take|bear|tolerate|deal with|cope with|"
+    r"live with|sit through|watch|stand|afford to lose)"
+)
+
+#: "my risk appetite is pretty big": the size of an appetite for risk.
+_APPETITE = (
+    r"\b(?:risk\s+(?:appetite|tolerance)|appetite\s+for\s+risk)\s+(?:is\s+|'s\s+)?"
+    r"(?:(?:very|fairly|pretty|quite|rather|really|super|kinda|somewhat|a bit|honestly)\s+)*"
+)
+
+#: value -> (pattern, whether it needs a fall or a loss beside it).
+RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "aggressive": (
+        (
+            r"\b(?:buy|buying|bought|add|adding|added|load(?:ed|ing)? up|top(?:ped|ping)? up|"
+            r"doubl(?:e|ed|ing) down)\s+(?:\w+\s+){0,2}?(?:more|the dips?|dips|on dips)\b",
+            True,
+        ),
+        (r"\bback(?:ed|ing)? up the truck\b", True),
+        (r"\b(?:kept|keep|kept on|continued|carried on)\s+buying\b", True),
+        (r"\bbring it on\b", False),
+        (
+            r"\b(?:i'?d|i would|i'?ll|i will)\s+(?:just\s+|simply\s+)?(?:buy|add)\s+more"
+            r"\s*(?=$|[,.;!])",
+            False,
+        ),
+        (
+            r"\b(?:happy|comfortable|fine|ok|okay|willing|prepared|ready|like|love|enjoy|"
+            r"don'?t mind)\s+(?:to\s+take|taking|with|to\s+accept|accepting|to\s+carry)\s+"
+            r"(?:a\s+lot\s+of|lots\s+of|plenty\s+of|big|high|serious|significant|considerable|"
+            r"substantial)\s+(?:\w+\s+)?risks?\b",
+            False,
+        ),
+        (
+            r"\b(?:big|huge|large|high|strong|healthy|a lot of|plenty of)\s+(?:appetite|"
+            r"stomach|tolerance)\s+for\s+(?:risk|volatility|speculation)\b",
+            False,
+        ),
+        (r"\b(?:i'?m|i am|im)\s+(?:a\s+)?(?:big\s+|real\s+|natural\s+)?risk[\s-]*takers?\b", False),
+        (rf"{_APPETITE}(?:big|huge|large|high|strong|healthy)\b", False),
+        (
+            r"\b(?:crash(?:es)?|dips?|drops?|corrections?|sell-?offs?|bear markets?|downturns?)"
+            r"\s+(?:are|is|=|as)\s+(?:\w+\s+){0,2}?(?:opportunit\w+|sales?|gifts?|discounts?|"
+            r"bargains?)\b",
+            False,
+        ),
+        (
+            rf"\b{_SWINGS}\s+(?:\w+\s+){{0,2}}?(?:doesn'?t|does not|don'?t|do not|never|didn'?t|"
+            r"did not|"
+            r"won'?t|wouldn'?t|would not|will not)\s+(?:\w+\s+)?(?:bother|scare|worry|faze|"
+            r"phase|trouble|rattle|spook|stress|keep me up)\w*",
+            False,
+        ),
+        (
+            rf"\b(?:not|never)\s+(?:\w+\s+)?(?:bothered|fazed|phased|scared|worried|rattled|"
+            rf"spooked)\s+by\s+(?:\w+\s+){{0,3}}?{_SWINGS}\b",
+            False,
+        ),
+        (
+            r"\b(?:slept|sleep|sleeping)\s+(?:just\s+)?(?:fine|well|soundly|like a (?:baby|log))",
+            True,
+        ),
+        (
+            r"\b(?:didn'?t|did not|never|wouldn'?t|would not|won'?t|will not|not going to|"
+            r"not gonna)\s+(?:even\s+)?(?:sell|panic|flinch|blink|budge|bail|cash out)\b"
+            # what was not sold is an investment, not "my car"
+            r"(?!\s+(?:my|the|our|a|an|his|her)\s+(?!single|thing|share|stock|position|"
+            r"portfolio|holding|investment|fund|etf)\w)",
+            True,
+        ),
+        (
+            rf"\b(?:can|could)\s+(?:easily\s+)?(?:stomach|handle|take|tolerate|live with|"
+            rf"ride out|sit through)\s+(?:{_BIG}\s+)+{_SWINGS}\b",
+            False,
+        ),
+        (
+            r"\b(?:love|like|enjoy|thrive on|live for)\s+(?:the\s+)?(?:volatility|swings|"
+            r"roller ?coaster)\b",
+            False,
+        ),
+    ),
+    "conservative": (
+        (
+            rf"\b{_CANNOT}\s+(?:\w+\s+){{0,3}}?(?:{_SWINGS}|los(?:e|ing|ses)|any of it)\b",
+            False,
+        ),
+        (rf"\b{_CANNOT}\b", True),
+        (
+            r"\b(?:los(?:e|ing|t)\s+sleep|keeps?\s+me\s+(?:up|awake)|kept\s+me\s+(?:up|awake)|"
+            r"(?:couldn'?t|could not|can'?t|cannot|didn'?t)\s+sleep|sleepless)\b",
+            True,
+        ),
+        (
+            r"\b(?:panic(?:ked|ky)?(?:\s+and)?\s+(?:sold|sell)|"
+            r"(?:sold|dumped)\s+(?:everything|it all|all of it|out)|"
+            r"freak(?:ed|s)? out|lost my nerve)\b",
+            True,
+        ),
+        (
+            r"\b(?:hate|dread|terrified of|scared of|afraid of|fear|nervous about|"
+            r"anxious about)\s+(?:\w+\s+){0,2}?(?:losing|losses|to lose|lose)\b",
+            False,
+        ),
+        (
+            r"\b(?:losing|losses|drops|crashes|volatility|swings|red days)\s+(?:\w+\s+){0,3}?"
+            r"(?:makes?|made|gets?|got)\s+me\s+(?:\w+\s+)?(?:nervous|anxious|sick|queasy|"
+            r"panic\w*|stressed|miserable|ill|scared|uneasy)\b",
+            False,
+        ),
+        (
+            r"\b(?:get|got|feel|felt|am|'m|im|become)\s+(?:really\s+|very\s+|super\s+|so\s+)?"
+            r"(?:nervous|anxious|stressed|scared|panicky|sick|queasy|uneasy)\s+"
+            r"(?:when|whenever|if|seeing|watching)\b",
+            True,
+        ),
+        (r"\b(?:need|want|like|have)\s+to\s+(?:be\s+able\s+to\s+)?sleep\s+at\s+night\b", False),
+        (r"\bsleep\s+(?:badly|poorly|terribly|worse)\b", True),
+        (rf"{_APPETITE}(?:small|tiny|limited|low|minimal|modest)\b", False),
+        (
+            r"\b(?:no|little|zero|not much|limited|low|small|tiny)\s+(?:appetite|stomach|"
+            r"tolerance)\s+for\s+(?:risk|volatility|speculation|gambl\w+|losses|drama)\b",
+            False,
+        ),
+        (
+            rf"\bnot\s+(?:really\s+)?(?:built|made|cut out)\s+for\s+(?:\w+\s+){{0,2}}?"
+            rf"(?:{_SWINGS}|risk|this)\b",
+            False,
+        ),
+        (
+            r"\b(?:i'?m|i am|im)\s+not\s+(?:a|much of a|really a|the)\s+risk[\s-]*(?:takers?|"
+            r"person|guy|gal|type|lover|kind)\b",
+            False,
+        ),
+        (
+            r"\b(?:don'?t|do not|can'?t|cannot)\s+(?:want|afford)\s+to\s+lose\s+"
+            r"(?:any|money|a (?:penny|cent|dime)|what i have|my savings)\b",
+            False,
+        ),
+    ),
+    "moderate": (
+        (
+            rf"\b(?:{_OK})\s+(?:\w+\s+)?{_SOME}\s+(?:\w+\s+)?(?:{_SWINGS}|risk)\b",
+            False,
+        ),
+    ),
+}
+_REACTIONS = [
+    (value, re.compile(pattern, _I), needs_loss)
+    for value, patterns in RISK_REACTIONS.items()
+    for pattern, needs_loss in patterns
+]
+
+
+def risk_reactions(text: str) -> list[tuple[str, int]]:
+    """The risk tolerances ``text`` states by how its author reacts to losses, with where
+    each reaction starts: ``("aggressive", 12)`` for "If it dropped 30% I'd buy more"."""
+    if not _FIRST_PERSON.search(text):
+        return []
+    found: list[tuple[str, int]] = []
+    for value, pattern, needs_loss in _REACTIONS:
+        for match in pattern.finditer(text):
+            if needs_loss and not _LOSS.search(text):
+                continue
+            if _someone_else(text, match.start()):
+                continue
+            found.append((value, match.start()))
+    return sorted(found, key=lambda f: f[1])
+
+
+def states_risk(value: object, text: str) -> bool:
+    """Whether ``text`` states the risk tolerance ``value`` by a reaction to losses."""
+    return any(v == value for v, _ in risk_reactions(text))
+
+
+_PERSON_SUBJECT = re.compile(
+    rf"\b(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{_PEOPLE}|he|she|they)\b"
+    r"(?!\s+(?:\w+\s+)?(?:says?|said|thinks?|thought|reckons?|believes?|told|tells|wants?|"
+    r"insists?|suggests?|claims?|feels?)\b)"
+    r"(?![^,;]*\b(?:i|i'd|i'm|im|we|we'd)\b)",
+    _I,
+)
+
+
+def said_of_someone_else(text: str, at: int) -> bool:
+    """Whether the clause before ``at`` is about another person ("my neighbour keeps
+    everything in Swiss francs")."""
+    start = max(text.rfind(",", 0, at), text.rfind(";", 0, at), -1) + 1
+    return bool(_PERSON_SUBJECT.search(text[start:at]))
+
+
+def _someone_else(text: str, at: int) -> bool:
+    """Whether the clause before ``at`` has someone else as its subject."""
+    start = max(text.rfind(",", 0, at), text.rfind(";", 0, at), -1) + 1
+    return bool(_OTHER_SUBJECT.search(text[start:at]))
+
+
+# -- loss limits from reactions -----------------------------------------------------------------
+
+#: Reactions that mark a loss as the user's limit ("a 30% fall and I'd bail").
+LIMIT_REACTIONS = re.compile(
+    r"\b(?:bail\w*|get(?:ting)? out|pull(?:ing)? (?:out|the plug)|cash(?:ing)? out|"
+    r"throw in the towel|cut my losses|capitulat\w*|freak(?:ing)? out|jump(?:ing)? ship|"
+    r"head(?:ing)? for the exits?|call(?:ing)? it quits|can'?t sleep|i'?m out|i am out|"
+    r"i'?d be out|i would be out)\b",
+    _I,
+)
+#: A negated reaction is no limit ("a 30% drop wouldn't make me sell").
+NOT_A_LIMIT = re.compile(
+    r"\b(?:wouldn'?t|would not|won'?t|will not|didn'?t|did not|never|not)\s+(?:\w+\s+){0,2}?"
+    r"(?:sell|panic|bail|flinch|bother|worry|cash out|get out)\b",
+    _I,
+)
+
+
+# -- tickers ruled out by a conflict or a dislike -----------------------------------------------
+
+_HOLDING_VERB = (
+    r"(?:own|owning|hold|holding|trade|trading|invest in|investing in|touch|touching|"
+    r"deal in|be in|go near|have)"
+)
+_EXCLUDE_BEFORE = re.compile(
+    r"\b(?:(?:can'?t|cannot|can not|mustn'?t|must not|may not|not allowed to|not permitted to|"
+    r"prohibited from|restricted from|barred from|banned from|forbidden (?:to|from))\s+"
+    rf"(?:\w+\s+)?{_HOLDING_VERB}"
+    rf"|(?:won'?t|doesn'?t|does not|will not|don'?t|do not)\s+(?:let|allow)\s+(?:me|us)\s+"
+    rf"(?:to\s+)?(?:{_HOLDING_VERB}|buy)"
+    rf"|(?:would never|i'?d never|will never|never|refuse to|won'?t ever)\s+(?:\w+\s+){{0,2}}?"
+    rf"(?:{_HOLDING_VERB}|buy|recommend|include|consider)"
+    r"|(?:bars?|barred|bans?|banned|prohibits?|restricts?|forbids?|blocks?|blocked)\s+"
+    rf"(?:me|us)\s+from(?:\s+{_HOLDING_VERB})?"
+    r"|can'?t stand|cannot stand|can'?t bear|hate|despise|loathe|detest|boycott\w*"
+    r"|(?:stay|steer|keep)\s+(?:well\s+|far\s+)?(?:clear|away)\s+(?:of|from)"
+    r"|avoid|exclude|nothing to do with|(?:don'?t|do not)\s+want(?:\s+any)?)\b"
+    r"(?P<filler>(?:\s+(?:any|anything|stuff|shares?|stocks?|of|from|with|to do with|the))*)"
+    r"\s+(?=\$?[A-Za-z])",
+    _I,
+)
+_EXCLUDE_AROUND = re.compile(
+    r"\b(?:keep|leave)\s+(?P<t>(?:[\w$.&]+\s+){1,4}?)(?:out|off|away)\b"
+    # for good, not out of one comparison: the clause ends, or names the user's money
+    r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our)\s+"
+    r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)))"
+    r"|(?P<u>(?:[\w$.&]+(?:,\s*|\s+(?:and|or|&)\s+))*[\w$.&]+)\s+(?:is|are|stays?)\s+"
+    r"(?:off[\s-]limits|a no[\s-]go|out of bounds|banned|dead to me|on my (?:restricted|"
+    r"banned|no[\s-]go|black) ?list)\b",
+    _I,
+)
+_NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|no longer)\s+(?:really\s+)?$", _I)
+_LIST_END = re.compile(r"[,;.!?]|\s(?:because|since|as|but|so|due)\b", _I)
+
+
+def excluded_tickers(text: str, known: set[str]) -> list[Found]:
+    """The tickers ``text`` rules out by a conflict or a dislike, as one finding: the tickers
+    right after the cue (joined by commas, "and", "or") or inside "keep ... out"."""
+    named: list[tuple[str, int]] = []
+    for match in _EXCLUDE_BEFORE.finditer(text):
+        if _NEGATED.search(text[: match.start()]) or _someone_else(text, match.start()):
+            continue
+        rest = text[match.end() :]
+        end = _LIST_END.search(rest)
+        span = rest[: end.start()] if end else rest
+        if re.search(r"\b(?:any\s+longer|any\s*more|now)\b", span, _I):
+            continue  # "I can't hold NVDA any longer": a sale, not an exclusion
+        first = symbols.tickers_in(span, known)
+        if first and first[0][1] == 0:
+            named += [(s, match.end() + at) for s, at in first if _joined(span, at)]
+    for match in _EXCLUDE_AROUND.finditer(text):
+        group = "t" if match["t"] else "u"
+        if _someone_else(text, match.start()):
+            continue
+        named += [(s, match.start(group) + at) for s, at in symbols.tickers_in(match[group], known)]
+    if not named:
+        return []
+    tickers = list(dict.fromkeys(s for s, _ in named))
+    return [("excluded_tickers", tickers, min(at for _, at in named))]
+
+
+def _joined(span: str, at: int) -> bool:
+    """Whether the ticker at ``at`` continues the list that starts ``span`` ("Nvidia and
+    Microsoft", "META, AMZN")."""
+    return at == 0 or bool(re.search(r"(?:,|/|&|\band\b|\bor\b|\bnor\b)\s*$", span[:at]))
+
+
+# -- currencies ---------------------------------------------------------------------------------
+
+#: Countries (and their adjectives) and the currency that is local there.
+COUNTRY_CURRENCIES: dict[str, str] = {
+    "japan": "JPY",
+    "japanese": "JPY",
+    "switzerland": "CHF",
+    "swiss": "CHF",
+    "uk": "GBP",
+    "united kingdom": "GBP",
+    "britain": "GBP",
+    "great britain": "GBP",
+    "british": "GBP",
+    "england": "GBP",
+    "scotland": "GBP",
+    "wales": "GBP",
+    "us": "USD",
+    "usa": "USD",
+    "united states": "USD",
+    "america": "USD",
+    "the states": "USD",
+    "canada": "CAD",
+    "canadian": "CAD",
+    "australia": "AUD",
+    "australian": "AUD",
+    "new zealand": "NZD",
+    "germany": "EUR",
+    "france": "EUR",
+    "spain": "EUR",
+    "italy": "EUR",
+    "ireland": "EUR",
+    "netherlands": "EUR",
+    "belgium": "EUR",
+    "austria": "EUR",
+    "portugal": "EUR",
+    "finland": "EUR",
+    "greece": "EUR",
+    "estonia": "EUR",
+    "the eurozone": "EUR",
+    "eurozone": "EUR",
+    "sweden": "SEK",
+    "swedish": "SEK",
+    "norway": "NOK",
+    "norwegian": "NOK",
+    "denmark": "DKK",
+    "danish": "DKK",
+    "poland": "PLN",
+    "czechia": "CZK",
+    "czech republic": "CZK",
+    "hungary": "HUF",
+    "india": "INR",
+    "indian": "INR",
+    "china": "CNY",
+    "chinese": "CNY",
+    "hong kong": "HKD",
+    "singapore": "SGD",
+    "south korea": "KRW",
+    "korea": "KRW",
+    "korean": "KRW",
+    "brazil": "BRL",
+    "mexico": "MXN",
+    "south africa": "ZAR",
+    "israel": "ILS",
+    "turkey": "TRY",
+    "uae": "AED",
+    "dubai": "AED",
+}
+_COUNTRY = "|".join(
+    re.escape(c).replace(r"\ ", r"\s+") for c in sorted(COUNTRY_CURRENCIES, key=len, reverse=True)
+)
+_LOCAL = re.compile(
+    rf"\b(?P<country>{_COUNTRY})\b[^.;!?]{{0,80}}?\b(?:(?:the\s+)?(?:local|home|domestic|"
+    r"national)\s+(?:currency|money))\b"
+    r"|\b(?:local|home|domestic)\s+currency\b[^.;!?]{0,30}?\b(?:here\s+in|in)\s+"
+    rf"(?P<after>{_COUNTRY})\b",
+    _I,
+)
+
+
+def local_currencies(text: str) -> list[tuple[str, int]]:
+    """The currencies ``text`` names as the local currency of a country ("I live in
+    Switzerland and keep everything in local currency" is CHF), with where each is named."""
+    out = []
+    for match in _LOCAL.finditer(text):
+        group = "country" if match["country"] else "after"
+        key = " ".join(match[group].lower().split())
+        out.append((COUNTRY_CURRENCIES[key], match.start(group)))
+    return out
+
+
+#: A currency written before "based" or "denominated" ("€ based", "a CHF-based investor").
+_CURRENCY_BASED = re.compile(
+    r"(?P<c>[$€£¥]|\b[A-Za-z]{3,}(?:\s+[A-Za-z]+)?)[\s-]*(?:based|denominated)\b", _I
+)
+
+
+def currencies_based(text: str) -> list[tuple[str, int]]:
+    """The currencies ``text`` writes before "based"/"denominated", with their positions."""
+    out = []
+    for match in _CURRENCY_BASED.finditer(text):
+        named = list(quantities.currencies(match["c"]))
+        if named and named[-1][0].end() == len(match["c"]):
+            out.append((named[-1][1], match.start("c") + named[-1][0].start()))
+    return out
+
+
+# -- a name or an address in passing ------------------------------------------------------------
+
+_WORD = r"[A-Z][a-z'-]+"
+#: Particles inside a name ("Pieter de Vries", "Ludwig van Beethoven").
+_PARTICLE = r"(?:de|van|von|der|den|da|di|du|la|le|del|della|dos|das|bin|ibn|al|el)"
+#: Two to four capitalised words: the shape of a full name as people type it.
+_PERSON = (
+    rf"(?-i:(?P<v>{_WORD}(?:\s+(?:{_WORD}|[A-Z]\.|{_PARTICLE}(?=\s+[A-Z]))){{0,3}}"
+    rf"\s+{_WORD}))"
+)
+_NAME_END = (
+    r"(?=\s*(?:$|[.,!;:)(]|-|by the way|btw|here\b|and\b|from\b|if\b|for\b|but\b|so\b|"
+    r"please\b|writing\b|speaking\b|again\b|\d))"
+)
+_GREETING = r"(?:(?:hi|hello|hey|ok|okay|so|well|oh|basically|anyway|good \w+)[,!.:\s]+)*"
+_NAMES = [
+    re.compile(p, _I)
+    for p in (
+        rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+{_PERSON}{_NAME_END}",
+        rf"^\W*{_GREETING}{_PERSON}\s+here\b",
+        rf"^\W*as\s+{_PERSON},",
+        rf"\b(?:my\s+)?full\s+name\s*(?:is|:|=|-)?\s+{_PERSON}{_NAME_END}",
+        r"^\W*(?:thanks|thank you|many thanks|cheers|regards|best|best regards|kind regards|"
+        rf"sincerely|thx|ta)[,!.]*\s+(?:-+\s*)?{_PERSON}\s*[.!]?\s*$",
+        rf"^\W*-+\s*{_PERSON}\s*$",
+        rf"\b(?:call me|i go by|people call me|the name'?s|the name is|name's)\s+{_PERSON}"
+        rf"{_NAME_END}",
+        rf"{_PERSON}\s+is\s+my\s+(?:full\s+)?name\b",
+    )
+]
+#: Capitalised words that open a sentence but name no one ("I'm Very Happy ...").
+_NOT_NAMES = frozenset(
+    """the a an in at on very so not just really here back still also from with happy glad
+    sorry fine good ok okay done new retired based looking interested currently trying going
+    planning working living investing saving buying selling thinking and or but for to of my
+    your our is am are i me we you it this that tired busy excited curious worried nervous
+    ready sure into over about never always mostly pretty quite kind bit big huge fan long
+    short bullish bearish all investor trader mr mrs ms dr sir madam dear hi hello hey thanks
+    cheers regards best great news today tomorrow yesterday now""".split()
+)
+
+
+def is_a_name(value: str) -> bool:
+    """Whether ``value`` can be a person's name: no common word, no company."""
+    words = [w.lower().rstrip(".") for w in value.split()]
+    return not any(w in _NOT_NAMES or w in COMPANY_NAMES for w in words)
+
+
+def looks_like_address(value: str) -> bool:
+    """Whether ``value`` has a street or a postcode."""
+    return bool(re.search(rf"\b{_STREET}\b\.?", value, _I) or re.search(_POSTCODE, value))
+
+
+def names_in_passing(text: str) -> list[tuple[str, int]]:
+    """The names ``text`` gives as its author's in passing ("I'm Dana Whitfield by the way",
+    "Dana Whitfield here", a sign-off), with their positions."""
+    out = []
+    for pattern in _NAMES:
+        for match in pattern.finditer(text):
+            if not is_a_name(match["v"]):
+                continue
+            out.append((match["v"], match.start("v")))
+    return sorted(out, key=lambda f: f[1])
+
+
+_STREET = (
+    r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr|way|close|court|ct|place|pl|crescent|"
+    r"boulevard|blvd|terrace|gardens|square|sq|row|hill|park|mews|grove|walk|parade|rue|"
+    r"strasse|straße|str|gasse|weg|plein|via|calle|avenida|mnt|tee|allee|platz|highway|hwy|"
+    r"circle|cir|parkway|pkwy)"
+)
+_POSTCODE = (
+    r"(?-i:\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b[A-Z]\d[A-Z]\s?\d[A-Z]\d\b|"
+    r"\b[A-Z]\d{2}\s?[A-Z0-9]{4}\b|\b\d{5,6}(?:-\d{4})?\b|\b\d{4}\s?[A-Z]{2}\b)"
+)
+_ADDRESS_CUE = (
+    r"\b(?:(?:i'?m|i am|im|we'?re|we are)(?:\s+(?:living|located|staying|based))?|"
+    r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+|recently\s+)?moved)|living|"
+    r"(?:my|our)\s+(?:house|home|flat|apartment|place|address|condo)\s+is|home is|"
+    r"(?:reach|find|write to|visit)\s+(?:me|us)|"
+    r"(?:send|post|mail|ship)\s+(?:\w+\s+){0,3}?(?:to\s+)?(?:me|us))"
+)
+_ADDRESS = re.compile(
+    rf"{_ADDRESS_CUE}\s+(?:at|on|to|in|into)?\s*"
+    r"(?P<v>(?:(?:flat|apt|apartment|unit|suite)\s+\w+,?\s+)?\d+[A-Za-z]?,?\s+[^;!?\n]{3,200}?)"
+    r"\s*(?=[.!]?\s*$|,?\s+(?:if|in case|so|for|by the way|btw|since|and i|and we)\b)",
+    _I,
+)
+
+
+def addresses_in_passing(text: str) -> list[tuple[str, int]]:
+    """The postal addresses ``text`` gives as where its author lives or can be reached
+    ("we're at 14 Elm Street, Leeds LS6 2AB"): a house number and a street or a postcode."""
+    out = []
+    for match in _ADDRESS.finditer(text):
+        value = match["v"].strip(" ,")
+        if looks_like_address(value):
+            out.append((address_only(value), match.start("v")))
+    return out
+
+
+_AFTER_ADDRESS = re.compile(
+    r",?\s+(?:and|but|so|if|which|loving|thanks|please|since|because|as)\b.*$", _I
+)
+
+
+def address_only(value: str) -> str:
+    """``value`` up to the end of the address: through its postcode when it has one, else
+    without a trailing clause ("..., and no I don't want to share my age")."""
+    value = value.strip()
+    codes = list(re.finditer(_POSTCODE, value))
+    if codes and re.match(r"\s*,?\s*[a-z]", value[codes[-1].end() :]):
+        return value[: codes[-1].end()].strip(" ,")
+    return _AFTER_ADDRESS.sub("", value).strip(" ,.")
+
+
+#: A currency given as an answer ("USD for me", "€ for everything please", "C$ please").
+_CURRENCY_ANSWER = re.compile(
+    r"^[\s\-*>]*(?:in\s+|use\s+)?(?P<c>\S+(?:\s+\S+)?)\s*(?=(?:for\s+(?:me|us|everything|all)|"
+    r"please|pls|everywhere|is fine|works)\b)",
+    _I,
+)
+#: Where the user lives, then "so" and the currency ("I'm in Germany so euros").
+_CURRENCY_BECAUSE = re.compile(
+    r"\b(?:(?:i|we)(?:'m|'re|\s+am|\s+are|\s+live|\s+moved|'ve moved|\s+reside)?\s+"
+    r"(?:\w+\s+){0,2}?|living\s+|based\s+)(?:in|to|out of|from)\s+[^.;!?]{2,40}?[,\s]+"
+    r"(?:so|which means|meaning|hence)\s+(?:it'?s\s+|its\s+|it is\s+|"
+    r"(?:everything|all|my money|amounts|figures|numbers|reports|prices|values)"
+    r"(?:'s|\s+is|\s+are)?\s+)?(?:in\s+)?",
+    _I,
+)
+
+
+def currencies_answered(text: str) -> list[tuple[str, int]]:
+    """The currency ``text`` gives as its answer ("USD for me") or as a consequence of where
+    its author lives ("living in Auckland, so NZ dollars"), with its position."""
+    out = []
+    answer = _CURRENCY_ANSWER.match(text)
+    if answer is not None:
+        named = list(quantities.currencies(answer["c"]))
+        if named and named[0][0].start() == 0:
+            out.append((named[0][1], answer.start("c")))
+    for match in _CURRENCY_BECAUSE.finditer(text):
+        named = list(quantities.currencies(text[match.end() :]))
+        if named and named[0][0].start() == 0:
+            out.append((named[0][1], match.end()))
+    return out
