@@ -30,8 +30,10 @@ NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdow
 CONDITIONAL = frozenset({"max_drawdown_pct", "risk_tolerance"})
 #: A condition or supposition: a trait named in it is no statement ("if I were aggressive").
 _SUPPOSING = re.compile(
-    r"\b(?:if|unless|suppose|supposing|assuming|imagine|hypothetically|in case|let'?s say|"
-    r"were i|had i|whether)\b",
+    # "if I'm honest" concedes and "if you need it" offers: neither supposes anything.
+    r"\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:being\s+)?(?:honest|truthful)|(?:you|u)\s+"
+    r"(?:ever\s+)?(?:need|want|like|have to|must)\b))|unless|suppose|supposing|assuming|"
+    r"imagine|hypothetically|in case|let'?s say|were i|had i|whether)\b",
     re.IGNORECASE,
 )
 
