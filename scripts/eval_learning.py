@@ -668,7 +668,19 @@ def load_outcomes(path: Path, cases: str = "") -> list[Outcome]:
     rows = [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
-    return [Outcome.from_raw(r) for r in rows if not wanted or r["case"]["id"] in wanted]
+    rows = [r for r in rows if not wanted or r["case"]["id"] in wanted]
+    # A case still in its split with the same turns is scored on today's labels.
+    current = {
+        (name, case["id"]): case
+        for name in {r.get("split") for r in rows} & set(SPLITS)
+        if SPLITS[name].is_file()
+        for case in load_cases(SPLITS[name])
+    }
+    for row in rows:
+        case = current.get((row.get("split"), row["case"]["id"]))
+        if case is not None and case["turns"] == row["case"]["turns"]:
+            row["case"] = case
+    return [Outcome.from_raw(r) for r in rows]
 
 
 if __name__ == "__main__":
