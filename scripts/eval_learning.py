@@ -69,6 +69,8 @@ EXE = Path(sys.executable).with_name("analyst")
 PROMPT = "you> "
 REMEMBER = "remember it? [y]es / [n]o / [l]ater: "
 FORGET = "Forget these?"
+#: A research request while a draft awaits a decision; "n" answers it beside the draft.
+SET_ASIDE = "start this request in a new thread? [y/N]: "
 _INHERITED = ("ANALYST_", "OPENAI_")
 #: The model path's settings when the environment does not give them (a slow CPU server).
 MODEL_DEFAULTS = {
@@ -174,7 +176,8 @@ def _environ(
 
 
 def _chat(turns: Sequence[str], env: Mapping[str, str], timeout: float) -> str:
-    """Type ``turns`` into ``analyst chat``, answer "later" to every question, quit."""
+    """Type ``turns`` into ``analyst chat``, answer "later" to every "remember it?", "no" to
+    every other question (forget these? set a draft aside?), quit."""
     import pexpect
 
     child = pexpect.spawn(
@@ -192,15 +195,15 @@ def _chat(turns: Sequence[str], env: Mapping[str, str], timeout: float) -> str:
         for line in [*turns, "/quit"]:
             child.sendline(line)
             while True:
-                index = child.expect_exact([PROMPT, REMEMBER, FORGET, pexpect.EOF])
+                index = child.expect_exact([PROMPT, REMEMBER, FORGET, SET_ASIDE, pexpect.EOF])
                 log.append((child.before or "") + str(child.after or ""))
                 if index == 1:
                     child.sendline("l")
-                elif index == 2:
+                elif index in (2, 3):
                     child.sendline("n")
                 else:
                     break
-            if index == 3:
+            if index == 4:
                 break
         if child.isalive():
             child.expect(pexpect.EOF)
@@ -460,7 +463,7 @@ def _share(right: int, cases: int) -> str:
 
 
 def _row(name: str, cells: Iterable[str]) -> str:
-    return f"  {name:<22}" + "".join(cell.ljust(_WIDTH) for cell in cells)
+    return f"  {name:<22}" + " ".join(cell.ljust(_WIDTH) for cell in cells)
 
 
 def _table(report: Mapping[str, Any]) -> list[str]:
