@@ -378,14 +378,14 @@ def _all(patterns: list[str], text: str) -> list[re.Match[str]]:
 
 
 def _risk(part: str, known: set[str]) -> list[Found]:
-    reactions = [("risk_tolerance", v, at) for v, at in indirect.risk_reactions(part)]
+    reactions: list[Found] = [("risk_tolerance", v, at) for v, at in indirect.risk_reactions(part)]
     if reactions and reactions[0][1] == "conservative" and _drawdown(part, known):
         # A fearful reaction beside a percentage is a loss limit ("anything over 25% down
         # and I'd lose sleep"), not a risk tolerance.
         reactions = []
     if _SUPPOSING.search(part):  # "if it dropped 30% I'd buy more", not "if I were bold"
         return reactions[:1]
-    named = [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+    named: list[Found] = [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
     return named or reactions[:1]
 
 
