@@ -289,7 +289,6 @@ _HOLD = re.compile(
     _I,
 )
 _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b", _I)
-_STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
 
 
 # -- employer ----------------------------------------------------------------------------------
@@ -514,7 +513,7 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
     cue = _HOLD.search(part)
     if cue is None or _SOLD.search(part[: cue.start()] + " " + cue.group(0)):
         return []
-    if cue.group(0).lower().startswith(("i have", "i got")) and not _STOCKISH.search(part):
+    if not indirect.cue_holds(part, cue, known):
         return []
     named = [(s, at) for s, at in symbols.tickers_in(part, known) if at >= cue.start()]
     return [("holdings", [s for s, _ in named], named[0][1])] if named else []

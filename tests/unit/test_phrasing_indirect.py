@@ -105,6 +105,10 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
         ("I'd love updates on Apple and Amazon", {"watchlist": ["AAPL", "AMZN"]}),
         ("honestly I just want to keep an eye on Tesla", {"watchlist": ["TSLA"]}),
         ("tobacco kills people, keep it out of my portfolio", {"excluded_sectors": ["tobacco"]}),
+        ("I have Nvidia and Tesla", {"holdings": ["NVDA", "TSLA"]}),
+        ("i have some msft, aapl & amzn.", {"holdings": ["MSFT", "AAPL", "AMZN"]}),
+        ("Show me amounts in won, I'm in Seoul.", {"base_currency": "KRW"}),
+        ("all figures in rupees please", {"base_currency": "INR"}),
     ],
 )
 def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[str, Any]) -> None:
@@ -128,6 +132,11 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "losing weight keeps me up at night",
         "my savings sat in the bank for like 8 years",
         "tobacco stocks are cheap, keep it in mind",
+        "I have a Tesla",
+        "I have Tesla questions",
+        "I have Nvidia news for you",
+        "the Lakers won, I'm in a good mood",
+        "I won in the lottery",
     ],
 )
 def test_no_fact_from_look_alikes(text: str) -> None:
