@@ -630,7 +630,30 @@ def currencies_answered(text: str) -> list[tuple[str, int]]:
 
 # -- holdings named outright ("I have Nvidia and Tesla") ---------------------------------------
 
+#: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
+#: long-time Apple shareholder", "I have money in".
+HOLDING_CUE = re.compile(
+    r"\b(?:i\s+(?:only\s+|just\s+)?(?:hold|own|have|bought|got|'ve got|also hold|also own|"
+    r"still hold|still own)|"
+    r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
+    r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
+    r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
+    r"(?:my\s+)?(?:portfolio|holdings|positions|stocks|shares)\s*:|"
+    r"^\W*(?:currently\s+|now\s+|still\s+)?holding|"
+    r"\b(?:i'?m|i\s+am)\s+(?:currently\s+|still\s+)?holding|"
+    r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in|"
+    r"\b(?:as|i'?m|i\s+am)\s+an?\s+(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
+    r"(?!\s+(?:meeting|vote|letter|call|attendee))))",
+    _I,
+)
+
+
 _STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
+
+
+_MONEY_IN = re.compile(
+    r"\s+(?:some\s+|a lot of\s+|most of my\s+)?(?:money|cash|savings)\s+in\b", _I
+)
 
 
 def cue_holds(part: str, cue: re.Match[str], known: set[str]) -> bool:
@@ -639,7 +662,9 @@ def cue_holds(part: str, cue: re.Match[str], known: set[str]) -> bool:
     names after them ("I have Nvidia and Tesla"), not in "I have a Tesla"."""
     if not cue.group(0).lower().startswith(("i have", "i got")):
         return True
-    return bool(_STOCKISH.search(part)) or names_only(part[cue.end() :], known)
+    rest = part[cue.end() :]
+    money = _MONEY_IN.match(rest)  # "I have money in Tesla and Nvidia"
+    return bool(_STOCKISH.search(part)) or names_only(rest[money.end() if money else 0 :], known)
 
 
 #: What may stand between the names of a bare list of holdings.

@@ -108,6 +108,10 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
         ("I have Nvidia and Tesla", {"holdings": ["NVDA", "TSLA"]}),
         ("i have some msft, aapl & amzn.", {"holdings": ["MSFT", "AAPL", "AMZN"]}),
         ("Show me amounts in won, I'm in Seoul.", {"base_currency": "KRW"}),
+        ("Currently I am holding Tesla only, nothing else.", {"holdings": ["TSLA"]}),
+        ("and for now I only own some Microsoft", {"holdings": ["MSFT"]}),
+        ("As a long-time Apple shareholder, I want to see their buybacks", {"holdings": ["AAPL"]}),
+        ("I have money in Tesla and Nvidia", {"holdings": ["TSLA", "NVDA"]}),
         ("all figures in rupees please", {"base_currency": "INR"}),
     ],
 )
@@ -137,6 +141,11 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "I have Nvidia news for you",
         "the Lakers won, I'm in a good mood",
         "I won in the lottery",
+        "Tesla shareholders are furious today",
+        "I'm not a Tesla shareholder",
+        "I have money in the bank, and Tesla keeps rising",
+        "a Tesla shareholder meeting is today",
+        "as an Apple shareholder meeting attendee I was bored",
     ],
 )
 def test_no_fact_from_look_alikes(text: str) -> None:
