@@ -204,7 +204,7 @@ _GOAL_CUE = re.compile(
     r"\b(?:goals?|purpose|aim|objective|target|priority|priorities|saving|save|saved|"
     r"putting (?:it|money) (?:aside|away)|money is for|it'?s for|this is for|"
     r"above (?:everything|all)|most important|matters? (?:most )?to me|main thing|"
-    r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is|the plan|meant to|"
+    r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is|the plan|"
     r"investing for|invest for|investing towards|money for|fund for|looking to|hope to|"
     r"hoping to|aim to|aiming to|would like to|'d like to|'d love to|plan on|planning on)\b",
     _I,

@@ -113,7 +113,6 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
         ("As a long-time Apple shareholder, I want to see their buybacks", {"holdings": ["AAPL"]}),
         ("I have money in Tesla and Nvidia", {"holdings": ["TSLA", "NVDA"]}),
         ("My goal is simply not to lose what I already have.", {"goal": "preservation"}),
-        ("This portfolio is meant to give me regular income", {"goal": "income"}),
         ("tl;dr versions please", {"report_style": "brief"}),
         ("all figures in rupees please", {"base_currency": "INR"}),
     ],
