@@ -642,7 +642,8 @@ HOLDING_CUE = re.compile(
     r"^\W*(?:currently\s+|now\s+|still\s+)?holding|"
     r"\b(?:i'?m|i\s+am)\s+(?:currently\s+|still\s+)?holding|"
     r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in|"
-    r"\b(?:as|i'?m|i\s+am)\s+an?\s+(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
+    r"\b(?:as|i'?m|i\s+am)\s+(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3},\s+)?an?\s+"
+    r"(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
     r"(?!\s+(?:meeting|vote|letter|call|attendee))))",
     _I,
 )

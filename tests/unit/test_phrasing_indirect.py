@@ -112,6 +112,10 @@ def test_an_indirect_statement_states_the_value(text: str, expected: dict[str, A
         ("and for now I only own some Microsoft", {"holdings": ["MSFT"]}),
         ("As a long-time Apple shareholder, I want to see their buybacks", {"holdings": ["AAPL"]}),
         ("I have money in Tesla and Nvidia", {"holdings": ["TSLA", "NVDA"]}),
+        (
+            "As Rahul Mehta, a long-time Apple shareholder, I want to see their buybacks.",
+            {"full_name": "Rahul Mehta", "holdings": ["AAPL"]},
+        ),
         ("My goal is simply not to lose what I already have.", {"goal": "preservation"}),
         ("tl;dr versions please", {"report_style": "brief"}),
         ("all figures in rupees please", {"base_currency": "INR"}),
@@ -147,6 +151,7 @@ def test_other_attributes_said_indirectly_or_misspelt(text: str, expected: dict[
         "I'm not a Tesla shareholder",
         "I have money in the bank, and Tesla keeps rising",
         "a Tesla shareholder meeting is today",
+        "As usual, a Tesla shareholder complained on the call",
         "I don't want to lose sleep over this",
         "the Fed is meant to cut rates in June",
         "as an Apple shareholder meeting attendee I was bored",
