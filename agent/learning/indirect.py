@@ -597,10 +597,25 @@ _CURRENCY_BECAUSE = re.compile(
 )
 
 
+#: "won" is a currency only where money is shown in it ("show me amounts in won"); elsewhere
+#: it is the verb ("the Lakers won").
+_IN_WON = re.compile(
+    r"\b(?:amounts?|figures|numbers|prices|values|everything|reports?|it all|money|savings|"
+    r"portfolio|accounts?)\s+(?:\w+\s+){0,2}?in\s+(?:south\s+)?(?:korean\s+)?(?P<c>won)\b",
+    _I,
+)
+
+
+def currencies_in_words(text: str) -> list[tuple[str, int]]:
+    """The currencies ``text`` names by a word that is also an ordinary word ("amounts in won"
+    is KRW), with where each is named."""
+    return [("KRW", match.start("c")) for match in _IN_WON.finditer(text)]
+
+
 def currencies_answered(text: str) -> list[tuple[str, int]]:
     """The currency ``text`` gives as its answer ("USD for me") or as a consequence of where
     its author lives ("living in Auckland, so NZ dollars"), with its position."""
-    out = []
+    out = currencies_in_words(text)
     answer = _CURRENCY_ANSWER.match(text)
     if answer is not None:
         named = list(quantities.currencies(answer["c"]))
@@ -611,3 +626,66 @@ def currencies_answered(text: str) -> list[tuple[str, int]]:
         if named and named[0][0].start() == 0:
             out.append((named[0][1], match.end()))
     return out
+
+
+# -- holdings named outright ("I have Nvidia and Tesla") ---------------------------------------
+
+#: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
+#: long-time Apple shareholder", "I have money in".
+HOLDING_CUE = re.compile(
+    r"\b(?:i\s+(?:only\s+|just\s+)?(?:hold|own|have|bought|got|'ve got|also hold|also own|"
+    r"still hold|still own)|"
+    r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
+    r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
+    r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
+    r"(?:my\s+)?(?:portfolio|holdings|positions|stocks|shares)\s*:|"
+    r"^\W*(?:currently\s+|now\s+|still\s+)?holding|"
+    r"\b(?:i'?m|i\s+am)\s+(?:currently\s+|still\s+)?holding|"
+    r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in|"
+    r"\b(?:as|i'?m|i\s+am)\s+(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3},\s+)?an?\s+"
+    r"(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
+    r"(?!\s+(?:meeting|vote|letter|call|attendee))))",
+    _I,
+)
+
+
+_STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
+
+
+_MONEY_IN = re.compile(
+    r"\s+(?:some\s+|a lot of\s+|most of my\s+)?(?:money|cash|savings)\s+in\b", _I
+)
+
+
+def cue_holds(part: str, cue: re.Match[str], known: set[str]) -> bool:
+    """Whether the holding cue ``cue`` in ``part`` speaks of holdings: any cue but "I have" /
+    "I got" does; those do with stock words in the clause ("I have Tesla shares") or nothing but
+    names after them ("I have Nvidia and Tesla"), not in "I have a Tesla"."""
+    if not cue.group(0).lower().startswith(("i have", "i got")):
+        return True
+    rest = part[cue.end() :]
+    money = _MONEY_IN.match(rest)  # "I have money in Tesla and Nvidia"
+    return bool(_STOCKISH.search(part)) or names_only(rest[money.end() if money else 0 :], known)
+
+
+#: What may stand between the names of a bare list of holdings.
+_BETWEEN_NAMES = re.compile(
+    r"(?:\s|,|&|\band\b|\bsome\b|\ba few\b|\ba bit of\b|\bonly\b|\btoo\b)*", _I
+)
+
+
+def names_only(rest: str, known: set[str]) -> bool:
+    """Whether ``rest`` (what follows "I have") is nothing but ticker or company names ("Nvidia
+    and Tesla", "some msft, aapl & amzn."): then "have" means holding them; "a Tesla" or "Tesla
+    questions" is something else."""
+    clause = re.split(r"[.;!?]|\s+-\s+|\bbut\b", rest, maxsplit=1)[0]
+    named = symbols.tickers_in(clause, known)
+    if not named:
+        return False
+    cursor = 0
+    for _, at in named:
+        gap = clause[cursor:at]
+        if _BETWEEN_NAMES.fullmatch(gap) is None:
+            return False
+        cursor = at + len(re.match(r"\$?[\w.&'-]+", clause[at:]).group(0))
+    return _BETWEEN_NAMES.fullmatch(clause[cursor:]) is not None

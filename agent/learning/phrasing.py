@@ -278,18 +278,7 @@ _SUBJECTLESS = re.compile(
     r"i'd like you to|i want you to|you should)[\s,]+)*$",
     _I,
 )
-_HOLD = re.compile(
-    r"\b(?:i\s+(?:hold|own|have|bought|got|'ve got|also hold|also own|still hold|still own)|"
-    r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
-    r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
-    r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
-    r"(?:my\s+)?(?:portfolio|holdings|positions|stocks|shares)\s*:|^\W*(?:currently\s+|now\s+|still\s+)?holding|"
-    r"\bi'?m\s+(?:currently\s+|still\s+)?holding|"
-    r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in)",
-    _I,
-)
 _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b", _I)
-_STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
 
 
 # -- employer ----------------------------------------------------------------------------------
@@ -511,10 +500,10 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
 
 
 def _holdings(part: str, known: set[str]) -> list[Found]:
-    cue = _HOLD.search(part)
+    cue = indirect.HOLDING_CUE.search(part)
     if cue is None or _SOLD.search(part[: cue.start()] + " " + cue.group(0)):
         return []
-    if cue.group(0).lower().startswith(("i have", "i got")) and not _STOCKISH.search(part):
+    if not indirect.cue_holds(part, cue, known):
         return []
     named = [(s, at) for s, at in symbols.tickers_in(part, known) if at >= cue.start()]
     return [("holdings", [s for s, _ in named], named[0][1])] if named else []

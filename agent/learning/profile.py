@@ -334,7 +334,8 @@ def _currency_mentions(value: JsonValue, text: str) -> bool:
     country it names ("I live in Switzerland and keep everything in local currency")."""
     if any(code == value for _, code in quantities.currencies(text)):
         return True
-    return any(code == value for code, _ in indirect.local_currencies(text))
+    named = indirect.local_currencies(text) + indirect.currencies_in_words(text)
+    return any(code == value for code, _ in named)
 
 
 # -- personal data --------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _CORRECTED_TAIL = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?(?:not(?!\s+(?:allowed|permitted|able|supposed|built|made|cut|going|gonna)\b)|rather than|"
+    r"(?:,\s*|\s+)(?:and\s+)?(?:not(?!\s+(?:allowed|permitted|able|supposed|built|made|cut|going|gonna|to lose|losing)\b)|rather than|"
     r"instead of)\s+[^,;]*$",
     re.IGNORECASE,
 )

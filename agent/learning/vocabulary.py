@@ -52,6 +52,7 @@ STYLE: dict[str, tuple[str, ...]] = {
         "compact",
         "tl dr",
         "tldr",
+        "tl;dr",
         "bullet points",
         "highlights",
         "key points",
@@ -141,6 +142,8 @@ GOAL: dict[str, tuple[str, ...]] = {
         "protection",
         "safety",
         "keep what i have",
+        "not to lose what",
+        "not losing what",
     ),
 }
 INCOME: dict[str, tuple[str, ...]] = {
