@@ -687,5 +687,8 @@ def names_only(rest: str, known: set[str]) -> bool:
         gap = clause[cursor:at]
         if _BETWEEN_NAMES.fullmatch(gap) is None:
             return False
-        cursor = at + len(re.match(r"\$?[\w.&'-]+", clause[at:]).group(0))
+        word = re.match(r"\$?[\w.&'-]+", clause[at:])
+        if word is None:
+            return False
+        cursor = at + len(word.group(0))
     return _BETWEEN_NAMES.fullmatch(clause[cursor:]) is not None
