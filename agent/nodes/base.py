@@ -84,6 +84,21 @@ class Node:
         )
 
 
+async def audited_profile(learner: Learner | None, reason: str) -> dict[str, dict[str, Any]]:
+    """The user's current, usable profile facts, audited as read for ``reason`` (none when
+    memory is not open)."""
+    if learner is None:
+        return {}
+    facts = await learner.profile()
+    await learner.audit_read(
+        "facts",
+        [f["memory_id"] for f in facts.values()],
+        reason=reason,
+        content={name: f["value"] for name, f in facts.items()},
+    )
+    return facts
+
+
 def principal(runtime: Runtime[Context]) -> Principal:
     """The principal the caller established for this run: the API server's authenticated
     user when the server has auth (:mod:`graphs.auth`; the run's ``context`` is then ignored),

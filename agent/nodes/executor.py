@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from agent.market import MarketDataProvider
-from agent.nodes.base import Node, answered, with_proposals
+from agent.nodes.base import Node, answered, audited_profile, with_proposals
 from agent.reasoning.chat_model import add_usage
 from agent.recollection.reader import procedure_exclusions
 from agent.research import constraints as rules
@@ -77,17 +77,9 @@ class Executor(Node):
 
     async def _profile(self, runtime: Runtime[Context]) -> dict[str, dict[str, Any]]:
         """The profile facts the planner would have read (audited the same way)."""
-        learner = self.learner(runtime)
-        if learner is None:
-            return {}
-        facts = await learner.profile()
-        await learner.audit_read(
-            "facts",
-            [f["memory_id"] for f in facts.values()],
-            reason="profile read by the executor (snapshot)",
-            content={name: f["value"] for name, f in facts.items()},
+        return await audited_profile(
+            self.learner(runtime), "profile read by the executor (snapshot)"
         )
-        return facts
 
     def _market(self, state: AnalystState, facts: dict[str, dict[str, Any]]) -> MarketDataProvider:
         listed = self.services.market.available_tickers()

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from agent.errors import MarketDataUnavailableError, ModelOutputError
 from agent.market.base import MarketDataProvider
-from agent.nodes.base import Node, answered, chat_model
+from agent.nodes.base import Node, answered, audited_profile, chat_model
 from agent.reasoning.chat_model import Usage, add_usage, no_usage
 from agent.research import constraints as rules
 from agent.research.analytics import returns_metrics, risk_metrics, trend_metrics
@@ -103,16 +103,7 @@ async def answer_ideas(
 
 async def profile_facts(learner: Learner | None) -> dict[str, dict[str, Any]]:
     """The user's current, usable facts, audited as read (none when memory is not open)."""
-    if learner is None:
-        return {}
-    facts = await learner.profile()
-    await learner.audit_read(
-        "facts",
-        [f["memory_id"] for f in facts.values()],
-        reason="profile read to rank ideas",
-        content={name: f["value"] for name, f in facts.items()},
-    )
-    return facts
+    return await audited_profile(learner, "profile read to rank ideas")
 
 
 def measure(market: MarketDataProvider) -> dict[str, dict[str, Any]]:
