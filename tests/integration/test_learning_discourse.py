@@ -17,25 +17,13 @@ import pytest
 
 from agent.app import AnalystApp
 from memory.facts import subject_for
-from tests.support.sessions import app_at
+from tests.support.sessions import app_at, chat, current
 
 pytestmark = pytest.mark.integration
 
 
 def session(day: int, user: str = "dora") -> AbstractAsyncContextManager[AnalystApp]:
     return app_at(datetime(2026, 10, day, 9, tzinfo=UTC), user)
-
-
-async def chat(app: AnalystApp, thread: str, *turns: str) -> None:
-    for turn in turns:
-        await app.start(turn, thread_id=thread, keep_session=True)
-    await app.memory.end_session(thread)
-
-
-async def current(app: AnalystApp, attribute: str) -> Any:
-    learner = await app.memory.learner()
-    record = await learner.facts.current(subject_for(app.principal), attribute)
-    return None if record is None else record.value
 
 
 async def fact_candidates(app: AnalystApp) -> list[dict[str, Any]]:

@@ -18,19 +18,13 @@ import pytest
 
 from agent.app import AnalystApp
 from memory.facts import subject_for
-from tests.support.sessions import app_at
+from tests.support.sessions import app_at, chat
 
 pytestmark = pytest.mark.integration
 
 
 def session(user: str) -> AbstractAsyncContextManager[AnalystApp]:
     return app_at(datetime(2026, 11, 25, 9, tzinfo=UTC), user)
-
-
-async def chat(app: AnalystApp, thread: str, *turns: str) -> None:
-    for turn in turns:
-        await app.start(turn, thread_id=thread, keep_session=True)
-    await app.memory.end_session(thread)
 
 
 async def profile_of(app: AnalystApp) -> dict[str, Any]:

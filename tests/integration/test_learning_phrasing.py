@@ -10,31 +10,17 @@ from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 
 from agent.app import AnalystApp
-from memory.facts import subject_for
-from tests.support.sessions import app_at
+from tests.support.sessions import app_at, chat, current
 
 pytestmark = pytest.mark.integration
 
 
 def session(day: int, user: str = "rhea") -> AbstractAsyncContextManager[AnalystApp]:
     return app_at(datetime(2026, 11, day, 9, tzinfo=UTC), user)
-
-
-async def chat(app: AnalystApp, thread: str, *turns: str) -> None:
-    for turn in turns:
-        await app.start(turn, thread_id=thread, keep_session=True)
-    await app.memory.end_session(thread)
-
-
-async def current(app: AnalystApp, attribute: str) -> Any:
-    learner = await app.memory.learner()
-    record = await learner.facts.current(subject_for(app.principal), attribute)
-    return None if record is None else record.value
 
 
 async def test_a_correction_in_the_next_turn_ends_with_the_corrected_value() -> None:

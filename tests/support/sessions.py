@@ -13,10 +13,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from agent.app import AnalystApp
 from agent.nodes.services import Services
 from agent.settings import Settings
+from memory.facts import subject_for
 from memory.identity import Principal
 
 
@@ -33,3 +35,18 @@ async def app_at(start: datetime, user: str, tenant: str = "default") -> AsyncIt
     services = replace(Services.from_settings(settings), clock=ticking(start))
     async with AnalystApp.open(settings, Principal(tenant, user), services) as app:
         yield app
+
+
+async def chat(app: AnalystApp, thread: str, *turns: str) -> None:
+    """Say ``turns`` in one chat session of ``thread``, then end the session (which runs the
+    session's extraction)."""
+    for turn in turns:
+        await app.start(turn, thread_id=thread, keep_session=True)
+    await app.memory.end_session(thread)
+
+
+async def current(app: AnalystApp, attribute: str) -> Any:
+    """The current value of the user's profile ``attribute`` in the ledger, or None."""
+    learner = await app.memory.learner()
+    record = await learner.facts.current(subject_for(app.principal), attribute)
+    return None if record is None else record.value
