@@ -141,7 +141,13 @@ def extraction_schema(episode_ids: Sequence[str]) -> type[Extraction]:
     most = max(2, min(6, len(episode_ids) // 2))
     items: dict[str, Any] = {
         "notable_events": item(NotableEvent, text=words, tickers=tickers),
-        "new_facts": item(ExtractedFact, attribute=names, value=value),
+        "new_facts": item(
+            ExtractedFact,
+            attribute=names,
+            value=value,
+            source=Annotated[str, Field(max_length=40)],
+            removed=tickers,
+        ),
         "preference_signals": item(PreferenceSignal, text=words, rule=rule),
         "open_items": item(OpenItem, text=words),
     }
