@@ -2,7 +2,8 @@
 
     scripts/ -> app (agent.app, agent.cli, agent.web) -> graphs/ -> agent.nodes
              -> the domain (agent.research, .reasoning, .learning, .recollection, .market)
-             -> the core (agent.errors, .settings, .records, .state, .thread_ids) -> memory/
+             -> the core (agent.errors, .settings, .records, .state, .thread_ids,
+                          .pregel_names) -> memory/
 
 Every ``import`` and ``from ... import`` of the project's source is read with :mod:`ast`.
 Every import counts, for the layers and for cycles alike: a function-level import (a lazy
