@@ -28,17 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langgraph._internal._constants import (
-    ERROR,
-    ERROR_SOURCE_NODE,
-    INTERRUPT,
-    NULL_TASK_ID,
-    PULL,
-    RESUME,
-    TASKS,
-)
+from langgraph.constants import TASKS
 from xxhash import xxh3_128_hexdigest
 
+from agent.pregel_names import ERROR, ERROR_SOURCE_NODE, INTERRUPT, NULL_TASK_ID, PULL, RESUME
 from graphs.shape import LIST_KEYS, NODES, STATE_KEYS
 
 if TYPE_CHECKING:

@@ -17,19 +17,24 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent.app.service import AnalystApp
+    from agent.app.tiers import Tiers
     from agent.app.views import ThreadView
+    from agent.learning.learner import Learner
 
 
-async def aside(app: AnalystApp, thread_id: str, query: str, view: ThreadView) -> ThreadView:
+async def aside(
+    tiers: Tiers, learner: Learner, thread_id: str, query: str, view: ThreadView
+) -> ThreadView:
     """Store, understand and answer ``query`` beside ``thread_id``'s paused run; the view
-    returned is the thread's (its draft still pending) with this message's answer."""
+    returned is the thread's (its draft still pending) with this message's answer.
+    ``tiers`` are the principal's, ``learner`` their memory's write and read paths (the app's,
+    after its start-up sweep)."""
     from agent.nodes.aside import answer_aside
 
-    storage = app.require_thread(thread_id).storage_id  # where the thread's episodes are
+    storage = tiers.require_thread(thread_id).storage_id  # where the thread's episodes are
     said = await answer_aside(
-        await app.memory.learner(),
-        app.services,
+        learner,
+        tiers.services,
         storage,
         query,
         paused=view.status,
@@ -40,7 +45,7 @@ async def aside(app: AnalystApp, thread_id: str, query: str, view: ThreadView) -
             f"approvable: analyst approve {thread_id}."
         ),
         forget_how='analyst memory forget --topic "{topic}" (it lists them and asks).',
-        draft=await _draft(app, storage),
+        draft=await _draft(tiers, storage),
         constraints=view.constraints,
     )
     pending = {"status": view.status, "draft_hash": view.draft_hash, "ticker": view.ticker}
@@ -69,10 +74,10 @@ def _waiting(thread_id: str, view: ThreadView) -> str:
     return f"Thread {thread_id} is {view.status.replace('_', ' ')}."
 
 
-async def _draft(app: AnalystApp, storage_id: str) -> dict[str, Any] | None:
+async def _draft(tiers: Tiers, storage_id: str) -> dict[str, Any] | None:
     """The draft the paused thread (kept under ``storage_id``) holds, if any (for "why did
     you recommend ...")."""
-    graph = await app.tiers.reader()
+    graph = await tiers.reader()
     snap = await graph.aget_state({"configurable": {"thread_id": storage_id}})
     draft = (snap.values or {}).get("draft")
     return dict(draft) if draft else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 # The remember vocabulary lives with its write path in the domain (agent.learning.remembering),
 # so the graph's ``remember`` tool stores exactly what ``analyst memory remember`` does.
@@ -32,19 +32,27 @@ from memory.pii import redact
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from agent.app.service import AnalystApp
     from agent.app.tiers import Tiers
+    from agent.app.views import ThreadView
     from agent.learning.learner import Learner
     from memory.recall import Recalled, RecallWeights
 
-__all__ = ["MemoryControls", "RememberAs"]
+__all__ = ["MemoryControls", "RememberAs", "ThreadViews"]
+
+
+class ThreadViews(Protocol):
+    """What :meth:`MemoryControls.why` reads a thread through: the app's view of it
+    (:meth:`AnalystApp.view <agent.app.AnalystApp.view>`). A protocol, so the controls
+    need not import the app that holds them."""
+
+    async def view(self, thread_id: str) -> ThreadView: ...
 
 
 class MemoryControls:
     """Every memory operation for one principal, over its :class:`Tiers`; ``threads`` (the
     app) answers :meth:`why` from a thread's state."""
 
-    def __init__(self, tiers: Tiers, threads: AnalystApp | None = None) -> None:
+    def __init__(self, tiers: Tiers, threads: ThreadViews | None = None) -> None:
         self.tiers = tiers
         self.threads = threads
         #: Whether the start-up sweep ran (or was replaced by an explicit one) already.

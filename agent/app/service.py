@@ -240,7 +240,7 @@ class AnalystApp:
                 # which stays as it is (its draft approvable).
                 from agent.app.aside import aside
 
-                return await aside(self, thread_id, query, view)
+                return await aside(self.tiers, await self.memory.learner(), thread_id, query, view)
         # A new id (another principal's is one too) gets a storage id no thread has.
         storage = record.storage_id if record else self.index.free_storage_id(who, thread_id)
         with self.locks.hold(storage):

@@ -15,7 +15,6 @@ import asyncio
 from typing import Any, Literal, get_origin, get_type_hints
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
-from langgraph._internal._constants import CONFIG_KEY_RESUMING  # set on resumed runs
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -28,6 +27,7 @@ from agent.nodes.base import (
     principal,
     thread_id,
 )
+from agent.pregel_names import CONFIG_KEY_RESUMING  # set on resumed runs
 from agent.reasoning.chat_model import add_usage, no_usage
 from agent.recollection.intent import classify
 from agent.research import constraints as rules

@@ -2,11 +2,13 @@
 
     scripts/ -> app (agent.app, agent.cli, agent.web) -> graphs/ -> agent.nodes
              -> the domain (agent.research, .reasoning, .learning, .recollection, .market)
-             -> the core (agent.errors, .settings, .records, .state, .thread_ids) -> memory/
+             -> the core (agent.errors, .settings, .records, .state, .thread_ids,
+                          .pregel_names) -> memory/
 
 Every ``import`` and ``from ... import`` of the project's source is read with :mod:`ast`.
-Function-level imports count (a lazy import is still a dependency); imports under
-``if TYPE_CHECKING:`` count for the layers but not for cycles (they never run). Inside the
+Every import counts, for the layers and for cycles alike: a function-level import (a lazy
+import is still a dependency) and one under ``if TYPE_CHECKING:`` (it never runs, but a reader
+who follows the types walks it, and a circle of types is a circle of meaning). Inside the
 domain, ``agent.research`` (the analyst's craft) reads no user memory: it imports nothing from
 ``agent.learning`` or ``agent.recollection``. Each check is probed with a module that breaks it.
 """
@@ -63,29 +65,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    """ids of every node inside an ``if TYPE_CHECKING:`` block."""
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                inside.update(id(n) for n in ast.walk(child))
-    return inside
-
-
-def imports(
-    path: Path, text: str | None = None, *, runtime_only: bool = False
-) -> list[tuple[int, str, list[str]]]:
+def imports(path: Path, text: str | None = None) -> list[tuple[int, str, list[str]]]:
     """(line, module, imported names) of every import in ``path``, relative imports resolved."""
     source = path.read_text(encoding="utf-8") if text is None else text
     tree = ast.parse(source, filename=str(path))
-    skip = _type_checking_nodes(tree) if runtime_only else set()
     own = module_name(path)
     package = own if path.name == "__init__.py" else own.rpartition(".")[0]
     found: list[tuple[int, str, list[str]]] = []
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -139,7 +126,9 @@ def violations(paths: Iterable[Path], text: str | None = None) -> list[str]:
 def dependency_graph(
     paths: Iterable[Path], texts: dict[Path, str] | None = None
 ) -> dict[str, set[str]]:
-    """Module -> the project modules it imports when it runs (``TYPE_CHECKING`` excluded)."""
+    """Module -> the project modules it imports, wherever the import stands (module level,
+    a function, ``if TYPE_CHECKING:``). ``from package import module`` depends on that module
+    only, as ``import package.module`` does: the package is named, not read."""
     paths = list(paths)
     texts = texts or {}
     known = {module_name(p) for p in paths}
@@ -147,8 +136,10 @@ def dependency_graph(
     for path in paths:
         own = module_name(path)
         edges = graph.setdefault(own, set())
-        for _, base, names in imports(path, texts.get(path), runtime_only=True):
-            for target in (base, *(f"{base}.{n}" for n in names)):
+        for _, base, names in imports(path, texts.get(path)):
+            submodules = {f"{base}.{n}" for n in names} & known
+            names_in_base = len(submodules) < len(names) or not names
+            for target in (*submodules, *([base] if names_in_base else [])):
                 if target in known and target != own:
                     edges.add(target)
     return graph
@@ -247,7 +238,13 @@ def test_memory_imports_nothing_from_the_analyst() -> None:
 
 
 def test_no_import_cycles() -> None:
-    assert cycles(dependency_graph(sources())) == []
+    found = cycles(dependency_graph(sources()))
+    assert found == [], (
+        "modules that import each other (directly, lazily or for types only): "
+        + "; ".join(" <-> ".join(c) for c in found)
+        + ". Break each circle: hand the lower module the narrow thing it uses (the object "
+        "itself, or a Protocol it defines), not the module above that holds it."
+    )
 
 
 def test_no_private_name_crosses_a_module() -> None:
@@ -278,11 +275,47 @@ def test_the_cycle_check_catches_a_cycle() -> None:
     texts = {
         a: "from agent.probe_b import x\n",
         b: "def f():\n    from agent.probe_a import y\n",  # a lazy import still closes a cycle
-        c: "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent.probe_a import y\n",
+        c: "from agent.probe_a import y\n",  # depends on the cycle, is not in it
     }
     graph = dependency_graph([a, b, c], texts)
     assert cycles(graph) == [["agent.probe_a", "agent.probe_b"]]
-    assert graph["agent.probe_c"] == set()
+    assert graph["agent.probe_c"] == {"agent.probe_a"}
+
+
+def test_the_cycle_check_catches_a_cycle_through_a_type_only_import() -> None:
+    """The circle ``AnalystApp`` and its parts made: the part names the app only for its
+    type, and the app imports the part in a method."""
+    app, part = ROOT / "agent" / "probe_app.py", ROOT / "agent" / "probe_part.py"
+    texts = {
+        app: "class App:\n    def part(self):\n        from agent.probe_part import Part\n",
+        part: (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    from agent.probe_app import App\n"
+            "class Part:\n"
+            "    def __init__(self, app: App) -> None: ...\n"
+        ),
+    }
+    assert cycles(dependency_graph([app, part], texts)) == [["agent.probe_app", "agent.probe_part"]]
+
+
+def test_importing_a_module_from_its_package_depends_on_the_module_only() -> None:
+    """``from agent.probe import sub`` is ``import agent.probe.sub``: the package's own
+    imports are not the importer's, so no circle is invented through the package."""
+    package, sub, user = (
+        ROOT / "agent" / "probe" / name for name in ("__init__.py", "sub.py", "user.py")
+    )
+    texts = {
+        package: "from agent.probe.user import helper\n",  # a package that re-exports
+        sub: "x = 1\n",
+        user: "from agent.probe import sub\nfrom agent.probe import helper2\n",
+    }
+    graph = dependency_graph([package, sub, user], texts)
+    assert graph["agent.probe.user"] == {"agent.probe.sub", "agent.probe"}
+    texts[user] = "from agent.probe import sub\n"
+    graph = dependency_graph([package, sub, user], texts)
+    assert graph["agent.probe.user"] == {"agent.probe.sub"}
+    assert cycles(graph) == []
 
 
 @pytest.mark.parametrize(
