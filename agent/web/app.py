@@ -29,6 +29,7 @@ import hmac
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
     from memory.identity import Principal
 
-__all__ = ["CSRF_COOKIE", "HEADERS", "PrincipalOf", "create_app", "csrf_token"]
+__all__ = ["CSRF_COOKIE", "HEADERS", "PrincipalOf", "Runner", "create_app", "csrf_token"]
 
 #: Who a request acts for; raises :class:`PermissionError` when nobody is signed in.
 PrincipalOf = Callable[["Request"], "Principal"]
@@ -117,57 +118,75 @@ async def _refusal(request: Request, principal: Principal) -> str | None:
     return None
 
 
-def create_app(
-    principal_of: PrincipalOf, runner: work.InThreads | work.InProcesses | None = None
-) -> Starlette:
-    """The dashboard's routes under :data:`agent.web.pages.PREFIX`, for whoever
-    ``principal_of`` says a request acts for; the application runs through ``runner``
-    (default: worker threads)."""
-    call = runner or work.InThreads()
+#: What runs the application's operations for a request (on a thread or in a process).
+Runner = work.InThreads | work.InProcesses
 
-    def respond(request: Request, content: Html, status: int = 200) -> Response:
-        response = HTMLResponse(content, status_code=status, headers=HEADERS)
-        if CSRF_COOKIE not in request.cookies:
-            response.set_cookie(
-                CSRF_COOKIE,
-                request.state.csrf_cookie,
-                path=pages.PREFIX,
-                httponly=True,
-                samesite="strict",
-            )
-        return response
 
-    def page(
-        handler: Handler, *, active: str = "", post: bool = False
-    ) -> Callable[[Request], Awaitable[Response]]:
-        """A route: who acts, the CSRF check of a POST, the layout around the handler's
-        ``(title, body)``, and the application's refusals as an error page."""
+def _respond(request: Request, content: Html, status: int = 200) -> Response:
+    """A page with :data:`HEADERS`, setting the browser's CSRF cookie when it has none."""
+    response = HTMLResponse(content, status_code=status, headers=HEADERS)
+    if CSRF_COOKIE not in request.cookies:
+        response.set_cookie(
+            CSRF_COOKIE,
+            request.state.csrf_cookie,
+            path=pages.PREFIX,
+            httponly=True,
+            samesite="strict",
+        )
+    return response
 
-        async def endpoint(request: Request) -> Response:
-            try:
-                principal = principal_of(request)
-            except PermissionError as e:
-                return HTMLResponse(pages.error(str(e)), status_code=401, headers=HEADERS)
-            who = _who(principal)
-            cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
-            request.state.csrf_cookie = cookie
-            if post and (refused := await _refusal(request, principal)) is not None:
-                return respond(request, pages.layout("Refused", who, pages.error(refused)), 403)
-            try:
-                done = await handler(request, principal, csrf_token(cookie, principal))
-            except work.Refused as refused_:
-                body = pages.error(str(refused_))
-                status = 404 if refused_.missing else 400
-                return respond(request, pages.layout("Not done", who, body), status)
-            if isinstance(done, Response):
-                done.headers.update(HEADERS)
-                return done
-            title, body = done
-            return respond(request, pages.layout(title, who, body, active=active))
 
-        return endpoint
+def _endpoint(
+    principal_of: PrincipalOf, handler: Handler, *, active: str, post: bool
+) -> Callable[[Request], Awaitable[Response]]:
+    """A route: who acts, the CSRF check of a POST, the layout around the handler's
+    ``(title, body)``, and the application's refusals as an error page."""
 
-    # -- reading ---------------------------------------------------------------------------
+    async def endpoint(request: Request) -> Response:
+        try:
+            principal = principal_of(request)
+        except PermissionError as e:
+            return HTMLResponse(pages.error(str(e)), status_code=401, headers=HEADERS)
+        who = _who(principal)
+        cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        request.state.csrf_cookie = cookie
+        if post and (refused := await _refusal(request, principal)) is not None:
+            return _respond(request, pages.layout("Refused", who, pages.error(refused)), 403)
+        try:
+            done = await handler(request, principal, csrf_token(cookie, principal))
+        except work.Refused as refused_:
+            body = pages.error(str(refused_))
+            status = 404 if refused_.missing else 400
+            return _respond(request, pages.layout("Not done", who, body), status)
+        if isinstance(done, Response):
+            done.headers.update(HEADERS)
+            return done
+        title, body = done
+        return _respond(request, pages.layout(title, who, body, active=active))
+
+    return endpoint
+
+
+@dataclass(frozen=True)
+class _Routes:
+    """Makes the dashboard's routes: each acts for whoever ``principal_of`` names and runs
+    the application through ``call``."""
+
+    principal_of: PrincipalOf
+    call: Runner
+
+    def get(self, path: str, handler: Handler, active: str = "") -> Route:
+        endpoint = _endpoint(self.principal_of, handler, active=active or path, post=False)
+        return Route(pages.url(path), endpoint, methods=["GET"])
+
+    def post(self, path: str, handler: Handler) -> Route:
+        endpoint = _endpoint(self.principal_of, handler, active="", post=True)
+        return Route(pages.url(path), endpoint, methods=["POST"])
+
+
+def _memory_pages(routes: _Routes) -> list[Route]:
+    """Reading what is remembered: one page per kind of memory, and what a thread used."""
+    call = routes.call
 
     async def profile(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         shown, histories = await call(who, work.profile)
@@ -197,6 +216,21 @@ def create_app(
         rows, used = await call(who, work.threads, request.query_params.get("why"))
         return "Threads & why", pages.threads(rows, used)
 
+    return [
+        routes.get("profile", profile),
+        routes.get("preferences", preferences),
+        routes.get("candidates", candidates),
+        routes.get("sessions", sessions),
+        routes.get("events", events),
+        routes.get("audit", audit),
+        routes.get("threads", threads),
+    ]
+
+
+def _document_pages(routes: _Routes) -> list[Route]:
+    """The documents the principal may read, one document, and a research note's chart."""
+    call = routes.call
+
     async def documents(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Documents", pages.documents(await call(who, work.documents))
 
@@ -210,18 +244,17 @@ def create_app(
         png = await call(who, work.chart, request.query_params.get("path", ""))
         return Response(png, media_type="image/png")
 
-    async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
-        item_id = request.query_params.get("id", "").strip()
-        if not item_id:
-            return "Forget", pages.error("Say what to forget: follow a Delete link.")
-        plan = await call(who, work.forget, item_id, False)
-        return "Forget: the plan", pages.forget_plan(item_id, plan, csrf)
+    return [
+        routes.get("documents", documents),
+        routes.get("document", document, active="documents"),
+        routes.get("chart", chart, active="documents"),
+    ]
 
-    async def account_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
-        plan = await call(who, work.forget_account, False)
-        return "Forget everything: the plan", pages.account_plan(plan, csrf)
 
-    # -- changing: each a POST with the CSRF token -------------------------------------------
+def _corrections(routes: _Routes) -> list[Route]:
+    """Changing what is remembered (each a POST with the CSRF token): telling the analyst
+    something, stating a fact, retiring a procedure, confirming or rejecting a candidate."""
+    call = routes.call
 
     async def remember(request: Request, who: Principal, csrf: str) -> Response:
         text, as_ = await _field(request, "text"), await _field(request, "as")
@@ -250,10 +283,35 @@ def create_app(
         await call(who, work.reject, await _field(request, "id"), reason)
         return _back("candidates")
 
+    return [
+        routes.post("remember", remember),
+        routes.post("profile/state", state_fact),
+        routes.post("procedures/retire", retire),
+        routes.post("candidates/confirm", confirm),
+        routes.post("candidates/reject", reject),
+    ]
+
+
+def _forgetting(routes: _Routes) -> list[Route]:
+    """Deleting: a plan first (a GET that deletes nothing), then the POST that deletes, with
+    its receipt; for one memory and for the whole account."""
+    call = routes.call
+
+    async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
+        item_id = request.query_params.get("id", "").strip()
+        if not item_id:
+            return "Forget", pages.error("Say what to forget: follow a Delete link.")
+        plan = await call(who, work.forget, item_id, False)
+        return "Forget: the plan", pages.forget_plan(item_id, plan, csrf)
+
     async def forget(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         item_id = await _field(request, "id")
         done = await call(who, work.forget, item_id, True)
         return "Forgotten: the receipt", pages.receipt(done, f"forgot {item_id}")
+
+    async def account_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
+        plan = await call(who, work.forget_account, False)
+        return "Forget everything: the plan", pages.account_plan(plan, csrf)
 
     async def account_forget(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         if await _field(request, "sure") != "yes":
@@ -262,43 +320,39 @@ def create_app(
         done = await call(who, work.forget_account, True)
         return "Everything forgotten: the receipt", pages.receipt(done, "deleted everything")
 
-    async def home(request: Request) -> Response:
-        return RedirectResponse(pages.url("profile"), status_code=303, headers=HEADERS)
+    return [
+        routes.get("forget", forget_plan, active="profile"),
+        routes.post("forget", forget),
+        routes.get("account", account_plan),
+        routes.post("account/forget", account_forget),
+    ]
 
-    def get(path: str, handler: Handler, active: str = "") -> Route:
-        return Route(pages.url(path), page(handler, active=active or path), methods=["GET"])
 
-    def post(path: str, handler: Handler) -> Route:
-        return Route(pages.url(path), page(handler, post=True), methods=["POST"])
+async def _home(request: Request) -> Response:
+    return RedirectResponse(pages.url("profile"), status_code=303, headers=HEADERS)
+
+
+def create_app(principal_of: PrincipalOf, runner: Runner | None = None) -> Starlette:
+    """The dashboard's routes under :data:`agent.web.pages.PREFIX`, for whoever
+    ``principal_of`` says a request acts for; the application runs through ``runner``
+    (default: worker threads)."""
+    routes = _Routes(principal_of, runner or work.InThreads())
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            call.close()
+            routes.call.close()
 
-    routes = [
-        Route(pages.PREFIX, home, methods=["GET"]),
-        Route(pages.PREFIX + "/", home, methods=["GET"]),
-        get("profile", profile),
-        get("preferences", preferences),
-        get("candidates", candidates),
-        get("sessions", sessions),
-        get("events", events),
-        get("audit", audit),
-        get("threads", threads),
-        get("documents", documents),
-        get("document", document, active="documents"),
-        get("chart", chart, active="documents"),
-        get("forget", forget_plan, active="profile"),
-        get("account", account_plan),
-        post("remember", remember),
-        post("profile/state", state_fact),
-        post("procedures/retire", retire),
-        post("candidates/confirm", confirm),
-        post("candidates/reject", reject),
-        post("forget", forget),
-        post("account/forget", account_forget),
-    ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(
+        routes=[
+            Route(pages.PREFIX, _home, methods=["GET"]),
+            Route(pages.PREFIX + "/", _home, methods=["GET"]),
+            *_memory_pages(routes),
+            *_document_pages(routes),
+            *_corrections(routes),
+            *_forgetting(routes),
+        ],
+        lifespan=lifespan,
+    )
