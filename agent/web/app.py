@@ -29,9 +29,9 @@ import hmac
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs, quote, urlsplit
 
 from starlette.applications import Starlette
@@ -120,6 +120,7 @@ async def _refusal(request: Request, principal: Principal) -> str | None:
 
 #: What runs the application's operations for a request (on a thread or in a process).
 Runner = work.InThreads | work.InProcesses
+_H = TypeVar("_H", bound=Handler)
 
 
 def _respond(request: Request, content: Html, status: int = 200) -> Response:
@@ -167,95 +168,99 @@ def _endpoint(
     return endpoint
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Routes:
-    """Makes the dashboard's routes: each acts for whoever ``principal_of`` names and runs
-    the application through ``call``."""
+    """The dashboard's routes, registered by decorating their handlers: each acts for
+    whoever ``principal_of`` names and runs the application through ``call``."""
 
     principal_of: PrincipalOf
     call: Runner
+    table: list[Route] = field(default_factory=list)
 
-    def get(self, path: str, handler: Handler, active: str = "") -> Route:
-        endpoint = _endpoint(self.principal_of, handler, active=active or path, post=False)
-        return Route(pages.url(path), endpoint, methods=["GET"])
+    def get(self, path: str, active: str = "") -> Callable[[_H], _H]:
+        """A page to read (its navigation entry ``active``, default ``path``)."""
+        return self._add(path, "GET", active=active or path, post=False)
 
-    def post(self, path: str, handler: Handler) -> Route:
-        endpoint = _endpoint(self.principal_of, handler, active="", post=True)
-        return Route(pages.url(path), endpoint, methods=["POST"])
+    def post(self, path: str) -> Callable[[_H], _H]:
+        """A change: a form's POST with the CSRF token."""
+        return self._add(path, "POST", active="", post=True)
+
+    def _add(self, path: str, method: str, *, active: str, post: bool) -> Callable[[_H], _H]:
+        def register(handler: _H) -> _H:
+            endpoint = _endpoint(self.principal_of, handler, active=active, post=post)
+            self.table.append(Route(pages.url(path), endpoint, methods=[method]))
+            return handler
+
+        return register
 
 
-def _memory_pages(routes: _Routes) -> list[Route]:
+def _memory_pages(routes: _Routes) -> None:
     """Reading what is remembered: one page per kind of memory, and what a thread used."""
     call = routes.call
 
+    @routes.get("profile")
     async def profile(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         shown, histories = await call(who, work.profile)
         notice = request.query_params.get("notice")
         return "Profile", pages.profile(shown, histories, datetime.now(UTC), csrf, notice)
 
+    @routes.get("preferences")
     async def preferences(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         shown, procedures = await call(who, work.preferences)
         return "Preferences & procedures", pages.preferences(shown, procedures, csrf)
 
+    @routes.get("candidates")
     async def candidates(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         from agent.learning.learner import CONFIRMABLE
 
         rows = await call(who, work.candidates)
         return "To review", pages.candidates(rows, csrf, tuple(CONFIRMABLE))
 
+    @routes.get("sessions")
     async def sessions(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Sessions", pages.sessions(await call(who, work.sessions))
 
+    @routes.get("events")
     async def events(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Events", pages.events(await call(who, work.events))
 
+    @routes.get("audit")
     async def audit(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Audit", pages.audit(await call(who, work.audit))
 
+    @routes.get("threads")
     async def threads(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         rows, used = await call(who, work.threads, request.query_params.get("why"))
         return "Threads & why", pages.threads(rows, used)
 
-    return [
-        routes.get("profile", profile),
-        routes.get("preferences", preferences),
-        routes.get("candidates", candidates),
-        routes.get("sessions", sessions),
-        routes.get("events", events),
-        routes.get("audit", audit),
-        routes.get("threads", threads),
-    ]
 
-
-def _document_pages(routes: _Routes) -> list[Route]:
+def _document_pages(routes: _Routes) -> None:
     """The documents the principal may read, one document, and a research note's chart."""
     call = routes.call
 
+    @routes.get("documents")
     async def documents(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Documents", pages.documents(await call(who, work.documents))
 
+    @routes.get("document", active="documents")
     async def document(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         path = request.query_params.get("path", "")
         doc = await call(who, work.document, path)
         return path, pages.document(doc)
 
+    @routes.get("chart", active="documents")
     async def chart(request: Request, who: Principal, csrf: str) -> Response:
         """A research note's chart (``<img>`` on its document page), as the PNG it is."""
         png = await call(who, work.chart, request.query_params.get("path", ""))
         return Response(png, media_type="image/png")
 
-    return [
-        routes.get("documents", documents),
-        routes.get("document", document, active="documents"),
-        routes.get("chart", chart, active="documents"),
-    ]
 
-
-def _corrections(routes: _Routes) -> list[Route]:
+def _corrections(routes: _Routes) -> None:
     """Changing what is remembered (each a POST with the CSRF token): telling the analyst
     something, stating a fact, retiring a procedure, confirming or rejecting a candidate."""
     call = routes.call
 
+    @routes.post("remember")
     async def remember(request: Request, who: Principal, csrf: str) -> Response:
         text, as_ = await _field(request, "text"), await _field(request, "as")
         done = await call(who, work.remember, text, as_ or "preference")
@@ -264,39 +269,36 @@ def _corrections(routes: _Routes) -> list[Route]:
             "profile", f"Remembered as a {done['as']}: {ids} (episode {done['episode_id']})."
         )
 
+    @routes.post("profile/state")
     async def state_fact(request: Request, who: Principal, csrf: str) -> Response:
         done = await call(who, work.remember, await _field(request, "text"), "fact")
         # Attribute names and ids only in the address: the value stays out of URLs and logs.
         changed = ", ".join(s["attribute"] for s in done["stored"])
         return _back("profile", f"Recorded {changed} (episode {done['episode_id']}).")
 
+    @routes.post("procedures/retire")
     async def retire(request: Request, who: Principal, csrf: str) -> Response:
         await call(who, work.retire, await _field(request, "id"))
         return _back("preferences")
 
+    @routes.post("candidates/confirm")
     async def confirm(request: Request, who: Principal, csrf: str) -> Response:
         await call(who, work.confirm, await _field(request, "id"))
         return _back("candidates")
 
+    @routes.post("candidates/reject")
     async def reject(request: Request, who: Principal, csrf: str) -> Response:
         reason = await _field(request, "reason") or "rejected in the dashboard"
         await call(who, work.reject, await _field(request, "id"), reason)
         return _back("candidates")
 
-    return [
-        routes.post("remember", remember),
-        routes.post("profile/state", state_fact),
-        routes.post("procedures/retire", retire),
-        routes.post("candidates/confirm", confirm),
-        routes.post("candidates/reject", reject),
-    ]
 
-
-def _forgetting(routes: _Routes) -> list[Route]:
+def _forgetting(routes: _Routes) -> None:
     """Deleting: a plan first (a GET that deletes nothing), then the POST that deletes, with
     its receipt; for one memory and for the whole account."""
     call = routes.call
 
+    @routes.get("forget", active="profile")
     async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         item_id = request.query_params.get("id", "").strip()
         if not item_id:
@@ -304,28 +306,24 @@ def _forgetting(routes: _Routes) -> list[Route]:
         plan = await call(who, work.forget, item_id, False)
         return "Forget: the plan", pages.forget_plan(item_id, plan, csrf)
 
+    @routes.post("forget")
     async def forget(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         item_id = await _field(request, "id")
         done = await call(who, work.forget, item_id, True)
         return "Forgotten: the receipt", pages.receipt(done, f"forgot {item_id}")
 
+    @routes.get("account")
     async def account_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         plan = await call(who, work.forget_account, False)
         return "Forget everything: the plan", pages.account_plan(plan, csrf)
 
+    @routes.post("account/forget")
     async def account_forget(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         if await _field(request, "sure") != "yes":
             message = "Tick the box to say you understand; nothing was deleted."
             return "Forget everything", pages.error(message)
         done = await call(who, work.forget_account, True)
         return "Everything forgotten: the receipt", pages.receipt(done, "deleted everything")
-
-    return [
-        routes.get("forget", forget_plan, active="profile"),
-        routes.post("forget", forget),
-        routes.get("account", account_plan),
-        routes.post("account/forget", account_forget),
-    ]
 
 
 async def _home(request: Request) -> Response:
@@ -337,6 +335,8 @@ def create_app(principal_of: PrincipalOf, runner: Runner | None = None) -> Starl
     ``principal_of`` says a request acts for; the application runs through ``runner``
     (default: worker threads)."""
     routes = _Routes(principal_of, runner or work.InThreads())
+    for register in (_memory_pages, _document_pages, _corrections, _forgetting):
+        register(routes)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -345,14 +345,5 @@ def create_app(principal_of: PrincipalOf, runner: Runner | None = None) -> Starl
         finally:
             routes.call.close()
 
-    return Starlette(
-        routes=[
-            Route(pages.PREFIX, _home, methods=["GET"]),
-            Route(pages.PREFIX + "/", _home, methods=["GET"]),
-            *_memory_pages(routes),
-            *_document_pages(routes),
-            *_corrections(routes),
-            *_forgetting(routes),
-        ],
-        lifespan=lifespan,
-    )
+    home = [Route(path, _home, methods=["GET"]) for path in (pages.PREFIX, pages.PREFIX + "/")]
+    return Starlette(routes=[*home, *routes.table], lifespan=lifespan)
