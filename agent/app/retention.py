@@ -104,11 +104,11 @@ class _Ages:
 
 
 #: Said by every sweep's receipt: what retention does not do.
-_NOTES = [
+_NOTES = (
     "Retention stores no tombstones: expired is not forbidden, and the same words said "
     "again are learned again. Use `analyst memory forget` to erase something for good.",
     "Freed pages are reused, not compacted (no VACUUM, no Qdrant Edge rebuild); a forget compacts.",
-]
+)
 
 
 async def sweep(tiers: Tiers, learner: Learner, *, dry_run: bool = False) -> Receipt:
