@@ -37,8 +37,22 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
     the receipt names the items and cache rows deleted then."""
     principal = tiers.principal
     receipt = Receipt(principal.tenant_id, principal.user_id, confirm)
-    journal, facts = learner.journal, learner.facts
+    held = await _read(tiers, learner, confirm=confirm)
+    await _list_plan(tiers, learner, receipt, held, confirm=confirm)
+    if not confirm:
+        return receipt
 
+    gone, grants_gone = await _erase_tiers(tiers, learner, held)
+    hashes = _list_erased(receipt, gone, grants_gone)
+    await _erase_derived(tiers, receipt, hashes)
+    receipt.compacted = await compact(tiers)
+    receipt.notes = backend_notes(tiers)
+    return receipt
+
+
+async def _read(tiers: Tiers, learner: Learner, *, confirm: bool) -> dict[Kind, list[Any]]:
+    """What the plan lists, by kind. Confirmed, the store and the journal are left to their
+    deletes (empty here), the profile document always goes whole."""
     held: dict[Kind, list[Any]] = {}
     for kind in KINDS:
         if kind is FACTS:  # the rows of every attribute the user has a current fact of
@@ -49,18 +63,26 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
             held[kind] = []
         elif kind is not DOCUMENTS:  # the profile document goes whole, not by line
             held[kind] = await kind.fetch(tiers, learner)
+    return held
+
+
+async def _list_plan(
+    tiers: Tiers, learner: Learner, receipt: Receipt, held: dict[Kind, list[Any]], *, confirm: bool
+) -> None:
+    """Lists in ``receipt`` what would be deleted, tier by tier (the user's grants with
+    the facts), what is kept on purpose and why, and what the backups hold."""
+    principal = tiers.principal
     for kind, items in held.items():
         receipt.deleted[kind.tier] = Tier(sorted(kind.id(i) for i in items))
         if kind is FACTS:
-            grants = await facts.grants()
+            grants = await learner.facts.grants()
             receipt.deleted["grants"] = Tier(
                 sorted(f"{g.role}:{g.subject}" for g in grants if g.user_id == principal.user_id)
             )
     # Confirmed, the rows are known once the store is read (below).
     receipt.deleted["embedding_cache"] = Tier([] if confirm else cache_rows(held))
-    documents = tiers.documents
     document = profile_path(principal)
-    receipt.deleted["documents"] = Tier([document] if documents.exists(document) else [])
+    receipt.deleted["documents"] = Tier([document] if tiers.documents.exists(document) else [])
     receipt.kept = [
         *kept_records(tiers, {t.thread_id for t in held[THREADS]}),
         {
@@ -71,16 +93,21 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
         },
     ]
     receipt.backups = backups_statement(tiers)
-    if not confirm:
-        return receipt
 
+
+async def _erase_tiers(
+    tiers: Tiers, learner: Learner, held: dict[Kind, list[Any]]
+) -> tuple[dict[Kind, list[Any]], list[str]]:
+    """Delete the threads, the journal, the ledger's rows and grants and the store's items;
+    ``held`` with what the deletes found in place of the plan's reads, and the grants
+    removed."""
     # The threads' locks are taken first (refused, before anything is deleted, while one
     # runs). Under them go the journal and the ledger (one file, one after the other), then
     # the threads' files alongside the store: they share no file, and each waits mostly on
     # its own writes.
     async with tiers.threads_held(t.thread_id for t in held[THREADS]) as thread_ids:
-        erased = await journal.erase_principal(reason=REASON)
-        fact_rows, grants_gone = await facts.erase_own_records()
+        erased = await learner.journal.erase_principal(reason=REASON)
+        fact_rows, grants_gone = await learner.facts.erase_own_records()
         # Read now rather than with the plan: an item written meanwhile goes too, and the
         # listing, the costliest read of a deletion, is made once, with the deletes.
         gone, taken = await asyncio.gather(
@@ -91,20 +118,34 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
         raise gone
     if isinstance(taken, BaseException):
         raise taken
-    items = taken
+    deleted = dict(held)
     for kind in JOURNAL_KINDS:
-        held[kind] = erased[kind.tier]
-        receipt.deleted[kind.tier] = Tier([kind.id(r) for r in held[kind]])
+        deleted[kind] = erased[kind.tier]
     # Every deleted row's texts, not only the current facts' histories the plan read: a
     # value an attribute held before its fact was retracted may be in the cache too.
-    held[FACTS] = fact_rows
-    fact_ids = [r.memory_id for r in fact_rows]
-    receipt.deleted["facts"] = Tier(fact_ids)
-    receipt.deleted["grants"] = Tier(grants_gone)
-    held[STORE] = items
-    receipt.deleted["store"] = Tier(sorted(item_key(i) for i in items))
-    hashes = cache_rows(held)
+    deleted[FACTS] = fact_rows
+    deleted[STORE] = taken
+    return deleted, grants_gone
+
+
+def _list_erased(receipt: Receipt, gone: dict[Kind, list[Any]], grants: list[str]) -> list[str]:
+    """Lists in ``receipt`` what the deletes found; the embedding-cache rows of their texts
+    (listed too), which go next."""
+    for kind in JOURNAL_KINDS:
+        receipt.deleted[kind.tier] = Tier([kind.id(r) for r in gone[kind]])
+    receipt.deleted["facts"] = Tier([r.memory_id for r in gone[FACTS]])
+    receipt.deleted["grants"] = Tier(grants)
+    receipt.deleted["store"] = Tier(sorted(item_key(i) for i in gone[STORE]))
+    hashes = cache_rows(gone)
     receipt.deleted["embedding_cache"] = Tier(hashes)
+    return hashes
+
+
+async def _erase_derived(tiers: Tiers, receipt: Receipt, hashes: list[str]) -> None:
+    """Audit the ledger's and the store's deletes, delete the cache rows ``hashes`` and the
+    profile document."""
+    fact_ids, grants_gone = receipt.deleted["facts"].ids, receipt.deleted["grants"].ids
+    document = profile_path(tiers.principal)
 
     async def audited_and_document() -> None:
         if fact_ids or grants_gone:
@@ -113,16 +154,13 @@ async def forget_account(tiers: Tiers, learner: Learner, *, confirm: bool) -> Re
             await tiers.audit("delete", "store", receipt.deleted["store"].ids, REASON)
         owned = await tiers.owned_documents()
         if await owned.delete(document, reason=REASON):  # audited; a damaged one goes too
-            documents.reindex()  # the index's rows of the document go with it
+            tiers.documents.reindex()  # the index's rows of the document go with it
 
     # The cache's rows go on a worker thread, alongside the audit and the profile document:
     # each writes its own file. The cache's deletion is audited once it is done.
     await asyncio.gather(asyncio.to_thread(forget_vectors, tiers, hashes), audited_and_document())
     if hashes:
         await tiers.audit("delete", "embedding_cache", hashes, REASON)
-    receipt.compacted = await compact(tiers)
-    receipt.notes = backend_notes(tiers)
-    return receipt
 
 
 def cache_rows(held: dict[Kind, list[Any]]) -> list[str]:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from agent.learning.learner import Learner
     from agent.recollection.forgettable import Remembered
     from memory.journal.records import ExtractionJob
+    from memory.retention import RetentionPolicy
 
 #: Ids per journal delete (one transaction, one audit entry) and per store batch.
 BATCH = 5000
@@ -82,91 +83,150 @@ class _Doomed:
         }
 
 
+@dataclass(frozen=True)
+class _Ages:
+    """The retention policy at the sweep's instant: each age's cutoff, and the reason its
+    deletes are audited with."""
+
+    policy: RetentionPolicy
+    now: datetime
+
+    def cutoff(self, age: str) -> datetime:
+        return self.now - self.policy.age(age)
+
+    def reason(self, age: str, what: str | None = None) -> str:
+        return f"retention: {what or age} older than {self.policy.label(age)}"
+
+    @property
+    def derived(self) -> str:
+        """The reason of what goes with expired episodes."""
+        return f"retention: {_DERIVED.format(age=self.policy.label('episodes'))}"
+
+
+#: Said by every sweep's receipt: what retention does not do.
+_NOTES = (
+    "Retention stores no tombstones: expired is not forbidden, and the same words said "
+    "again are learned again. Use `analyst memory forget` to erase something for good.",
+    "Freed pages are reused, not compacted (no VACUUM, no Qdrant Edge rebuild); a forget compacts.",
+)
+
+
 async def sweep(tiers: Tiers, learner: Learner, *, dry_run: bool = False) -> Receipt:
     """Delete (or, ``dry_run``, list) everything of ``tiers.principal`` the retention policy
     says has expired at ``tiers.services.clock()``."""
-    from memory.embeddings import text_hash
-
     settings = tiers.settings
-    now = tiers.services.clock()
-    policy = settings.retention
+    ages = _Ages(settings.retention, tiers.services.clock())
+    receipt = _receipt(tiers, ages, dry_run)
+    mem = await read(tiers, learner)
+    mem.facts = await FACTS.fetch(tiers, learner, as_of=ages.now)
+    jobs = await JOBS.fetch(tiers, learner)
+
+    doomed = _Doomed()
+    gone_episodes, kept_summaries = _expired_episodes(tiers, mem, ages, doomed)
+    receipt.kept += kept_summaries
+    _expired_by_own_age(mem, ages, doomed)
+    covering = _expired_jobs(jobs, mem, gone_episodes, ages, doomed)
+    doomed.settle(ages.derived)
+
     review = timedelta(days=settings.review_days)
+    receipt.kept += _reviews(tiers, mem, ages.now, review)
+    receipt.kept += _kept_notes(ages.policy.label("threads"), covering, gone_episodes)
+    receipt.backups = backups_statement(tiers)
+    receipt.notes = list(_NOTES)
+
+    # Threads idle for too long (their own deletion and audit).
+    threads = await _threads(tiers, ages, dry_run)
+    hashes = _list_deleted(receipt, doomed, threads)
+    if dry_run:
+        return receipt
+
+    await _erase(tiers, learner, doomed, hashes)
+    held = [mem.episodes, mem.summaries, mem.candidates, mem.procedures, mem.facts, mem.items]
+    if any(held) or jobs or threads or tiers.index.list(tiers.principal, limit=1):
+        # A principal with no memory at all leaves no trace: its next sweep reads empty tiers.
+        deleted = sum(
+            len(t.ids) for name, t in receipt.deleted.items() if name != "embedding_cache"
+        )
+        await learner.journal.audit(
+            "sweep", SWEEP_TIER, [], reason=f"retention sweep: {deleted} items deleted"
+        )
+    return receipt
+
+
+def _receipt(tiers: Tiers, ages: _Ages, dry_run: bool) -> Receipt:
+    """The sweep's receipt, empty, its scope the policy and the instant it is applied at."""
     principal = tiers.principal
-    receipt = Receipt(
+    return Receipt(
         principal.tenant_id,
         principal.user_id,
         not dry_run,
         scope={
-            "retention": policy.to_json(),
-            "now": now.isoformat(),
+            "retention": ages.policy.to_json(),
+            "now": ages.now.isoformat(),
             "dry_run": dry_run,
-            "review_days": settings.review_days,
+            "review_days": tiers.settings.review_days,
         },
     )
 
-    def cutoff(age: str) -> datetime:
-        return now - policy.age(age)
 
-    def reason(age: str, what: str | None = None) -> str:
-        return f"retention: {what or age} older than {policy.label(age)}"
-
-    journal = learner.journal
-    mem = await read(tiers, learner)
-    mem.facts = await FACTS.fetch(tiers, learner, as_of=now)
-    jobs = await JOBS.fetch(tiers, learner)
-    doomed = _Doomed()
-    derived = f"retention: {_DERIVED.format(age=policy.label('episodes'))}"
-
-    # Episodes, and what the forget cascade derives from them (minus what is reviewed).
-    old_episodes = [e for e in mem.episodes if EPISODES.expired(e, cutoff)]
+def _expired_episodes(
+    tiers: Tiers, mem: Remembered, ages: _Ages, doomed: _Doomed
+) -> tuple[set[str], list[dict[str, Any]]]:
+    """Episodes past their age, and what the forget cascade derives from them (minus what is
+    reviewed: an active procedure, a high-importance memory); the ids of the episodes that
+    go, and the summaries the cascade keeps."""
+    old_episodes = [e for e in mem.episodes if EPISODES.expired(e, ages.cutoff)]
     gone_episodes = {e.episode_id for e in old_episodes}
-    doomed.add(reason("episodes"), EPISODES, old_episodes)
-    if old_episodes:
-        plan = cascade(tiers, mem, [("episodes", e) for e in sorted(gone_episodes)])
-        # An active procedure is reviewed, never deleted with its episodes.
-        active = {p.procedure_id for p in mem.procedures if p.status == "active"}
-        derived_kinds: tuple[Kind, ...] = (SUMMARIES, CANDIDATES, PROCEDURES)
-        for kind in derived_kinds:
-            ids = plan.deleted[kind.tier] - active
-            doomed.add(derived, kind, (i for i in kind.items(mem) if kind.id(i) in ids))
-        doomed.add(derived, STORE, (i for i in plan.items if not high_importance(i)))
-        receipt.kept += [k for k in plan.kept if k["tier"] == "summaries"]
+    doomed.add(ages.reason("episodes"), EPISODES, old_episodes)
+    if not old_episodes:
+        return gone_episodes, []
+    plan = cascade(tiers, mem, [("episodes", e) for e in sorted(gone_episodes)])
+    # An active procedure is reviewed, never deleted with its episodes.
+    active = {p.procedure_id for p in mem.procedures if p.status == "active"}
+    derived_kinds: tuple[Kind, ...] = (SUMMARIES, CANDIDATES, PROCEDURES)
+    for kind in derived_kinds:
+        ids = plan.deleted[kind.tier] - active
+        doomed.add(ages.derived, kind, (i for i in kind.items(mem) if kind.id(i) in ids))
+    doomed.add(ages.derived, STORE, (i for i in plan.items if not high_importance(i)))
+    return gone_episodes, [k for k in plan.kept if k["tier"] == "summaries"]
 
-    # Each kind by its own age.
+
+def _expired_by_own_age(mem: Remembered, ages: _Ages, doomed: _Doomed) -> None:
+    """Each kind's items past their own age (:data:`_OWN_AGE`)."""
     for kind in _OWN_AGE:
         for age, what in kind.ages.items():
             doomed.add(
-                reason(age, what),
+                ages.reason(age, what),
                 kind,
-                (i for i in kind.items(mem) if kind.expired(i, cutoff) == age),
+                (i for i in kind.items(mem) if kind.expired(i, ages.cutoff) == age),
             )
-    kept_episodes = {e.episode_id for e in mem.episodes} - gone_episodes
-    old_jobs, covering = _jobs(jobs, gone_episodes, kept_episodes, cutoff("jobs"))
+
+
+def _expired_jobs(
+    jobs: list[ExtractionJob], mem: Remembered, gone: set[str], ages: _Ages, doomed: _Doomed
+) -> int:
+    """Extraction jobs of swept episodes only, and finished jobs past their age; how many
+    of those stay because they cover a kept episode."""
+    kept = {e.episode_id for e in mem.episodes} - gone
+    old_jobs, covering = _jobs(jobs, gone, kept, ages.cutoff("jobs"))
     doomed.add(
-        derived,
+        ages.derived,
         JOBS,
         (
             j
             for j in jobs
-            if gone_episodes.intersection(j.episode_ids)
-            and not kept_episodes.intersection(j.episode_ids)
+            if gone.intersection(j.episode_ids) and not kept.intersection(j.episode_ids)
         ),
     )
-    doomed.add(reason("jobs", JOBS.ages["jobs"]), JOBS, old_jobs)
-    doomed.settle(derived)
+    doomed.add(ages.reason("jobs", JOBS.ages["jobs"]), JOBS, old_jobs)
+    return covering
 
-    receipt.kept += _reviews(tiers, mem, now, review)
-    receipt.kept += _kept_notes(policy.label("threads"), covering, gone_episodes)
-    receipt.backups = backups_statement(tiers)
-    receipt.notes = [
-        "Retention stores no tombstones: expired is not forbidden, and the same words said "
-        "again are learned again. Use `analyst memory forget` to erase something for good.",
-        "Freed pages are reused, not compacted (no VACUUM, no Qdrant Edge rebuild); a forget "
-        "compacts.",
-    ]
 
-    # Threads idle for too long (their own deletion and audit).
-    threads = await _threads(tiers, now, policy.age("threads"), policy.label("threads"), dry_run)
+def _list_deleted(receipt: Receipt, doomed: _Doomed, threads: dict[str, str]) -> list[str]:
+    """Lists what goes in ``receipt``, tier by tier; the embedding-cache rows of every text
+    that goes (their hashes), also listed."""
+    from memory.embeddings import text_hash
+
     receipt.deleted["threads"] = Tier(sorted(threads))
     texts: list[str] = []
     for kind in (*JOURNAL_KINDS, FACTS, STORE):
@@ -176,9 +236,12 @@ async def sweep(tiers: Tiers, learner: Learner, *, dry_run: bool = False) -> Rec
     texts += list(threads.values())
     hashes = sorted({text_hash(t) for t in texts if t})
     receipt.deleted["embedding_cache"] = Tier(hashes)
-    if dry_run:
-        return receipt
+    return hashes
 
+
+async def _erase(tiers: Tiers, learner: Learner, doomed: _Doomed, hashes: list[str]) -> None:
+    """Delete what is ``doomed`` and the cache rows ``hashes``, in batches of :data:`BATCH`,
+    each audited with its reason."""
     for why, by_kind in doomed.by_reason.items():
         for tier, found in by_kind.items():
             ordered = sorted(found)
@@ -191,16 +254,6 @@ async def sweep(tiers: Tiers, learner: Learner, *, dry_run: bool = False) -> Rec
         await tiers.audit(
             "delete", "embedding_cache", chunk_hashes, "retention: texts of expired items"
         )
-    held = [mem.episodes, mem.summaries, mem.candidates, mem.procedures, mem.facts, mem.items]
-    if any(held) or jobs or threads or tiers.index.list(principal, limit=1):
-        # A principal with no memory at all leaves no trace: its next sweep reads empty tiers.
-        deleted = sum(
-            len(t.ids) for name, t in receipt.deleted.items() if name != "embedding_cache"
-        )
-        await journal.audit(
-            "sweep", SWEEP_TIER, [], reason=f"retention sweep: {deleted} items deleted"
-        )
-    return receipt
 
 
 async def due_for_sweep(tiers: Tiers) -> bool:
@@ -228,10 +281,9 @@ def _jobs(
     return old, covering
 
 
-async def _threads(
-    tiers: Tiers, now: datetime, age: timedelta, label: str, dry_run: bool
-) -> dict[str, str]:
-    """Prune the principal's threads idle for longer than ``age``; their ids and requests."""
+async def _threads(tiers: Tiers, ages: _Ages, dry_run: bool) -> dict[str, str]:
+    """Prune the principal's threads idle for longer than their age; their ids and requests."""
+    label = ages.policy.label("threads")
     records = {t.thread_id: t.query for t in THREADS.records(tiers)}
     if not records:
         return {}
@@ -239,10 +291,10 @@ async def _threads(
         await tiers.checkpointer(),
         tiers.index,
         tiers.principal,
-        older_than=age,
+        older_than=ages.policy.age("threads"),
         label=label,
         dry_run=dry_run,
-        now=now,
+        now=ages.now,
         busy=tiers.locks.busy,
     )
     gone = [c.thread_id for c in report.deleted]

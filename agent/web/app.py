@@ -29,8 +29,9 @@ import hmac
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs, quote, urlsplit
 
 from starlette.applications import Starlette
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
     from memory.identity import Principal
 
-__all__ = ["CSRF_COOKIE", "HEADERS", "PrincipalOf", "create_app", "csrf_token"]
+__all__ = ["CSRF_COOKIE", "HEADERS", "PrincipalOf", "Runner", "create_app", "csrf_token"]
 
 #: Who a request acts for; raises :class:`PermissionError` when nobody is signed in.
 PrincipalOf = Callable[["Request"], "Principal"]
@@ -117,112 +118,149 @@ async def _refusal(request: Request, principal: Principal) -> str | None:
     return None
 
 
-def create_app(
-    principal_of: PrincipalOf, runner: work.InThreads | work.InProcesses | None = None
-) -> Starlette:
-    """The dashboard's routes under :data:`agent.web.pages.PREFIX`, for whoever
-    ``principal_of`` says a request acts for; the application runs through ``runner``
-    (default: worker threads)."""
-    call = runner or work.InThreads()
+#: What runs the application's operations for a request (on a thread or in a process).
+Runner = work.InThreads | work.InProcesses
+_H = TypeVar("_H", bound=Handler)
 
-    def respond(request: Request, content: Html, status: int = 200) -> Response:
-        response = HTMLResponse(content, status_code=status, headers=HEADERS)
-        if CSRF_COOKIE not in request.cookies:
-            response.set_cookie(
-                CSRF_COOKIE,
-                request.state.csrf_cookie,
-                path=pages.PREFIX,
-                httponly=True,
-                samesite="strict",
-            )
-        return response
 
-    def page(
-        handler: Handler, *, active: str = "", post: bool = False
-    ) -> Callable[[Request], Awaitable[Response]]:
-        """A route: who acts, the CSRF check of a POST, the layout around the handler's
-        ``(title, body)``, and the application's refusals as an error page."""
+def _respond(request: Request, content: Html, status: int = 200) -> Response:
+    """A page with :data:`HEADERS`, setting the browser's CSRF cookie when it has none."""
+    response = HTMLResponse(content, status_code=status, headers=HEADERS)
+    if CSRF_COOKIE not in request.cookies:
+        response.set_cookie(
+            CSRF_COOKIE,
+            request.state.csrf_cookie,
+            path=pages.PREFIX,
+            httponly=True,
+            samesite="strict",
+        )
+    return response
 
-        async def endpoint(request: Request) -> Response:
-            try:
-                principal = principal_of(request)
-            except PermissionError as e:
-                return HTMLResponse(pages.error(str(e)), status_code=401, headers=HEADERS)
-            who = _who(principal)
-            cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
-            request.state.csrf_cookie = cookie
-            if post and (refused := await _refusal(request, principal)) is not None:
-                return respond(request, pages.layout("Refused", who, pages.error(refused)), 403)
-            try:
-                done = await handler(request, principal, csrf_token(cookie, principal))
-            except work.Refused as refused_:
-                body = pages.error(str(refused_))
-                status = 404 if refused_.missing else 400
-                return respond(request, pages.layout("Not done", who, body), status)
-            if isinstance(done, Response):
-                done.headers.update(HEADERS)
-                return done
-            title, body = done
-            return respond(request, pages.layout(title, who, body, active=active))
 
-        return endpoint
+def _endpoint(
+    principal_of: PrincipalOf, handler: Handler, *, active: str, post: bool
+) -> Callable[[Request], Awaitable[Response]]:
+    """A route: who acts, the CSRF check of a POST, the layout around the handler's
+    ``(title, body)``, and the application's refusals as an error page."""
 
-    # -- reading ---------------------------------------------------------------------------
+    async def endpoint(request: Request) -> Response:
+        try:
+            principal = principal_of(request)
+        except PermissionError as e:
+            return HTMLResponse(pages.error(str(e)), status_code=401, headers=HEADERS)
+        who = _who(principal)
+        cookie = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        request.state.csrf_cookie = cookie
+        if post and (refused := await _refusal(request, principal)) is not None:
+            return _respond(request, pages.layout("Refused", who, pages.error(refused)), 403)
+        try:
+            done = await handler(request, principal, csrf_token(cookie, principal))
+        except work.Refused as refused_:
+            body = pages.error(str(refused_))
+            status = 404 if refused_.missing else 400
+            return _respond(request, pages.layout("Not done", who, body), status)
+        if isinstance(done, Response):
+            done.headers.update(HEADERS)
+            return done
+        title, body = done
+        return _respond(request, pages.layout(title, who, body, active=active))
 
+    return endpoint
+
+
+@dataclass
+class _Routes:
+    """The dashboard's routes, registered by decorating their handlers: each acts for
+    whoever ``principal_of`` names and runs the application through ``call``."""
+
+    principal_of: PrincipalOf
+    call: Runner
+    table: list[Route] = field(default_factory=list)
+
+    def get(self, path: str, active: str = "") -> Callable[[_H], _H]:
+        """A page to read (its navigation entry ``active``, default ``path``)."""
+        return self._add(path, "GET", active=active or path, post=False)
+
+    def post(self, path: str) -> Callable[[_H], _H]:
+        """A change: a form's POST with the CSRF token."""
+        return self._add(path, "POST", active="", post=True)
+
+    def _add(self, path: str, method: str, *, active: str, post: bool) -> Callable[[_H], _H]:
+        def register(handler: _H) -> _H:
+            endpoint = _endpoint(self.principal_of, handler, active=active, post=post)
+            self.table.append(Route(pages.url(path), endpoint, methods=[method]))
+            return handler
+
+        return register
+
+
+def _memory_pages(routes: _Routes) -> None:
+    """Reading what is remembered: one page per kind of memory, and what a thread used."""
+    call = routes.call
+
+    @routes.get("profile")
     async def profile(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         shown, histories = await call(who, work.profile)
         notice = request.query_params.get("notice")
         return "Profile", pages.profile(shown, histories, datetime.now(UTC), csrf, notice)
 
+    @routes.get("preferences")
     async def preferences(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         shown, procedures = await call(who, work.preferences)
         return "Preferences & procedures", pages.preferences(shown, procedures, csrf)
 
+    @routes.get("candidates")
     async def candidates(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         from agent.learning.learner import CONFIRMABLE
 
         rows = await call(who, work.candidates)
         return "To review", pages.candidates(rows, csrf, tuple(CONFIRMABLE))
 
+    @routes.get("sessions")
     async def sessions(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Sessions", pages.sessions(await call(who, work.sessions))
 
+    @routes.get("events")
     async def events(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Events", pages.events(await call(who, work.events))
 
+    @routes.get("audit")
     async def audit(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Audit", pages.audit(await call(who, work.audit))
 
+    @routes.get("threads")
     async def threads(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         rows, used = await call(who, work.threads, request.query_params.get("why"))
         return "Threads & why", pages.threads(rows, used)
 
+
+def _document_pages(routes: _Routes) -> None:
+    """The documents the principal may read, one document, and a research note's chart."""
+    call = routes.call
+
+    @routes.get("documents")
     async def documents(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         return "Documents", pages.documents(await call(who, work.documents))
 
+    @routes.get("document", active="documents")
     async def document(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         path = request.query_params.get("path", "")
         doc = await call(who, work.document, path)
         return path, pages.document(doc)
 
+    @routes.get("chart", active="documents")
     async def chart(request: Request, who: Principal, csrf: str) -> Response:
         """A research note's chart (``<img>`` on its document page), as the PNG it is."""
         png = await call(who, work.chart, request.query_params.get("path", ""))
         return Response(png, media_type="image/png")
 
-    async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
-        item_id = request.query_params.get("id", "").strip()
-        if not item_id:
-            return "Forget", pages.error("Say what to forget: follow a Delete link.")
-        plan = await call(who, work.forget, item_id, False)
-        return "Forget: the plan", pages.forget_plan(item_id, plan, csrf)
 
-    async def account_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
-        plan = await call(who, work.forget_account, False)
-        return "Forget everything: the plan", pages.account_plan(plan, csrf)
+def _corrections(routes: _Routes) -> None:
+    """Changing what is remembered (each a POST with the CSRF token): telling the analyst
+    something, stating a fact, retiring a procedure, confirming or rejecting a candidate."""
+    call = routes.call
 
-    # -- changing: each a POST with the CSRF token -------------------------------------------
-
+    @routes.post("remember")
     async def remember(request: Request, who: Principal, csrf: str) -> Response:
         text, as_ = await _field(request, "text"), await _field(request, "as")
         done = await call(who, work.remember, text, as_ or "preference")
@@ -231,30 +269,55 @@ def create_app(
             "profile", f"Remembered as a {done['as']}: {ids} (episode {done['episode_id']})."
         )
 
+    @routes.post("profile/state")
     async def state_fact(request: Request, who: Principal, csrf: str) -> Response:
         done = await call(who, work.remember, await _field(request, "text"), "fact")
         # Attribute names and ids only in the address: the value stays out of URLs and logs.
         changed = ", ".join(s["attribute"] for s in done["stored"])
         return _back("profile", f"Recorded {changed} (episode {done['episode_id']}).")
 
+    @routes.post("procedures/retire")
     async def retire(request: Request, who: Principal, csrf: str) -> Response:
         await call(who, work.retire, await _field(request, "id"))
         return _back("preferences")
 
+    @routes.post("candidates/confirm")
     async def confirm(request: Request, who: Principal, csrf: str) -> Response:
         await call(who, work.confirm, await _field(request, "id"))
         return _back("candidates")
 
+    @routes.post("candidates/reject")
     async def reject(request: Request, who: Principal, csrf: str) -> Response:
         reason = await _field(request, "reason") or "rejected in the dashboard"
         await call(who, work.reject, await _field(request, "id"), reason)
         return _back("candidates")
 
+
+def _forgetting(routes: _Routes) -> None:
+    """Deleting: a plan first (a GET that deletes nothing), then the POST that deletes, with
+    its receipt; for one memory and for the whole account."""
+    call = routes.call
+
+    @routes.get("forget", active="profile")
+    async def forget_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
+        item_id = request.query_params.get("id", "").strip()
+        if not item_id:
+            return "Forget", pages.error("Say what to forget: follow a Delete link.")
+        plan = await call(who, work.forget, item_id, False)
+        return "Forget: the plan", pages.forget_plan(item_id, plan, csrf)
+
+    @routes.post("forget")
     async def forget(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         item_id = await _field(request, "id")
         done = await call(who, work.forget, item_id, True)
         return "Forgotten: the receipt", pages.receipt(done, f"forgot {item_id}")
 
+    @routes.get("account")
+    async def account_plan(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
+        plan = await call(who, work.forget_account, False)
+        return "Forget everything: the plan", pages.account_plan(plan, csrf)
+
+    @routes.post("account/forget")
     async def account_forget(request: Request, who: Principal, csrf: str) -> tuple[str, Any]:
         if await _field(request, "sure") != "yes":
             message = "Tick the box to say you understand; nothing was deleted."
@@ -262,43 +325,25 @@ def create_app(
         done = await call(who, work.forget_account, True)
         return "Everything forgotten: the receipt", pages.receipt(done, "deleted everything")
 
-    async def home(request: Request) -> Response:
-        return RedirectResponse(pages.url("profile"), status_code=303, headers=HEADERS)
 
-    def get(path: str, handler: Handler, active: str = "") -> Route:
-        return Route(pages.url(path), page(handler, active=active or path), methods=["GET"])
+async def _home(request: Request) -> Response:
+    return RedirectResponse(pages.url("profile"), status_code=303, headers=HEADERS)
 
-    def post(path: str, handler: Handler) -> Route:
-        return Route(pages.url(path), page(handler, post=True), methods=["POST"])
+
+def create_app(principal_of: PrincipalOf, runner: Runner | None = None) -> Starlette:
+    """The dashboard's routes under :data:`agent.web.pages.PREFIX`, for whoever
+    ``principal_of`` says a request acts for; the application runs through ``runner``
+    (default: worker threads)."""
+    routes = _Routes(principal_of, runner or work.InThreads())
+    for register in (_memory_pages, _document_pages, _corrections, _forgetting):
+        register(routes)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            call.close()
+            routes.call.close()
 
-    routes = [
-        Route(pages.PREFIX, home, methods=["GET"]),
-        Route(pages.PREFIX + "/", home, methods=["GET"]),
-        get("profile", profile),
-        get("preferences", preferences),
-        get("candidates", candidates),
-        get("sessions", sessions),
-        get("events", events),
-        get("audit", audit),
-        get("threads", threads),
-        get("documents", documents),
-        get("document", document, active="documents"),
-        get("chart", chart, active="documents"),
-        get("forget", forget_plan, active="profile"),
-        get("account", account_plan),
-        post("remember", remember),
-        post("profile/state", state_fact),
-        post("procedures/retire", retire),
-        post("candidates/confirm", confirm),
-        post("candidates/reject", reject),
-        post("forget", forget),
-        post("account/forget", account_forget),
-    ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    home = [Route(path, _home, methods=["GET"]) for path in (pages.PREFIX, pages.PREFIX + "/")]
+    return Starlette(routes=[*home, *routes.table], lifespan=lifespan)

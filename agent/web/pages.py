@@ -172,69 +172,71 @@ def profile(
 ) -> Html:
     """Each fact in force with its history (a timeline and a table), source episode and
     validity; a form that states a new value and a link that forgets it."""
-    facts = []
-    for fact in shown.get("profile", []):
-        name = fact["attribute"]
-        history = histories.get(name, [])
-        rows = [
-            (
-                value_text(r.value),
-                r.status,
-                _when(r.valid_from.isoformat()),
-                _when(r.valid_to.isoformat()) if r.valid_to else "now",
-                r.source,
-                r.source_episode_id or "",
-                tag("code", {}, r.memory_id),
-            )
-            for r in history
-        ]
-        facts.append(
-            tag(
-                "section",
-                {"class_": "fact", "id": f"fact-{name}", "data-attribute": name},
-                tag(
-                    "h2",
-                    {},
-                    name,
-                    " = ",
-                    tag("span", {"class_": "value"}, value_text(fact["value"])),
-                ),
-                tag(
-                    "p",
-                    {"class_": "muted"},
-                    f"since {_when(fact['since'])} · source {fact['source']} · episode "
-                    f"{', '.join(fact['episode_ids']) or '-'} · fact {fact['memory_id']}",
-                ),
-                timeline_svg(history, now),
-                table(
-                    ("value", "status", "from", "to", "source", "episode", "fact"),
-                    rows,
-                    "No history.",
-                ),
-                form(
-                    "profile/state",
-                    csrf,
-                    tag(
-                        "label",
-                        {},
-                        "Correct it, in your words: ",
-                        tag(
-                            "input",
-                            {
-                                "name": "text",
-                                "size": 40,
-                                "required": True,
-                                "placeholder": f"e.g. my {name.replace('_', ' ')} is …",
-                            },
-                        ),
-                    ),
-                    button="Record",
-                ),
-                " ",
-                forget_link(fact["memory_id"], "Delete this fact…"),
-            )
+    facts = [
+        _fact(fact, histories.get(fact["attribute"], []), now, csrf)
+        for fact in shown.get("profile", [])
+    ]
+    body = [
+        tag("p", {"class_": "receipt", "id": "notice"}, notice) if notice else None,
+        _legend(),
+        join(facts) if facts else tag("p", {"class_": "empty"}, "No profile facts yet."),
+        _remember_form(csrf),
+    ]
+    return join(b for b in body if b is not None)
+
+
+def _fact(fact: dict[str, Any], history: list[FactRecord], now: datetime, csrf: str) -> Html:
+    """One fact in force: its value and provenance, its history, and how to correct or
+    forget it."""
+    name = fact["attribute"]
+    return tag(
+        "section",
+        {"class_": "fact", "id": f"fact-{name}", "data-attribute": name},
+        tag("h2", {}, name, " = ", tag("span", {"class_": "value"}, value_text(fact["value"]))),
+        tag(
+            "p",
+            {"class_": "muted"},
+            f"since {_when(fact['since'])} · source {fact['source']} · episode "
+            f"{', '.join(fact['episode_ids']) or '-'} · fact {fact['memory_id']}",
+        ),
+        timeline_svg(history, now),
+        _history_table(history),
+        _correct_form(name, csrf),
+        " ",
+        forget_link(fact["memory_id"], "Delete this fact…"),
+    )
+
+
+def _history_table(history: list[FactRecord]) -> Html:
+    """Every value an attribute held: status, validity, source and the episode it came from."""
+    rows = [
+        (
+            value_text(r.value),
+            r.status,
+            _when(r.valid_from.isoformat()),
+            _when(r.valid_to.isoformat()) if r.valid_to else "now",
+            r.source,
+            r.source_episode_id or "",
+            tag("code", {}, r.memory_id),
         )
-    remember = tag(
+        for r in history
+    ]
+    return table(
+        ("value", "status", "from", "to", "source", "episode", "fact"), rows, "No history."
+    )
+
+
+def _correct_form(name: str, csrf: str) -> Html:
+    """States a new value of attribute ``name``, in the user's words."""
+    placeholder = f"e.g. my {name.replace('_', ' ')} is …"
+    field = tag("input", {"name": "text", "size": 40, "required": True, "placeholder": placeholder})
+    label = tag("label", {}, "Correct it, in your words: ", field)
+    return form("profile/state", csrf, label, button="Record")
+
+
+def _remember_form(csrf: str) -> Html:
+    """Tells the analyst something new, as a fact, a preference or a procedure."""
+    return tag(
         "section",
         {"class_": "fact"},
         tag("h2", {}, "Tell the analyst something"),
@@ -250,13 +252,6 @@ def profile(
             button="Remember",
         ),
     )
-    body = [
-        tag("p", {"class_": "receipt", "id": "notice"}, notice) if notice else None,
-        _legend(),
-        join(facts) if facts else tag("p", {"class_": "empty"}, "No profile facts yet."),
-        remember,
-    ]
-    return join(b for b in body if b is not None)
 
 
 def preferences(shown: dict[str, Any], procedures: list[dict[str, Any]], csrf: str) -> Html:
