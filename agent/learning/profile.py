@@ -199,21 +199,38 @@ _MAX_HORIZON = 60
 _canonical_number = quantities.canonical_number
 
 
-def _horizon_normalise(value: object) -> JsonValue:
+def _number(value: object, unit: str, read: Callable[[str], float | None], unread: str) -> float:
+    """``value`` as a number: a JSON number (never a boolean) or text that ``read`` reads as one.
+    ``unit`` names what was expected; ``unread`` refuses text that ``read`` cannot read."""
     if isinstance(value, bool):
-        raise _Invalid("expected a number of years, got a boolean")
+        raise _Invalid(f"expected {unit}, got a boolean")
     if isinstance(value, int | float):
-        years = float(value)
-    elif isinstance(value, str):
-        read = quantities.duration_years(value)
-        if read is None:
-            raise _Invalid("not a number of years or a duration such as '18 months'")
-        years = read
-    else:
-        raise _Invalid(f"expected a number of years, got {type(value).__name__}")
-    if not 0 < years <= _MAX_HORIZON:
-        raise _Invalid(f"a horizon must be more than 0 and at most {_MAX_HORIZON} years")
-    return _canonical_number(years)
+        return float(value)
+    if not isinstance(value, str):
+        raise _Invalid(f"expected {unit}, got {type(value).__name__}")
+    read_value = read(value)
+    if read_value is None:
+        raise _Invalid(unread)
+    return read_value
+
+
+def _up_to(number: float, most: float, refusal: str) -> JsonValue:
+    """``number`` in canonical form if it is more than 0 and at most ``most``; else ``refusal``."""
+    if not 0 < number <= most:
+        raise _Invalid(refusal)
+    return _canonical_number(number)
+
+
+def _horizon_normalise(value: object) -> JsonValue:
+    years = _number(
+        value,
+        "a number of years",
+        quantities.duration_years,
+        "not a number of years or a duration such as '18 months'",
+    )
+    return _up_to(
+        years, _MAX_HORIZON, f"a horizon must be more than 0 and at most {_MAX_HORIZON} years"
+    )
 
 
 def _horizon_mentions(value: JsonValue, text: str) -> bool:
@@ -244,20 +261,13 @@ def _bare_numbers(text: str, not_before: str) -> list[float]:
 
 
 def _drawdown_normalise(value: object) -> JsonValue:
-    if isinstance(value, bool):
-        raise _Invalid("expected a percentage, got a boolean")
-    if isinstance(value, int | float):
-        percent = float(value)
-    elif isinstance(value, str):
-        read = quantities.percent_value(value)
-        if read is None:
-            raise _Invalid("not a percentage such as 20, '20%' or 'a fifth'")
-        percent = read
-    else:
-        raise _Invalid(f"expected a percentage, got {type(value).__name__}")
-    if not 0 < percent <= 100:
-        raise _Invalid("a drawdown is more than 0 and at most 100 percent")
-    return _canonical_number(percent)
+    percent = _number(
+        value,
+        "a percentage",
+        quantities.percent_value,
+        "not a percentage such as 20, '20%' or 'a fifth'",
+    )
+    return _up_to(percent, 100, "a drawdown is more than 0 and at most 100 percent")
 
 
 def _drawdown_mentions(value: JsonValue, text: str) -> bool:
@@ -269,19 +279,15 @@ def _drawdown_mentions(value: JsonValue, text: str) -> bool:
     )
 
 
+def _years_of_age(text: str) -> float | None:
+    """``text`` read as a number of years, with or without "years (old)" after it."""
+    return quantities.number(
+        re.sub(r"\s*(?:years?|yrs?)(?:\s+old)?$", "", text.strip(), flags=re.I)
+    )
+
+
 def _age_normalise(value: object) -> JsonValue:
-    if isinstance(value, bool):
-        raise _Invalid("expected a number of years, got a boolean")
-    if isinstance(value, int | float):
-        age = float(value)
-    elif isinstance(value, str):
-        bare = re.sub(r"\s*(?:years?|yrs?)(?:\s+old)?$", "", value.strip(), flags=re.I)
-        read = quantities.number(bare)
-        if read is None:
-            raise _Invalid("not a number of years")
-        age = read
-    else:
-        raise _Invalid(f"expected a number of years, got {type(value).__name__}")
+    age = _number(value, "a number of years", _years_of_age, "not a number of years")
     if age != int(age) or not 1 <= age <= 120:
         raise _Invalid("an age is a whole number of years from 1 to 120")
     return int(age)
