@@ -13,9 +13,12 @@ parses (``42``, ``true``, ``{"a": 1}``) and as text otherwise; ``--text`` forces
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
 import typer
 
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
 
     from agent.app import AnalystApp
     from agent.settings import Settings
-    from memory.facts import ConflictPolicy, FactRecord, FactStore
+    from memory.facts import ConflictPolicy, FactRecord, FactStore, ImportReport
 
 T = TypeVar("T")
 
@@ -554,32 +557,38 @@ def import_(
     retention_policy. Lines the ledger refuses (a conflict, a malformed line) are reported
     with their line number and the rest are loaded; the exit code is then 3.
     """
-    import sys
-    from pathlib import Path
-
     settings = common.settings(user, tenant)
     chosen = _policy(policy)
-    if file == "-":
-        stream = sys.stdin
-    else:
-        try:
-            stream = Path(file).open(encoding="utf-8")  # noqa: SIM115 (closed below)
-        except OSError as e:
-            raise CommandError(f"Cannot read {file}: {e.strerror or e}.") from None
     lines: list[int] = []  # the line number of each fact read, for the report
-    try:
+    with _opened(file) as stream:
         report = _run(
             settings,
             lambda s: s.import_facts(
-                _read_facts(stream, settings, lines),
-                policy=chosen,
-                batch_size=batch_size,
+                _read_facts(stream, settings, lines), policy=chosen, batch_size=batch_size
             ),
         )
-    finally:
-        if stream is not sys.stdin:
-            stream.close()
-    refused = [(lines[index], reason) for index, reason in report.refused]
+    _report_import(report, [(lines[index], why) for index, why in report.refused], file, json_mode)
+
+
+@contextmanager
+def _opened(file: str) -> Iterator[TextIO]:
+    """FILE open for reading, closed after; ``-`` is standard input, left open."""
+    if file == "-":
+        yield sys.stdin
+        return
+    try:
+        stream = Path(file).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+    except OSError as e:
+        raise CommandError(f"Cannot read {file}: {e.strerror or e}.") from None
+    with stream:
+        yield stream
+
+
+def _report_import(
+    report: ImportReport, refused: list[tuple[int, str]], file: str, json_mode: bool
+) -> None:
+    """What an import did, with the line number and reason of each line refused (the first 20
+    of them as text); exit code 3 if any was."""
     if json_mode:
         common.print_json(
             {**report.to_json(), "refused": [{"line": n, "reason": r} for n, r in refused]}
@@ -588,15 +597,15 @@ def import_(
         say(
             f"Imported {report.total:,} line(s) in {report.seconds:.1f} s: "
             f"{report.recorded:,} recorded, {report.replaced:,} replaced, "
-            f"{report.duplicates:,} duplicate(s), {len(report.refused):,} refused."
+            f"{report.duplicates:,} duplicate(s), {len(refused):,} refused."
         )
         for number, reason in refused[:20]:
             say(f"  line {number}: {reason}")
-        if len(report.refused) > 20:
-            say(f"  ... and {len(report.refused) - 20} more (--json lists them all)")
-    if report.refused:
+        if len(refused) > 20:
+            say(f"  ... and {len(refused) - 20} more (--json lists them all)")
+    if refused:
         raise CommandError(
-            f"{len(report.refused)} of {report.total} fact(s) in {file} were refused; the "
+            f"{len(refused)} of {report.total} fact(s) in {file} were refused; the "
             "others are stored.",
             exit_code=3,
         )
