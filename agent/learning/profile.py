@@ -214,23 +214,28 @@ def _number(value: object, unit: str, read: Callable[[str], float | None], unrea
     return read_value
 
 
-def _up_to(number: float, most: float, refusal: str) -> JsonValue:
-    """``number`` in canonical form if it is more than 0 and at most ``most``; else ``refusal``."""
-    if not 0 < number <= most:
-        raise _Invalid(refusal)
-    return _canonical_number(number)
+def _positive(
+    unit: str, read: Callable[[str], float | None], unread: str, most: float, beyond: str
+) -> Callable[[object], JsonValue]:
+    """A normaliser for a number more than 0 and at most ``most`` (``beyond`` refuses any
+    other), given as a number or as text that ``read`` reads (see :func:`_number`)."""
+
+    def normalise(value: object) -> JsonValue:
+        number = _number(value, unit, read, unread)
+        if not 0 < number <= most:
+            raise _Invalid(beyond)
+        return _canonical_number(number)
+
+    return normalise
 
 
-def _horizon_normalise(value: object) -> JsonValue:
-    years = _number(
-        value,
-        "a number of years",
-        quantities.duration_years,
-        "not a number of years or a duration such as '18 months'",
-    )
-    return _up_to(
-        years, _MAX_HORIZON, f"a horizon must be more than 0 and at most {_MAX_HORIZON} years"
-    )
+_horizon_normalise = _positive(
+    "a number of years",
+    quantities.duration_years,
+    "not a number of years or a duration such as '18 months'",
+    _MAX_HORIZON,
+    f"a horizon must be more than 0 and at most {_MAX_HORIZON} years",
+)
 
 
 def _horizon_mentions(value: JsonValue, text: str) -> bool:
@@ -260,14 +265,13 @@ def _bare_numbers(text: str, not_before: str) -> list[float]:
 # -- percentages and ages -------------------------------------------------------------------------
 
 
-def _drawdown_normalise(value: object) -> JsonValue:
-    percent = _number(
-        value,
-        "a percentage",
-        quantities.percent_value,
-        "not a percentage such as 20, '20%' or 'a fifth'",
-    )
-    return _up_to(percent, 100, "a drawdown is more than 0 and at most 100 percent")
+_drawdown_normalise = _positive(
+    "a percentage",
+    quantities.percent_value,
+    "not a percentage such as 20, '20%' or 'a fifth'",
+    100,
+    "a drawdown is more than 0 and at most 100 percent",
+)
 
 
 def _drawdown_mentions(value: JsonValue, text: str) -> bool:
