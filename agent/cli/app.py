@@ -185,15 +185,18 @@ def resume(
 def _decide(
     thread_id: str,
     decision: dict[str, Any],
+    as_: str | None,
+    draft: str | None,
+    model: str | None,
     user: str | None,
     tenant: str | None,
     json_mode: bool,
-    draft: str | None,
-    model: str | None = None,
-    checkpointer: str | None = None,
+    checkpointer: str | None,
 ) -> None:
+    """Send ``decision`` on the draft of ``thread_id`` (the one awaiting approval now, unless
+    --draft names the one read), signed by --as or else the user, and show the thread after."""
     settings = common.settings(user, tenant, model=model, checkpointer_url=checkpointer)
-    decision.setdefault("approver", settings.user_id)
+    decision["approver"] = as_ or settings.user_id
 
     async def body(a: AnalystApp) -> ThreadView:
         if draft is None:
@@ -228,10 +231,8 @@ def approve(
     checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Approve the draft and publish it to .agent-memory/research/."""
-    decision: dict[str, Any] = {"action": "approve"}
-    if as_:
-        decision["approver"] = as_
-    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+    decision = {"action": "approve"}
+    _decide(thread_id, decision, as_, draft, model, user, tenant, json_mode, checkpointer)
 
 
 @app.command()
@@ -249,11 +250,9 @@ def reject(
     checkpointer: CheckpointerOpt = None,
 ) -> None:
     """Send the draft back to the reporter with feedback (at most 3 revisions)."""
-    decision: dict[str, Any] = {"action": "reject", "feedback": feedback}
-    if as_:
-        decision["approver"] = as_
+    decision = {"action": "reject", "feedback": feedback}
     with charts_warmed():  # the reporter drafts the next revision, with its chart
-        _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+        _decide(thread_id, decision, as_, draft, model, user, tenant, json_mode, checkpointer)
 
 
 @app.command()
@@ -273,10 +272,8 @@ def edit(
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise CommandError(f"Cannot read --file {file}: {e}. Give a UTF-8 Markdown file.") from e
-    decision: dict[str, Any] = {"action": "edit", "text": text}
-    if as_:
-        decision["approver"] = as_
-    _decide(thread_id, decision, user, tenant, json_mode, draft, model, checkpointer)
+    decision = {"action": "edit", "text": text}
+    _decide(thread_id, decision, as_, draft, model, user, tenant, json_mode, checkpointer)
 
 
 # Listed in --help where it always was: after the decisions, before show.

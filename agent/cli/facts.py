@@ -13,9 +13,12 @@ parses (``42``, ``true``, ``{"a": 1}``) and as text otherwise; ``--text`` forces
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
 import typer
 
@@ -24,9 +27,11 @@ from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt, group
 from agent.cli.terminal import say
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from agent.app import AnalystApp
     from agent.settings import Settings
-    from memory.facts import FactRecord, FactStore
+    from memory.facts import ConflictPolicy, FactRecord, FactStore, ImportReport
 
 T = TypeVar("T")
 
@@ -43,6 +48,13 @@ PersonalOpt = Annotated[
         "the read is written to that user's memory audit.",
     ),
 ]
+PolicyOpt = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        help="On an equal valid_from: reject, source_precedence or confirmed_revision.",
+    ),
+]
 
 
 # -- plumbing -------------------------------------------------------------------------------
@@ -50,6 +62,12 @@ PersonalOpt = Annotated[
 
 def _subject(subject: str, settings: Settings) -> str:
     return f"user:{settings.user_id}" if subject == "me" else subject
+
+
+def _principal(subject: str, user: str | None, tenant: str | None) -> tuple[Settings, str]:
+    """The settings for --user and --tenant, and SUBJECT with ``me`` read as that user."""
+    settings = common.settings(user, tenant)
+    return settings, _subject(subject, settings)
 
 
 def _when(text: str, option: str) -> datetime:
@@ -108,37 +126,52 @@ def _read(
     return common.call(settings, go)
 
 
+def _policy(policy: str) -> ConflictPolicy:
+    """The --policy named; a usage error listing the policies for any other name."""
+    from memory.facts import ConflictPolicy
+
+    try:
+        return ConflictPolicy(policy)
+    except ValueError:
+        raise CommandError(
+            f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
+        ) from None
+
+
+def _problems(error: ValidationError) -> str:
+    """What is wrong with a fact, field by field: ``confidence: Input should be ...; ...``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in error.errors()
+    )
+
+
 def _value_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _line(text: str) -> None:
+    """One line of the listing, printed as it is: stored text is never read as markup."""
+    common.console().print(text, markup=False, soft_wrap=True)
 
 
 def _emit_one(record: FactRecord | None, json_mode: bool, label: str) -> None:
     if json_mode:
         common.print_json(None if record is None else record.to_json())
         return
-    console = common.console()
     if record is None:
-        console.print(f"{label}: no value", soft_wrap=True)
+        common.console().print(f"{label}: no value", soft_wrap=True)
         return
     until = "" if record.valid_to is None else f" until {record.valid_to.isoformat()}"
     episode = f", episode {record.source_episode_id}" if record.source_episode_id else ""
-    console.print(
-        f"{record.subject}.{record.attribute} = {_value_text(record.value)}",
-        markup=False,
-        soft_wrap=True,
-    )
-    console.print(
+    _line(f"{record.subject}.{record.attribute} = {_value_text(record.value)}")
+    _line(
         f"  since {record.valid_from.isoformat()}{until} [{record.status}] "
-        f"source {record.source}{episode}, fact {record.memory_id}",
-        markup=False,
-        soft_wrap=True,
+        f"source {record.source}{episode}, fact {record.memory_id}"
     )
     if record.candidate and record.outcome is not None:
-        console.print(
+        _line(
             f"  stored as a candidate by {record.recorded_by}: it does not count until "
-            f"{record.subject.removeprefix('user:')} records it themselves.",
-            markup=False,
-            soft_wrap=True,
+            f"{record.subject.removeprefix('user:')} records it themselves."
         )
 
 
@@ -157,6 +190,21 @@ def _iso(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%SZ" if value.second else "%Y-%m-%d %H:%MZ")
 
 
+def _history_line(record: FactRecord) -> str:
+    """One record of a key's history: its interval, value and status, where it came from, what
+    it replaced and what retracted it."""
+    interval = f"[{_iso(record.valid_from)}, {_iso(record.valid_to) or 'open'})"
+    parts = [interval, _value_text(record.value), record.status, f"source {record.source}"]
+    if record.source_episode_id:
+        parts.append(f"episode {record.source_episode_id}")
+    parts.append(f"fact {_id(record.memory_id)}")
+    if record.supersedes_memory_id:
+        parts.append(f"replaces {_id(record.supersedes_memory_id)}")
+    if record.retraction_episode_id:
+        parts.append(f"retracted by {record.retraction_episode_id}")
+    return "  " + "  ".join(parts)
+
+
 # -- commands -------------------------------------------------------------------------------
 
 
@@ -170,8 +218,7 @@ def current(
     json_mode: JsonOpt = False,
 ) -> None:
     """The value that holds now (JSON: the record, or null)."""
-    settings = common.settings(user, tenant)
-    subject = _subject(subject, settings)
+    settings, subject = _principal(subject, user, tenant)
     record = _read(
         settings,
         lambda s: s.current(subject, attribute, include_personal=include_personal),
@@ -191,8 +238,7 @@ def as_of(
     json_mode: JsonOpt = False,
 ) -> None:
     """The value that held at WHEN (JSON: the record, or null)."""
-    settings = common.settings(user, tenant)
-    subject = _subject(subject, settings)
+    settings, subject = _principal(subject, user, tenant)
     at = _when(when, "WHEN")
     record = _read(
         settings,
@@ -212,8 +258,7 @@ def history(
     json_mode: JsonOpt = False,
 ) -> None:
     """Every record of the key: intervals, what each superseded, source episodes."""
-    settings = common.settings(user, tenant)
-    subject = _subject(subject, settings)
+    settings, subject = _principal(subject, user, tenant)
     records = _read(
         settings,
         lambda s: s.history(subject, attribute, include_personal=include_personal),
@@ -222,19 +267,9 @@ def history(
     if json_mode:
         common.print_json([r.to_json() for r in records])
         return
-    console = common.console()
-    console.print(f"{subject}.{attribute}: {len(records)} record(s)", markup=False, soft_wrap=True)
+    _line(f"{subject}.{attribute}: {len(records)} record(s)")
     for r in records:
-        interval = f"[{_iso(r.valid_from)}, {_iso(r.valid_to) or 'open'})"
-        parts = [interval, _value_text(r.value), r.status, f"source {r.source}"]
-        if r.source_episode_id:
-            parts.append(f"episode {r.source_episode_id}")
-        parts.append(f"fact {_id(r.memory_id)}")
-        if r.supersedes_memory_id:
-            parts.append(f"replaces {_id(r.supersedes_memory_id)}")
-        if r.retraction_episode_id:
-            parts.append(f"retracted by {r.retraction_episode_id}")
-        console.print("  " + "  ".join(parts), markup=False, soft_wrap=True)
+        _line(_history_line(r))
 
 
 @app.command()
@@ -250,8 +285,7 @@ def profile(
 ) -> None:
     """Every attribute of SUBJECT that holds now (or at --as-of). Another user's personal
     attributes are left out (a tenant admin adds --include-personal; audited)."""
-    settings = common.settings(user, tenant)
-    subject = _subject(subject, settings)
+    settings, subject = _principal(subject, user, tenant)
     at = None if as_of is None else _when(as_of, "--as-of")
     records = _read(
         settings,
@@ -264,12 +298,11 @@ def profile(
     when = "now" if at is None else at.isoformat()
     from agent.cli.render import Column, listing
 
-    console = common.console()
-    console.print(f"{subject} ({when}): {len(records)} attribute(s)", markup=False, soft_wrap=True)
+    _line(f"{subject} ({when}): {len(records)} attribute(s)")
     if records:
         rows = list(records.items())
         listing(
-            console,
+            common.console(),
             [
                 Column("attribute", [name for name, _ in rows]),
                 Column(
@@ -304,13 +337,7 @@ def record(
     retention: Annotated[
         str, typer.Option("--retention", help="Retention policy name.")
     ] = "default",
-    policy: Annotated[
-        str,
-        typer.Option(
-            "--policy",
-            help="On an equal valid_from: reject, source_precedence or confirmed_revision.",
-        ),
-    ] = "reject",
+    policy: PolicyOpt = "reject",
     text: Annotated[bool, typer.Option("--text", help="Store VALUE as text, never JSON.")] = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
@@ -319,22 +346,16 @@ def record(
     """Record a fact; it supersedes the fact holding at --valid-from (never silently)."""
     from pydantic import ValidationError
 
-    from memory.facts import ConflictPolicy, MemoryDelta
+    from memory.facts import MemoryDelta
 
-    settings = common.settings(user, tenant)
-    subject = _subject(subject, settings)
+    settings, subject = _principal(subject, user, tenant)
     parsed: Any = value
     if not text:
         try:
             parsed = json.loads(value)
         except ValueError:
             parsed = value
-    try:
-        chosen = ConflictPolicy(policy)
-    except ValueError:
-        raise CommandError(
-            f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
-        ) from None
+    chosen = _policy(policy)
     try:
         delta = MemoryDelta(
             subject=subject,
@@ -348,10 +369,7 @@ def record(
             retention_policy=retention,
         )
     except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
-        )
-        raise CommandError(f"Invalid fact: {problems}.") from None
+        raise CommandError(f"Invalid fact: {_problems(e)}.") from None
     stored = _run(settings, lambda s: s.record(delta, policy=chosen))
     _emit_one(stored, json_mode, f"{subject}.{attribute}")
 
@@ -369,8 +387,7 @@ def retract(
     json_mode: JsonOpt = False,
 ) -> None:
     """Close the fact holding at --at without a successor (it stays in history)."""
-    settings = common.settings(user, tenant)
-    subject = _subject(subject, settings)
+    settings, subject = _principal(subject, user, tenant)
     when = _when(at, "--at")
     closed = _run(
         settings,
@@ -420,30 +437,50 @@ def _what(admin: bool, read_only: bool, subject: str | None) -> str:
     return "admin" if admin else f"{'reader' if read_only else 'writer'} of {subject}"
 
 
+#: What ``grant`` and ``revoke`` say: the JSON key, then the words for a change made and for
+#: none needed.
+_GRANT_WORDS = {
+    False: ("granted", "granted", "already granted"),
+    True: ("revoked", "revoked", "was not granted"),
+}
+
+
 def _change_grant(
     revoke: bool,
     grantee: str,
     subject: str | None,
     admin: bool,
     read_only: bool,
-    settings: Settings,
-) -> bool:
+    user: str | None,
+    tenant: str | None,
+    json_mode: bool,
+) -> None:
+    """Grant (or revoke) GRANTEE the role the arguments name, and say whether that changed
+    anything."""
+    settings = common.settings(user, tenant)
     if admin == (subject is not None):
         raise CommandError("Name a SUBJECT (e.g. team:research or team:*) or give --admin.")
     if admin and read_only:
         raise CommandError("--read-only names a SUBJECT to read; an admin reads everything.")
     from memory.errors import FactAuthorityError
 
-    subject = None if subject is None else _subject(subject, settings)
+    about = None if subject is None else _subject(subject, settings)
     try:
-        if revoke:
-            return _run(
-                settings, lambda s: s.revoke(grantee, subject, admin=admin, read_only=read_only)
-            )
-        return _run(settings, lambda s: s.grant(grantee, subject, admin=admin, read_only=read_only))
+        changed = _run(
+            settings,
+            lambda s: (s.revoke if revoke else s.grant)(
+                grantee, about, admin=admin, read_only=read_only
+            ),
+        )
     except FactAuthorityError as e:
         # Not an admin: a usage error (exit 2), with the way a first admin is made.
         raise CommandError(str(e)) from None
+    what = _what(admin, read_only, subject)
+    key, done, not_done = _GRANT_WORDS[revoke]
+    if json_mode:
+        common.print_json({key: changed, "user": grantee, "grant": what}, indent=None)
+        return
+    say(f"{grantee}: {what} ({done if changed else not_done}).")
 
 
 @app.command()
@@ -462,13 +499,7 @@ def grant(
     Only the tenant's admin may grant (exit 2 otherwise); a tenant's first admin is made by
     the ledger's owner with `analyst db init --admin USER`. Facts about another user stay
     candidates that user must confirm, and a grant never lets one read another user's facts."""
-    settings = common.settings(user, tenant)
-    changed = _change_grant(False, grantee, subject, admin, read_only, settings)
-    what = _what(admin, read_only, subject)
-    if json_mode:
-        common.print_json({"granted": changed, "user": grantee, "grant": what}, indent=None)
-        return
-    say(f"{grantee}: {what} ({'granted' if changed else 'already granted'}).")
+    _change_grant(False, grantee, subject, admin, read_only, user, tenant, json_mode)
 
 
 @app.command()
@@ -482,13 +513,7 @@ def revoke(
     json_mode: JsonOpt = False,
 ) -> None:
     """Withdraw a grant made with `analyst facts grant` (same arguments)."""
-    settings = common.settings(user, tenant)
-    changed = _change_grant(True, grantee, subject, admin, read_only, settings)
-    what = _what(admin, read_only, subject)
-    if json_mode:
-        common.print_json({"revoked": changed, "user": grantee, "grant": what}, indent=None)
-        return
-    say(f"{grantee}: {what} ({'revoked' if changed else 'was not granted'}).")
+    _change_grant(True, grantee, subject, admin, read_only, user, tenant, json_mode)
 
 
 @app.command()
@@ -512,13 +537,7 @@ def import_(
     file: Annotated[
         str, typer.Argument(help="A JSON Lines file of facts ('-' reads standard input).")
     ],
-    policy: Annotated[
-        str,
-        typer.Option(
-            "--policy",
-            help="On an equal valid_from: reject, source_precedence or confirmed_revision.",
-        ),
-    ] = "reject",
+    policy: PolicyOpt = "reject",
     batch_size: Annotated[
         int | None,
         typer.Option(
@@ -538,39 +557,38 @@ def import_(
     retention_policy. Lines the ledger refuses (a conflict, a malformed line) are reported
     with their line number and the rest are loaded; the exit code is then 3.
     """
-    import sys
-    from pathlib import Path
-
-    from memory.facts import ConflictPolicy
-
     settings = common.settings(user, tenant)
-    try:
-        chosen = ConflictPolicy(policy)
-    except ValueError:
-        raise CommandError(
-            f"--policy '{policy}' is not one of {', '.join(p.value for p in ConflictPolicy)}."
-        ) from None
-    if file == "-":
-        stream = sys.stdin
-    else:
-        try:
-            stream = Path(file).open(encoding="utf-8")  # noqa: SIM115 (closed below)
-        except OSError as e:
-            raise CommandError(f"Cannot read {file}: {e.strerror or e}.") from None
+    chosen = _policy(policy)
     lines: list[int] = []  # the line number of each fact read, for the report
-    try:
+    with _opened(file) as stream:
         report = _run(
             settings,
             lambda s: s.import_facts(
-                _read_facts(stream, settings, lines),
-                policy=chosen,
-                batch_size=batch_size,
+                _read_facts(stream, settings, lines), policy=chosen, batch_size=batch_size
             ),
         )
-    finally:
-        if stream is not sys.stdin:
-            stream.close()
-    refused = [(lines[index], reason) for index, reason in report.refused]
+    _report_import(report, [(lines[index], why) for index, why in report.refused], file, json_mode)
+
+
+@contextmanager
+def _opened(file: str) -> Iterator[TextIO]:
+    """FILE open for reading, closed after; ``-`` is standard input, left open."""
+    if file == "-":
+        yield sys.stdin
+        return
+    try:
+        stream = Path(file).open(encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+    except OSError as e:
+        raise CommandError(f"Cannot read {file}: {e.strerror or e}.") from None
+    with stream:
+        yield stream
+
+
+def _report_import(
+    report: ImportReport, refused: list[tuple[int, str]], file: str, json_mode: bool
+) -> None:
+    """What an import did, with the line number and reason of each line refused (the first 20
+    of them as text); exit code 3 if any was."""
     if json_mode:
         common.print_json(
             {**report.to_json(), "refused": [{"line": n, "reason": r} for n, r in refused]}
@@ -579,15 +597,15 @@ def import_(
         say(
             f"Imported {report.total:,} line(s) in {report.seconds:.1f} s: "
             f"{report.recorded:,} recorded, {report.replaced:,} replaced, "
-            f"{report.duplicates:,} duplicate(s), {len(report.refused):,} refused."
+            f"{report.duplicates:,} duplicate(s), {len(refused):,} refused."
         )
         for number, reason in refused[:20]:
             say(f"  line {number}: {reason}")
-        if len(report.refused) > 20:
-            say(f"  ... and {len(report.refused) - 20} more (--json lists them all)")
-    if report.refused:
+        if len(refused) > 20:
+            say(f"  ... and {len(refused) - 20} more (--json lists them all)")
+    if refused:
         raise CommandError(
-            f"{len(report.refused)} of {report.total} fact(s) in {file} were refused; the "
+            f"{len(refused)} of {report.total} fact(s) in {file} were refused; the "
             "others are stored.",
             exit_code=3,
         )
@@ -614,10 +632,4 @@ def _read_facts(text: Iterable[str], settings: Settings, lines: list[int]) -> It
                 item["valid_from"] = _when(item["valid_from"], "valid_from")
             yield MemoryDelta(**item)
         except (ValueError, TypeError, CommandError) as e:
-            if isinstance(e, ValidationError):
-                why = "; ".join(
-                    f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()
-                )
-            else:
-                why = str(e)
-            yield ValueError(why)
+            yield ValueError(_problems(e) if isinstance(e, ValidationError) else str(e))

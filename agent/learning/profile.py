@@ -199,21 +199,43 @@ _MAX_HORIZON = 60
 _canonical_number = quantities.canonical_number
 
 
-def _horizon_normalise(value: object) -> JsonValue:
+def _number(value: object, unit: str, read: Callable[[str], float | None], unread: str) -> float:
+    """``value`` as a number: a JSON number (never a boolean) or text that ``read`` reads as one.
+    ``unit`` names what was expected; ``unread`` refuses text that ``read`` cannot read."""
     if isinstance(value, bool):
-        raise _Invalid("expected a number of years, got a boolean")
+        raise _Invalid(f"expected {unit}, got a boolean")
     if isinstance(value, int | float):
-        years = float(value)
-    elif isinstance(value, str):
-        read = quantities.duration_years(value)
-        if read is None:
-            raise _Invalid("not a number of years or a duration such as '18 months'")
-        years = read
-    else:
-        raise _Invalid(f"expected a number of years, got {type(value).__name__}")
-    if not 0 < years <= _MAX_HORIZON:
-        raise _Invalid(f"a horizon must be more than 0 and at most {_MAX_HORIZON} years")
-    return _canonical_number(years)
+        return float(value)
+    if not isinstance(value, str):
+        raise _Invalid(f"expected {unit}, got {type(value).__name__}")
+    read_value = read(value)
+    if read_value is None:
+        raise _Invalid(unread)
+    return read_value
+
+
+def _positive(
+    unit: str, read: Callable[[str], float | None], unread: str, most: float, beyond: str
+) -> Callable[[object], JsonValue]:
+    """A normaliser for a number more than 0 and at most ``most`` (``beyond`` refuses any
+    other), given as a number or as text that ``read`` reads (see :func:`_number`)."""
+
+    def normalise(value: object) -> JsonValue:
+        number = _number(value, unit, read, unread)
+        if not 0 < number <= most:
+            raise _Invalid(beyond)
+        return _canonical_number(number)
+
+    return normalise
+
+
+_horizon_normalise = _positive(
+    "a number of years",
+    quantities.duration_years,
+    "not a number of years or a duration such as '18 months'",
+    _MAX_HORIZON,
+    f"a horizon must be more than 0 and at most {_MAX_HORIZON} years",
+)
 
 
 def _horizon_mentions(value: JsonValue, text: str) -> bool:
@@ -243,21 +265,13 @@ def _bare_numbers(text: str, not_before: str) -> list[float]:
 # -- percentages and ages -------------------------------------------------------------------------
 
 
-def _drawdown_normalise(value: object) -> JsonValue:
-    if isinstance(value, bool):
-        raise _Invalid("expected a percentage, got a boolean")
-    if isinstance(value, int | float):
-        percent = float(value)
-    elif isinstance(value, str):
-        read = quantities.percent_value(value)
-        if read is None:
-            raise _Invalid("not a percentage such as 20, '20%' or 'a fifth'")
-        percent = read
-    else:
-        raise _Invalid(f"expected a percentage, got {type(value).__name__}")
-    if not 0 < percent <= 100:
-        raise _Invalid("a drawdown is more than 0 and at most 100 percent")
-    return _canonical_number(percent)
+_drawdown_normalise = _positive(
+    "a percentage",
+    quantities.percent_value,
+    "not a percentage such as 20, '20%' or 'a fifth'",
+    100,
+    "a drawdown is more than 0 and at most 100 percent",
+)
 
 
 def _drawdown_mentions(value: JsonValue, text: str) -> bool:
@@ -269,19 +283,15 @@ def _drawdown_mentions(value: JsonValue, text: str) -> bool:
     )
 
 
+def _years_of_age(text: str) -> float | None:
+    """``text`` read as a number of years, with or without "years (old)" after it."""
+    return quantities.number(
+        re.sub(r"\s*(?:years?|yrs?)(?:\s+old)?$", "", text.strip(), flags=re.I)
+    )
+
+
 def _age_normalise(value: object) -> JsonValue:
-    if isinstance(value, bool):
-        raise _Invalid("expected a number of years, got a boolean")
-    if isinstance(value, int | float):
-        age = float(value)
-    elif isinstance(value, str):
-        bare = re.sub(r"\s*(?:years?|yrs?)(?:\s+old)?$", "", value.strip(), flags=re.I)
-        read = quantities.number(bare)
-        if read is None:
-            raise _Invalid("not a number of years")
-        age = read
-    else:
-        raise _Invalid(f"expected a number of years, got {type(value).__name__}")
+    age = _number(value, "a number of years", _years_of_age, "not a number of years")
     if age != int(age) or not 1 <= age <= 120:
         raise _Invalid("an age is a whole number of years from 1 to 120")
     return int(age)
@@ -387,173 +397,139 @@ def _text_mentions(value: JsonValue, text: str) -> bool:
 
 # -- the registry ---------------------------------------------------------------------------------
 
-ATTRIBUTES: tuple[ProfileAttribute, ...] = (
-    ProfileAttribute(
-        name="risk_tolerance",
-        description="How much risk the user accepts in their investments.",
-        accepted="conservative, moderate or aggressive (synonyms such as cautious, "
-        "risk-averse, balanced or high-risk are mapped to these)",
-        examples=("conservative", "moderate", "aggressive"),
-        merge="replace",
-        normalise=_risk_normalise,
-        mentions=_risk_mentions,
-        vocabulary=_vocabulary(vocabulary.RISK),
-    ),
-    ProfileAttribute(
-        name="horizon_years",
-        description="The user's investment horizon, in years.",
-        accepted=f"a number of years above 0 and at most {_MAX_HORIZON}, or a duration such as "
-        "'2 years', '18 months' or '6 months'",
-        examples=(10, 2, 1.5, 0.5),
-        merge="replace",
-        normalise=_horizon_normalise,
-        mentions=_horizon_mentions,
-    ),
-    ProfileAttribute(
-        name="watchlist",
-        description="Tickers the user follows. A fact lists only the tickers the user named; "
-        "learning adds them to the stored list.",
-        accepted="a list of ticker symbols such as ['NVDA', 'MSFT'] (company names such as "
-        "Nvidia are mapped to their symbol)",
-        examples=(["NVDA"], ["AAPL", "MSFT"]),
-        merge="union",
-        normalise=_tickers_normalise,
-        mentions=_tickers_mentions,
-    ),
-    ProfileAttribute(
-        name="excluded_tickers",
-        description="Tickers the user never wants analysed, compared or recommended.",
-        accepted="a list of ticker symbols such as ['TSLA']",
-        examples=(["TSLA"], ["META", "AMZN"]),
-        merge="union",
-        normalise=_tickers_normalise,
-        mentions=_tickers_mentions,
-    ),
-    ProfileAttribute(
-        name="holdings",
-        description="Tickers the user owns. A fact lists only the tickers the user named; "
-        "learning adds them to the stored list (a correction replaces what it corrects).",
-        accepted="a list of ticker symbols such as ['AAPL', 'MSFT'] (company names such as "
-        "Apple are mapped to their symbol)",
-        examples=(["AAPL"], ["GOOGL", "AMZN"]),
-        merge="union",
-        normalise=_tickers_normalise,
-        mentions=_tickers_mentions,
-    ),
-    ProfileAttribute(
-        name="report_style",
-        description="How long the user wants research reports to be.",
-        accepted="brief or detailed (short/concise map to brief; thorough/in-depth to detailed)",
-        examples=("brief", "detailed"),
-        merge="replace",
-        normalise=_style_normalise,
-        mentions=_style_mentions,
-        vocabulary=_vocabulary(vocabulary.STYLE),
-    ),
-    ProfileAttribute(
-        name="base_currency",
-        description="The currency the user measures their portfolio in.",
-        accepted="a three-letter ISO 4217 code such as EUR, USD or GBP",
-        examples=("EUR", "USD", "GBP"),
-        merge="replace",
-        normalise=_currency_normalise,
-        mentions=_currency_mentions,
-    ),
-    ProfileAttribute(
-        name="goal",
-        description="What the user's money is for.",
-        accepted="retirement, home_purchase, education, income, growth or preservation "
-        "(pension, buying a house, college, steady income, capital preservation ... are mapped "
-        "to these)",
-        examples=("retirement", "home_purchase", "education", "income", "growth", "preservation"),
-        merge="replace",
-        normalise=_goal_normalise,
-        mentions=_goal_mentions,
-        vocabulary=_vocabulary(vocabulary.GOAL),
-    ),
-    ProfileAttribute(
-        name="income_preference",
-        description="Whether the user prefers dividend income, growth, or a balance of both.",
-        accepted="dividends, growth or balanced",
-        examples=("dividends", "growth", "balanced"),
-        merge="replace",
-        normalise=_income_normalise,
-        mentions=_income_mentions,
-        vocabulary=_vocabulary(vocabulary.INCOME),
-    ),
-    ProfileAttribute(
-        name="max_drawdown_pct",
-        description="The largest loss, in percent of the portfolio, the user accepts.",
-        accepted="a percentage above 0 and at most 100, such as 20, '20%' or 'a fifth'",
-        examples=(20, 35, 12.5),
-        merge="replace",
-        normalise=_drawdown_normalise,
-        mentions=_drawdown_mentions,
-    ),
-    ProfileAttribute(
-        name="excluded_sectors",
-        description="Sectors the user never wants analysed or recommended.",
-        accepted="a list from tobacco, weapons, crypto, fossil_fuels, gambling, alcohol "
-        "(cigarettes, arms, bitcoin, oil and coal, casinos, booze ... are mapped to these)",
-        examples=(["tobacco"], ["weapons", "gambling"]),
-        merge="union",
-        normalise=_excluded_normalise,
-        mentions=_excluded_mentions,
-        vocabulary=_vocabulary(vocabulary.EXCLUDED_SECTORS),
-    ),
-    ProfileAttribute(
-        name="sectors_of_interest",
-        description="Sectors the user wants to hear about.",
-        accepted="a list from semiconductors, software, healthcare, energy, financials, "
-        "consumer, industrials, utilities, real_estate, telecom, materials (chips, pharma, "
-        "banks, REITs ... are mapped to these)",
-        examples=(["semiconductors"], ["healthcare", "financials"]),
-        merge="union",
-        normalise=_sectors_normalise,
-        mentions=_sectors_mentions,
-        vocabulary=_vocabulary(vocabulary.SECTORS),
-    ),
-    ProfileAttribute(
-        name="employer",
-        description="The company the user works for, named as the user named it.",
-        accepted="a company name of one to eight words, e.g. 'Nvidia'",
-        examples=("Nvidia", "Alphabet"),
-        merge="replace",
-        normalise=_employer_normalise,
-        mentions=_text_mentions,
-    ),
-    ProfileAttribute(
-        name="full_name",
-        description="The user's name, as they gave it (personal data).",
-        accepted="one to six words of letters, 2 to 100 characters, e.g. 'Alice Tamm'",
-        examples=("Alice Tamm", "Jean-Luc O'Neil"),
-        merge="replace",
-        normalise=_name_normalise,
-        mentions=_text_mentions,
-        personal=True,
-    ),
-    ProfileAttribute(
-        name="address",
-        description="The user's postal address, as they gave it (personal data).",
-        accepted="5 to 200 characters with letters, e.g. '12 Rue de la Paix, Paris'",
-        examples=("12 Rue de la Paix, Paris", "Narva mnt 5, Tallinn"),
-        merge="replace",
-        normalise=_address_normalise,
-        mentions=_text_mentions,
-        personal=True,
-    ),
-    ProfileAttribute(
-        name="age",
-        description="The user's age in years (personal data).",
-        accepted="a whole number of years from 1 to 120",
-        examples=(42, 61),
-        merge="replace",
-        normalise=_age_normalise,
-        mentions=_age_mentions,
-        personal=True,
-    ),
-)
+#: The kinds of value an attribute holds: how a value is made canonical, how a quote states it,
+#: how a new value combines with the stored one, and the words that name the values (for an
+#: enumeration). A list of tickers or sectors is unioned; every other value replaces.
+_KINDS: Mapping[
+    str,
+    tuple[
+        Callable[[object], JsonValue],
+        Callable[[JsonValue, str], bool],
+        Merge,
+        Mapping[str, Iterable[str]],
+    ],
+] = {
+    "risk": (_risk_normalise, _risk_mentions, "replace", vocabulary.RISK),
+    "years": (_horizon_normalise, _horizon_mentions, "replace", {}),
+    "tickers": (_tickers_normalise, _tickers_mentions, "union", {}),
+    "style": (_style_normalise, _style_mentions, "replace", vocabulary.STYLE),
+    "currency": (_currency_normalise, _currency_mentions, "replace", {}),
+    "goal": (_goal_normalise, _goal_mentions, "replace", vocabulary.GOAL),
+    "income": (_income_normalise, _income_mentions, "replace", vocabulary.INCOME),
+    "percent": (_drawdown_normalise, _drawdown_mentions, "replace", {}),
+    "excluded": (_excluded_normalise, _excluded_mentions, "union", vocabulary.EXCLUDED_SECTORS),
+    "sectors": (_sectors_normalise, _sectors_mentions, "union", vocabulary.SECTORS),
+    "company": (_employer_normalise, _text_mentions, "replace", {}),
+    "name": (_name_normalise, _text_mentions, "replace", {}),
+    "address": (_address_normalise, _text_mentions, "replace", {}),
+    "age": (_age_normalise, _age_mentions, "replace", {}),
+}
 
+#: The attributes, one record each, read by :func:`_attribute`: name, kind of value (a key of
+#: :data:`_KINDS`), personal data or not, description, accepted values (for errors and
+#: prompts), examples.
+_RECORDS: tuple[tuple[str, str, bool, str, str, tuple[JsonValue, ...]], ...] = (
+    ("risk_tolerance", "risk", False,
+     "How much risk the user accepts in their investments.",
+     "conservative, moderate or aggressive (synonyms such as cautious, risk-averse, balanced "
+     "or high-risk are mapped to these)",
+     ("conservative", "moderate", "aggressive")),
+    ("horizon_years", "years", False,
+     "The user's investment horizon, in years.",
+     f"a number of years above 0 and at most {_MAX_HORIZON}, or a duration such as '2 years', "
+     "'18 months' or '6 months'",
+     (10, 2, 1.5, 0.5)),
+    ("watchlist", "tickers", False,
+     "Tickers the user follows. A fact lists only the tickers the user named; learning adds "
+     "them to the stored list.",
+     "a list of ticker symbols such as ['NVDA', 'MSFT'] (company names such as Nvidia are "
+     "mapped to their symbol)",
+     (["NVDA"], ["AAPL", "MSFT"])),
+    ("excluded_tickers", "tickers", False,
+     "Tickers the user never wants analysed, compared or recommended.",
+     "a list of ticker symbols such as ['TSLA']",
+     (["TSLA"], ["META", "AMZN"])),
+    ("holdings", "tickers", False,
+     "Tickers the user owns. A fact lists only the tickers the user named; learning adds them "
+     "to the stored list (a correction replaces what it corrects).",
+     "a list of ticker symbols such as ['AAPL', 'MSFT'] (company names such as Apple are "
+     "mapped to their symbol)",
+     (["AAPL"], ["GOOGL", "AMZN"])),
+    ("report_style", "style", False,
+     "How long the user wants research reports to be.",
+     "brief or detailed (short/concise map to brief; thorough/in-depth to detailed)",
+     ("brief", "detailed")),
+    ("base_currency", "currency", False,
+     "The currency the user measures their portfolio in.",
+     "a three-letter ISO 4217 code such as EUR, USD or GBP",
+     ("EUR", "USD", "GBP")),
+    ("goal", "goal", False,
+     "What the user's money is for.",
+     "retirement, home_purchase, education, income, growth or preservation (pension, buying "
+     "a house, college, steady income, capital preservation ... are mapped to these)",
+     ("retirement", "home_purchase", "education", "income", "growth", "preservation")),
+    ("income_preference", "income", False,
+     "Whether the user prefers dividend income, growth, or a balance of both.",
+     "dividends, growth or balanced",
+     ("dividends", "growth", "balanced")),
+    ("max_drawdown_pct", "percent", False,
+     "The largest loss, in percent of the portfolio, the user accepts.",
+     "a percentage above 0 and at most 100, such as 20, '20%' or 'a fifth'",
+     (20, 35, 12.5)),
+    ("excluded_sectors", "excluded", False,
+     "Sectors the user never wants analysed or recommended.",
+     "a list from tobacco, weapons, crypto, fossil_fuels, gambling, alcohol (cigarettes, "
+     "arms, bitcoin, oil and coal, casinos, booze ... are mapped to these)",
+     (["tobacco"], ["weapons", "gambling"])),
+    ("sectors_of_interest", "sectors", False,
+     "Sectors the user wants to hear about.",
+     "a list from semiconductors, software, healthcare, energy, financials, consumer, "
+     "industrials, utilities, real_estate, telecom, materials (chips, pharma, banks, "
+     "REITs ... are mapped to these)",
+     (["semiconductors"], ["healthcare", "financials"])),
+    ("employer", "company", False,
+     "The company the user works for, named as the user named it.",
+     "a company name of one to eight words, e.g. 'Nvidia'",
+     ("Nvidia", "Alphabet")),
+    ("full_name", "name", True,
+     "The user's name, as they gave it (personal data).",
+     "one to six words of letters, 2 to 100 characters, e.g. 'Alice Tamm'",
+     ("Alice Tamm", "Jean-Luc O'Neil")),
+    ("address", "address", True,
+     "The user's postal address, as they gave it (personal data).",
+     "5 to 200 characters with letters, e.g. '12 Rue de la Paix, Paris'",
+     ("12 Rue de la Paix, Paris", "Narva mnt 5, Tallinn")),
+    ("age", "age", True,
+     "The user's age in years (personal data).",
+     "a whole number of years from 1 to 120",
+     (42, 61)),
+)  # fmt: skip
+
+
+def _attribute(
+    name: str,
+    kind: str,
+    personal: bool,
+    description: str,
+    accepted: str,
+    examples: tuple[JsonValue, ...],
+) -> ProfileAttribute:
+    """The attribute one record of :data:`_RECORDS` describes."""
+    normalise, mentions, merge, synonyms = _KINDS[kind]
+    return ProfileAttribute(
+        name=name,
+        description=description,
+        accepted=accepted,
+        examples=examples,
+        merge=merge,
+        normalise=normalise,
+        mentions=mentions,
+        vocabulary=_vocabulary(synonyms) if synonyms else (),
+        personal=personal,
+    )
+
+
+ATTRIBUTES: tuple[ProfileAttribute, ...] = tuple(_attribute(*record) for record in _RECORDS)
 REGISTRY: Mapping[str, ProfileAttribute] = {a.name: a for a in ATTRIBUTES}
 
 
