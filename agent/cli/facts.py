@@ -159,7 +159,7 @@ def _emit_one(record: FactRecord | None, json_mode: bool, label: str) -> None:
         common.print_json(None if record is None else record.to_json())
         return
     if record is None:
-        common.console().print(f"{label}: no value", soft_wrap=True)
+        _line(f"{label}: no value")
         return
     until = "" if record.valid_to is None else f" until {record.valid_to.isoformat()}"
     episode = f", episode {record.source_episode_id}" if record.source_episode_id else ""

@@ -68,6 +68,13 @@ def test_an_error_quoting_a_bad_value_is_plain_text(analyst: Any) -> None:
     assert "'[bold red]x[/]\\x1b[2J'" in refused.err and "\x1b" not in refused.err
 
 
+def test_a_fact_with_no_value_names_its_key_as_plain_text(analyst: Any) -> None:
+    """The "no value" line quotes the key the user typed; Rich markup in it is shown, not obeyed."""
+    ran = analyst("facts", "current", "me", "[bold]x[/]")
+    assert ran.code == 0, str(ran)
+    assert ran.out.strip() == "user:tester.[bold]x[/]: no value", repr(ran.out)
+
+
 def test_the_console_hook_escapes_what_any_renderable_prints() -> None:
     out = io.StringIO()
     console = safe_console(Console(file=out, force_terminal=True, width=100, highlight=False))
