@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.errors import AnalystError
 from agent.learning.tools import MEMORY_TOOLS
-from agent.reasoning.base import Context, Planned, profile_of
+from agent.reasoning.base import Context, Planned, ReportRequest, profile_of
 from agent.reasoning.chat_model import Usage, add_usage, invoke, no_usage, structured, usage_of
 from agent.reasoning.narrowing import (
     narrative_schema,
@@ -34,7 +34,7 @@ from agent.reasoning.offline import offline_summary
 from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
 from agent.research.critic import critique as check_draft
 from agent.research.planning import STEP_DESCRIPTIONS, step
-from agent.research.report import collect, compose_report
+from agent.research.report import collect
 from agent.research.revision import edits_of
 from agent.research.routing import Route
 from agent.research.steps import StepResult, run_step
@@ -239,35 +239,23 @@ class ModelReasoner:
         looked_up = len(conversation) > len(messages)
         return (conversation if looked_up else list(messages)), cited, usage
 
-    async def report(
-        self,
-        *,
-        ticker: str,
-        mode: Mode,
-        results: Mapping[str, Mapping[str, Any]],
-        feedback: Sequence[str],
-        revision: int,
-        requested: Sequence[str],
-        sections: Sequence[str],
-        ctx: Context,
-        previous: Draft | None = None,
-    ) -> tuple[Draft, Usage]:
+    async def report(self, request: ReportRequest) -> tuple[Draft, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
 
-        metrics, peers, as_of, _ = collect(ticker, results)
+        ticker, ctx, feedback = request.ticker, request.ctx, request.feedback
+        metrics, peers, as_of, _ = collect(ticker, request.results)
         parts = [
             f"Write the report for {ticker} (data as of {as_of}).",
             prompts.metrics_block(metrics, peers),
         ]
         if feedback:
             parts.append(prompts.quote_data("reviewer feedback", "\n".join(feedback)))
-        profile = profile_of(ctx)
         if ctx.facts:
             parts.append(prompts.quote_data("user's current facts", dict(ctx.facts)))
         edits = edits_of(feedback)
-        parts.append(prompts.report_style(edits.style(profile.style)))
+        parts.append(prompts.report_style(edits.style(profile_of(ctx).style)))
         if not edits.empty:
             parts.append(prompts.revision_requests(edits.labels()))
         if ctx.conventions:
@@ -282,20 +270,7 @@ class ModelReasoner:
             messages,
             where="report writing",
         )
-        draft = compose_report(
-            ticker=ticker,
-            mode=mode,
-            results=results,
-            feedback=feedback,
-            revision=revision,
-            requested=requested,
-            sections=sections,
-            narrative=narrative,
-            personal=ctx.personal,
-            profile=profile,
-            previous=previous,
-        )
-        return draft, usage
+        return request.compose(narrative), usage
 
     async def critique(
         self, draft: Draft, *, today: date, conventions: Conventions | None
