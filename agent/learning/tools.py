@@ -83,6 +83,31 @@ class _Forget(BaseModel):
         return self
 
 
+#: What each memory tool does, as the model reads it (the tool is :class:`MemoryTools`'s
+#: method of the same name).
+_DESCRIPTIONS = {
+    "get_user_profile": "The user's profile facts (stated or confirmed, each with its fact id "
+    "and source episodes) and the procedures they confirmed.",
+    "search_episodes": "The user's earlier messages and decisions about a query: episodes "
+    "matched by keywords, and notable events (decisions, rejections, milestones) "
+    "recalled by meaning, each with its id.",
+    "list_open_items": "What the user asked to revisit or follow up on in recent sessions, "
+    "each with its session id.",
+    "list_what_you_remember": "Everything remembered about the user, one row per item (fact, "
+    "procedure, preference, event, memory, session) with its id: what to show when "
+    "the user asks what you remember, and the ids forget takes.",
+    "remember": "Remember something because the user asked you to, in every later "
+    "conversation: a fact about them, a standing procedure, or a preference. Only "
+    "when the user asks; it is stored at once, for this user.",
+    "forget": "Propose forgetting memory items, by ids or by a topic, because the "
+    "user asked you to. Nothing is deleted by this call: the user is asked to confirm "
+    "when the answer is complete.",
+}
+
+#: What a memory tool returns: the quoted block the model reads, and the ids it cites.
+Cited = tuple[str, dict[str, list[str]]]
+
+
 @dataclass(frozen=True)
 class MemoryTools:
     """The memory tools of one run, for its principal (the learner's).
@@ -95,6 +120,11 @@ class MemoryTools:
     ``thread_id`` is the run's conversation (a ``remember`` cites the words as an episode of
     it); ``proposals`` collects what ``forget`` proposed (``{tier, id, text}`` rows), for the
     node to put in the thread's state.
+
+    Each tool is the method of its name and returns ``(content, artifact)``: the content is
+    the quoted reference block the model reads, the artifact the ids it cites
+    (``memory_ids``, ``episode_ids``, ``session_ids``, ``procedure_ids``; ``forget_ids`` for
+    a proposal).
     """
 
     learner: Learner
@@ -105,32 +135,36 @@ class MemoryTools:
     async def available(self) -> list[BaseTool]:
         if not await self.learner.has_memory():
             return []
-        return memory_tools(self.learner, self)
+        return self.tools()
 
+    def tools(self) -> list[BaseTool]:
+        """The memory tools as LangChain tools, in :data:`MEMORY_TOOLS` order."""
+        from langchain_core.tools import StructuredTool
 
-def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseTool]:
-    """The memory tools over ``learner`` (``run``: the run's thread and where ``forget``
-    records its proposals; without it, ``remember`` cites no thread and proposals are kept
-    by a throwaway :class:`MemoryTools`).
+        schemas: dict[str, Any] = {
+            "search_episodes": _SearchEpisodes,
+            # A JSON schema (validated in the tool): it names the argument ``as``.
+            "remember": _Remember.model_json_schema(by_alias=True),
+            "forget": _Forget,
+        }
+        return [
+            StructuredTool.from_function(
+                coroutine=getattr(self, name),
+                name=name,
+                description=_DESCRIPTIONS[name],
+                args_schema=schemas.get(name),
+                response_format="content_and_artifact",
+            )
+            for name in MEMORY_TOOLS
+        ]
 
-    Each returns ``(content, artifact)``: the content is the quoted reference block the model
-    reads, the artifact the ids it cites (``memory_ids``, ``episode_ids``, ``session_ids``,
-    ``procedure_ids``; ``forget_ids`` for a proposal).
-    """
-    from langchain_core.tools import StructuredTool
-
-    from agent.reasoning.prompts import quote_data
-    from memory.errors import InvalidMemoryError
-
-    run = run or MemoryTools(learner)
-
-    async def result(
-        label: str, payload: Any, **ids: list[str]
-    ) -> tuple[str, dict[str, list[str]]]:
+    async def _result(self, label: str, payload: Any, **ids: list[str]) -> Cited:
         """The quoted block and the ids it cites, after auditing the read (one entry)."""
+        from agent.reasoning.prompts import quote_data
+
         content = quote_data(f"memory: {label} (this user only)", payload)
         cited = {k: sorted(set(v)) for k, v in ids.items()}
-        await learner.audit_read(
+        await self.learner.audit_read(
             "tools",
             [i for v in cited.values() for i in v],
             reason=f"memory tool read: {label}",
@@ -138,8 +172,8 @@ def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseT
         )
         return content, cited
 
-    async def get_user_profile() -> tuple[str, dict[str, list[str]]]:
-        profile = await learner.profile()
+    async def get_user_profile(self) -> Cited:
+        profile = await self.learner.profile()
         procedures = [
             {
                 "procedure_id": p["procedure_id"],
@@ -147,38 +181,38 @@ def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseT
                 "confirmed_at": p["confirmed_at"],
                 "episode_ids": list(p["episode_ids"])[:5],
             }
-            for p in (await learner.active_procedures())[:20]
+            for p in (await self.learner.active_procedures())[:20]
         ]
-        return await result(
+        return await self._result(
             "user profile",
             {"profile": profile, "procedures": procedures},
             memory_ids=[f["memory_id"] for f in profile.values()],
             episode_ids=[i for f in profile.values() for i in f["episode_ids"]],
         )
 
-    async def search_episodes(query: str) -> tuple[str, dict[str, list[str]]]:
-        found = await learner.search_episodes(query)
-        return await result(
+    async def search_episodes(self, query: str) -> Cited:
+        found = await self.learner.search_episodes(query)
+        return await self._result(
             "episodes and events",
             found,
             memory_ids=[e["memory_id"] for e in found["events"]],
             episode_ids=[e["episode_id"] for e in found["episodes"]],
         )
 
-    async def list_open_items() -> tuple[str, dict[str, list[str]]]:
-        items = await learner.open_items()
-        return await result(
+    async def list_open_items(self) -> Cited:
+        items = await self.learner.open_items()
+        return await self._result(
             "open items",
             {"open_items": items},
             session_ids=[i["session_id"] for i in items],
         )
 
-    async def list_what_you_remember() -> tuple[str, dict[str, list[str]]]:
-        rows = (await learner.listing())[:LISTED]
+    async def list_what_you_remember(self) -> Cited:
+        rows = (await self.learner.listing())[:LISTED]
         by_layer: dict[str, list[str]] = {"session": [], "procedure": []}
         for r in rows:
             by_layer.setdefault(r["layer"], []).append(r["id"])
-        return await result(
+        return await self._result(
             "what I remember",
             {"remembered": rows},
             memory_ids=[r["id"] for r in rows if r["layer"] not in ("session", "procedure")],
@@ -186,103 +220,50 @@ def memory_tools(learner: Learner, run: MemoryTools | None = None) -> list[BaseT
             procedure_ids=by_layer["procedure"],
         )
 
-    async def remember(**args: Any) -> tuple[str, dict[str, list[str]]]:
+    async def remember(self, **args: Any) -> Cited:
         from agent.learning.remembering import remember as store
+        from memory.errors import InvalidMemoryError
 
         asked = _Remember.model_validate(args)  # extra arguments (a user id) are ignored
         try:
             done = await store(
-                learner,
+                self.learner,
                 asked.text,
                 as_=asked.as_,
-                thread_id=run.thread_id,
-                max_chars=run.max_memory_chars,
+                thread_id=self.thread_id,
+                max_chars=self.max_memory_chars,
             )
         except InvalidMemoryError as error:  # refused, nothing stored: the model may say so
             return f"error: {error}", {}
-        return await result(
+        return await self._result(
             "remembered",
             done,
             memory_ids=[item["id"] for item in done["stored"]],
             episode_ids=[done["episode_id"]],
         )
 
-    async def forget(
-        ids: list[str] | None = None, topic: str | None = None
-    ) -> tuple[str, dict[str, list[str]]]:
+    async def forget(self, ids: list[str] | None = None, topic: str | None = None) -> Cited:
         from agent.recollection.forgettable import read_all
+        from memory.errors import InvalidMemoryError
 
-        mem = await read_all(learner)
+        mem = await read_all(self.learner)
         try:
             rows = _forget_rows(mem, ids or [], topic)
         except InvalidMemoryError as error:  # ids the user does not have
             return f"error: {error}", {}
-        known = {p["id"] for p in run.proposals}
-        run.proposals.extend(r for r in rows if r["id"] not in known)
+        known = {p["id"] for p in self.proposals}
+        self.proposals.extend(r for r in rows if r["id"] not in known)
         status = (
             "nothing found: nothing will be asked or deleted"
             if not rows
             else "proposed, NOT deleted: when this request's answer is complete the user is "
             "asked to confirm, and only a yes deletes these (with what was derived from them)"
         )
-        return await result(
+        return await self._result(
             "forget proposal",
             {"status": status, "proposed": rows},
             forget_ids=[r["id"] for r in rows],
         )
-
-    return [
-        StructuredTool.from_function(
-            coroutine=get_user_profile,
-            name="get_user_profile",
-            description="The user's profile facts (stated or confirmed, each with its fact id "
-            "and source episodes) and the procedures they confirmed.",
-            response_format="content_and_artifact",
-        ),
-        StructuredTool.from_function(
-            coroutine=search_episodes,
-            name="search_episodes",
-            description="The user's earlier messages and decisions about a query: episodes "
-            "matched by keywords, and notable events (decisions, rejections, milestones) "
-            "recalled by meaning, each with its id.",
-            args_schema=_SearchEpisodes,
-            response_format="content_and_artifact",
-        ),
-        StructuredTool.from_function(
-            coroutine=list_open_items,
-            name="list_open_items",
-            description="What the user asked to revisit or follow up on in recent sessions, "
-            "each with its session id.",
-            response_format="content_and_artifact",
-        ),
-        StructuredTool.from_function(
-            coroutine=list_what_you_remember,
-            name="list_what_you_remember",
-            description="Everything remembered about the user, one row per item (fact, "
-            "procedure, preference, event, memory, session) with its id: what to show when "
-            "the user asks what you remember, and the ids forget takes.",
-            response_format="content_and_artifact",
-        ),
-        StructuredTool.from_function(
-            coroutine=remember,
-            name="remember",
-            description="Remember something because the user asked you to, in every later "
-            "conversation: a fact about them, a standing procedure, or a preference. Only "
-            "when the user asks; it is stored at once, for this user.",
-            # A JSON schema (validated in the tool): it names the argument ``as``.
-            args_schema=_Remember.model_json_schema(by_alias=True),
-            response_format="content_and_artifact",
-        ),
-        StructuredTool.from_function(
-            coroutine=forget,
-            name="forget",
-            description="Propose forgetting memory items, by ids or by a topic, because the "
-            "user asked you to. Nothing is deleted by this call: the user is asked to confirm "
-            "when the answer is complete.",
-            args_schema=_Forget,
-            response_format="content_and_artifact",
-        ),
-    ]
 
 
 #: At most this many rows of ``list_what_you_remember`` reach the model.

@@ -62,9 +62,6 @@ async def answer_aside(
     instead; ``forget_how`` how to confirm a forget (each in the caller's own terms)."""
     import asyncio
 
-    from agent.learning.learner import describe_learned
-    from agent.nodes.base import chat_model
-    from agent.recollection.answers import respond
     from agent.recollection.intent import HELP_REPLY, classify
     from agent.research.routing import ideas_request
 
@@ -78,36 +75,9 @@ async def answer_aside(
     )
     said = Aside(episode.episode_id, understood.intent, None, "")
     if understood.intent == "question":
-        answer, _ = await respond(
-            learner,
-            query,
-            model=chat_model(services.reasoner),
-            tickers=listed,
-            drafts=[draft] if draft else [],
-            constraints=constraints,
-            exclude=[episode.episode_id],
-        )
-        said.status, said.reply, said.cited = "answered", answer.reply, answer.cited
-        return said
+        return await question_beside(learner, services, said, query, listed, draft, constraints)
     if understood.intent == "forget":
-        from agent.recollection.forgettable import proposed, read_all
-
-        topic = understood.topic
-        found = [
-            row
-            for row in proposed(await read_all(learner), topic)
-            if row["id"] != episode.episode_id
-        ]
-        if not found:
-            reply = f'I found nothing of yours about "{topic}": nothing to forget.'
-        else:
-            reply = (
-                f'I found {len(found)} item(s) about "{topic}". Nothing is forgotten until '
-                f"you confirm: {forget_how.format(topic=topic)}"
-            )
-        said.status, said.reply = "noted", f"{reply} {waiting}"
-        said.forget_proposed, said.topic = found, topic
-        return said
+        return await forget_beside(learner, said, understood.topic, forget_how, waiting)
     if understood.intent != "instruction" and ideas_request(query, listed):
         return await ideas_beside(learner, services, said, query, constraints, waiting)
     if understood.intent == "research":
@@ -118,18 +88,70 @@ async def answer_aside(
         return said
     if understood.intent in ("statement", "instruction"):
         said.learned = await learner.learn_now(episode)
-        ack = (
-            describe_learned(said.learned)
-            if said.learned
-            else (
-                f"I have kept what you said (episode {episode.episode_id}); I learn from it when "
-                "this conversation is summarised."
-            )
-        )
-        said.status, said.reply = "noted", f"Noted. {ack} {waiting}"
+        said.status, said.reply = "noted", f"Noted. {_acknowledged(said)} {waiting}"
         return said
     said.status, said.reply = "answered", f"{HELP_REPLY} {waiting}"
     return said
+
+
+async def question_beside(
+    learner: Learner,
+    services: Services,
+    said: Aside,
+    query: str,
+    listed: Sequence[str],
+    draft: Mapping[str, Any] | None,
+    constraints: Sequence[str],
+) -> Aside:
+    """``said`` answering a question from memory (``listed``: the tickers there is data for;
+    ``draft``: the paused one), citing episodes but not the question's own."""
+    from agent.nodes.base import chat_model
+    from agent.recollection.answers import respond
+
+    answer, _ = await respond(
+        learner,
+        query,
+        model=chat_model(services.reasoner),
+        tickers=listed,
+        drafts=[draft] if draft else [],
+        constraints=constraints,
+        exclude=[said.episode_id],
+    )
+    said.status, said.reply, said.cited = "answered", answer.reply, answer.cited
+    return said
+
+
+async def forget_beside(learner: Learner, said: Aside, topic: str, how: str, waiting: str) -> Aside:
+    """``said`` listing what ``topic`` finds to forget (never the request itself) and ``how``
+    to confirm (a template of ``{topic}``): nothing is deleted here."""
+    from agent.recollection.forgettable import proposed, read_all
+
+    found = [
+        row for row in proposed(await read_all(learner), topic) if row["id"] != said.episode_id
+    ]
+    if not found:
+        reply = f'I found nothing of yours about "{topic}": nothing to forget.'
+    else:
+        reply = (
+            f'I found {len(found)} item(s) about "{topic}". Nothing is forgotten until '
+            f"you confirm: {how.format(topic=topic)}"
+        )
+    said.status, said.reply = "noted", f"{reply} {waiting}"
+    said.forget_proposed, said.topic = found, topic
+    return said
+
+
+def _acknowledged(said: Aside) -> str:
+    """What a statement beside the paused request taught, or that it is kept until the
+    conversation is summarised."""
+    from agent.learning.learner import describe_learned
+
+    if said.learned:
+        return describe_learned(said.learned)
+    return (
+        f"I have kept what you said (episode {said.episode_id}); I learn from it when "
+        "this conversation is summarised."
+    )
 
 
 async def ideas_beside(

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
 from agent.nodes.base import Node
+from agent.reasoning.base import ReportRequest
 from agent.reasoning.chat_model import add_usage
 from agent.state import AnalystState, Draft
 from agent.thread_ids import thread_folder
@@ -28,7 +29,7 @@ class Reporter(Node):
         """The draft (revision ``revisions``, answering the feedback so far) and its chart."""
         conventions = await self.conventions()
         facts = state.get("facts_used") or {}
-        draft, used = await self.reasoner.report(
+        request = ReportRequest(
             ticker=state["tickers"][0],
             mode=state["mode"],
             results=state["results"],
@@ -45,6 +46,7 @@ class Reporter(Node):
             ),
             previous=state.get("draft") if state.get("feedback") else None,
         )
+        draft, used = await self.reasoner.report(request)
         draft["plan_rationale"] = state.get("plan_rationale") or ""
         draft["chart_path"] = str(await asyncio.to_thread(self._chart, draft, config))
         note = (

@@ -2,7 +2,8 @@
 
 Nodes call one :class:`Reasoner`; :mod:`agent.reasoning.offline` (rules, no network) and
 :mod:`agent.reasoning.model` (a chat model) implement it. :class:`Context` is what a reasoner may
-know beyond its direct inputs; :class:`Planned` is what planning returns. On every path each
+know beyond its direct inputs; :class:`Planned` is what planning returns and
+:class:`ReportRequest` what a report is written from. On every path each
 figure in a report comes from tool results, never from a model's memory.
 """
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
     from agent.learning.tools import MemoryTools
     from agent.market import MarketDataProvider
+    from agent.reasoning.schemas import ReportNarrative
     from agent.research.conventions import Conventions
     from agent.research.suitability import Profile
 
@@ -69,6 +71,42 @@ class Planned:
     memories_used: list[str]
 
 
+@dataclass(frozen=True)
+class ReportRequest:
+    """What a report for ``ticker`` is written from: the step ``results``, the reviewer's
+    ``feedback`` so far (``revision`` answers it; ``previous``: the draft it revises), the
+    tickers ``requested``, the ``sections`` the conventions require, and ``ctx``."""
+
+    ticker: str
+    mode: Mode
+    results: Mapping[str, Mapping[str, Any]]
+    feedback: Sequence[str]
+    revision: int
+    requested: Sequence[str]
+    sections: Sequence[str]
+    ctx: Context
+    previous: Draft | None = None
+
+    def compose(self, narrative: ReportNarrative | None = None) -> Draft:
+        """The report as :func:`~agent.research.report.compose_report` renders it for the
+        user's profile and memory context (with a model's ``narrative``, its prose)."""
+        from agent.research.report import compose_report
+
+        return compose_report(
+            ticker=self.ticker,
+            mode=self.mode,
+            results=self.results,
+            feedback=self.feedback,
+            revision=self.revision,
+            requested=self.requested,
+            sections=self.sections,
+            narrative=narrative,
+            personal=self.ctx.personal,
+            profile=profile_of(self.ctx),
+            previous=self.previous,
+        )
+
+
 class Reasoner(Protocol):
     label: str
 
@@ -82,19 +120,7 @@ class Reasoner(Protocol):
         self, step: PlanStep, market: MarketDataProvider, ctx: Context
     ) -> tuple[StepResult, Usage]: ...
 
-    async def report(
-        self,
-        *,
-        ticker: str,
-        mode: Mode,
-        results: Mapping[str, Mapping[str, Any]],
-        feedback: Sequence[str],
-        revision: int,
-        requested: Sequence[str],
-        sections: Sequence[str],
-        ctx: Context,
-        previous: Draft | None = None,
-    ) -> tuple[Draft, Usage]: ...
+    async def report(self, request: ReportRequest) -> tuple[Draft, Usage]: ...
 
     async def critique(
         self, draft: Draft, *, today: date, conventions: Conventions | None

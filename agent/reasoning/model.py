@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from agent.errors import AnalystError
 from agent.learning.tools import MEMORY_TOOLS
-from agent.reasoning.base import Context, Planned, profile_of
+from agent.reasoning.base import Context, Planned, ReportRequest, profile_of
 from agent.reasoning.chat_model import Usage, add_usage, invoke, no_usage, structured, usage_of
 from agent.reasoning.narrowing import (
     narrative_schema,
@@ -33,7 +34,7 @@ from agent.reasoning.offline import offline_summary
 from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
 from agent.research.critic import critique as check_draft
 from agent.research.planning import STEP_DESCRIPTIONS, step
-from agent.research.report import collect, compose_report
+from agent.research.report import collect
 from agent.research.revision import edits_of
 from agent.research.routing import Route
 from agent.research.steps import StepResult, run_step
@@ -174,7 +175,7 @@ class ModelReasoner:
     async def execute(
         self, step: PlanStep, market: MarketDataProvider, ctx: Context
     ) -> tuple[StepResult, Usage]:
-        from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
 
@@ -191,11 +192,8 @@ class ModelReasoner:
             ),
         ]
         usage = no_usage()
-        data: dict[str, Any] = {}
-        sources: set[str] = set()
-        called: list[str] = []
+        gathered = _Gathered()
         notes: list[str] = []
-        as_of = ""
         for _ in range(self.max_tool_iterations):
             reply = await invoke(bound, messages, where=f"executor step {step['id']}")
             usage = add_usage(usage, usage_of(reply))
@@ -205,54 +203,14 @@ class ModelReasoner:
             for call in reply.tool_calls:
                 if call["name"] in MEMORY_TOOLS:
                     messages.append(await _read_memory(by_name, call))
-                    continue
-                tool = by_name.get(call["name"])
-                try:
-                    if tool is None:
-                        raise ValueError(
-                            f"unknown tool {call['name']!r}; available: {', '.join(by_name)}"
-                        )
-                    out = await tool.ainvoke(call["args"])  # sync tool: runs in a thread
-                except (AnalystError, ValueError) as error:
-                    # Tool errors go back to the model as data it can react to.
-                    messages.append(
-                        ToolMessage(
-                            f"error: {error}",
-                            tool_call_id=call["id"],
-                            name=call["name"],
-                            status="error",
-                        )
-                    )
-                    continue
-                called.append(call["name"])
-                if out["ticker"] == step["ticker"] or call["name"] == "get_peers":
-                    data.update(out["data"])
-                    as_of = max(as_of, out["as_of"])
-                sources.update(out["sources"])
-                messages.append(
-                    ToolMessage(json.dumps(out["data"]), tool_call_id=call["id"], name=call["name"])
-                )
+                else:
+                    messages.append(await _call_market(by_name, call, step, gathered))
         else:
             notes.append(
                 f"Stopped after {self.max_tool_iterations} model turns (the iteration budget); "
                 "the step keeps the tool results gathered so far."
             )
-        needed = STEP_TOOLS[step["kind"]]
-        if needed not in called:
-            notes.append(f"The model did not run {needed}; this step's figures are missing.")
-        if not as_of:
-            history = await asyncio.to_thread(market.history, step["ticker"])
-            as_of = history.as_of.isoformat()
-        result = StepResult(
-            step_id=step["id"],
-            kind=step["kind"],
-            ticker=step["ticker"],
-            as_of=as_of,
-            sources=sorted(sources),
-            data=data,
-        )
-        result["notes"] = notes
-        return result, usage
+        return await gathered.result(step, market, notes), usage
 
     async def _look_up(
         self, messages: list[Any], tools: Sequence[Any], *, where: str
@@ -281,35 +239,23 @@ class ModelReasoner:
         looked_up = len(conversation) > len(messages)
         return (conversation if looked_up else list(messages)), cited, usage
 
-    async def report(
-        self,
-        *,
-        ticker: str,
-        mode: Mode,
-        results: Mapping[str, Mapping[str, Any]],
-        feedback: Sequence[str],
-        revision: int,
-        requested: Sequence[str],
-        sections: Sequence[str],
-        ctx: Context,
-        previous: Draft | None = None,
-    ) -> tuple[Draft, Usage]:
+    async def report(self, request: ReportRequest) -> tuple[Draft, Usage]:
         from langchain_core.messages import HumanMessage, SystemMessage
 
         from agent.reasoning import prompts
 
-        metrics, peers, as_of, _ = collect(ticker, results)
+        ticker, ctx, feedback = request.ticker, request.ctx, request.feedback
+        metrics, peers, as_of, _ = collect(ticker, request.results)
         parts = [
             f"Write the report for {ticker} (data as of {as_of}).",
             prompts.metrics_block(metrics, peers),
         ]
         if feedback:
             parts.append(prompts.quote_data("reviewer feedback", "\n".join(feedback)))
-        profile = profile_of(ctx)
         if ctx.facts:
             parts.append(prompts.quote_data("user's current facts", dict(ctx.facts)))
         edits = edits_of(feedback)
-        parts.append(prompts.report_style(edits.style(profile.style)))
+        parts.append(prompts.report_style(edits.style(profile_of(ctx).style)))
         if not edits.empty:
             parts.append(prompts.revision_requests(edits.labels()))
         if ctx.conventions:
@@ -324,20 +270,7 @@ class ModelReasoner:
             messages,
             where="report writing",
         )
-        draft = compose_report(
-            ticker=ticker,
-            mode=mode,
-            results=results,
-            feedback=feedback,
-            revision=revision,
-            requested=requested,
-            sections=sections,
-            narrative=narrative,
-            personal=ctx.personal,
-            profile=profile,
-            previous=previous,
-        )
-        return draft, usage
+        return request.compose(narrative), usage
 
     async def critique(
         self, draft: Draft, *, today: date, conventions: Conventions | None
@@ -396,6 +329,64 @@ async def _read_memory(by_name: Mapping[str, Any], call: Mapping[str, Any]) -> T
     return ToolMessage(
         f"error: {problem}", tool_call_id=call["id"], name=call["name"], status="error"
     )
+
+
+@dataclass
+class _Gathered:
+    """What an executor step's market tool calls returned so far."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: set[str] = field(default_factory=set)
+    called: list[str] = field(default_factory=list)
+    as_of: str = ""
+
+    async def result(
+        self, step: PlanStep, market: MarketDataProvider, notes: list[str]
+    ) -> StepResult:
+        """The step's result, with a note if the model never ran the step's tool (its data
+        date from the price history when no tool gave one)."""
+        needed = STEP_TOOLS[step["kind"]]
+        if needed not in self.called:
+            notes.append(f"The model did not run {needed}; this step's figures are missing.")
+        as_of = self.as_of
+        if not as_of:
+            history = await asyncio.to_thread(market.history, step["ticker"])
+            as_of = history.as_of.isoformat()
+        result = StepResult(
+            step_id=step["id"],
+            kind=step["kind"],
+            ticker=step["ticker"],
+            as_of=as_of,
+            sources=sorted(self.sources),
+            data=self.data,
+        )
+        result["notes"] = notes
+        return result
+
+
+async def _call_market(
+    by_name: Mapping[str, Any], call: Mapping[str, Any], step: PlanStep, gathered: _Gathered
+) -> ToolMessage:
+    """Run one market tool call for ``step``, adding what it returns to ``gathered`` (the
+    figures only when they are about the step's ticker, or the peers). Tool errors go back to
+    the model as data it can react to."""
+    from langchain_core.messages import ToolMessage
+
+    tool = by_name.get(call["name"])
+    try:
+        if tool is None:
+            raise ValueError(f"unknown tool {call['name']!r}; available: {', '.join(by_name)}")
+        out = await tool.ainvoke(call["args"])  # sync tool: runs in a thread
+    except (AnalystError, ValueError) as error:
+        return ToolMessage(
+            f"error: {error}", tool_call_id=call["id"], name=call["name"], status="error"
+        )
+    gathered.called.append(call["name"])
+    if out["ticker"] == step["ticker"] or call["name"] == "get_peers":
+        gathered.data.update(out["data"])
+        gathered.as_of = max(gathered.as_of, out["as_of"])
+    gathered.sources.update(out["sources"])
+    return ToolMessage(json.dumps(out["data"]), tool_call_id=call["id"], name=call["name"])
 
 
 def _planning_request(route: Route, ctx: Context) -> str:

@@ -8,16 +8,15 @@ run's memory tools; the user's profile shapes the plan and the report
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agent.reasoning.base import Context, Planned, profile_of
+from agent.reasoning.base import Context, Planned, ReportRequest, profile_of
 from agent.reasoning.chat_model import Usage, no_usage
-from agent.records import Critique, Draft, Mode, ModeChoice, PlanStep
+from agent.records import Critique, Draft, ModeChoice, PlanStep
 from agent.research.critic import critique as check_draft
 from agent.research.planning import deep_plan, snapshot_plan
-from agent.research.report import compose_report
 from agent.research.routing import Route, route_query
 from agent.research.steps import StepResult, run_step
 from agent.research.suitability import shape_plan
@@ -86,32 +85,8 @@ class OfflineReasoner:
         # Reads price files: keep it off the event loop.
         return await asyncio.to_thread(run_step, step, market), no_usage()
 
-    async def report(
-        self,
-        *,
-        ticker: str,
-        mode: Mode,
-        results: Mapping[str, Mapping[str, Any]],
-        feedback: Sequence[str],
-        revision: int,
-        requested: Sequence[str],
-        sections: Sequence[str],
-        ctx: Context,
-        previous: Draft | None = None,
-    ) -> tuple[Draft, Usage]:
-        draft = compose_report(
-            ticker=ticker,
-            mode=mode,
-            results=results,
-            feedback=feedback,
-            revision=revision,
-            requested=requested,
-            sections=sections,
-            personal=ctx.personal,
-            profile=profile_of(ctx),
-            previous=previous,
-        )
-        return draft, no_usage()
+    async def report(self, request: ReportRequest) -> tuple[Draft, Usage]:
+        return request.compose(), no_usage()
 
     async def critique(
         self, draft: Draft, *, today: date, conventions: Conventions | None

@@ -10,65 +10,82 @@ yours to one file (any backend); ``restore FILE`` puts it back without what you 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 import agent.cli.common as common
 from agent.cli.common import CommandError, JsonOpt, TenantOpt, UserOpt
 
+if TYPE_CHECKING:
+    from agent.settings import Settings
+
 app = typer.Typer()
+
+
+IdsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Ids to forget: an episode, fact, candidate, procedure, session or memory key."
+    ),
+]
+TopicOpt = Annotated[
+    str | None,
+    typer.Option("--topic", help="Find what is about TEXT (by keyword and by meaning)."),
+]
+AboutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--about",
+        help='The facts a description names by attribute and value ("that I own NVDA", '
+        '"my horizon", "where I work").',
+    ),
+]
+FromOpt = Annotated[
+    str | None, typer.Option("--from", help="First day (YYYY-MM-DD, UTC) of a range.")
+]
+ToOpt = Annotated[
+    str | None, typer.Option("--to", help="Last day (YYYY-MM-DD, UTC) of a range, included.")
+]
+OnlyOpt = Annotated[
+    str | None,
+    typer.Option("--only", help="Delete only these listed ids (ID,ID) of a topic or range."),
+]
+EverythingOpt = Annotated[
+    bool,
+    typer.Option("--everything", help="Account deletion: everything of yours, every tier."),
+]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--key",
+        help="One long-term memory (see: analyst memory list --memories), forgotten at once.",
+    ),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", help="Delete (without it: only show).")]
+DraftsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--drafts", help="Also delete the threads it takes whose draft awaits a decision."
+    ),
+]
 
 
 @app.command()
 def forget(
-    ids: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Ids to forget: an episode, fact, candidate, procedure, session or memory key."
-        ),
-    ] = None,
-    topic: Annotated[
-        str | None,
-        typer.Option("--topic", help="Find what is about TEXT (by keyword and by meaning)."),
-    ] = None,
-    about: Annotated[
-        str | None,
-        typer.Option(
-            "--about",
-            help='The facts a description names by attribute and value ("that I own NVDA", '
-            '"my horizon", "where I work").',
-        ),
-    ] = None,
-    from_: Annotated[
-        str | None, typer.Option("--from", help="First day (YYYY-MM-DD, UTC) of a range.")
-    ] = None,
-    to: Annotated[
-        str | None, typer.Option("--to", help="Last day (YYYY-MM-DD, UTC) of a range, included.")
-    ] = None,
-    only: Annotated[
-        str | None,
-        typer.Option("--only", help="Delete only these listed ids (ID,ID) of a topic or range."),
-    ] = None,
-    everything: Annotated[
-        bool,
-        typer.Option("--everything", help="Account deletion: everything of yours, every tier."),
-    ] = False,
-    key: Annotated[
-        str | None,
-        typer.Option(
-            "--key",
-            help="One long-term memory (see: analyst memory list --memories), forgotten at once.",
-        ),
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Delete (without it: only show).")] = False,
-    drafts: Annotated[
-        bool,
-        typer.Option(
-            "--drafts", help="Also delete the threads it takes whose draft awaits a decision."
-        ),
-    ] = False,
+    ids: IdsArg = None,
+    topic: TopicOpt = None,
+    about: AboutOpt = None,
+    from_: FromOpt = None,
+    to: ToOpt = None,
+    only: OnlyOpt = None,
+    everything: EverythingOpt = False,
+    key: KeyOpt = None,
+    yes: YesOpt = False,
+    drafts: DraftsOpt = False,
     user: UserOpt = None,
     tenant: TenantOpt = None,
     json_mode: JsonOpt = False,
@@ -94,7 +111,6 @@ def forget(
             )
         forget_key(key, user, tenant, json_mode)
         return
-    chosen = [i.strip() for i in (only or "").split(",") if i.strip()] if only else None
     ranged = from_ is not None or to is not None
     if everything:
         if ids or topic is not None or about is not None or ranged:
@@ -110,20 +126,46 @@ def forget(
             )
         since, until = common.day(from_, "--from"), common.day(to, "--to", end=True)
         settings = common.settings(user, tenant)
-        receipt = common.call(
-            settings,
-            lambda a: a.memory.forget(
-                ids or (),
-                topic=topic,
-                about=about,
-                since=since,
-                until=until,
-                only=chosen,
-                confirm=yes,
-                drafts=drafts,
-            ),
+        receipt = _forget_found(
+            settings, ids or (), topic, about, (since, until), only, yes=yes, drafts=drafts
         )
         done = bool(receipt["confirmed"])
+    _show_forget(receipt, done=done, json_mode=json_mode, listed=not (everything or ids))
+
+
+def _forget_found(
+    settings: Settings,
+    ids: Sequence[str],
+    topic: str | None,
+    about: str | None,
+    days: tuple[datetime | None, datetime | None],
+    only: str | None,
+    *,
+    yes: bool,
+    drafts: bool,
+) -> dict[str, Any]:
+    """The receipt of forgetting ``ids`` and what ``topic``, ``about`` or the ``days`` (since,
+    until) find; ``only``: the listed ids (ID,ID) to delete of them."""
+    chosen = [i.strip() for i in (only or "").split(",") if i.strip()] if only else None
+    since, until = days
+    return common.call(
+        settings,
+        lambda a: a.memory.forget(
+            ids,
+            topic=topic,
+            about=about,
+            since=since,
+            until=until,
+            only=chosen,
+            confirm=yes,
+            drafts=drafts,
+        ),
+    )
+
+
+def _show_forget(receipt: dict[str, Any], *, done: bool, json_mode: bool, listed: bool) -> None:
+    """Print a forget's receipt; if nothing was deleted, say how to delete (``listed``: what a
+    topic or range found, of which --only may delete some) and exit 2."""
     if json_mode:
         common.print_json(receipt, ensure_ascii=False)
     else:
@@ -133,7 +175,7 @@ def forget(
     if not done:
         raise CommandError(
             "Nothing was deleted: run again with --yes to delete all of the above"
-            + ("" if everything or ids else ", or with --only ID,ID to delete some of it")
+            + (", or with --only ID,ID to delete some of it" if listed else "")
             + "."
         )
 
