@@ -12,7 +12,7 @@ The keys are grounded and derived, never stored apart: :func:`memory_keys` reads
 memory's own text each time it is ranked (a speaker is the ``"Name:"`` a transcript line
 starts with; a time is a time word the text holds), so nothing is invented, every key points
 to the memory it was read from, and forgetting the memory forgets its keys (there is nothing
-else to delete; tests/integration/test_recall_keys.py checks it with a canary).
+else to delete; tests/integration/test_recall_keys_forget.py checks it with a canary).
 
 :data:`KEY_WEIGHT` was chosen leave-one-conversation-out on the LoCoMo development split
 (``scripts/eval_recall.py``): 0.1 was best on every pair of conversations among 0.05-0.3, and

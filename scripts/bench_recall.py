@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from bench_store import LookupEmbedder  # noqa: E402
 from eval_recall import CATEGORIES, load, rss_mb, turns_of  # noqa: E402
 
 from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
@@ -48,22 +48,6 @@ from memory.store.factory import open_store  # noqa: E402
 LOCOMO = Path("/work/shared/data/locomo-dev")
 WHO = Principal("bench", "recall")
 BATCH = 1_000
-
-
-class LookupEmbedder(Embeddings):
-    """Vectors looked up by text: the store's cost without the model's."""
-
-    model_id = "sentence-transformers/all-MiniLM-L6-v2"
-    dims = 384
-
-    def __init__(self, vectors: dict[str, list[float]]) -> None:
-        self.vectors = vectors
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.vectors[t] for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.vectors[text]
 
 
 def load_text() -> str:

@@ -440,10 +440,9 @@ def print_table(title: str, table: dict[str, dict[Any, Tally]], order: Sequence[
         n = table["recall"][key].n if key in table["recall"] else 0
         if not n and (key == NO_AGE or isinstance(key, tuple)):
             continue
-        if isinstance(key, tuple):
-            name = f"{key[0]} {CATEGORIES.get(key[1], key[1])}"
-        else:
-            name = CATEGORIES.get(key, key) if isinstance(key, int) else key
+        conversation, part = key if isinstance(key, tuple) else ("", key)
+        name = f"{conversation} " if conversation else ""
+        name += CATEGORIES[part] if isinstance(part, int) else str(part)
         label = f"{name} (n={n})"
         print(f"{label:30}" + "".join(f"| {table[m][key].row()} " for m in METHODS))
 
