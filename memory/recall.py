@@ -23,6 +23,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 
 from memory.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.identity import Principal
+from memory.recall_keys import KEY_WEIGHT, QuestionKeys, key_match, memory_keys, question_keys
 from memory.store.scoped import MEMORIES, scoped
 from memory.timewindows import TimeWindow, matches, time_window
 
@@ -92,6 +93,9 @@ class ScoreParts:
     total: float
     #: 1 inside the question's time window, 0 outside; None when the question names no time
     window: float | None = None
+    #: the share of the question's keys the memory holds (:mod:`memory.recall_keys`); None
+    #: when the question has none
+    keys: float | None = None
 
     def to_json(self) -> dict[str, float]:
         data = {
@@ -102,6 +106,8 @@ class ScoreParts:
         }
         if self.window is not None:
             data["window"] = self.window
+        if self.keys is not None:
+            data["keys"] = round(self.keys, 6)
         return data
 
 
@@ -207,13 +213,16 @@ def score(
     *,
     with_query: bool | None = None,
     window: TimeWindow | None = None,
+    keys: QuestionKeys | None = None,
 ) -> ScoreParts:
     """The score of one stored memory (a ``SearchItem`` contributes its relevance).
 
     ``with_query`` (default: whether the item carries a search score) selects the bounded
     form ``(1 − B)·relevance + B·boost``; without a query the total is the boost alone.
     A time ``window`` (not "recently") then takes :data:`WINDOW_WEIGHT` of the total: 1 for a
-    memory it holds (:func:`memory.timewindows.matches`), 0 for one it does not.
+    memory it holds (:func:`memory.timewindows.matches`), 0 for one it does not. The
+    question's ``keys`` (with a query, when it has any) then take
+    :data:`memory.recall_keys.KEY_WEIGHT`: the share of them the memory holds.
     """
     w = weights.normalised()
     recency = recency_score(happened_at(item), now, half_life)
@@ -234,7 +243,11 @@ def score(
     if window is not None and not window.recent:
         inside = 1.0 if matches(window, happened_at(item), memory_text(item.value)) else 0.0
         total = (1.0 - WINDOW_WEIGHT) * total + WINDOW_WEIGHT * inside
-    return ScoreParts(recency, importance, relevance, _clip(total), inside)
+    held = None
+    if queried and keys is not None and keys.count:
+        held = key_match(keys, memory_keys(memory_text(item.value)))
+        total = (1.0 - KEY_WEIGHT) * total + KEY_WEIGHT * held
+    return ScoreParts(recency, importance, relevance, _clip(total), inside, held)
 
 
 _METADATA = ("source", "episode_ids", "tickers")
@@ -283,10 +296,12 @@ def rank(
     half_life: timedelta = timedelta(days=DEFAULT_HALF_LIFE_DAYS),
     limit: int | None = None,
     window: TimeWindow | None = None,
+    keys: QuestionKeys | None = None,
 ) -> list[Recalled]:
     """Score and order items: total, then relevance, then newest, then key."""
     scored = [
-        _recalled(item, score(item, now, weights, half_life, window=window)) for item in items
+        _recalled(item, score(item, now, weights, half_life, window=window, keys=keys))
+        for item in items
     ]
     scored.sort(key=lambda r: (-r.parts.total, -r.parts.relevance, -r.when.timestamp(), r.key))
     return scored if limit is None else scored[:limit]
@@ -490,6 +505,7 @@ class _Request:
     window: TimeWindow | None
     now: datetime
     half_life: timedelta
+    keys: QuestionKeys | None
 
 
 def _request(
@@ -505,14 +521,20 @@ def _request(
         half_life = min(half_life, timedelta(days=RECENTLY_HALF_LIFE_DAYS))
     elif window is not None:
         pool = max(10 * limit, WINDOW_POOL)
-    return _Request(text, pool, window, moment, half_life)
+    return _Request(text, pool, window, moment, half_life, question_keys(text) if text else None)
 
 
 def _ranked(
     items: Sequence[Item], req: _Request, weights: RecallWeights, limit: int
 ) -> list[Recalled]:
     return rank(
-        items, now=req.now, weights=weights, half_life=req.half_life, limit=limit, window=req.window
+        items,
+        now=req.now,
+        weights=weights,
+        half_life=req.half_life,
+        limit=limit,
+        window=req.window,
+        keys=req.keys,
     )
 
 

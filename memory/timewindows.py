@@ -74,6 +74,15 @@ _SPAN_BACK = re.compile(
     rf"\b{_COUNT}\s+(day|week|weekend|month|year)s?\s+(?:ago|before|earlier|prior)\b", re.IGNORECASE
 )
 
+#: "the week after 23 January 2023": forward from a date the text names.
+_AFTER = re.compile(r"\bthe (day|week|month) after\b", re.IGNORECASE)
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_SEASON = re.compile(
+    r"\b(?:(last|past|previous|this)\s+|(?:in|during)\s+(?:the\s+)?)"
+    r"(spring|summer|autumn|fall|winter)(?:\s+(?:of\s+)?((?:19|20)\d\d))?\b",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True)
 class TimeWindow:
@@ -151,6 +160,8 @@ def time_window(query: str | None, now: datetime) -> TimeWindow | None:
         if named is None:
             return TimeWindow(recent=True)
         return TimeWindow(named - timedelta(days=RECENT_DAYS), named + timedelta(days=1))
+    if season := _season(text, reference):  # "last summer, as of 4 October 2023"
+        return season
     if named is not None:
         return TimeWindow(named, named + timedelta(days=1))
     return _calendar(text, reference)
@@ -188,7 +199,10 @@ def matches(window: TimeWindow, said: datetime, text: str | None = None) -> bool
 
 
 def _relative(text: str, day: datetime, *, anchored: bool) -> TimeWindow | None:
-    """A phrase counted back from ``day`` (a date the text names when ``anchored``)."""
+    """A phrase counted back from ``day`` (a date the text names when ``anchored``), or
+    forward from a named date ("the week after 23 January")."""
+    if anchored and (m := _AFTER.search(text)):
+        return _span_after(day, m.group(1).lower())
     if re.search(r"\byesterday\b", text):
         return TimeWindow(day - timedelta(days=1), day)
     if re.search(r"\b(today|tonight|this morning|this evening|this afternoon)\b", text):
@@ -217,6 +231,45 @@ def _relative(text: str, day: datetime, *, anchored: bool) -> TimeWindow | None:
     return None
 
 
+def _span_after(day: datetime, unit: str) -> TimeWindow:
+    """The day, seven days or calendar month that follow a named date."""
+    if unit == "day":
+        return TimeWindow(day + timedelta(days=1), day + timedelta(days=2))
+    if unit == "week":
+        return TimeWindow(day + timedelta(days=1), day + timedelta(days=8))
+    following = _next_month(_month_start(day.year, day.month))
+    return TimeWindow(following, _next_month(following))
+
+
+def _season(text: str, reference: datetime) -> TimeWindow | None:
+    """A season the text names ("last summer", "this winter", "in spring 2023", "in the
+    fall"), in the northern calendar: spring March-May, summer June-August, autumn
+    September-November, winter December-February ("winter 2023": the one that ends in 2023).
+    "Last" is the latest one over before the
+    reference day, "this" and a bare season the latest one begun by it."""
+    m = _SEASON.search(text)
+    if m is None:
+        return None
+    which, name, year_text = m.group(1), m.group(2).lower(), m.group(3)
+    first = _SEASON_START[name]
+    if year_text:
+        start = _month_start(int(year_text) - (1 if first == 12 else 0), first)
+        return TimeWindow(start, _months_later(start, 3))
+    start = _month_start(reference.year, first)
+    while start > reference:
+        start = _month_start(start.year - 1, first)
+    if which and which.lower() in ("last", "past", "previous"):
+        while _months_later(start, 3) > reference:
+            start = _month_start(start.year - 1, first)
+    return TimeWindow(start, _months_later(start, 3))
+
+
+def _months_later(start: datetime, count: int) -> datetime:
+    for _ in range(count):
+        start = _next_month(start)
+    return start
+
+
 def _span_back(day: datetime, count: int, unit: str) -> TimeWindow:
     """The unit that lies ``count`` units before ``day``: "two weeks before" is the week
     that ended a week before it; "last weekend" the latest Saturday and Sunday before it."""
@@ -238,7 +291,10 @@ def _span_back(day: datetime, count: int, unit: str) -> TimeWindow:
 
 
 def _calendar(text: str, reference: datetime) -> TimeWindow | None:
-    """A month ("in March", "in May 2023") or a year ("in 2023") the text names."""
+    """A season ("last summer"), a month ("in March", "in May 2023") or a year ("in 2023")
+    the text names."""
+    if season := _season(text, reference):
+        return season
     if m := _MAY.search(text):
         return _month_window(5, m.group(1), reference)
     for m in _MONTH.finditer(text):

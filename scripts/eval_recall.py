@@ -1,7 +1,7 @@
 """Evaluate cold-memory recall on LoCoMo-format conversations (evidence recall, not answers).
 
     python scripts/eval_recall.py PATH [--store qdrant://local] [--limit-conversations N]
-                                       [--weights R,I,V]
+                                       [--weights R,I,V] [--cold]
 
 PATH is a LoCoMo JSON file (or a folder holding one), e.g. ../shared/data/locomo-dev/. Read in
 place: nothing is copied into the repository.
@@ -19,10 +19,15 @@ its evidence turns:
   (averaged over questions);
 - any-hit@10: whether at least one evidence turn is among the 10.
 
-Printed per category, and by the age of the question's oldest evidence turn (days before the
-last session), next to two baselines computed in the same run on the same vectors and tokens:
-plain dense (exact cosine of the MiniLM vectors) and plain BM25 (Qdrant's BM25 document
-weights with IDF over the conversation). Category 5 (adversarial, no evidence) is skipped.
+Printed overall and per category, by the age of the question's oldest evidence turn (days
+before the last session), and per conversation (so that a method that holds on one
+conversation only shows), next to three baselines computed in the same run on the same vectors
+and tokens: plain dense (exact cosine of the MiniLM vectors), plain BM25 (Qdrant's BM25
+document weights with IDF over the conversation) and their fusion (reciprocal-rank fusion
+with the store's own constant). Costs: the wall time of each conversation's ingest (with how
+many texts had to be embedded: ``--cold`` starts from an empty embedding cache, so ingest
+includes MiniLM), the median time of one planner recall next to exact cosine on the same
+vectors, and the growth of resident memory over ingest and over the questions. Category 5 (adversarial, no evidence) is skipped.
 Malformed evidence ids are normalised (``D:11:26`` -> ``D11:26``, ``D30:05`` -> ``D30:5``,
 ``"D8:6; D9:17"`` split); every evidence id is kept in the denominator, and those that name
 no stored turn (or cannot be read) are counted and printed, never dropped. The load average is
@@ -62,6 +67,7 @@ from memory.recall import (  # noqa: E402
     arecall,
     aremember_many,
 )
+from memory.store.common import RRF_K, RRF_WEIGHTS  # noqa: E402
 from memory.store.factory import open_store  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -74,7 +80,7 @@ AGE_BUCKETS = [
 #: The age bucket of a question none of whose evidence ids names a stored turn.
 NO_AGE = "no stored evidence"
 KS = (5, 10)
-METHODS = ("recall", "dense", "bm25")
+METHODS = ("recall", "dense", "bm25", "fusion")
 
 
 @dataclass
@@ -176,6 +182,28 @@ class Bm25Index:
         return [pos for _, pos in scores[:k]]
 
 
+def fusion_rank(rankings: Sequence[Sequence[int]], k: int) -> list[int]:
+    """Reciprocal-rank fusion of full rankings with the store's own constant and weights
+    (:data:`memory.store.common.RRF_K`, :data:`~memory.store.common.RRF_WEIGHTS`): the plain
+    fusion of exact cosine and BM25 the planner's ranking is measured against."""
+    scores: dict[int, float] = defaultdict(float)
+    for ranking, weight in zip(rankings, RRF_WEIGHTS, strict=True):
+        for place, pos in enumerate(ranking):
+            scores[pos] += weight / (RRF_K + place + 1)
+    return sorted(scores, key=lambda pos: (-scores[pos], pos))[:k]
+
+
+def rss_mb() -> float:
+    """This process's resident memory (MB), from /proc (0 where there is none)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 # -- metrics ----------------------------------------------------------------------------------
 
 
@@ -202,6 +230,18 @@ class Tally:
 
 
 @dataclass
+class Ingest:
+    """The cost of storing one conversation: wall time, texts the embedder had to compute
+    (0: every vector came from the cache) and the growth of the process's resident memory."""
+
+    conversation: str
+    turns: int
+    seconds: float
+    embedded: int
+    rss_mb: float
+
+
+@dataclass
 class Report:
     by_cat: dict[str, dict[Any, Tally]] = field(
         default_factory=lambda: {m: defaultdict(Tally) for m in METHODS}
@@ -209,22 +249,126 @@ class Report:
     by_age: dict[str, dict[Any, Tally]] = field(
         default_factory=lambda: {m: defaultdict(Tally) for m in METHODS}
     )
+    #: keyed by (conversation, category or "all")
+    by_conv: dict[str, dict[Any, Tally]] = field(
+        default_factory=lambda: {m: defaultdict(Tally) for m in METHODS}
+    )
     evidence_ids: int = 0
     unmatched: list[str] = field(default_factory=list)
     #: questions of categories 1-4 that name no evidence at all (nothing to score them on)
     without_evidence: int = 0
     recall_ms: list[float] = field(default_factory=list)
+    #: exact cosine over the conversation's vectors (numpy), the same questions
+    exact_ms: list[float] = field(default_factory=list)
+    ingests: list[Ingest] = field(default_factory=list)
+    #: resident memory growth over all the conversation's questions, per conversation
+    query_rss_mb: list[float] = field(default_factory=list)
 
     def add(
         self,
         method: str,
-        category: int,
-        bucket: str,
+        where: tuple[str, int, str],
         found: Mapping[int, Sequence[str]],
         evidence: Sequence[str],
     ) -> None:
-        for table, key in ((self.by_cat, category), (self.by_cat, "all"), (self.by_age, bucket)):
+        conversation, category, bucket = where
+        for table, key in (
+            (self.by_cat, category),
+            (self.by_cat, "all"),
+            (self.by_age, bucket),
+            (self.by_conv, (conversation, category)),
+            (self.by_conv, (conversation, "all")),
+        ):
             table[method][key].add(found, evidence)
+
+
+@dataclass
+class Conversation:
+    """One stored conversation and what the baselines need of it."""
+
+    name: str
+    turns: list[Turn]
+    by_id: dict[str, Turn]
+    now: datetime
+    who: Principal
+    key_to_turn: dict[str, str]
+    doc_vectors: np.ndarray
+    bm25: Bm25Index
+
+
+async def ingest(
+    store: Any, sample: dict[str, Any], embedder: CachedEmbedder, report: Report
+) -> Conversation:
+    """Store every turn as one memory through the public API, timed, and build the baselines."""
+    turns = turns_of(sample)
+    who = Principal("locomo", sample["sample_id"])
+    misses, rss, t0 = embedder.misses, rss_mb(), time.perf_counter()
+    keys = await aremember_many(
+        store,
+        who,
+        [
+            NewMemory(t.text, at=t.at, kind="dialogue", source="locomo", episode_ids=[t.dia_id])
+            for t in turns
+        ],
+    )
+    report.ingests.append(
+        Ingest(
+            sample["sample_id"],
+            len(turns),
+            time.perf_counter() - t0,
+            embedder.misses - misses,
+            rss_mb() - rss,
+        )
+    )
+    # Baselines on the same vectors (already cached by the store's embedding).
+    doc_vectors = np.asarray(embedder.embed_documents([t.text for t in turns]))
+    doc_vectors /= np.linalg.norm(doc_vectors, axis=1, keepdims=True)
+    return Conversation(
+        sample["sample_id"],
+        turns,
+        {t.dia_id: t for t in turns},
+        max(t.at for t in turns) + timedelta(days=1),
+        who,
+        dict(zip(keys, (t.dia_id for t in turns), strict=True)),
+        doc_vectors,
+        Bm25Index([t.text for t in turns]),
+    )
+
+
+def age_bucket(conv: Conversation, evidence: Sequence[str]) -> str:
+    """The age bucket of a question's oldest stored evidence turn."""
+    stored = [conv.by_id[e].at for e in evidence if e in conv.by_id]
+    if not stored:
+        return NO_AGE
+    age = (conv.now - min(stored)) / timedelta(days=1)
+    return next(label for lo, hi, label in AGE_BUCKETS if lo <= age < hi)
+
+
+async def ask(
+    store: Any,
+    conv: Conversation,
+    question: str,
+    embedder: CachedEmbedder,
+    weights: RecallWeights,
+    report: Report,
+) -> dict[str, dict[int, list[str]]]:
+    """What each method finds for one question, for every k in :data:`KS`."""
+    found: dict[str, dict[int, list[str]]] = {m: {} for m in METHODS}
+    query_vector = np.asarray(embedder.embed_query(question))
+    depth = len(conv.turns)
+    for k in KS:
+        t0 = time.perf_counter()
+        recalled = await arecall(store, conv.who, question, limit=k, now=conv.now, weights=weights)
+        report.recall_ms.append((time.perf_counter() - t0) * 1000)
+        found["recall"][k] = [conv.key_to_turn[m.key] for m in recalled]
+        t0 = time.perf_counter()
+        dense = dense_rank(conv.doc_vectors, query_vector, depth)
+        report.exact_ms.append((time.perf_counter() - t0) * 1000)
+        lexical = conv.bm25.rank(question, depth)
+        found["dense"][k] = [conv.turns[i].dia_id for i in dense[:k]]
+        found["bm25"][k] = [conv.turns[i].dia_id for i in lexical[:k]]
+        found["fusion"][k] = [conv.turns[i].dia_id for i in fusion_rank([dense, lexical], k)]
+    return found
 
 
 async def evaluate_conversation(
@@ -235,29 +379,12 @@ async def evaluate_conversation(
     report: Report,
 ) -> None:
     """Store one conversation in a store of its own and ask its questions."""
-    turns = turns_of(sample)
-    by_id = {t.dia_id: t for t in turns}
-    now = max(t.at for t in turns) + timedelta(days=1)
-    who = Principal("locomo", sample["sample_id"])
     with tempfile.TemporaryDirectory(prefix="eval-recall-") as tmp:
         async with open_store(
             args.store, embedder=embedder, qdrant_path=Path(tmp) / "qdrant"
         ) as store:
-            keys = await aremember_many(
-                store,
-                who,
-                [
-                    NewMemory(
-                        t.text, at=t.at, kind="dialogue", source="locomo", episode_ids=[t.dia_id]
-                    )
-                    for t in turns
-                ],
-            )
-            key_to_turn = dict(zip(keys, (t.dia_id for t in turns), strict=True))
-            # Baselines on the same vectors (already cached by the store's embedding).
-            doc_vectors = np.asarray(embedder.embed_documents([t.text for t in turns]))
-            doc_vectors /= np.linalg.norm(doc_vectors, axis=1, keepdims=True)
-            bm25 = Bm25Index([t.text for t in turns])
+            conv = await ingest(store, sample, embedder, report)
+            rss = rss_mb()
             for qa in sample["qa"]:
                 category = int(qa.get("category", 0))
                 if category not in CATEGORIES:
@@ -265,33 +392,15 @@ async def evaluate_conversation(
                 read = normalise_evidence(qa.get("evidence") or [])
                 evidence = read.ids + read.unreadable
                 report.evidence_ids += len(evidence)
-                report.unmatched += [
-                    f"{sample['sample_id']} {e!r}" for e in evidence if e not in by_id
-                ]
+                report.unmatched += [f"{conv.name} {e!r}" for e in evidence if e not in conv.by_id]
                 if not evidence:
                     report.without_evidence += 1
                     continue
-                stored = [by_id[e].at for e in evidence if e in by_id]
-                bucket = NO_AGE
-                if stored:
-                    age = (now - min(stored)) / timedelta(days=1)
-                    bucket = next(label for lo, hi, label in AGE_BUCKETS if lo <= age < hi)
-                question = str(qa["question"])
-                found: dict[str, dict[int, list[str]]] = {m: {} for m in METHODS}
-                query_vector = np.asarray(embedder.embed_query(question))
-                for k in KS:
-                    t0 = time.perf_counter()
-                    recalled = await arecall(
-                        store, who, question, limit=k, now=now, weights=weights
-                    )
-                    report.recall_ms.append((time.perf_counter() - t0) * 1000)
-                    found["recall"][k] = [key_to_turn[m.key] for m in recalled]
-                    found["dense"][k] = [
-                        turns[i].dia_id for i in dense_rank(doc_vectors, query_vector, k)
-                    ]
-                    found["bm25"][k] = [turns[i].dia_id for i in bm25.rank(question, k)]
+                found = await ask(store, conv, str(qa["question"]), embedder, weights, report)
+                where = (conv.name, category, age_bucket(conv, evidence))
                 for method in METHODS:
-                    report.add(method, category, bucket, found[method], evidence)
+                    report.add(method, where, found[method], evidence)
+            report.query_rss_mb.append(rss_mb() - rss)
 
 
 def load_text() -> str:
@@ -299,12 +408,53 @@ def load_text() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
+def median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else float("nan")
+
+
+def print_costs(report: Report, elapsed: float) -> None:
+    """Ingest and query cost: time, embedding work and resident memory growth."""
+    for i in report.ingests:
+        print(
+            f"ingest {i.conversation}: {i.turns} turns in {i.seconds:.1f} s "
+            f"({i.embedded} texts embedded, the rest from the cache), RSS +{i.rss_mb:.0f} MB"
+        )
+    print(
+        f"one query: planner recall median {median(report.recall_ms):.1f} ms per call (query "
+        f"embedding cached or not), exact cosine + sort {median(report.exact_ms):.2f} ms on the "
+        f"same vectors; RSS growth over a conversation's questions at most "
+        f"{max(report.query_rss_mb, default=0):.0f} MB; whole run {elapsed:.0f} s; "
+        f"after: {load_text()}"
+    )
+
+
+def print_table(title: str, table: dict[str, dict[Any, Tally]], order: Sequence[Any]) -> None:
+    header = f"{'':30}" + "".join(f"| {m:^20} " for m in METHODS)
+    sub = f"{'':30}" + "| R@5    R@10   any@10 " * len(METHODS)
+    print()
+    print(f"by {title}")
+    print(header)
+    print(sub)
+    for key in order:
+        n = table["recall"][key].n if key in table["recall"] else 0
+        if not n and (key == NO_AGE or isinstance(key, tuple)):
+            continue
+        conversation, part = key if isinstance(key, tuple) else ("", key)
+        name = f"{conversation} " if conversation else ""
+        name += CATEGORIES[part] if isinstance(part, int) else str(part)
+        label = f"{name} (n={n})"
+        print(f"{label:30}" + "".join(f"| {table[m][key].row()} " for m in METHODS))
+
+
 async def evaluate(args: argparse.Namespace) -> None:
     data = load(Path(args.path))
     if args.limit_conversations:
         data = data[: args.limit_conversations]
     weights = RecallWeights.parse(args.weights) if args.weights else DEFAULT_WEIGHTS
-    cache_path = Path(args.cache)
+    cache_path = (
+        Path(tempfile.mkdtemp(prefix="eval-cache-")) / "e.sqlite" if args.cold else Path(args.cache)
+    )
     cache_path.parent.mkdir(parents=True, exist_ok=True)
     cache = SqliteEmbeddingCache(cache_path)
     cache.setup()
@@ -320,7 +470,8 @@ async def evaluate(args: argparse.Namespace) -> None:
     print(f"LoCoMo evidence recall: {len(data)} conversations, {total} questions (categories 1-4)")
     print(
         f"store {args.store}, one per conversation, MiniLM embeddings; recall weights "
-        f"recency {w.recency:g}, importance {w.importance:g}, relevance {w.relevance:g}"
+        f"recency {w.recency:g}, importance {w.importance:g}, relevance {w.relevance:g}; "
+        f"fusion: RRF (k={RRF_K}) of the dense and BM25 rankings"
     )
     print(
         f"evidence ids: {report.evidence_ids}, all kept in the denominator; "
@@ -328,28 +479,13 @@ async def evaluate(args: argparse.Namespace) -> None:
         + (f": {', '.join(report.unmatched)}" if report.unmatched else "")
         + f"; {report.without_evidence} questions name no evidence (not scored)"
     )
-    ms = sorted(report.recall_ms)
-    print(
-        f"planner recall: median {ms[len(ms) // 2]:.1f} ms per call (query embedding cached "
-        f"or not); whole run {elapsed:.0f} s; after: {load_text()}"
+    print_costs(report, elapsed)
+    print_table("category", report.by_cat, ["all", *CATEGORIES])
+    print_table("evidence age", report.by_age, [label for _, _, label in AGE_BUCKETS] + [NO_AGE])
+    names = [str(s["sample_id"]) for s in data]
+    print_table(
+        "conversation", report.by_conv, [(n, c) for n in names for c in ["all", *CATEGORIES]]
     )
-    header = f"{'':26}" + "".join(f"| {m:^20} " for m in METHODS)
-    sub = f"{'':26}" + "| R@5    R@10   any@10 " * len(METHODS)
-    for title, table, order in (
-        ("category", report.by_cat, ["all", *CATEGORIES]),
-        ("evidence age", report.by_age, [label for _, _, label in AGE_BUCKETS] + [NO_AGE]),
-    ):
-        print()
-        print(f"by {title}")
-        print(header)
-        print(sub)
-        for key in order:
-            n = table["recall"][key].n if key in table["recall"] else 0
-            if key == NO_AGE and not n:
-                continue
-            name = CATEGORIES.get(key, key) if isinstance(key, int) else key
-            label = f"{name} (n={n})"
-            print(f"{label:26}" + "".join(f"| {table[m][key].row()} " for m in METHODS))
 
 
 def main() -> None:
@@ -360,6 +496,9 @@ def main() -> None:
         "--cache",
         default=str(ROOT / ".data" / "eval-embeddings.sqlite"),
         help="embedding cache (SQLite), reused across runs",
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="an empty embedding cache: ingest embeds every turn"
     )
     parser.add_argument("--limit-conversations", type=int, default=0)
     parser.add_argument(

@@ -136,3 +136,56 @@ def test_an_event_told_after_its_period_still_matches_it() -> None:
     assert matches(january, day(2023, 1, 15), "anything said in January")
     # "recently" without a date filters nothing.
     assert matches(TimeWindow(recent=True), day(1999, 1, 1), "anything")
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("the week after 23 January 2023", day(2023, 1, 24), day(2023, 1, 31)),
+        ("the day after 23 January 2023", day(2023, 1, 24), day(2023, 1, 25)),
+        ("the month after 23 January 2023", day(2023, 2, 1), day(2023, 3, 1)),
+    ],
+)
+def test_after_a_named_date_counts_forward_from_it(
+    text: str, start: datetime, end: datetime
+) -> None:
+    assert time_window(f"What did she do {text}?", NOW) == TimeWindow(start, end)
+
+
+def test_after_without_a_named_date_is_no_window() -> None:
+    assert time_window("What did she do the week after the concert?", NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        # NOW is 10 June 2026: summer 2026 has begun, so "last summer" is 2025's.
+        ("last summer", day(2025, 6, 1), day(2025, 9, 1)),
+        ("this summer", day(2026, 6, 1), day(2026, 9, 1)),
+        ("in the spring", day(2026, 3, 1), day(2026, 6, 1)),
+        ("last spring", day(2026, 3, 1), day(2026, 6, 1)),  # over on 1 June
+        ("last winter", day(2025, 12, 1), day(2026, 3, 1)),
+        ("in the fall", day(2025, 9, 1), day(2025, 12, 1)),
+        ("in summer 2023", day(2023, 6, 1), day(2023, 9, 1)),
+        ("during the winter of 2023", day(2022, 12, 1), day(2023, 3, 1)),
+    ],
+)
+def test_a_season_is_placed_relative_to_now(text: str, start: datetime, end: datetime) -> None:
+    assert time_window(f"Where did they go {text}?", NOW) == TimeWindow(start, end)
+
+
+def test_a_season_counts_from_the_named_date_not_from_now() -> None:
+    assert time_window("what did she do last summer, as of 4 October 2023?", NOW) == TimeWindow(
+        day(2023, 6, 1), day(2023, 9, 1)
+    )
+
+
+def test_a_memory_placed_by_its_season_matches_a_question_about_it() -> None:
+    said = day(2023, 10, 4)
+    assert described_window("We went camping last summer!", said) == TimeWindow(
+        day(2023, 6, 1), day(2023, 9, 1)
+    )
+    question = time_window("What did Melanie do in summer 2023?", NOW)
+    assert question is not None
+    assert matches(question, said, "We went camping last summer!")
+    assert not matches(question, said, "We went camping last winter!")
