@@ -29,10 +29,10 @@ from typing import Any, cast
 import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 
+import memory.store.erasing as erasing
 from memory.errors import StorageReadOnlyError, StoreIndexMismatchError
 from memory.health import ensure_mapped_space, read_only_view
 from memory.sealing import MemoryCipher
-from memory.store import erasing
 from memory.store.common import (
     BM25_AVG_LEN,
     FORMAT_VERSION,
