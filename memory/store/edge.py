@@ -45,7 +45,7 @@ from memory.store.common import (
     namespace_text,
     prefilter,
 )
-from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
+from memory.store.engine import QdrantFormatStore
 from memory.store.erasing import META_FILE, create_indexes, live_copy, shard_config
 from memory.store.indexing import (
     bump_generation,
@@ -57,6 +57,7 @@ from memory.store.indexing import (
     unindexed,
 )
 from memory.store.lock import folder_lock
+from memory.store.primitives import NewPoint, Payload, Terms
 from memory.store.scoring import COSINE_DIGITS, Hit, fused_score, term_sharer
 
 logger = logging.getLogger(__name__)
