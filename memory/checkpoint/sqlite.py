@@ -20,13 +20,12 @@ from contextlib import AbstractContextManager, asynccontextmanager, contextmanag
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
 )
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from memory.checkpoint.fast_writes import FastWrites
 from memory.checkpoint.guard import GuardedCalls
 from memory.checkpoint.url import CheckpointerURL, parse_sqlite_path
 from memory.config import private_folder
@@ -110,7 +109,7 @@ async def enable_wal(conn: Any) -> None:
         await conn.execute("PRAGMA journal_mode=WAL")
 
 
-class SqliteGroupCommit(BaseCheckpointSaver[Any]):
+class SqliteGroupCommit(FastWrites):
     """``AsyncSqliteSaver`` writes in one trip to aiosqlite's thread, committed in groups.
 
     Upstream awaits the connection thread three times per ``aput`` (execute, close the
@@ -187,15 +186,12 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
     def _grouped(self) -> bool:
         return connection_thread_runner(getattr(self, "conn", None)) is not None
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def fast_writes(self) -> bool:
+        return self._grouped()
+
+    async def _fast_put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
     ) -> RunnableConfig:
-        if not self._grouped():
-            return await super().aput(config, checkpoint, metadata, new_versions)
         import json
 
         from langgraph.checkpoint.base import get_checkpoint_metadata
@@ -222,16 +218,9 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
             }
         }
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _fast_put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task: tuple[str, str]
     ) -> None:
-        if not self._grouped():
-            await super().aput_writes(config, writes, task_id, task_path)
-            return
         from langgraph.checkpoint.base import WRITES_IDX_MAP
 
         verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
@@ -241,8 +230,7 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
                 str(configurable["thread_id"]),
                 str(configurable["checkpoint_ns"]),
                 str(configurable["checkpoint_id"]),
-                task_id,
-                task_path,
+                *task,
                 WRITES_IDX_MAP.get(channel, idx),
                 channel,
                 *self.serde.dumps_typed(value),
