@@ -171,9 +171,15 @@ def strict_redis_serializer(
     modules: Iterable[str] = (), extra: Iterable[tuple[str, str]] = ()
 ) -> SerializerProtocol:
     """The Redis saver's JSON serializer, with the same allowlist as :func:`strict_serializer`."""
-    from langgraph.checkpoint.redis.jsonplus_redis import JsonPlusRedisSerializer
-
     allowed = project_types(modules) | frozenset(extra)
+    return _strict_redis_class()(allowed)
+
+
+@cache
+def _strict_redis_class() -> type[Any]:
+    """The strict Redis serializer's class, defined on first use (as :func:`_strict_class`:
+    the Redis saver's serializer loads only in a process that opens a Redis saver)."""
+    from langgraph.checkpoint.redis.jsonplus_redis import JsonPlusRedisSerializer
 
     class StrictRedisSerializer(JsonPlusRedisSerializer):
         """Refuses to rebuild constructor envelopes outside the allowlist.
@@ -182,75 +188,84 @@ def strict_redis_serializer(
         here a disallowed envelope stays a plain dict and nothing is imported or called.
         """
 
+        def __init__(self, allowed: frozenset[tuple[str, str]]) -> None:
+            super().__init__(
+                allowed_msgpack_modules=tuple(sorted(allowed)), allowed_json_modules=None
+            )
+            self._allowed = allowed
+
         def _preprocess_redis_json(
             self, obj: Any, *, encode_bytes: Callable[[bytes], Any] | None = None
         ) -> Any:
-            # Upstream tests every node against eight types (and re-imports three of them)
-            # before reaching the common case; a checkpoint is mostly plain dicts, lists and
-            # scalars. Exactly those builtin types are walked here with the result upstream
-            # would give (none of them is a bytes/Interrupt/Send/set/dataclass value);
-            # anything else, subclasses included, goes to upstream unchanged, so the encoded
-            # bytes are identical. Loading is not touched: the allowlist still applies.
-            special = super()._preprocess_redis_json
-
-            def walk(value: Any) -> Any:
-                kind = type(value)
-                if kind in _JSON_SCALARS:
-                    return value
-                if kind is dict:
-                    return {k: walk(v) for k, v in value.items()}
-                if kind is list:
-                    return [walk(v) for v in value]
-                if kind is tuple:
-                    return tuple([walk(v) for v in value])
-                return special(value, encode_bytes=encode_bytes)
-
-            return walk(obj)
+            upstream = super()._preprocess_redis_json
+            return _walk_plain(obj, lambda value: upstream(value, encode_bytes=encode_bytes))
 
         def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
             # orjson walks the plain part of the value in C; only the nodes it cannot encode
             # itself (dataclasses, sets, Send, bytes, LangChain objects...) come back through
-            # ``encode_node``, which encodes each such subtree exactly as upstream would.
+            # ``_encode_node``, which encodes each such subtree exactly as upstream would.
             # Anything orjson refuses (bytes, 64-bit overflow, non-str keys) takes upstream's
             # whole path, msgpack fallback included, so the outcome is upstream's.
             if type(obj) in _JSON_FAST:
                 try:
                     return "json", orjson.dumps(
-                        obj, default=encode_node, option=orjson.OPT_PASSTHROUGH_DATACLASS
+                        obj, default=self._encode_node, option=orjson.OPT_PASSTHROUGH_DATACLASS
                     )
                 except TypeError:
                     pass
             return super().dumps_typed(obj)
 
+        def _encode_node(self, value: Any) -> Any:
+            """One node orjson cannot encode, as upstream's preprocess + encoder would write it."""
+            processed = super()._preprocess_redis_json(value)
+            if processed is value:
+                processed = self._default_handler(value)  # raises TypeError for bytes, as upstream
+            return orjson.Fragment(orjson.dumps(processed, default=self._default_handler))
+
         def _revive_if_needed(self, obj: Any) -> Any:
             if isinstance(obj, list):
                 return [self._revive_if_needed(item) for item in obj]
-            if isinstance(obj, dict):
-                envelope = obj.get("lc") in (1, 2) and obj.get("type") == "constructor"
-                ident = obj.get("id")
-                if envelope and isinstance(ident, list) and len(ident) >= 2:
-                    key = (".".join(str(p) for p in ident[:-1]), str(ident[-1]))
-                    # LangChain's own serialised objects (messages) go to LangChain's loader,
-                    # which only revives its Serializable classes from its own namespaces.
-                    langchain = obj.get("lc") == 1 and str(ident[0]) in _langchain_namespaces()
-                    if not (langchain or _is_safe_type(key) or key in allowed):
-                        return {k: self._revive_if_needed(v) for k, v in obj.items()}
+            if isinstance(obj, dict) and _refused_envelope(obj, self._allowed):
+                return {k: self._revive_if_needed(v) for k, v in obj.items()}
             return super()._revive_if_needed(obj)
 
-    serde = StrictRedisSerializer(
-        allowed_msgpack_modules=tuple(sorted(allowed)), allowed_json_modules=None
-    )
-    upstream_preprocess = super(StrictRedisSerializer, serde)._preprocess_redis_json
-    upstream_default = serde._default_handler
+    return StrictRedisSerializer
 
-    def encode_node(value: Any) -> Any:
-        """One node orjson cannot encode, as upstream's preprocess + encoder would write it."""
-        processed = upstream_preprocess(value)
-        if processed is value:
-            processed = upstream_default(value)  # raises TypeError for bytes, as upstream
-        return orjson.Fragment(orjson.dumps(processed, default=upstream_default))
 
-    return serde
+def _walk_plain(value: Any, special: Callable[[Any], Any]) -> Any:
+    """``value`` as upstream's ``_preprocess_redis_json`` gives it, the fast way.
+
+    Upstream tests every node against eight types (and re-imports three of them) before
+    reaching the common case; a checkpoint is mostly plain dicts, lists and scalars. Exactly
+    those builtin types are walked here with the result upstream would give (none of them is a
+    bytes/Interrupt/Send/set/dataclass value); anything else, subclasses included, goes to
+    ``special`` (upstream) unchanged, so the encoded bytes are identical. Loading is not
+    touched: the allowlist still applies."""
+    kind = type(value)
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is dict:
+        return {k: _walk_plain(v, special) for k, v in value.items()}
+    if kind is list:
+        return [_walk_plain(v, special) for v in value]
+    if kind is tuple:
+        return tuple([_walk_plain(v, special) for v in value])
+    return special(value)
+
+
+def _refused_envelope(obj: Mapping[str, Any], allowed: frozenset[tuple[str, str]]) -> bool:
+    """Whether ``obj`` is a constructor envelope naming a type outside the allowlist (it then
+    stays a plain dict: nothing is imported or called)."""
+    if obj.get("lc") not in (1, 2) or obj.get("type") != "constructor":
+        return False
+    ident = obj.get("id")
+    if not isinstance(ident, list) or len(ident) < 2:
+        return False
+    key = (".".join(str(p) for p in ident[:-1]), str(ident[-1]))
+    # LangChain's own serialised objects (messages) go to LangChain's loader, which only
+    # revives its Serializable classes from its own namespaces.
+    langchain = obj.get("lc") == 1 and str(ident[0]) in _langchain_namespaces()
+    return not (langchain or _is_safe_type(key) or key in allowed)
 
 
 def _langchain_namespaces() -> frozenset[str]:

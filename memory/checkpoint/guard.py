@@ -6,6 +6,7 @@ driver's reason -- whenever a read, listing, write or deletion fails because the
 be reached or went away; every other error passes through unchanged. The factories use
 :func:`unavailable_types` and :func:`reason` for the same translation while they connect, and
 :func:`quiet_library_logs` so the failure is reported once, not also as driver warnings.
+:class:`GuardedCalls` is the list of guarded calls, shared with the SQLite saver's guard.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
@@ -49,25 +51,22 @@ def reason(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-class Guarded(BaseCheckpointSaver[Any]):
-    """Turns connection failures of a server-backed saver into CheckpointerUnavailableError.
+class GuardedCalls(BaseCheckpointSaver[Any]):
+    """Runs each async read, listing, write and deletion of the saver class it is mixed in
+    before inside :meth:`_guard` (reads and listings inside :meth:`_read_guard`, which adds
+    to it): the one list of the calls a saver's error translation covers. Subclasses say
+    what the guard translates (:class:`Guarded`: connection failures; the SQLite saver:
+    storage faults of its file)."""
 
-    Mixed in before the LangGraph saver class; ``display_url`` is set by the factory.
-    """
+    def _guard(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
 
-    display_url: str = ""
-
-    @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
-        try:
-            yield
-        except CheckpointerUnavailableError:
-            raise
-        except unavailable_types() as e:
-            raise CheckpointerUnavailableError(self.display_url, reason(e)) from e
+    def _read_guard(self, config: RunnableConfig | None) -> AbstractContextManager[None]:
+        """The guard of a read of ``config``'s thread; :meth:`_guard` unless a saver says more."""
+        return self._guard()
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        with self._guard():
+        with self._read_guard(config):
             return await super().aget_tuple(config)
 
     async def alist(
@@ -78,7 +77,7 @@ class Guarded(BaseCheckpointSaver[Any]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        with self._guard():
+        with self._read_guard(config):
             async for item in super().alist(config, filter=filter, before=before, limit=limit):
                 yield item
 
@@ -105,6 +104,24 @@ class Guarded(BaseCheckpointSaver[Any]):
     async def adelete_thread(self, thread_id: str) -> None:
         with self._guard():
             await super().adelete_thread(thread_id)
+
+
+class Guarded(GuardedCalls):
+    """Turns connection failures of a server-backed saver into CheckpointerUnavailableError.
+
+    Mixed in before the LangGraph saver class; ``display_url`` is set by the factory.
+    """
+
+    display_url: str = ""
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except CheckpointerUnavailableError:
+            raise
+        except unavailable_types() as e:
+            raise CheckpointerUnavailableError(self.display_url, reason(e)) from e
 
 
 def quiet_library_logs(name: str) -> None:

@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import redis.exceptions
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -40,6 +38,7 @@ from langgraph.checkpoint.redis.ashallow import AsyncShallowRedisSaver
 from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
 
 import memory.checkpoint.redis_wire as wire
+from memory.checkpoint.fast_writes import FastWrites
 from memory.checkpoint.guard import Guarded, reason, unavailable_types
 from memory.checkpoint.redis_listing import ExactListing, ShallowExactListing
 from memory.checkpoint.url import CheckpointerURL, parse_duration_minutes
@@ -57,7 +56,39 @@ if TYPE_CHECKING:
 _REQUIRED_MODULES = {"ReJSON": "RedisJSON (ReJSON)", "search": "RediSearch (search)"}
 
 
-class RedisOneTrip(BaseCheckpointSaver[Any]):
+class _OneTrip(FastWrites):
+    """What both one-trip savers share: writes take the one-trip path while :meth:`one_trip`
+    holds; the write documents are upstream's (``redis_wire.write_documents``), sent with what
+    goes with them by :meth:`_send_writes`; no writes is nothing to do, as upstream."""
+
+    #: Whether write documents carry storage-safe ids (the full saver's) or raw ones (shallow).
+    storage_safe_ids: bool = True
+
+    def one_trip(self) -> bool:
+        """Whether writes take the one-trip path (else upstream's)."""
+        raise NotImplementedError
+
+    def fast_writes(self) -> bool:
+        return self.one_trip()
+
+    async def _fast_put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task: tuple[str, str]
+    ) -> None:
+        if not writes:
+            return
+        commands, keys = wire.write_documents(
+            self, config, writes, *task, storage_safe_ids=self.storage_safe_ids
+        )
+        await self._send_writes(config, commands, keys)
+
+    async def _send_writes(
+        self, config: RunnableConfig, commands: list[tuple[Any, ...]], keys: list[str]
+    ) -> None:
+        """Send the commands writing the documents ``keys`` and what goes with them."""
+        raise NotImplementedError
+
+
+class RedisOneTrip(_OneTrip):
     """``AsyncRedisSaver`` writes in one round trip each, wire-compatible with upstream.
 
     Upstream's ``aput`` stores the checkpoint through RedisVL (a pipeline of one JSON.SET),
@@ -76,7 +107,6 @@ class RedisOneTrip(BaseCheckpointSaver[Any]):
     """
 
     def one_trip(self) -> bool:
-        """Whether writes take the one-trip path (else upstream's)."""
         saver: Any = self
         return not saver.cluster_mode and wire.one_trip_supported(saver, shallow=False)
 
@@ -145,16 +175,10 @@ class RedisOneTrip(BaseCheckpointSaver[Any]):
         }
         return doc, key, next_config
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _fast_put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
     ) -> RunnableConfig:
         saver: Any = self
-        if not self.one_trip():
-            return await super().aput(config, checkpoint, metadata, new_versions)
         doc, key, next_config = self._checkpoint_doc(config, checkpoint, metadata)
         configurable = next_config["configurable"]
         latest = wire.latest_key(saver, configurable["thread_id"], configurable["checkpoint_ns"])
@@ -171,25 +195,13 @@ class RedisOneTrip(BaseCheckpointSaver[Any]):
             raise
         return next_config
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _send_writes(
+        self, config: RunnableConfig, commands: list[tuple[Any, ...]], keys: list[str]
     ) -> None:
         saver: Any = self
-        if not writes:
-            return
-        if not self.one_trip():
-            await super().aput_writes(config, writes, task_id, task_path)
-            return
         thread_id = config["configurable"]["thread_id"]
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
         checkpoint_id = config["configurable"]["checkpoint_id"]
-        commands, keys = wire.write_documents(
-            saver, config, writes, task_id, task_path, storage_safe_ids=True
-        )
         checkpoint_key = wire.checkpoint_key(saver, thread_id, checkpoint_ns, checkpoint_id)
         commands.append(("JSON.MERGE", checkpoint_key, "$", b'{"has_writes":true}'))
         expires = list(keys)
@@ -213,7 +225,7 @@ class RedisOneTrip(BaseCheckpointSaver[Any]):
                     await saver.client.json().set(checkpoint_key, "$", data)
 
 
-class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
+class ShallowRedisOneTrip(_OneTrip):
     """``AsyncShallowRedisSaver`` writes in one round trip each, wire-compatible.
 
     As :class:`RedisOneTrip`: upstream's documents and keys, encoded once with orjson; the
@@ -221,8 +233,9 @@ class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
     writes with their registry entry and TTLs in one pipeline.
     """
 
+    storage_safe_ids = False
+
     def one_trip(self) -> bool:
-        """Whether writes take the one-trip path (else upstream's)."""
         return wire.one_trip_supported(self, shallow=True)
 
     def _checkpoint_doc(
@@ -263,16 +276,10 @@ class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
         }
         return doc, key, next_config
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    async def _fast_put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
     ) -> RunnableConfig:
         saver: Any = self
-        if not self.one_trip():
-            return await super().aput(config, checkpoint, metadata, new_versions)
         doc, key, next_config = self._checkpoint_doc(config, checkpoint, metadata)
         ttl = wire.ttl_seconds(saver)
         if ttl is None:
@@ -282,24 +289,12 @@ class ShallowRedisOneTrip(BaseCheckpointSaver[Any]):
             wire.raise_first_error(await wire.round_trip(saver, commands, transaction=True))
         return next_config
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _send_writes(
+        self, config: RunnableConfig, commands: list[tuple[Any, ...]], keys: list[str]
     ) -> None:
-        if not writes:
-            return
-        if not self.one_trip():
-            await super().aput_writes(config, writes, task_id, task_path)
-            return
         saver: Any = self
         thread_id = config["configurable"]["thread_id"]
         checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
-        commands, keys = wire.write_documents(
-            saver, config, writes, task_id, task_path, storage_safe_ids=False
-        )
         zset_key = f"write_keys_zset:{thread_id}:{to_storage_safe_str(checkpoint_ns)}:shallow"
         commands.append(wire.zadd_in_order(zset_key, keys))
         for result in await wire.writes_pipeline(saver, commands, [*keys, zset_key]):

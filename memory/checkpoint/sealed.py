@@ -65,9 +65,10 @@ class SealedSaver(BaseCheckpointSaver[Any]):
         values = {k: self.cipher.seal(v) for k, v in checkpoint["channel_values"].items()}
         return {**checkpoint, "channel_values": values}
 
-    def _open(self, item: CheckpointTuple | None) -> CheckpointTuple | None:
-        if item is None:
-            return None
+    def _seal_writes(self, writes: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        return [(channel, self.cipher.seal(value)) for channel, value in writes]
+
+    def _open(self, item: CheckpointTuple) -> CheckpointTuple:
         cp = item.checkpoint
         values = {k: self.cipher.open(v) for k, v in cp["channel_values"].items()}
         writes = None
@@ -75,8 +76,11 @@ class SealedSaver(BaseCheckpointSaver[Any]):
             writes = [(t, c, self.cipher.open(v)) for t, c, v in item.pending_writes]
         return item._replace(checkpoint={**cp, "channel_values": values}, pending_writes=writes)
 
+    def _open_found(self, item: CheckpointTuple | None) -> CheckpointTuple | None:
+        return None if item is None else self._open(item)
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._open(await self.inner.aget_tuple(config))
+        return self._open_found(await self.inner.aget_tuple(config))
 
     async def alist(
         self,
@@ -87,9 +91,7 @@ class SealedSaver(BaseCheckpointSaver[Any]):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         async for item in self.inner.alist(config, filter=filter, before=before, limit=limit):
-            opened = self._open(item)
-            assert opened is not None
-            yield opened
+            yield self._open(item)
 
     async def aput(
         self,
@@ -107,15 +109,14 @@ class SealedSaver(BaseCheckpointSaver[Any]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        sealed = [(channel, self.cipher.seal(value)) for channel, value in writes]
-        await self.inner.aput_writes(config, sealed, task_id, task_path)
+        await self.inner.aput_writes(config, self._seal_writes(writes), task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.inner.adelete_thread(thread_id)
 
     # Sync variants, for savers that offer them.
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._open(self.inner.get_tuple(config))
+        return self._open_found(self.inner.get_tuple(config))
 
     def list(
         self,
@@ -126,9 +127,7 @@ class SealedSaver(BaseCheckpointSaver[Any]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         for item in self.inner.list(config, filter=filter, before=before, limit=limit):
-            opened = self._open(item)
-            assert opened is not None
-            yield opened
+            yield self._open(item)
 
     def put(
         self,
@@ -146,8 +145,7 @@ class SealedSaver(BaseCheckpointSaver[Any]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        sealed = [(channel, self.cipher.seal(value)) for channel, value in writes]
-        self.inner.put_writes(config, sealed, task_id, task_path)
+        self.inner.put_writes(config, self._seal_writes(writes), task_id, task_path)
 
     def delete_thread(self, thread_id: str) -> None:
         self.inner.delete_thread(thread_id)

@@ -16,18 +16,17 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
 )
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from memory.checkpoint.fast_writes import FastWrites
+from memory.checkpoint.guard import GuardedCalls
 from memory.checkpoint.url import CheckpointerURL, parse_sqlite_path
 from memory.config import private_folder
 from memory.errors import StorageCorruptError
@@ -110,7 +109,7 @@ async def enable_wal(conn: Any) -> None:
         await conn.execute("PRAGMA journal_mode=WAL")
 
 
-class SqliteGroupCommit(BaseCheckpointSaver[Any]):
+class SqliteGroupCommit(FastWrites):
     """``AsyncSqliteSaver`` writes in one trip to aiosqlite's thread, committed in groups.
 
     Upstream awaits the connection thread three times per ``aput`` (execute, close the
@@ -187,15 +186,12 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
     def _grouped(self) -> bool:
         return connection_thread_runner(getattr(self, "conn", None)) is not None
 
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+    def fast_writes(self) -> bool:
+        return self._grouped()
+
+    async def _fast_put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
     ) -> RunnableConfig:
-        if not self._grouped():
-            return await super().aput(config, checkpoint, metadata, new_versions)
         import json
 
         from langgraph.checkpoint.base import get_checkpoint_metadata
@@ -222,16 +218,9 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
             }
         }
 
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
+    async def _fast_put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task: tuple[str, str]
     ) -> None:
-        if not self._grouped():
-            await super().aput_writes(config, writes, task_id, task_path)
-            return
         from langgraph.checkpoint.base import WRITES_IDX_MAP
 
         verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
@@ -241,8 +230,7 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
                 str(configurable["thread_id"]),
                 str(configurable["checkpoint_ns"]),
                 str(configurable["checkpoint_id"]),
-                task_id,
-                task_path,
+                *task,
                 WRITES_IDX_MAP.get(channel, idx),
                 channel,
                 *self.serde.dumps_typed(value),
@@ -252,7 +240,7 @@ class SqliteGroupCommit(BaseCheckpointSaver[Any]):
         await self._commit(f"INSERT OR {verb} {_SQLITE_WRITES}", rows)
 
 
-class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
+class SqliteSaver(GuardedCalls, SqliteGroupCommit, AsyncSqliteSaver):
     """LangGraph's async SQLite saver; writes are group-committed in one thread hop."""
 
     backend = "sqlite"
@@ -260,63 +248,28 @@ class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
     path: object = "the checkpoints file"
 
     async def setup(self) -> None:
-        with guarded("checkpoints file", self.path):
+        with self._guard():
             if not self.is_setup:
                 async with self.lock:
                     await enable_wal(self.conn)
             await super().setup()
 
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        with guarded("checkpoints file", self.path), self._decoded(config):
-            return await super().aget_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        with guarded("checkpoints file", self.path), self._decoded(config):
-            async for item in super().alist(config, filter=filter, before=before, limit=limit):
-                yield item
+    def _guard(self) -> AbstractContextManager[None]:
+        return guarded("checkpoints file", self.path)
 
     @contextmanager
-    def _decoded(self, config: RunnableConfig | None) -> Iterator[None]:
-        """A damaged value (its bytes do not decode) is the damaged-file error naming this
-        file and the thread, for every user and every command that reads it."""
-        try:
-            yield
-        except DamagedValueError as error:
-            thread = ((config or {}).get("configurable") or {}).get("thread_id")
-            of = f"of thread {thread} " if thread else ""
-            detail = f"a stored value {of}does not decode: {error.reason}"
-            raise StorageCorruptError("checkpoints file", self.path, detail) from error
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        with guarded("checkpoints file", self.path):
-            return await super().aput(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        with guarded("checkpoints file", self.path):
-            await super().aput_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        with guarded("checkpoints file", self.path):
-            await super().adelete_thread(thread_id)
+    def _read_guard(self, config: RunnableConfig | None) -> Iterator[None]:
+        """Storage faults as :meth:`_guard`; a damaged value (its bytes do not decode) is the
+        damaged-file error naming this file and the thread, for every user and every command
+        that reads it."""
+        with self._guard():
+            try:
+                yield
+            except DamagedValueError as error:
+                thread = ((config or {}).get("configurable") or {}).get("thread_id")
+                of = f"of thread {thread} " if thread else ""
+                detail = f"a stored value {of}does not decode: {error.reason}"
+                raise StorageCorruptError("checkpoints file", self.path, detail) from error
 
     async def adelete_threads(self, thread_ids: Sequence[str]) -> None:
         """``adelete_thread`` of each of ``thread_ids``: upstream's statements for all of them
@@ -326,7 +279,7 @@ class SqliteSaver(SqliteGroupCommit, AsyncSqliteSaver):
         ids = sorted({str(t) for t in thread_ids})
         if not ids:
             return
-        with guarded("checkpoints file", self.path):
+        with self._guard():
             if not self.is_setup:
                 await self.setup()
             async with self.lock, self.conn.cursor() as cur:

@@ -9,10 +9,12 @@ attributes are never shown here: an admin reads them on the async path, which au
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memory.facts.records import FactRecord, check_name, utc
 from memory.facts.rules import (
+    Key,
+    ReadAuthority,
     Rules,
     as_of_rules,
     current_rules,
@@ -22,10 +24,37 @@ from memory.facts.rules import (
 )
 from memory.identity import Principal
 
-if TYPE_CHECKING:
-    from memory.facts.base import FactStore
-
 T = TypeVar("T")
+
+
+class CheckedReads(Protocol):
+    """What :class:`SyncFacts` reads through: the store's principal, clock and authority
+    check (:class:`memory.facts.FactStore` provides them). Named here, below the store, so
+    the blocking reads need nothing of the store's module."""
+
+    @property
+    def principal(self) -> Principal: ...
+
+    @property
+    def tenant_id(self) -> str: ...
+
+    def now(self) -> datetime: ...
+
+    def _key(self, subject: str, attribute: str) -> Key: ...
+
+    def _sync_ops(self, personal: bool) -> Any: ...
+
+    def _checked(
+        self, subject: str, attribute: str | None, include_personal: bool, read: Rules[T]
+    ) -> Rules[tuple[ReadAuthority, T]]: ...
+
+    def _shown(
+        self,
+        subject: str,
+        authority: ReadAuthority,
+        include_personal: bool,
+        found: list[FactRecord],
+    ) -> list[FactRecord]: ...
 
 
 class SyncFacts:
@@ -36,7 +65,7 @@ class SyncFacts:
     ``.history(...)``: the async API's answers without an event loop.
     """
 
-    def __init__(self, store: FactStore) -> None:
+    def __init__(self, store: CheckedReads) -> None:
         self._store = store
         self._ops = store._sync_ops(False)
 

@@ -22,21 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Self
 
+import memory.journal.records as records
 from memory.identity import Principal
-from memory.journal.records import (
-    AuditAction,
-    AuditEntry,
-    Candidate,
-    CandidateKind,
-    CandidateStatus,
-    Episode,
-    ExtractionJob,
-    JobKind,
-    JobStatus,
-    Procedure,
-    Related,
-    SessionSummary,
-)
 from memory.sql.clock import system_clock
 
 #: Attempts after which a failing job stops being retried (status ``failed``).
@@ -90,12 +77,12 @@ class Journal(ABC):
     # -- episodes -------------------------------------------------------------------------
 
     @abstractmethod
-    async def add_episodes(self, episodes: Sequence[Episode]) -> list[Episode]:
+    async def add_episodes(self, episodes: Sequence[records.Episode]) -> list[records.Episode]:
         """Store ``episodes`` (their tenant/user must be the principal's) in one transaction;
         return them as stored (an id already stored returns the stored one)."""
 
     @abstractmethod
-    async def episodes(self, episode_ids: Sequence[str]) -> list[Episode]:
+    async def episodes(self, episode_ids: Sequence[str]) -> list[records.Episode]:
         """The principal's episodes among ``episode_ids``, chronological; unknown ids skipped."""
 
     @abstractmethod
@@ -106,11 +93,11 @@ class Journal(ABC):
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 1000,
-    ) -> list[Episode]:
+    ) -> list[records.Episode]:
         """The principal's episodes, chronological (``since`` inclusive, ``until`` exclusive)."""
 
     @abstractmethod
-    async def related(self, ids: Sequence[str]) -> Related:
+    async def related(self, ids: Sequence[str]) -> records.Related:
         """What a forget of ``ids`` can touch, read in one transaction: the principal's
         episodes, candidates, summaries and procedures that ``ids`` name, the candidates,
         summaries and procedures citing one of those episodes, and the extraction jobs citing
@@ -120,21 +107,23 @@ class Journal(ABC):
 
     @abstractmethod
     async def enqueue(
-        self, kind: JobKind, thread_id: str, episode_ids: Sequence[str]
-    ) -> ExtractionJob:
+        self, kind: records.JobKind, thread_id: str, episode_ids: Sequence[str]
+    ) -> records.ExtractionJob:
         """The job of ``kind`` over ``episode_ids`` (id: ``job_id_for``), created pending if new."""
 
     @abstractmethod
-    async def claim(self, *, lease: timedelta = timedelta(minutes=5)) -> ExtractionJob | None:
+    async def claim(
+        self, *, lease: timedelta = timedelta(minutes=5)
+    ) -> records.ExtractionJob | None:
         """Take the oldest due job (pending and ``next_attempt_at <= now``, or running with an
         expired lease): mark it running, count the attempt, lease it until ``now + lease``."""
 
     @abstractmethod
-    async def complete(self, job_id: str, result: Mapping[str, Any]) -> ExtractionJob:
+    async def complete(self, job_id: str, result: Mapping[str, Any]) -> records.ExtractionJob:
         """Mark a job done with what it stored."""
 
     @abstractmethod
-    async def fail(self, job_id: str, error: str) -> ExtractionJob:
+    async def fail(self, job_id: str, error: str) -> records.ExtractionJob:
         """Record a failed attempt: pending again after backoff, or ``failed`` after
         :data:`MAX_JOB_ATTEMPTS` attempts."""
 
@@ -142,56 +131,58 @@ class Journal(ABC):
     async def jobs(
         self,
         *,
-        status: JobStatus | None = None,
-        kind: JobKind | None = None,
+        status: records.JobStatus | None = None,
+        kind: records.JobKind | None = None,
         thread_id: str | None = None,
         limit: int = 100,
-    ) -> list[ExtractionJob]:
+    ) -> list[records.ExtractionJob]:
         """The principal's jobs, newest first."""
 
     # -- candidates -----------------------------------------------------------------------
 
     @abstractmethod
-    async def add_candidates(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+    async def add_candidates(
+        self, candidates: Sequence[records.Candidate]
+    ) -> list[records.Candidate]:
         """Store candidates (idempotent by id: an existing one is returned unchanged)."""
 
     @abstractmethod
     async def candidates(
         self,
         *,
-        status: CandidateStatus | None = None,
-        kind: CandidateKind | None = None,
+        status: records.CandidateStatus | None = None,
+        kind: records.CandidateKind | None = None,
         limit: int = 100,
-    ) -> list[Candidate]:
+    ) -> list[records.Candidate]:
         """The principal's candidates, oldest first."""
 
     @abstractmethod
     async def decide(
-        self, candidate_id: str, status: CandidateStatus, reason: str = ""
-    ) -> Candidate:
+        self, candidate_id: str, status: records.CandidateStatus, reason: str = ""
+    ) -> records.Candidate:
         """Confirm or reject a pending candidate; :class:`~memory.errors.CandidateNotFoundError`
         if the principal has none with that id."""
 
     # -- sessions and procedures ----------------------------------------------------------
 
     @abstractmethod
-    async def put_summary(self, summary: SessionSummary) -> SessionSummary:
+    async def put_summary(self, summary: records.SessionSummary) -> records.SessionSummary:
         """Store or replace the summary of ``summary.session_id``."""
 
     @abstractmethod
-    async def summaries(self, *, limit: int = 5) -> list[SessionSummary]:
+    async def summaries(self, *, limit: int = 5) -> list[records.SessionSummary]:
         """The principal's most recent session summaries (by ``ended``), newest first."""
 
     @abstractmethod
-    async def put_procedure(self, procedure: Procedure) -> Procedure:
+    async def put_procedure(self, procedure: records.Procedure) -> records.Procedure:
         """Store a procedure (idempotent by id)."""
 
     @abstractmethod
-    async def procedures(self, *, status: str | None = "active") -> list[Procedure]:
+    async def procedures(self, *, status: str | None = "active") -> list[records.Procedure]:
         """The principal's procedures (default: active ones), oldest first."""
 
     @abstractmethod
-    async def retire_procedure(self, procedure_id: str) -> Procedure:
+    async def retire_procedure(self, procedure_id: str) -> records.Procedure:
         """Stop enforcing a procedure (kept, ``retired``)."""
 
     # -- account deletion -----------------------------------------------------------------
@@ -236,14 +227,14 @@ class Journal(ABC):
     @abstractmethod
     async def audit(
         self,
-        action: AuditAction,
+        action: records.AuditAction,
         tier: str,
         item_ids: Sequence[str],
         *,
         reason: str = "",
         content: Any = None,
         subject_user: str | None = None,
-    ) -> AuditEntry:
+    ) -> records.AuditEntry:
         """Append one audit entry: the principal did ``action`` on ``item_ids`` of ``tier``
         (one entry per operation, however many ids). ``content`` is kept only as its keyed
         hash; ``reason`` is a short fixed text (never user content). ``subject_user`` (whose
@@ -253,8 +244,8 @@ class Journal(ABC):
 
     @abstractmethod
     async def audit_each(
-        self, action: AuditAction, tier: str, item_ids: Sequence[str], *, reason: str = ""
-    ) -> list[AuditEntry]:
+        self, action: records.AuditAction, tier: str, item_ids: Sequence[str], *, reason: str = ""
+    ) -> list[records.AuditEntry]:
         """:meth:`audit` of each of ``item_ids`` alone (one entry per id, as separate
         operations on each would write), all in one transaction: many threads deleted at
         once are audited as each deletion alone is. Nothing is written if one fails."""
@@ -262,13 +253,15 @@ class Journal(ABC):
     @abstractmethod
     async def audit_log(
         self, *, since: datetime | None = None, user: str | None = None, limit: int = 1000
-    ) -> list[AuditEntry]:
+    ) -> list[records.AuditEntry]:
         """The most recent ``limit`` audit entries about ``user``'s memory (default: the
         principal's own) since ``since``, oldest first. Another user's needs the tenant's
         admin grant (:class:`~memory.errors.AuditAccessError`)."""
 
     @abstractmethod
-    async def latest_audit(self, action: AuditAction, *, since: datetime) -> AuditEntry | None:
+    async def latest_audit(
+        self, action: records.AuditAction, *, since: datetime
+    ) -> records.AuditEntry | None:
         """The principal's newest audit entry of ``action`` about its own memory at or after
         ``since`` (one seek of the audit's (tenant, user, time) index, bounded by ``since``):
         how the start-up sweep finds whether it ran today."""

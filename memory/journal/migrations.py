@@ -81,7 +81,7 @@ _JOURNAL_ENUMS = {
 }
 
 
-def _journal_sqlite() -> tuple[str, ...]:
+def _episodes_sqlite() -> tuple[str, ...]:
     e = _JOURNAL_ENUMS
     return (
         f"""
@@ -106,6 +106,12 @@ def _journal_sqlite() -> tuple[str, ...]:
             SELECT RAISE(ABORT, 'memory journal: episodes are immutable; store a new episode');
         END
         """,
+    )
+
+
+def _extraction_jobs_sqlite() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    return (
         f"""
         CREATE TABLE extraction_jobs (
             tenant_id   TEXT NOT NULL CHECK (tenant_id <> ''),
@@ -131,6 +137,12 @@ def _journal_sqlite() -> tuple[str, ...]:
         CREATE INDEX extraction_jobs_due
         ON extraction_jobs (tenant_id, user_id, status, next_attempt_at)
         """,
+    )
+
+
+def _memory_candidates_sqlite() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    return (
         f"""
         CREATE TABLE memory_candidates (
             tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
@@ -152,6 +164,11 @@ def _journal_sqlite() -> tuple[str, ...]:
         CREATE INDEX memory_candidates_status
         ON memory_candidates (tenant_id, user_id, status, created_at)
         """,
+    )
+
+
+def _session_summaries_sqlite() -> tuple[str, ...]:
+    return (
         f"""
         CREATE TABLE session_summaries (
             tenant_id  TEXT NOT NULL CHECK (tenant_id <> ''),
@@ -170,6 +187,12 @@ def _journal_sqlite() -> tuple[str, ...]:
         )
         """,
         "CREATE INDEX session_summaries_ended ON session_summaries (tenant_id, user_id, ended)",
+    )
+
+
+def _procedures_sqlite() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    return (
         f"""
         CREATE TABLE procedures (
             tenant_id    TEXT NOT NULL CHECK (tenant_id <> ''),
@@ -193,7 +216,18 @@ def _journal_sqlite() -> tuple[str, ...]:
     )
 
 
-def _journal_postgres() -> tuple[str, ...]:
+def _journal_sqlite() -> tuple[str, ...]:
+    """Migration 5 on SQLite: the journal's tables, each with its indexes (and guard)."""
+    return (
+        *_episodes_sqlite(),
+        *_extraction_jobs_sqlite(),
+        *_memory_candidates_sqlite(),
+        *_session_summaries_sqlite(),
+        *_procedures_sqlite(),
+    )
+
+
+def _episodes_postgres() -> tuple[str, ...]:
     e = _JOURNAL_ENUMS
     s = PG_SCHEMA
     return (
@@ -228,6 +262,13 @@ def _journal_postgres() -> tuple[str, ...]:
         CREATE TRIGGER episodes_immutable BEFORE UPDATE ON {s}.episodes
         FOR EACH ROW EXECUTE FUNCTION {s}.episodes_immutable()
         """,
+    )
+
+
+def _extraction_jobs_postgres() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    s = PG_SCHEMA
+    return (
         f"""
         CREATE TABLE {s}.extraction_jobs (
             tenant_id       text NOT NULL CHECK (tenant_id <> ''),
@@ -253,6 +294,13 @@ def _journal_postgres() -> tuple[str, ...]:
         CREATE INDEX extraction_jobs_due
         ON {s}.extraction_jobs (tenant_id, user_id, status, next_attempt_at)
         """,
+    )
+
+
+def _memory_candidates_postgres() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    s = PG_SCHEMA
+    return (
         f"""
         CREATE TABLE {s}.memory_candidates (
             tenant_id    text NOT NULL CHECK (tenant_id <> ''),
@@ -274,6 +322,12 @@ def _journal_postgres() -> tuple[str, ...]:
         CREATE INDEX memory_candidates_status
         ON {s}.memory_candidates (tenant_id, user_id, status, created_at)
         """,
+    )
+
+
+def _session_summaries_postgres() -> tuple[str, ...]:
+    s = PG_SCHEMA
+    return (
         f"""
         CREATE TABLE {s}.session_summaries (
             tenant_id  text NOT NULL CHECK (tenant_id <> ''),
@@ -295,6 +349,13 @@ def _journal_postgres() -> tuple[str, ...]:
         CREATE INDEX session_summaries_ended
         ON {s}.session_summaries (tenant_id, user_id, ended)
         """,
+    )
+
+
+def _procedures_postgres() -> tuple[str, ...]:
+    e = _JOURNAL_ENUMS
+    s = PG_SCHEMA
+    return (
         f"""
         CREATE TABLE {s}.procedures (
             tenant_id    text NOT NULL CHECK (tenant_id <> ''),
@@ -315,6 +376,17 @@ def _journal_postgres() -> tuple[str, ...]:
         CREATE INDEX procedures_status
         ON {s}.procedures (tenant_id, user_id, status, confirmed_at)
         """,
+    )
+
+
+def _journal_postgres() -> tuple[str, ...]:
+    """Migration 5 on Postgres: the journal's tables, then row security on each."""
+    return (
+        *_episodes_postgres(),
+        *_extraction_jobs_postgres(),
+        *_memory_candidates_postgres(),
+        *_session_summaries_postgres(),
+        *_procedures_postgres(),
         *(statement for table in JOURNAL_TABLES for statement in _pg_principal_rls(table)),
     )
 

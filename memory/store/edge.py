@@ -29,10 +29,10 @@ from typing import Any, cast
 import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
 
+import memory.store.erasing as erasing
 from memory.errors import StorageReadOnlyError, StoreIndexMismatchError
 from memory.health import ensure_mapped_space, read_only_view
 from memory.sealing import MemoryCipher
-from memory.store import erasing
 from memory.store.common import (
     BM25_AVG_LEN,
     FORMAT_VERSION,
@@ -45,7 +45,7 @@ from memory.store.common import (
     namespace_text,
     prefilter,
 )
-from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
+from memory.store.engine import QdrantFormatStore
 from memory.store.erasing import META_FILE, create_indexes, live_copy, shard_config
 from memory.store.indexing import (
     bump_generation,
@@ -57,6 +57,7 @@ from memory.store.indexing import (
     unindexed,
 )
 from memory.store.lock import folder_lock
+from memory.store.primitives import NewPoint, Payload, Terms
 from memory.store.scoring import COSINE_DIGITS, Hit, fused_score, term_sharer
 
 logger = logging.getLogger(__name__)

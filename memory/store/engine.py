@@ -5,7 +5,8 @@ and query embedded once, the vectors checked) and run over a few engine primitiv
 query, scroll, scan, facet, upsert, delete, count and the filter conditions they take. Gets,
 puts, searches, namespace listing, TTL refresh and sweeps are implemented here once; each
 engine (:mod:`memory.store.edge`, :mod:`memory.store.qdrant`) supplies its connection and
-primitives. Format and semantics: ``docs/architecture.md``, "Long-term memory store".
+primitives (:mod:`memory.store.primitives`); planning is :mod:`memory.store.planning`. Format
+and semantics: ``docs/architecture.md``, "Long-term memory store".
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ import asyncio
 import json
 import logging
 import threading
-from abc import abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
@@ -27,17 +25,13 @@ from langgraph.store.base import (
     IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
-    PutOp,
     Result,
     SearchItem,
     SearchOp,
     TTLConfig,
     ensure_embeddings,
-    get_text_at_path,
     tokenize_path,
-    validate_op_namespace,
 )
 
 from memory.embeddings import check_vectors
@@ -52,84 +46,18 @@ from memory.store.common import (
     stored_item,
     value_matches,
 )
+from memory.store.planning import BatchPlan, plan_batch, validate_op
+from memory.store.primitives import EnginePrimitives, H, NewPoint, Payload, Terms
 from memory.store.scoring import CANDIDATES, Hit, ScoredItem, idf
 
 logger = logging.getLogger(__name__)
 
-#: The engine's connection: what its primitives are handed (a shard, a client).
-H = TypeVar("H")
 
-#: A stored point's payload, as the engine returns it.
-Payload = dict[str, Any]
-
-
-def validate_op(op: Op) -> Op:
-    """``op`` with its namespaces as tuples, or ``InvalidNamespaceError`` (``TypeError`` for an
-    unknown op) where LangGraph would refuse it.
-
-    As upstream, a namespace is any sequence of labels, and the labels are checked
-    (``validate_op_namespace``: non-empty strings without ``.`` or NUL); the rules only the
-    public ``put`` applies (a non-empty namespace not rooted at ``langgraph``) are ``put``'s,
-    not the batch's."""
-    if isinstance(op, GetOp | PutOp):
-        op = op._replace(namespace=tuple(op.namespace))
-    elif isinstance(op, SearchOp):
-        op = op._replace(namespace_prefix=tuple(op.namespace_prefix))
-    elif isinstance(op, ListNamespacesOp):
-        if op.match_conditions:
-            op = op._replace(
-                match_conditions=tuple(
-                    MatchCondition(c.match_type, tuple(c.path)) for c in op.match_conditions
-                )
-            )
-    else:
-        raise TypeError(f"Unknown store operation {type(op).__name__}")
-    validate_op_namespace(op)
-    return op
-
-
-@dataclass
-class BatchPlan:
-    """One batch, split by kind, with the texts it needs embedded: ``puts`` keeps the last put
-    of each ``(namespace, key)``, ``put_texts`` the texts each put embeds, ``texts`` and
-    ``queries`` every distinct document text and query of the batch."""
-
-    ops: list[Op]
-    gets: list[tuple[int, GetOp]] = field(default_factory=list)
-    searches: list[tuple[int, SearchOp]] = field(default_factory=list)
-    lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
-    puts: dict[tuple[tuple[str, ...], str], PutOp] = field(default_factory=dict)
-    put_texts: dict[tuple[tuple[str, ...], str], list[str]] = field(default_factory=dict)
-    texts: list[str] = field(default_factory=list)
-    queries: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Terms:
-    """A BM25 sparse vector: term ids and their weights (same order)."""
-
-    indices: list[int]
-    values: list[float]
-
-
-@dataclass(frozen=True)
-class NewPoint:
-    """A point to upsert: its id and payload, the texts it embeds with their dense vectors
-    (one per text, same order; both empty for an item without an index), and its BM25
-    document vector (``None`` without an index or where the store keeps no BM25)."""
-
-    id: str
-    payload: Payload
-    texts: list[str]
-    vectors: list[list[float]]
-    terms: Terms | None = None
-
-
-class QdrantFormatStore(BaseStore, Generic[H]):
+class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
     """What the Qdrant-format stores share (see the module docstring).
 
-    Subclasses implement the connection (:meth:`_connected`) and the primitives below, and
-    set :attr:`hybrid` when query searches fuse a dense and a BM25 ranking.
+    Subclasses implement the connection (:meth:`_connected`) and the primitives of
+    :class:`~memory.store.primitives.EnginePrimitives`, and set :attr:`hybrid` when query searches fuse a dense and a BM25 ranking.
 
     BM25 statistics are per search scope: a stored item's BM25 vector holds its terms'
     saturated frequencies only, and the IDF of each query term is computed at query time over
@@ -193,128 +121,11 @@ class QdrantFormatStore(BaseStore, Generic[H]):
         vector = self.bm25.embed_document(" \n".join(texts))
         return Terms([int(i) for i in vector.indices], [float(v) for v in vector.values])
 
-    # -- the engine's primitives ------------------------------------------------------------
-
-    @abstractmethod
-    def _connected(self) -> AbstractContextManager[H]:
-        """Hold the store's lock with an open connection for one operation."""
-
-    @abstractmethod
-    def _retrieve(
-        self, handle: H, ids: list[str], fields: list[str] | None = None
-    ) -> dict[str, Payload]:
-        """The payloads of the points among ``ids`` that exist, by id (only ``fields`` if given)."""
-
-    @abstractmethod
-    def _query(
-        self, handle: H, vector: list[float], lexical: Terms | None, flt: Any, depth: int
-    ) -> list[Hit]:
-        """The candidates of a query: the ``depth`` nearest points by cosine and (with
-        ``lexical``, the query's terms weighted by their IDF in the scope) the ``depth`` best
-        by BM25, each with the parts of its score (:mod:`memory.store.scoring`)."""
-
-    @abstractmethod
-    def _recent(self, handle: H, flt: Any, limit: int) -> list[Payload]:
-        """The ``limit`` most recently updated points passing ``flt``, newest first."""
-
-    @abstractmethod
-    def _scan(self, handle: H, flt: Any) -> Iterator[Payload]:
-        """Every point passing ``flt``, page by page."""
-
-    @abstractmethod
-    def _namespace_keys(self, handle: H, flt: Any) -> Iterable[str]:
-        """The distinct ``ns_key`` values of the points passing ``flt`` (a facet)."""
-
-    @abstractmethod
-    def _set_payload(self, handle: H, ids: list[str], payload: Payload) -> None:
-        """Set the given payload fields on the points ``ids``."""
-
-    @abstractmethod
-    def _upsert(self, handle: H, points: list[NewPoint]) -> None:
-        """Write the points (replacing any with the same id)."""
-
-    @abstractmethod
-    def _delete(self, handle: H, ids: list[str]) -> None:
-        """Delete the points ``ids``."""
-
-    @abstractmethod
-    def _delete_where(self, handle: H, flt: Any) -> None:
-        """Delete every point passing ``flt``."""
-
-    @abstractmethod
-    def _count(self, handle: H, flt: Any) -> int:
-        """How many points pass ``flt`` (``None``: all), counted exactly."""
-
-    @abstractmethod
-    def _namespace_condition(self, prefix: tuple[str, ...]) -> Any:
-        """The condition "the namespace starts with ``prefix``" (non-empty)."""
-
-    @abstractmethod
-    def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
-        """Conditions on value fields selecting a superset of what ``filter`` accepts
-        (:func:`memory.store.common.prefilter`)."""
-
-    @abstractmethod
-    def _term_condition(self, term: int) -> Any:
-        """The condition "the item holds BM25 term ``term``" (payload ``terms``)."""
-
-    @abstractmethod
-    def _no_terms_condition(self) -> Any:
-        """The condition "the item holds no BM25 term" (payload ``terms`` empty or missing)."""
-
-    @abstractmethod
-    def _expired_condition(self, now: int) -> Any:
-        """The condition "expired at ``now``" (``expires_us <= now``)."""
-
-    @abstractmethod
-    def _filter(self, must: list[Any], must_not: list[Any]) -> Any:
-        """The engine's filter of all ``must`` conditions and none of ``must_not``."""
-
-    @abstractmethod
-    def _any_of(self, field: str, values: list[str]) -> Any:
-        """The condition "the payload's ``field`` (a string, or a list holding strings)
-        equals one of ``values``" (non-empty)."""
-
-    @abstractmethod
-    def _either(self, conditions: list[Any]) -> Any:
-        """The condition "at least one of ``conditions`` holds" (non-empty)."""
-
     # -- planning and embedding ---------------------------------------------------------------
 
     def plan(self, ops: Iterable[Op]) -> BatchPlan:
         """Validate ``ops`` and split them into a :class:`BatchPlan` (the last put of a key wins)."""
-        plan = BatchPlan(ops=[validate_op(op) for op in ops])
-        texts: dict[str, None] = {}
-        queries: dict[str, None] = {}
-        for i, op in enumerate(plan.ops):
-            if isinstance(op, GetOp):
-                plan.gets.append((i, op))
-            elif isinstance(op, SearchOp):
-                plan.searches.append((i, op))
-                if op.query and self.embeddings is not None:
-                    queries[op.query] = None
-            elif isinstance(op, ListNamespacesOp):
-                plan.lists.append((i, op))
-            else:
-                plan.puts.pop((op.namespace, op.key), None)
-                plan.puts[(op.namespace, op.key)] = op
-        for ident, op in plan.puts.items():
-            if op.value is None or op.index is False or self.embeddings is None:
-                continue
-            paths = (
-                self.fields
-                if op.index is None
-                else [(p, "$" if p == "$" else tokenize_path(p)) for p in op.index]
-            )
-            found: list[str] = []
-            for _, tokens in paths:
-                found.extend(get_text_at_path(dict(op.value), tokens))
-            if found:
-                plan.put_texts[ident] = found
-                texts.update(dict.fromkeys(found))
-        plan.texts = list(texts)
-        plan.queries = list(queries)
-        return plan
+        return plan_batch(ops, self.fields, embeds=self.embeddings is not None)
 
     def _vectors(
         self, plan: BatchPlan, docs: list[list[float]], queries: list[list[float]]
@@ -733,4 +544,14 @@ def scored_item(hit: Hit, cipher: MemoryCipher) -> ScoredItem:
     )
 
 
-__all__ = ["BatchPlan", "NewPoint", "QdrantFormatStore", "Terms", "scored_item", "validate_op"]
+#: ``BatchPlan``, ``NewPoint``, ``Payload``, ``Terms`` and ``validate_op`` live in
+#: :mod:`memory.store.planning` and :mod:`memory.store.primitives`; named here as before.
+__all__ = [
+    "BatchPlan",
+    "NewPoint",
+    "Payload",
+    "QdrantFormatStore",
+    "Terms",
+    "scored_item",
+    "validate_op",
+]

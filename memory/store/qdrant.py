@@ -39,7 +39,8 @@ from memory.store.common import (
     prefilter,
     value_matches,
 )
-from memory.store.engine import NewPoint, Payload, QdrantFormatStore, Terms
+from memory.store.engine import QdrantFormatStore
+from memory.store.primitives import NewPoint, Payload, Terms
 from memory.store.scoring import Hit, fused_hits
 
 logger = logging.getLogger(__name__)
