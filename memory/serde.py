@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from memory.errors import CheckpointDecryptionError, ConfigurationError, StorageCorruptError
+from memory.serde_safe_types import SAFE_MSGPACK_TYPES
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -275,9 +276,7 @@ def _langchain_namespaces() -> frozenset[str]:
 
 
 def _is_safe_type(key: tuple[str, str]) -> bool:
-    from langgraph.checkpoint.serde import _msgpack
-
-    return key in _msgpack.SAFE_MSGPACK_TYPES or key == ("builtins", "set")
+    return key in SAFE_MSGPACK_TYPES or key == ("builtins", "set")
 
 
 # -- encryption -------------------------------------------------------------------------
