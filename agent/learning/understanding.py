@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import discourse, phrasing, profile, quantities
+from agent.learning import discourse, meaning, phrasing, profile, quantities
 from agent.learning.quotes import plain
 
 
@@ -342,6 +342,9 @@ def _part(
         if not _negated(part, f[0], f[2])
         and not (f[0] == "employer" and _PLACE.search(part[: f[2]]))
     ]
+    # What no phrasing rule names, a clause may still speak of by its meaning.
+    skip = {f[0] for f in found} | {e.attribute for e in edits}
+    found = sorted([*found, *meaning.detect(part, known, skip)], key=lambda f: f[2])
     bare: list[tuple[str, object]] = []
     renamed = _NEW_VALUE.search(part) if not source and not found else None
     if renamed is not None:
