@@ -81,19 +81,30 @@ def main() -> int:
     parser.add_argument("--split", choices=["develop", "dev"], default="develop")
     parser.add_argument("--thresholds", default="")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument(
+        "--meaning-only",
+        action="store_true",
+        help="switch the phrasing rules off: what meaning alone reads, the curve's real trade-off",
+    )
+    parser.add_argument(
+        "--risk", action="store_true", help="vary RISK_THRESHOLD instead of THRESHOLD"
+    )
     args = parser.parse_args()
     cases = load_cases(SPLITS[args.split])
+    if args.meaning_only:
+        understanding.phrasing.detect = lambda part, known: []  # type: ignore[assignment]
     known = _known(())
-    thresholds = [float(t) for t in args.thresholds.split(",") if t] or [meaning.THRESHOLD]
+    default = meaning.RISK_THRESHOLD if args.risk else meaning.THRESHOLD
+    thresholds = [float(t) for t in args.thresholds.split(",") if t] or [default]
     for threshold in thresholds:
-        meaning.THRESHOLD = threshold
+        setattr(meaning, "RISK_THRESHOLD" if args.risk else "THRESHOLD", threshold)
         counts = tally(cases, known, args.misses)
         row = {}
         for key, (tp, fp, fn) in sorted(counts.items()):
             p = tp / (tp + fp) if tp + fp else 1.0
             r = tp / (tp + fn) if tp + fn else 1.0
             row[key] = f"P {p:.2f} R {r:.2f} ({tp}/{fp}/{fn})"
-        print(json.dumps({"threshold": threshold, **row}, indent=1))
+        print(json.dumps({"threshold": threshold, "risk": args.risk, **row}, indent=1))
     return 0
 
 

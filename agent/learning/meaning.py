@@ -31,24 +31,51 @@ from typing import Any
 
 import numpy as np
 
-from agent.learning import quantities, senses, symbols
+from agent.learning import indirect, quantities, senses, symbols
 from agent.learning.phrasing import Found, bare_value
 
 #: Cosine similarity a clause needs to an attribute's nearest description (develop split:
 #: the precision/recall curve of ``scripts/curve_meaning.py``).
-THRESHOLD = 0.5
+THRESHOLD = 0.45
+#: How much nearer a clause must be to its sense than to the next one.
+SENSE_MARGIN = 0.03
 #: The same for a risk level, which is read from the meaning alone (no value word): higher.
-RISK_THRESHOLD = 0.6
-#: How much closer a risk level must be than the next one for the clause to state it.
-RISK_MARGIN = 0.1
+RISK_THRESHOLD = 0.45
+#: Words a clause needs to be read by meaning ("not Apple" says too little to place).
+_WORDS = 4
 #: Clauses kept embedded (a message is read again as context of later messages).
 _CACHE_SIZE = 512
 
 _I = re.IGNORECASE
-_SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|our|us)\b", _I)
+#: The user speaks of themselves, or of their money ("the pot stays put for 12 years").
+_SELF = re.compile(
+    r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|our|us|(?:the|this|that)\s+"
+    r"(?:money|pot|cash|portfolio|account|savings|nest egg))\b",
+    _I,
+)
+#: Someone else as the clause's subject ("a friend of mine works at ...", "my brother
+#: hates ..."): what it says is theirs, so it is not read by meaning.
+_OTHER = re.compile(
+    rf"^\W*(?:\w+\W+){{0,2}}?(?:(?:my|our|his|her|their|a|an|the)\s+(?:[\w-]+\s+)?"
+    rf"{indirect.PEOPLE}|he|she|they|he's|she's|they're)\b",
+    _I,
+)
 _NEGATION = re.compile(r"\b(?:not|never|no|nothing|none|without)\b|n't\b|\bcannot\b", _I)
 _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already|for the)\b", _I)
+_WORD = re.compile(r"\$?[\w.&-]+(?:'s)?")
 _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed|used to)\b", _I)
+_FEELING = re.compile(
+    rf"(?<![\w'])(?:(?P<fear>{senses.FEAR})|(?P<appetite>{senses.APPETITE}))(?![\w'])", _I
+)
+_MEASURED = re.compile(rf"(?<![\w'])(?:{senses.MEASURED})(?![\w'])", _I)
+#: A negation in the few words before a feeling turns it ("doesn't bother me").
+_TURNED = re.compile(
+    r"(?:\b(?:not|never|no|without|hardly|barely)|n't)\s+(?:[\w']+\s+){0,3}$", _I
+)
+#: A supposition states no trait ("if the euro keeps falling I'd hate ...").
+_SUPPOSING = re.compile(
+    r"\b(?:if|unless|suppos\w*|imagin\w*|hypothetical\w*|in case|whether|wonder\w*)\b", _I
+)
 #: Where one clause ends and the next begins: punctuation, a dash, a conjunction of reason.
 _BREAK = re.compile(
     r"\s*(?:[,;:.!?]+|\s-+\s|\b(?:but|so|because|since|which means|although|though)\b)\s*", _I
@@ -114,6 +141,23 @@ class _Model:
 _MODEL = _Model()
 
 
+def masked(clause: str, known: set[str]) -> str:
+    """``clause`` with the values it names said generically ("I write code for Acme"), as
+    the descriptions say them: the similarity then measures what the clause
+    speaks of, not which company or how long."""
+    spans = [(m.start(), m.end(), "many years") for m, _ in quantities.durations(clause)]
+    for _, at in symbols.tickers_in(clause, known):
+        word = _WORD.match(clause, at)
+        if word is not None:
+            spans.append((at, word.end(), "Acme"))
+    out, end = [], 0
+    for start, stop, words in sorted(spans):
+        if start >= end:
+            out += [clause[end:start], words]
+            end = stop
+    return "".join([*out, clause[end:]])
+
+
 def scores(texts: Sequence[str]) -> list[dict[str, float]]:
     """For each text, its similarity to each sense (the nearest of the sense's descriptions)."""
     if not texts or not _MODEL.ready():
@@ -124,33 +168,52 @@ def scores(texts: Sequence[str]) -> list[dict[str, float]]:
 
 
 def risk_level(clause: str, score: dict[str, float]) -> str | None:
-    """The risk level ``clause`` states by its meaning, or None: a risk level must be the
-    nearest of all senses, near enough (:data:`RISK_THRESHOLD`) and clearly nearer than the
-    other levels. A negated clause states none: the embedding barely tells "I can handle big
-    swings" from "I can't"."""
-    if not score or _NEGATION.search(clause):
+    """The risk level ``clause`` states, or None. Its meaning must be risk (a risk level's
+    descriptions the nearest of all senses, at least :data:`RISK_THRESHOLD`); the level is
+    read from its words (:func:`_leaning`): the embedding places the topic well but barely
+    tells "I can handle big swings" from "I can't"."""
+    if not score:
         return None
     top = max(score, key=lambda name: score[name])
     if not top.startswith("risk:") or score[top] < RISK_THRESHOLD:
         return None
-    others = [score[f"risk:{v}"] for v in senses.RISK_LEVELS if f"risk:{v}" != top]
-    return top.removeprefix("risk:") if score[top] - max(others) >= RISK_MARGIN else None
+    return _leaning(clause)
+
+
+def _leaning(clause: str) -> str | None:
+    """Conservative, aggressive or moderate by the words of fear, appetite and measure."""
+    fear = appetite = 0
+    for match in _FEELING.finditer(clause):
+        turned = _TURNED.search(clause[max(0, match.start() - 30) : match.start()]) is not None
+        if (match.lastgroup == "fear") != turned:
+            fear += 1
+        else:
+            appetite += 1
+    if _MEASURED.search(clause) and abs(fear - appetite) <= 1:
+        return "moderate"
+    if fear == appetite:
+        return None
+    return "conservative" if fear > appetite else "aggressive"
 
 
 def states_risk(value: object, text: str) -> bool:
     """Whether a clause of ``text`` in the first person states the risk level ``value`` by
     its meaning (the grounding of a risk reading of :func:`detect`)."""
     own = [c for c, _ in clauses(text) if _SELF.search(c)]
-    return any(risk_level(c, s) == value for c, s in zip(own, scores(own), strict=True))
+    said = scores([masked(c, set()) for c in own])
+    return any(risk_level(c, s) == value for c, s in zip(own, said, strict=True))
 
 
 def detect(part: str, known: set[str], skip: set[str]) -> list[Found]:
     """``(attribute, raw value, position)`` for each clause of ``part`` whose meaning is an
     attribute not in ``skip`` and whose words name a value of it."""
-    pieces = [(c, at) for c, at in clauses(part) if len(re.findall(r"\w+", c)) >= 3]
-    pieces = [(c, at) for c, at in pieces if _SELF.search(c)]
+    if _SUPPOSING.search(part):
+        return []
+    pieces = [(c, at) for c, at in clauses(part) if len(re.findall(r"\w+", c)) >= _WORDS]
+    pieces = [(c, at) for c, at in pieces if _SELF.search(c) and not _OTHER.search(c)]
     found: list[Found] = []
-    for (clause, at), score in zip(pieces, scores([c for c, _ in pieces]), strict=True):
+    said = scores([masked(c, known) for c, _ in pieces])
+    for (clause, at), score in zip(pieces, said, strict=True):
         for attribute, raw in _values(clause, part, score, known):
             if attribute not in skip and all(f[0] != attribute for f in found):
                 found.append((attribute, raw, at))
@@ -164,8 +227,8 @@ def _values(clause: str, part: str, score: dict[str, float], known: set[str]) ->
         return [("risk_tolerance", level)]
     if not score:
         return []
-    sense = max(score, key=lambda name: score[name])
-    if sense.startswith("risk:") or score[sense] < THRESHOLD:
+    (best, sense), (second, _) = sorted(((v, k) for k, v in score.items()), reverse=True)[:2]
+    if sense.startswith("risk:") or best < THRESHOLD or best - second < SENSE_MARGIN:
         return []
     found = [(a, _value(a, clause, part, known)) for a in senses.ATTRIBUTES[sense]]
     return [(a, raw) for a, raw in found if raw is not None]
@@ -179,16 +242,21 @@ def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | 
         return bare_value(attribute, clause, known) or (
             bare_value(attribute, part, known) if attribute == "excluded_tickers" else None
         )
-    if negated:
-        return None
     if attribute == "horizon_years":
+        # "the pot won't be touched for 12 years": a negation does not deny a duration.
         if _EXPERIENCE.search(clause):
             return None
         spans = [years for _, years in quantities.durations(clause)]
         return spans[-1] if spans else None
-    if attribute in ("holdings", "watchlist"):
+    if negated:
+        return None
+    if attribute == "holdings":
         if _SOLD.search(clause):
             return None
         named = [s for s, _ in symbols.tickers_in(clause, known)]
         return named or None
+    if attribute == "employer":
+        # A company's name, not the capitalised first word of the clause ("My day job...").
+        first = re.match(r"\W*[\w'-]+", clause)
+        return bare_value(attribute, clause[first.end() if first else 0 :], known)
     return bare_value(attribute, clause, known)

@@ -3,8 +3,9 @@
 Data only. Each sense is a handful of plain first-person sentences saying, in different
 ways, the kind of thing a user says when speaking of that attribute; they were written from
 the registry's descriptions (:mod:`agent.learning.profile`), not taken from any corpus case,
-and name no particular value where the value is read from the words (a ticker, a currency, a
-duration), so the similarity measures the topic and not the value. Risk has one sense per
+and name no particular value where the value is read from the words: a company is "Acme"
+(and a clause's companies and tickers are read as "Acme" too, :func:`agent.learning.meaning.masked`),
+so the similarity measures what is said of a company, not which company. Risk has one sense per
 level: its value is the level whose sentences a clause is nearest.
 """
 
@@ -14,6 +15,12 @@ RISK_LEVELS = ("conservative", "moderate", "aggressive")
 
 SENSES: dict[str, tuple[str, ...]] = {
     "risk:conservative": (
+        "a falling market ruins my mood for days",
+        "when stocks drop I feel sick to my stomach",
+        "the idea of losing part of my savings frightens me",
+        "I moved my money to cash after prices fell",
+        "I check my account nervously every time it goes down",
+        "I'd rather earn less than risk losing my money",
         "I get very nervous when my investments lose money",
         "seeing my portfolio go down makes me anxious and I want to sell",
         "I panicked and sold when the market fell",
@@ -25,6 +32,9 @@ SENSES: dict[str, tuple[str, ...]] = {
         "I'm not comfortable with volatility at all",
     ),
     "risk:moderate": (
+        "I don't mind some bumps along the way as long as it's not extreme",
+        "I accept moderate swings but nothing reckless",
+        "a reasonable amount of risk is fine for me",
         "I can live with some ups and downs, but not too much",
         "a little volatility is acceptable to me if the returns are better",
         "I'm somewhere in the middle when it comes to risk",
@@ -33,6 +43,11 @@ SENSES: dict[str, tuple[str, ...]] = {
         "I want a mix of safety and growth in my investments",
     ),
     "risk:aggressive": (
+        "a crash is a buying opportunity for me",
+        "I love risky bets with huge upside",
+        "the bigger the swings the more excited I get",
+        "I've sat through huge losses without worrying and kept going",
+        "market dips are a sale, I buy as much as I can",
         "when the market crashes I buy more",
         "big drops in my portfolio don't bother me at all",
         "I'm happy to take big risks for big returns",
@@ -42,26 +57,39 @@ SENSES: dict[str, tuple[str, ...]] = {
         "I held on and kept buying while my stocks were down by half",
     ),
     "exclusion": (
-        "I don't want that company's stock in my portfolio",
+        "Acme disgusts me, don't suggest it",
+        "I find Acme's behaviour unethical, leave it out",
+        "owning Acme would be a conflict of interest for me",
+        "my family works at Acme so I shouldn't own it",
+        "I have moral objections to that industry",
+        "I don't want Acme stock in my portfolio",
         "keep that industry out of my investments",
         "I refuse to invest in that business, it goes against my values",
-        "I can't stand that company and will never own its shares",
+        "I can't stand Acme and will never own its shares",
         "I'm not allowed to hold shares of my employer because of compliance rules",
-        "insider trading rules stop me from trading that stock",
+        "insider trading rules stop me from trading Acme",
+        "I'm restricted from owning Acme because of my job",
         "I won't put my money into that kind of company",
-        "that stock is off limits for me",
+        "Acme is off limits for me",
         "please leave that sector out of any ideas you give me",
     ),
     "employer": (
-        "I work for that company",
-        "I'm employed by that firm",
-        "my job is at that company",
-        "that company pays my salary",
-        "I'm an engineer at that company",
+        "I've been on Acme's payroll for years",
+        "my day job is at Acme",
+        "I write software for Acme",
+        "I'm a manager over at Acme",
+        "I work for Acme",
+        "I'm employed by Acme",
+        "my job is at Acme",
+        "Acme pays my salary",
+        "I'm an engineer at Acme",
         "I got hired there last year and still work there",
-        "my employer is that company",
+        "my employer is Acme",
     ),
     "horizon": (
+        "this money won't be touched for decades",
+        "I'll cash out in a few years",
+        "the money stays invested for many years and then I'll use it",
         "I won't need this money for a long time",
         "I plan to keep this invested for many years",
         "I'll need to withdraw the money in a few years",
@@ -70,16 +98,19 @@ SENSES: dict[str, tuple[str, ...]] = {
         "I'll start drawing on these savings after that many years",
     ),
     "holdings": (
-        "I own shares of that company",
-        "I have a position in that stock",
-        "that stock is in my portfolio",
-        "I bought that stock and I'm still holding it",
-        "most of my money is in those shares",
+        "my biggest position is Acme",
+        "a big part of my portfolio sits in Acme shares",
+        "my positions are in Acme and Acme",
+        "I own shares of Acme",
+        "I have a position in Acme",
+        "Acme is in my portfolio",
+        "I bought Acme and I'm still holding it",
+        "most of my money is in Acme shares",
     ),
     "watchlist": (
-        "I'm keeping an eye on that stock",
-        "I follow that company closely",
-        "I want to track that stock for now",
+        "I'm keeping an eye on Acme",
+        "I follow Acme closely",
+        "I want to track Acme for now",
     ),
     "currency": (
         "my money is held in that currency",
@@ -116,13 +147,15 @@ SENSES: dict[str, tuple[str, ...]] = {
     "age": ("I'm that many years old", "I was born in that year"),
 }
 
-#: The attributes a sense's words may give a value for, in the order they are tried.
+#: The attributes a sense's words may give a value for, in the order they are tried. A sense
+#: with none is there to be nearer than the others for what it means (a ticker to watch is
+#: no holding), and the rules read it.
 ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "exclusion": ("excluded_tickers", "excluded_sectors"),
     "employer": ("employer",),
     "horizon": ("horizon_years",),
     "holdings": ("holdings",),
-    "watchlist": ("watchlist",),
+    "watchlist": (),
     "currency": ("base_currency",),
     "interest": ("sectors_of_interest",),
     "goal": (),
@@ -131,3 +164,26 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "style": (),
     "age": (),
 }
+
+#: Words that say how a user feels about losses, once a clause is known to speak of risk:
+#: fear of losses is a conservative investor's, appetite an aggressive one's; a negation
+#: just before a word turns it ("doesn't bother me", "can't handle"). A measure word beside
+#: either ("a bit", "within reason") makes it moderate.
+FEAR = (
+    r"nervous\w*|anxious|anxiety|panic\w*|scared?|scary|afraid|fear\w*|terrif\w*|frighten\w*|"
+    r"worr(?:y|ied|ies|ying)|sick|ill|stress\w*|sleep\w*|slept|knots?|ruins?|ruined|hate|"
+    r"upset\w*|shaken|shook|bother\w*|sold|sell(?:ing)? (?:it all|everything)|cash|safe|safety|"
+    r"boring|careful|cautious|protect\w*|preserv\w*|bail\w*|pull(?:ed)? out|want out|get out|"
+    r"can'?t (?:take|bear|stand|handle|stomach)|lose sleep|dread\w*|queasy|gut[- ]wrench\w*"
+)
+APPETITE = (
+    r"love|thrill\w*|excit\w*|happy|happily|enjoy\w*|bring it on|buy(?:ing)? more|bought more|"
+    r"add(?:ed|ing)? more|kept buying|back up the truck|cheap|cheaper|bargains?|sales?|"
+    r"discounts?|opportunit\w*|gambl\w*|bets?|moonshots?|wild|wilder|all in|high[- ]octane|"
+    r"reckless|flinch\w*|blink\w*|swing for|(?:can|could) (?:take|stomach|handle)|aggressive\w*|"
+    r"risky|big risks?|huge risks?|don'?t care"
+)
+MEASURED = (
+    r"some|a bit|a little|a few|reasonable|within reason|middle|balance\w*|moderate\w*|"
+    r"not too|nothing too|fair|bumpy|now and then|up to a point|to a point|somewhat"
+)
