@@ -48,7 +48,8 @@ def learned(turns: list[str], known: set[str]) -> dict[str, Any]:
                 facts[r.attribute] = r.value
             else:
                 held = [v for v in facts.get(r.attribute, []) if v not in r.removed]
-                value = [*held, *(v for v in r.value or [] if v not in held)]
+                added = r.value if isinstance(r.value, list) else []
+                value = [*held, *(v for v in added if v not in held)]
                 if value:
                     facts[r.attribute] = value
                 else:
@@ -72,7 +73,9 @@ def tally(cases: list[dict[str, Any]], known: set[str], misses: bool) -> dict[st
                 for key in ("all", attribute):
                     counts[key][2] += 1
                 if misses:
-                    print(f"  FN {case['id']} {attribute}={value!r}  | {' || '.join(case['turns'])}")
+                    print(
+                        f"  FN {case['id']} {attribute}={value!r}  | {' || '.join(case['turns'])}"
+                    )
     return counts
 
 
@@ -92,7 +95,7 @@ def main() -> int:
     args = parser.parse_args()
     cases = load_cases(SPLITS[args.split])
     if args.meaning_only:
-        understanding.phrasing.detect = lambda part, known: []  # type: ignore[assignment]
+        understanding.phrasing.detect = lambda part, known: []
     known = _known(())
     default = meaning.RISK_THRESHOLD if args.risk else meaning.THRESHOLD
     thresholds = [float(t) for t in args.thresholds.split(",") if t] or [default]

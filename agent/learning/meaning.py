@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.learning import indirect, quantities, senses, symbols
+from agent.learning import indirect, quantities, senses, symbols, vocabulary
 from agent.learning.phrasing import Found, bare_value
 
 #: Cosine similarity a clause needs to an attribute's nearest description (develop split:
@@ -69,12 +69,23 @@ _FEELING = re.compile(
 )
 _MEASURED = re.compile(rf"(?<![\w'])(?:{senses.MEASURED})(?![\w'])", _I)
 #: A negation in the few words before a feeling turns it ("doesn't bother me").
-_TURNED = re.compile(
-    r"(?:\b(?:not|never|no|without|hardly|barely)|n't)\s+(?:[\w']+\s+){0,3}$", _I
-)
+_TURNED = re.compile(r"(?:\b(?:not|never|no|without|hardly|barely)|n't)\s+(?:[\w']+\s+){0,3}$", _I)
 #: A supposition states no trait ("if the euro keeps falling I'd hate ...").
 _SUPPOSING = re.compile(
     r"\b(?:if|unless|suppos\w*|imagin\w*|hypothetical\w*|in case|whether|wonder\w*)\b", _I
+)
+#: A name in the middle of a clause (an employer), not "I" or its first word.
+_CAPITALISED = re.compile(r"(?<=\w\s)(?!I\b|I')[A-Z][\w&.-]+")
+_SECTOR_WORDS = {
+    w
+    for table in (vocabulary.SECTORS, vocabulary.EXCLUDED_SECTORS)
+    for k, v in table.items()
+    for w in (k, *v)
+}
+_SECTORS = re.compile(
+    rf"(?<![\w-])(?:{'|'.join(re.escape(w) for w in sorted(_SECTOR_WORDS, key=len, reverse=True))})"
+    r"(?![\w-])",
+    _I,
 )
 #: Where one clause ends and the next begins: punctuation, a dash, a conjunction of reason.
 _BREAK = re.compile(
@@ -204,13 +215,29 @@ def states_risk(value: object, text: str) -> bool:
     return any(risk_level(c, s) == value for c, s in zip(own, said, strict=True))
 
 
-def detect(part: str, known: set[str], skip: set[str]) -> list[Found]:
-    """``(attribute, raw value, position)`` for each clause of ``part`` whose meaning is an
-    attribute not in ``skip`` and whose words name a value of it."""
+def prepare(text: str, known: set[str]) -> None:
+    """Embed the clauses of a whole message that :func:`detect` may read, in one batch: one
+    call for the message costs much less than one for each of its sentences."""
+    sentences = re.split(r"(?<=[.!?;])\s+|\n+", text)
+    texts = [masked(c, known) for s in sentences for c, _ in _readable(s, known)]
+    if texts and _MODEL.ready():
+        _MODEL.vectors(texts)
+
+
+def _readable(part: str, known: set[str]) -> list[tuple[str, int]]:
+    """The clauses of ``part`` worth embedding, with where each starts."""
     if _SUPPOSING.search(part):
         return []
     pieces = [(c, at) for c, at in clauses(part) if len(re.findall(r"\w+", c)) >= _WORDS]
     pieces = [(c, at) for c, at in pieces if _SELF.search(c) and not _OTHER.search(c)]
+    named = bool(symbols.tickers_in(part, known))
+    return [(c, at) for c, at in pieces if _worth_reading(c, named)]
+
+
+def detect(part: str, known: set[str], skip: set[str]) -> list[Found]:
+    """``(attribute, raw value, position)`` for each clause of ``part`` whose meaning is an
+    attribute not in ``skip`` and whose words name a value of it."""
+    pieces = _readable(part, known)
     found: list[Found] = []
     said = scores([masked(c, known) for c, _ in pieces])
     for (clause, at), score in zip(pieces, said, strict=True):
@@ -218,6 +245,20 @@ def detect(part: str, known: set[str], skip: set[str]) -> list[Found]:
             if attribute not in skip and all(f[0] != attribute for f in found):
                 found.append((attribute, raw, at))
     return found
+
+
+def _worth_reading(clause: str, named: bool) -> bool:
+    """Whether ``clause`` names anything a sense could take as its value (a company, a
+    duration, a currency, a sector, a feeling about losses): only those are embedded, the
+    cost of a long message is in its clauses that might state something."""
+    return bool(
+        named
+        or _FEELING.search(clause)
+        or _CAPITALISED.search(clause)
+        or any(True for _ in quantities.durations(clause))
+        or any(True for _ in quantities.currencies(clause))
+        or _SECTORS.search(clause)
+    )
 
 
 def _values(clause: str, part: str, score: dict[str, float], known: set[str]) -> list[Any]:
