@@ -27,12 +27,13 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from agent.learning import indirect, quantities, senses, symbols, vocabulary
 from agent.learning.phrasing import Found, bare_value
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Cosine similarity a clause needs to an attribute's nearest description (develop split:
 #: the precision/recall curve of ``scripts/curve_meaning.py``).
@@ -146,6 +147,8 @@ class _Model:
                 self._cache.move_to_end(text)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
+            import numpy as np  # with the model, never at import
+
             return np.stack([self._cache[t] for t in texts])
 
 
