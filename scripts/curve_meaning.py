@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from eval_learning import SPLITS, equal, load_cases  # noqa: E402
 
 from agent.learning import meaning, profile, understanding  # noqa: E402
-from agent.learning.extraction import _known  # noqa: E402
+from agent.research.tickers import COMPANY_NAMES  # noqa: E402
 
 
 def learned(turns: list[str], known: set[str]) -> dict[str, Any]:
@@ -96,7 +96,7 @@ def main() -> int:
     cases = load_cases(SPLITS[args.split])
     if args.meaning_only:
         understanding.phrasing.detect = lambda part, known: []
-    known = _known(())
+    known = set(COMPANY_NAMES.values())
     default = meaning.RISK_THRESHOLD if args.risk else meaning.THRESHOLD
     thresholds = [float(t) for t in args.thresholds.split(",") if t] or [default]
     for threshold in thresholds:

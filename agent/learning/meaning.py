@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.learning import indirect, quantities, senses, symbols, vocabulary
 from agent.learning.phrasing import Found, bare_value
+from agent.research.tickers import COMPANY_NAMES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 #: the precision/recall curve of ``scripts/curve_meaning.py``).
 THRESHOLD = 0.45
 #: How much nearer a clause must be to its sense than to the next one.
-SENSE_MARGIN = 0.03
+SENSE_MARGIN = 0.05
 #: The same for a risk level, which is read from the meaning alone (no value word): higher.
 RISK_THRESHOLD = 0.45
 #: Words a clause needs to be read by meaning ("not Apple" says too little to place).
@@ -87,6 +88,29 @@ _SECTORS = re.compile(
     rf"(?<![\w-])(?:{'|'.join(re.escape(w) for w in sorted(_SECTOR_WORDS, key=len, reverse=True))})"
     r"(?![\w-])",
     _I,
+)
+#: Negations that keep money invested rather than deny ("won't need it for 20 years").
+_KEEPING = re.compile(
+    r"\b(?:won't|will not|don't|do not|not|never)\s+(?:[\w']+\s+){0,2}?"
+    r"(?:need(?:ing)?|touch(?:ing)?|be touched|withdraw\w*|sell(?:ing)?|us(?:e|ing))\b",
+    _I,
+)
+#: What no longer holds ("I used to work at ...").
+_FORMER = re.compile(
+    r"\b(?:used to|formerly|former|previously|ex-|old job|left|quit|retired from)\b", _I
+)
+#: Not held yet ("I'm buying Tesla today", "I'd like to own Apple").
+_NOT_YET = re.compile(
+    r"\b(?:buy|buying|will|going to|gonna|plan\w*|want\w*|would|'d|like to|hope\w*)\b", _I
+)
+#: Words of owning securities: a company named without them may be its product.
+_INVESTED = re.compile(
+    r"\b(?:shares?|stocks?|stake|positions?|portfolio|holdings?|holding|invested|equity|"
+    r"savings|money|[A-Z]{2,5})\b|\$[A-Za-z]"
+)
+#: A company an employer may be: one the ticker table knows by name.
+_COMPANY = re.compile(
+    rf"(?<![\w'])(?:{'|'.join(sorted(COMPANY_NAMES, key=len, reverse=True))})(?![\w])", _I
 )
 #: Where one clause ends and the next begins: punctuation, a dash, a conjunction of reason.
 _BREAK = re.compile(
@@ -189,8 +213,8 @@ def risk_level(clause: str, score: dict[str, float]) -> str | None:
     if not score:
         return None
     top = max(score, key=lambda name: score[name])
-    if not top.startswith("risk:") or score[top] < RISK_THRESHOLD:
-        return None
+    if not top.startswith("risk:") or score[top] < RISK_THRESHOLD or _SECTORS.search(clause):
+        return None  # "I won't invest in gambling": an exclusion, not a fear of losses
     return _leaning(clause)
 
 
@@ -280,27 +304,28 @@ def _values(clause: str, part: str, score: dict[str, float], known: set[str]) ->
 
 def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | None:
     """The value of ``attribute`` the words of ``clause`` name, or None."""
-    negated = _NEGATION.search(clause) is not None
     if attribute in ("excluded_tickers", "excluded_sectors"):
         # "I'm at Nvidia so I can't hold it": the ticker may be named in the part only.
         return bare_value(attribute, clause, known) or (
             bare_value(attribute, part, known) if attribute == "excluded_tickers" else None
         )
+    # "the pot won't be touched for 12 years": a negation of needing states the duration.
+    negated = _NEGATION.search(_KEEPING.sub(" ", clause)) is not None
+    if negated or _FORMER.search(clause):
+        return None
     if attribute == "horizon_years":
-        # "the pot won't be touched for 12 years": a negation does not deny a duration.
         if _EXPERIENCE.search(clause):
             return None
         spans = [years for _, years in quantities.durations(clause)]
         return spans[-1] if spans else None
-    if negated:
-        return None
     if attribute == "holdings":
-        if _SOLD.search(clause):
+        # "I have a Tesla" is a car, "I'm buying Tesla today" no holding yet.
+        if _SOLD.search(clause) or _NOT_YET.search(clause) or not _INVESTED.search(clause):
             return None
         named = [s for s, _ in symbols.tickers_in(clause, known)]
         return named or None
     if attribute == "employer":
-        # A company's name, not the capitalised first word of the clause ("My day job...").
-        first = re.match(r"\W*[\w'-]+", clause)
-        return bare_value(attribute, clause[first.end() if first else 0 :], known)
+        # A company's name, never a person's or the clause's first word ("My day job ...").
+        named = [m.group(0) for m in _COMPANY.finditer(clause)]
+        return named[-1] if named else None
     return bare_value(attribute, clause, known)

@@ -172,7 +172,7 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
 FEAR = (
     r"nervous\w*|anxious|anxiety|panic\w*|scared?|scary|afraid|fear\w*|terrif\w*|frighten\w*|"
     r"worr(?:y|ied|ies|ying)|sick|ill|stress\w*|sleep\w*|slept|knots?|ruins?|ruined|hate|"
-    r"upset\w*|shaken|shook|bother\w*|sold|sell(?:ing)? (?:it all|everything)|cash|safe|safety|"
+    r"upset\w*|shaken|shook|bother\w*|sold|sell(?:ing)? (?:it all|everything)|(?:to|into) cash|safe|safety|"
     r"boring|careful|cautious|protect\w*|preserv\w*|bail\w*|pull(?:ed)? out|want out|get out|"
     r"can'?t (?:take|bear|stand|handle|stomach)|lose sleep|dread\w*|queasy|gut[- ]wrench\w*"
 )
