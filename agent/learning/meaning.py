@@ -23,10 +23,13 @@ several times: as itself, and as context of the next).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.learning import indirect, quantities, senses, symbols, vocabulary
@@ -45,6 +48,8 @@ SENSE_MARGIN = 0.05
 RISK_THRESHOLD = 0.45
 #: Words a clause needs to be read by meaning ("not Apple" says too little to place).
 _WORDS = 4
+#: The width of MiniLM's vectors.
+_DIMS = 384
 #: Clauses kept embedded (a message is read again as context of later messages).
 _CACHE_SIZE = 512
 
@@ -147,6 +152,8 @@ class _Model:
             return self._encode is not None
 
     def _load(self) -> None:
+        import numpy as np
+
         from memory.embeddings import MiniLMEmbedder
         from memory.errors import EmbeddingError
 
@@ -156,9 +163,16 @@ class _Model:
         except EmbeddingError:
             self._failed = True  # no model installed: the rules alone read the message
             return
-        self._encode = embedder._model.encode
-        for name, texts in senses.SENSES.items():
-            self.senses[name] = self._encode(list(texts))
+
+        def encode(texts: list[str]) -> np.ndarray:
+            return np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+
+        self._encode = encode
+        texts = [t for group in senses.SENSES.values() for t in group]
+        rows = _stored(embedder.model_id, texts, encode)
+        at = 0
+        for name, group in senses.SENSES.items():
+            self.senses[name], at = rows[at : at + len(group)], at + len(group)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts``, embedding only those not cached."""
@@ -177,6 +191,33 @@ class _Model:
 
 
 _MODEL = _Model()
+
+
+def _stored(model_id: str, texts: list[str], encode: Any) -> np.ndarray:
+    """The descriptions' vectors, kept in the user's cache folder under a digest of the model
+    and the texts: embedding them costs a process about 0.7 s of CPU, reading them nothing.
+    A cache that cannot be read or written is embedded again."""
+    import numpy as np
+
+    digest = hashlib.sha256("\n".join([model_id, *texts]).encode()).hexdigest()[:16]
+    home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    path = Path(home) / "analyst" / f"senses-{digest}.npy"
+    try:
+        rows = np.load(path)
+        if rows.shape == (len(texts), _DIMS):
+            return rows
+    except (OSError, ValueError):
+        pass
+    rows = encode(texts)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with partial.open("wb") as f:
+            np.save(f, rows)
+        os.replace(partial, path)
+    except OSError:
+        pass
+    return rows
 
 
 def masked(clause: str, known: set[str]) -> str:
