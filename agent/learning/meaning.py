@@ -302,10 +302,14 @@ def _readable(part: str, known: set[str]) -> list[tuple[str, int]]:
     return [(c, at) for c, at in pieces if _worth_reading(c, named)]
 
 
-def detect(part: str, known: set[str], skip: set[str]) -> list[Found]:
+def detect(part: str, known: set[str], skip: set[str], taken: Sequence[int] = ()) -> list[Found]:
     """``(attribute, raw value, position)`` for each clause of ``part`` whose meaning is an
-    attribute not in ``skip`` and whose words name a value of it."""
-    pieces = _readable(part, known)
+    attribute not in ``skip`` and whose words name a value of it. A clause holding a value
+    the rules read (its position in ``taken``) is theirs: "preserving what I've built is my
+    priority" states a goal, not a risk level besides."""
+    pieces = [
+        (c, at) for c, at in _readable(part, known) if not any(at <= t < at + len(c) for t in taken)
+    ]
     found: list[Found] = []
     said = scores([masked(c, known) for c, _ in pieces])
     for (clause, at), score in zip(pieces, said, strict=True):

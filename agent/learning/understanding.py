@@ -345,7 +345,8 @@ def _part(
     ]
     # What no phrasing rule names, a clause may still speak of by its meaning.
     skip = {f[0] for f in found} | {e.attribute for e in edits}
-    found = sorted([*found, *meaning.detect(part, known, skip)], key=lambda f: f[2])
+    taken = [f[2] for f in found]
+    found = sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
     bare: list[tuple[str, object]] = []
     renamed = _NEW_VALUE.search(part) if not source and not found else None
     if renamed is not None:
