@@ -1,24 +1,29 @@
 """Which profile attribute a clause speaks of, by meaning rather than by phrasing.
 
 The detectors of :mod:`agent.learning.phrasing` need the words a rule was written for; a user
-who says the same thing another way ("stocks crashing would wreck my nerves", "they sign my
-paycheque at Nvidia") states nothing to them. Here each clause of the user's own words is
-embedded with the bundled MiniLM (:class:`memory.embeddings.MiniLMEmbedder`, numpy, no
-torch) and compared with a few descriptions of each attribute written for the purpose
-(:mod:`agent.learning.senses`: generic sentences, none taken from a corpus case). A clause
-close enough to an attribute (cosine at least :data:`THRESHOLD`, chosen on the develop split
-by ``scripts/curve_meaning.py``) is read for that attribute's value **from its words** with
-the same readers the rules use: tickers, currencies, durations, sector words, company names.
-A clause that names no such value states nothing, however close its meaning.
+who says the same thing another way ("red days ruin my week", "I write code for Google these
+days") states nothing to them. Here each clause of the user's own words that no rule read is
+embedded with the bundled MiniLM (:class:`memory.embeddings.MiniLMEmbedder`: numpy, no torch),
+its companies and durations said generically first (:func:`masked`), and compared with a few
+descriptions of each attribute written for the purpose (:mod:`agent.learning.senses`: generic
+sentences, none taken from a corpus case). A clause whose nearest sense is an attribute, by at
+least :data:`THRESHOLD` and :data:`SENSE_MARGIN` ahead of the next (both chosen on the develop
+split with ``scripts/curve_meaning.py``), is read for that attribute's value **from its
+words** with the readers the rules use: tickers, durations, sector words, company names. A
+clause that names no such value states nothing, however close its meaning.
 
-Risk tolerance is the exception: a reaction to losses names no value word, so its value is
-the level whose descriptions the clause is closest to; :func:`states_risk` is that same
-judgment, which the registry's grounding check (:mod:`agent.learning.profile`) accepts as a
-quote stating the level.
+Risk tolerance names no value word when it is said as a reaction to losses: a clause whose
+nearest sense is a risk level (at least :data:`RISK_THRESHOLD`) has the level its words of fear,
+appetite and measure say (:data:`agent.learning.senses.FEAR` ...), which the embedding alone
+barely tells apart. :func:`states_risk` is that same judgment, which the registry's grounding
+check (:mod:`agent.learning.profile`) accepts as a quote stating the level.
 
+Questions, suppositions, hedges and other people's parts never get here (the understanding
+leaves them out before); a clause whose subject is someone else, or that supposes, is not read.
 The model loads on the first message read, never at import (chat start stays fast); the
-descriptions are embedded once per process, clauses are cached by text (a message is read
-several times: as itself, and as context of the next).
+descriptions' vectors are cached in the user's cache folder, clauses in memory by text (a
+message is read several times: as itself, and as context of the next), and a message's
+clauses are embedded in one batch (:func:`prepare`).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
 THRESHOLD = 0.45
 #: How much nearer a clause must be to its sense than to the next one.
 SENSE_MARGIN = 0.05
-#: The same for a risk level, which is read from the meaning alone (no value word): higher.
+#: The similarity a clause needs to its nearest risk level's descriptions to speak of risk.
 RISK_THRESHOLD = 0.45
 #: Words a clause needs to be read by meaning ("not Apple" says too little to place).
 _WORDS = 4
