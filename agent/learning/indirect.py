@@ -28,7 +28,7 @@ _I = re.IGNORECASE
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'd|id|i'm|im|i've|ive|i'll|me|myself|we|we'd|we're|we've|us)\b", _I
 )
-_PEOPLE = (
+PEOPLE = (
     r"(?:friends?|husband|wife|partner|spouse|brother|sister|dad|father|mum|mom|mother|sons?|"
     r"daughters?|kids?|children|parents?|boss|colleagues?|co-?workers?|neighbou?rs?|"
     r"advis[eo]rs?|banker|broker|planner|accountant|uncle|aunt|cousin|boyfriend|girlfriend|"
@@ -36,7 +36,7 @@ _PEOPLE = (
 )
 #: Someone else as the subject before a reaction ("my brother panicked and sold").
 _OTHER_SUBJECT = re.compile(
-    rf"\b(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{_PEOPLE}|he|she|they|people|investors|"
+    rf"\b(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{PEOPLE}|he|she|they|people|investors|"
     r"everyone|everybody|traders|the market|markets|stocks|it|that|this)\b"
     r"(?![^,;]*\b(?:i|i'd|i'm|im|we|we'd)\b)",
     _I,
@@ -250,7 +250,7 @@ def states_risk(value: object, text: str) -> bool:
 
 
 _PERSON_SUBJECT = re.compile(
-    rf"\b(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{_PEOPLE}|he|she|they)\b"
+    rf"\b(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?{PEOPLE}|he|she|they)\b"
     r"(?!\s+(?:\w+\s+)?(?:says?|said|thinks?|thought|reckons?|believes?|told|tells|wants?|"
     r"insists?|suggests?|claims?|feels?)\b)"
     r"(?![^,;]*\b(?:i|i'd|i'm|im|we|we'd)\b)",

@@ -125,8 +125,13 @@ _risk_normalise, _risk_words = _enumeration(vocabulary.RISK)
 
 def _risk_mentions(value: JsonValue, text: str) -> bool:
     """A text states a risk tolerance by a word for it, or by a reaction to losses ("I
-    panicked and sold everything in 2020" states conservative)."""
-    return _risk_words(value, text) or indirect.states_risk(value, text)
+    panicked and sold everything in 2020" states conservative), or a clause of it in the
+    first person means that level (:func:`agent.learning.meaning.states_risk`)."""
+    if _risk_words(value, text) or indirect.states_risk(value, text):
+        return True
+    from agent.learning import meaning  # loads MiniLM on first use, never at import
+
+    return meaning.states_risk(value, text)
 
 
 _style_normalise, _style_mentions = _enumeration(vocabulary.STYLE)

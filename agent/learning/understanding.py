@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import discourse, phrasing, profile, quantities
+from agent.learning import discourse, meaning, phrasing, profile, quantities
 from agent.learning.quotes import plain
 
 
@@ -176,6 +176,7 @@ def read(
     if not words.strip() or _SARCASM.search(words):
         return []
     known_set = {k.upper() for k in known}
+    meaning.prepare(words, known_set)
     stated = list(recent)
     out: list[Reading] = []
     pending, at = -1, 0
@@ -336,12 +337,7 @@ def _part(
     if tail is not None and not edits:
         part = part[: tail.start()]
     markers = list(_CORRECTION.finditer(part))
-    found = [
-        f
-        for f in phrasing.detect(part, known)
-        if not _negated(part, f[0], f[2])
-        and not (f[0] == "employer" and _PLACE.search(part[: f[2]]))
-    ]
+    found = _found(part, known, edits)
     bare: list[tuple[str, object]] = []
     renamed = _NEW_VALUE.search(part) if not source and not found else None
     if renamed is not None:
@@ -390,6 +386,20 @@ def _part(
                 )
             )
     return _without_removed(_edited(readings, edits, sentence, held), part, held)
+
+
+def _found(part: str, known: set[str], edits: Sequence[discourse.ListEdit]) -> list[phrasing.Found]:
+    """What the rules read in ``part``, then what its other clauses say by their meaning
+    (:mod:`agent.learning.meaning`) of attributes no rule or list edit named, in order."""
+    found = [
+        f
+        for f in phrasing.detect(part, known)
+        if not _negated(part, f[0], f[2])
+        and not (f[0] == "employer" and _PLACE.search(part[: f[2]]))
+    ]
+    skip = {f[0] for f in found} | {e.attribute for e in edits}
+    taken = [f[2] for f in found]
+    return sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
 
 
 def _bare(
