@@ -14,8 +14,9 @@ the same text (sentence split and one search per sentence) as a floor, and the s
 a one-sentence message, and with ``--compare CHECKOUT`` the same reads by another checkout's
 rules (its median wall and CPU time). The load average is printed before and after.
 
-Target: a 2,000-character message understood in under 200 ms (median, warm), offline, with
-no model. Not a test: nothing here asserts a speed.
+Target: a 2,000-character message understood in under 200 ms (median, warm process), offline,
+with no hosted model; judged on the reads of a new message (the meaning reader's clause cache
+dropped before each, so its MiniLM embeddings are paid every time), not on a repeated one. Not a test: nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -144,6 +145,15 @@ _FLOOR = re.compile(
 )
 
 
+def _fresh(text: str, read: Callable[[str, str], object]) -> object:
+    """One read as of a message never seen: the clause vectors the last read kept are
+    dropped first, so every clause the meaning reader looks at is embedded again."""
+    from agent.learning import meaning
+
+    meaning.forget_clauses()
+    return read(text, "bench")
+
+
 def plain_regex(text: str) -> int:
     """The floor: split into sentences, one search per sentence."""
     return sum(1 for s in _SENTENCE.split(text) if _FLOOR.search(s))
@@ -171,6 +181,8 @@ def main() -> None:
         print(f"  {fact.attribute} = {fact.value!r}{'  (reported)' if fact.quoted_source else ''}")
     long_cpu: list[float] = []
     long_ms = timed(lambda: hot_path_facts(text, "bench"), args.runs, long_cpu)
+    fresh_cpu: list[float] = []
+    fresh_ms = timed(lambda: _fresh(text, hot_path_facts), args.runs, fresh_cpu)
     short = "I'm a pretty cautious investor."
     short_ms = timed(lambda: hot_path_facts(short, "bench"), args.runs)
     floor_ms = timed(lambda: plain_regex(text), args.runs)
@@ -182,6 +194,8 @@ def main() -> None:
     )
     print(summary(f"hot_path_facts, {len(text)} chars", long_ms))
     print(summary("  the same, CPU time", long_cpu))
+    print(summary("  a new message (clauses embedded)", fresh_ms))
+    print(summary("  the same, CPU time", fresh_cpu))
     print(summary(f"hot_path_facts, {len(short)} chars", short_ms))
     print(summary("baseline: plain regex pass", floor_ms))
     if args.compare:
@@ -193,8 +207,8 @@ def main() -> None:
     print("target:")
     print(
         judge(
-            "2,000 characters under 200 ms (median, warm)",
-            statistics.median(long_ms) < 200,
+            "2,000 characters under 200 ms (median, a new message each time)",
+            statistics.median(fresh_ms) < 200,
             Size("characters", len(text), 2000),
             Size("runs", args.runs, 20),
         )

@@ -49,6 +49,7 @@ from agent.app.receipts import (
     damaged_document,
     kept_records,
 )
+from agent.learning import meaning
 from agent.recollection.forgettable import (
     Remembered,
     Target,
@@ -462,6 +463,7 @@ async def apply(tiers: Tiers, learner: Learner, plan: Plan, receipt: Receipt) ->
     await STORE.erase(tiers, learner, {key_of(i): i for i in plan.items}, FORGET_REASON)
     hashes = sorted({text_hash(t) for t in plan.texts if t})
     forget_vectors(tiers, hashes)
+    meaning.forget_clauses()  # this process's clause vectors, keyed by the user's words
     receipt.deleted["embedding_cache"] = Tier(hashes)
     if hashes:
         await tiers.audit("delete", "embedding_cache", hashes, FORGET_REASON)

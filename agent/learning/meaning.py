@@ -194,8 +194,18 @@ class _Model:
 
             return np.stack([self._cache[t] for t in texts])
 
+    def forget(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
 
 _MODEL = _Model()
+
+
+def forget_clauses() -> None:
+    """Drop the clause vectors kept in this process (their keys are the user's words): every
+    message after it is embedded afresh, as the first one is."""
+    _MODEL.forget()
 
 
 def _stored(model_id: str, texts: list[str], encode: Any) -> np.ndarray:
