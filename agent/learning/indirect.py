@@ -633,8 +633,8 @@ def currencies_answered(text: str) -> list[tuple[str, int]]:
 #: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
 #: long-time Apple shareholder", "I have money in".
 HOLDING_CUE = re.compile(
-    r"\b(?:i\s+(?:only\s+|just\s+)?(?:hold|own|have|bought|got|'ve got|also hold|also own|"
-    r"still hold|still own)|"
+    r"\b(?:i\s+(?:only\s+|just\s+)?(?:have|got|'ve got)|"
+    r"i\s+(?:(?:only|just|already|also|still|currently)\s+)?(?:hold|own|bought)|"
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
     r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
     r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from agent.learning import indirect, quantities, symbols, vocabulary
+from agent.learning import indirect, quantities, scope, symbols, vocabulary
 from agent.research.constraints import clauses, is_constraint
 from agent.research.constraints import excluded_tickers as rule_exclusions
 from agent.research.tickers import COMPANY_NAMES
@@ -488,14 +488,15 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
     cue = _WATCH.search(part)
     if cue is None:
         return []
-    before = part[: cue.start()]
+    span = scope.clause_around(part, cue.start())
+    before = part[span[0] : cue.start()]
     if not (
         _SUBJECTLESS.match(before)
         or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,3}$", before, _I)
         or re.search(r"\bmy\s+watch[\s-]?list\b", part, _I)
     ):
         return []
-    named = symbols.tickers_in(part, known)
+    named = scope.within(symbols.tickers_in(part, known), span)
     return [("watchlist", [s for s, _ in named], named[0][1])] if named else []
 
 
@@ -505,7 +506,8 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
         return []
     if not indirect.cue_holds(part, cue, known):
         return []
-    named = [(s, at) for s, at in symbols.tickers_in(part, known) if at >= cue.start()]
+    _, end = scope.clause_around(part, cue.start())
+    named = scope.within(symbols.tickers_in(part, known), (cue.start(), end))
     return [("holdings", [s for s, _ in named], named[0][1])] if named else []
 
 
