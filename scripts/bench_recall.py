@@ -17,7 +17,11 @@ shard (Qdrant Edge, shared access, as ``open_store`` opens it) after the detache
 (:mod:`memory.store.indexing`), which the ingest's writes start, has built the HNSW index of
 what they wrote and swapped it in. Queried during that build, a recall searched 100k
 unindexed vectors exactly, on a machine whose cores the build took, and waited for the folder
-lock while the build copied the shard: that measured the build, not the recall.
+lock while the build copied the shard: that measured the build, not the recall. The recalls
+run back to back on the shard's lease, which the first one takes (opening the shard);
+shared access gives the lease up after ``MAX_LEASE`` of continuous use (``memory.store.
+edge``), so about one recall a second pays for closing and reopening the shard (half a
+second each at 100k items): those make the p95 and the maximum.
 
 Printed, each with the load average: ingest (memories/s through :func:`aremember_many` in
 batches of 1,000, and resident memory growth), the wait for the index and the shard it left

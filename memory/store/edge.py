@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -142,9 +142,9 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._new_vectors = 0
         #: BM25 statistics and newest ids of search scopes (see _kept): valid at one write
         #: generation, until the first expiry after they were computed
-        self._scope_counts: dict[tuple[Any, ...], Any] = {}
-        self._scope_counts_at: int | None = None
-        self._scope_counts_until = 0.0
+        self._kept_values: dict[tuple[Any, ...], Any] = {}
+        self._kept_at: int | None = None
+        self._kept_until = 0.0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -535,19 +535,21 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             ),
         )
 
-    def _kept(self, handle: qe.EdgeShard, key: tuple[Any, ...], now: int, compute: Any) -> Any:
+    def _kept(
+        self, handle: qe.EdgeShard, key: tuple[Any, ...], now: int, compute: Callable[[], Any]
+    ) -> Any:
         """A statistic of a search scope (:meth:`_scope_count`, :meth:`_scope_newest`),
         computed once per write generation (any process's write batch bumps it) and kept
         until the first item expires after it was computed (a TTL refresh only moves an
         expiry later), so a search pays for it only after a change."""
         at = generation(self.path)
-        if at != self._scope_counts_at or now >= self._scope_counts_until:
-            self._scope_counts = {}
-            self._scope_counts_at = at
-            self._scope_counts_until = self._next_expiry(handle, now)
-        if key not in self._scope_counts:
-            self._scope_counts[key] = compute()
-        return self._scope_counts[key]
+        if at != self._kept_at or now >= self._kept_until:
+            self._kept_values = {}
+            self._kept_at = at
+            self._kept_until = self._next_expiry(handle, now)
+        if key not in self._kept_values:
+            self._kept_values[key] = compute()
+        return self._kept_values[key]
 
     def _next_expiry(self, handle: qe.EdgeShard, now: int) -> float:
         """The earliest ``expires_us`` after ``now`` (infinity: none, or expired items are not

@@ -358,10 +358,9 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
         by namespace and key; a store may keep them while its items cannot have changed.
 
         The engine's list is extended until it holds every point tied with the last one, so
-        the result does not depend on the engine's order among ties or on ``want``. The items
-        of one write batch share an update time: the newest item of a store filled by batches
-        of 1,000 is chosen among 1,000 ties, whose payloads (the fields that order them only)
-        took half of a recall at 30k items."""
+        the result does not depend on the engine's order among ties or on ``want``. Only the
+        fields that order it are read: the items of one write batch share an update time, so
+        the newest item of a store filled by batches of 1,000 is chosen among 1,000 ties."""
         limit = want
         while True:
             rows = self._recent(handle, flt, limit, _ORDER_FIELDS)
