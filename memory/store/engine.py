@@ -52,6 +52,10 @@ from memory.store.scoring import CANDIDATES, Hit, ScoredItem, idf
 
 logger = logging.getLogger(__name__)
 
+#: The payload fields that order a listing (:meth:`QdrantFormatStore._newest`) and name its
+#: points.
+_ORDER_FIELDS = ["updated_us", "ns_key", "namespace", "key"]
+
 
 class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
     """What the Qdrant-format stores share (see the module docstring).
@@ -277,7 +281,8 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
             kept.sort(key=Hit.order)
             found = [(hit, dict(hit.payload)) for hit in kept]
         elif not op.filter:
-            found = [(None, payload) for payload in self._newest(handle, flt, want)]
+            listing = self._newest(handle, flt, want, (op.namespace_prefix, want), now)
+            found = [(None, payload) for payload in listing]
         else:
             matches = [p for p in self._scan(handle, flt) if self.matches(p, op.filter)]
             matches.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
@@ -337,18 +342,33 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
         and term) at ``now``; a store may keep it while its items cannot have changed."""
         return self._count(handle, flt)
 
-    def _newest(self, handle: H, flt: Any, want: int) -> list[Payload]:
-        """The ``want`` newest points, ties on the update time broken by namespace and key:
-        the engine's list is extended until it holds every point tied with the last one, so
-        the result does not depend on the engine's order among ties or on ``want``."""
+    def _newest(
+        self, handle: H, flt: Any, want: int, key: tuple[Any, ...], now: int
+    ) -> list[Payload]:
+        """The ``want`` newest points (:meth:`_scope_newest`), read whole."""
+        ids = self._scope_newest(handle, key, flt, want, now)
+        found = self._retrieve(handle, ids)
+        return [found[pid] for pid in ids if pid in found]
+
+    def _scope_newest(
+        self, handle: H, key: tuple[Any, ...], flt: Any, want: int, now: int
+    ) -> list[str]:
+        """The ids of the ``want`` newest points passing ``flt`` (the listing of the scope
+        named by ``key``: its prefix and ``want``, at ``now``), ties on the update time broken
+        by namespace and key; a store may keep them while its items cannot have changed.
+
+        The engine's list is extended until it holds every point tied with the last one, so
+        the result does not depend on the engine's order among ties or on ``want``. Only the
+        fields that order it are read: the items of one write batch share an update time, so
+        the newest item of a store filled by batches of 1,000 is chosen among 1,000 ties."""
         limit = want
         while True:
-            rows = self._recent(handle, flt, limit)
+            rows = self._recent(handle, flt, limit, _ORDER_FIELDS)
             if len(rows) < limit or rows[-1]["updated_us"] != rows[want - 1]["updated_us"]:
                 break
             limit *= 2
         rows.sort(key=lambda p: (-int(p["updated_us"]), p["ns_key"], p["key"]))
-        return rows[:want]
+        return [point_id(p["namespace"], p["key"]) for p in rows[:want]]
 
     def _list_namespaces(self, handle: H, op: ListNamespacesOp, now: int) -> list[tuple[str, ...]]:
         conditions = list(op.match_conditions or ())

@@ -66,8 +66,11 @@ class EnginePrimitives(ABC, Generic[H]):
         by BM25, each with the parts of its score (:mod:`memory.store.scoring`)."""
 
     @abstractmethod
-    def _recent(self, handle: H, flt: Any, limit: int) -> list[Payload]:
-        """The ``limit`` most recently updated points passing ``flt``, newest first."""
+    def _recent(
+        self, handle: H, flt: Any, limit: int, fields: list[str] | None = None
+    ) -> list[Payload]:
+        """The ``limit`` most recently updated points passing ``flt``, newest first (only
+        ``fields`` of their payloads if given)."""
 
     @abstractmethod
     def _scan(self, handle: H, flt: Any) -> Iterator[Payload]:

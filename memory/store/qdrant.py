@@ -355,13 +355,15 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         ).points
         return fused_hits(points, vector, lexical.indices, lexical.values)
 
-    def _recent(self, handle: QdrantClient, flt: Any, limit: int) -> list[Payload]:
+    def _recent(
+        self, handle: QdrantClient, flt: Any, limit: int, fields: list[str] | None = None
+    ) -> list[Payload]:
         records, _ = handle.scroll(
             self.collection,
             scroll_filter=flt,
             limit=limit,
             order_by=qm.OrderBy(key="updated_us", direction=qm.Direction.DESC),
-            with_payload=True,
+            with_payload=True if fields is None else fields,
         )
         return [r.payload or {} for r in records]
 
