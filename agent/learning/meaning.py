@@ -298,10 +298,10 @@ def states_risk(value: object, text: str) -> bool:
     return any(risk_level(c, s) == value for c, s in zip(own, said, strict=True))
 
 
-def prepare(text: str, known: set[str]) -> None:
-    """Embed the clauses of a whole message that :func:`detect` may read, in one batch: one
-    call for the message costs much less than one for each of its sentences."""
-    sentences = re.split(r"(?<=[.!?;])\s+|\n+", text)
+def prepare(sentences: Sequence[str], known: set[str]) -> None:
+    """Embed the clauses of a whole message's ``sentences`` (as the understanding splits it)
+    that :func:`detect` may read, in one batch: one call for the message costs much less than
+    one for each of its sentences."""
     texts = [masked(c, known) for s in sentences for c, _ in _readable(s, known)]
     if texts and _MODEL.ready():
         _MODEL.vectors(texts)

@@ -176,7 +176,7 @@ def read(
     if not words.strip() or _SARCASM.search(words):
         return []
     known_set = {k.upper() for k in known}
-    meaning.prepare(words, known_set)
+    meaning.prepare([plain(s) for s in _sentences(text)], known_set)
     stated = list(recent)
     out: list[Reading] = []
     pending, at = -1, 0
