@@ -34,6 +34,9 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_facts.py
 	$(BIN)/python scripts/bench_learning.py
 	$(BIN)/python scripts/eval_learning.py
+	$(BIN)/python scripts/bench_understanding.py
+	$(BIN)/python scripts/eval_recall.py ../shared/data/locomo-dev/
+	$(BIN)/python scripts/bench_recall.py
 	$(BIN)/python scripts/bench_chat_start.py
 	$(BIN)/python scripts/bench_model.py
 	$(BIN)/python scripts/bench_forget.py
