@@ -202,6 +202,9 @@ def test_sqlite_prefetch_answers_from_open_facts_what_the_full_seeks_do(tmp_path
     assert all(r.valid_to is None for r in found)
 
 
+APPEND_VALUES: tuple[Any, ...] = ("a", "b", "c", 1.5, ["x"])
+
+
 def _appends(seed: int) -> list[list[MemoryDelta]]:
     """Groups of writes each landing after everything on its key (several per key in a
     group), then one group with a write before its key's latest: it must run its rules."""
@@ -218,7 +221,7 @@ def _appends(seed: int) -> list[list[MemoryDelta]]:
                 MemoryDelta(
                     subject=key[0],
                     attribute=key[1],
-                    value=rng.choice(("a", "b", "c", 1.5, ["x"])),
+                    value=rng.choice(APPEND_VALUES),
                     valid_from=BASE + timedelta(days=day[key], hours=rng.randrange(3)),
                     source=rng.choice(SOURCES),
                     source_episode_id=rng.choice((None, "e1", f"e{rng.randrange(99)}")),
