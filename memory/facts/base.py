@@ -59,6 +59,7 @@ from memory.facts.rules import (  # noqa: F401
     ReadOps,
     Request,
     Rules,
+    appended,
     as_of_rules,
     authority_of,
     authority_rules,
@@ -607,6 +608,7 @@ class FactStore(ABC):
             lambda: record_rules(key, delta, chosen, user, now=self.now, source_ranks=ranks),
             user,
             starts=delta.valid_from,
+            append=lambda cover: appended(key, delta, user, self.now, cover),
         )
 
     @staticmethod

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.errors import FactLedgerError, FactWriteContentionError
+from memory.facts.records import FactRecord
 from memory.facts.rules import Key, Rules
 
 #: Runs one group in one transaction (a savepoint per write) and commits once.
@@ -39,6 +40,9 @@ class PendingWrite:
     #: Set on a record write: its rules' only seek is ``neighbours(key, starts)``, so a group
     #: of such writes can be run set-wise (:mod:`memory.facts.batch`).
     starts: datetime | None = None
+    #: Set on a record write: the record it makes when it lands after every active fact of
+    #: its key, given the open fact it supersedes (:func:`memory.facts.rules.appended`).
+    append: Callable[[FactRecord | None], FactRecord] | None = None
     done: asyncio.Future[Any] | None = None
     result: Any = None
     error: BaseException | None = None

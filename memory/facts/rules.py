@@ -8,7 +8,7 @@ answer the same requests, so their semantics cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
@@ -327,6 +327,11 @@ def personal_refused(tenant_id: str, user: str, subject: str, attribute: str) ->
 def authority_rules(key: Key, user_id: str) -> Rules[Authority]:
     """One read in the write transaction: the writer's grants; then :func:`authority_of`."""
     grants = yield ("grants", (key[0], user_id))
+    return write_authority(key, user_id, grants)
+
+
+def write_authority(key: Key, user_id: str, grants: Iterable[Sequence[str]]) -> Authority:
+    """:func:`authority_of` on ``key``'s subject, from the grants as the database returns them."""
     return _authority(user_id, key[1], tuple(map(tuple, grants)))
 
 
@@ -399,6 +404,24 @@ def record_rules(
         new = new_record(key[0], delta, at, next_start, None, "recorded", user)
     yield ("insert", (new,))
     return new
+
+
+def appended(
+    key: Key,
+    delta: MemoryDelta,
+    user: str,
+    now: Callable[[], datetime],
+    cover: FactRecord | None,
+) -> FactRecord:
+    """What :func:`record_rules` makes of a write landing after every active fact of its key,
+    by a writer with write authority (``own`` or ``granted``): the new open fact, superseding
+    ``cover`` (the key's open fact, which the caller closes at the new start) or, on a key
+    with no active fact, nothing. One clock reading, as the rules take.
+
+    It is the last branch of :func:`record_rules` for that case (``cover`` holds the start
+    and ends never, or nothing starts at or after it), written out for a planned group
+    (:meth:`memory.facts.batch.Plan.run`) that checks the case set-wise first."""
+    return new_record(key[0], delta, now(), None, cover, "recorded", user)
 
 
 def retract_rules(

@@ -535,3 +535,89 @@ async def test_a_write_waiting_for_another_writer_leaves_the_loop_free(
             blocker.close()
         record = await asyncio.wait_for(waiting, timeout=60)
         assert record.value == "next" and record.supersedes_memory_id is not None
+
+
+# -- separate processes writing groups (both backends) ------------------------------------------
+
+_GROUP_WRITER = """
+import asyncio, sys
+from datetime import datetime, timedelta
+from memory.facts import MemoryDelta, open_fact_store
+from memory.identity import Principal
+
+async def main(url, hours):
+    async with open_fact_store(url, Principal("acme", "mira"), max_attempts=50) as facts:
+        print("ready", flush=True)
+        sys.stdin.readline()
+        base = datetime.fromisoformat("2026-01-01T00:00:00+00:00")
+        for i in range(0, len(hours), 8):
+            await facts.record_many([
+                MemoryDelta(subject="user:mira", attribute=f"k{h // 8 % 6}", value=h,
+                            valid_from=base + timedelta(hours=h), source_episode_id=f"e{h}")
+                for h in hours[i : i + 8]
+            ])
+
+asyncio.run(main(sys.argv[1], [int(h) for h in sys.argv[2].split(",")]))
+"""
+
+
+def _whole_table(url: str) -> list[tuple[str, int, datetime, datetime | None]]:
+    """Every active row of the ledger, read straight from its table: (attribute, value,
+    start, end)."""
+    sql = (
+        "SELECT attribute, value, valid_from, valid_to FROM {facts}"
+        " WHERE withdrawn_at IS NULL ORDER BY attribute, valid_from"
+    )
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as file:
+            rows = file.execute(sql.format(facts="facts")).fetchall()
+        file.close()
+        return [
+            (a, json.loads(v), datetime.fromisoformat(f), t and datetime.fromisoformat(t))
+            for a, v, f, t in rows
+        ]
+    with psycopg.connect(url, autocommit=True) as conn:  # the app role: row security on
+        conn.execute("SELECT set_config('app.tenant_id', 'acme', false)")
+        conn.execute("SELECT set_config('app.user_id', 'mira', false)")
+        return [tuple(r) for r in conn.execute(sql.format(facts="analyst_facts.facts"))]
+
+
+@pytest.mark.slow
+async def test_writer_processes_writing_groups_lose_nothing_and_keep_one_open_fact(
+    ledger_url: str,
+) -> None:
+    """8 processes write groups of 8 facts on 6 shared keys at once (each process's starts
+    rising on every key, the processes' interleaved: some groups land after everything on
+    their keys, some inside a timeline another process moved on). Read whole afterwards, the
+    table holds every fact once, active, on one gapless timeline per key, one open fact each."""
+    async with open_fact_store(ledger_url, PRINCIPAL):
+        pass  # created and migrated before the race
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _GROUP_WRITER, ledger_url, ",".join(map(str, hours))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        for hours in ([h for h in range(384) if h % 8 == n] for n in range(8))
+    ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+
+    rows = _whole_table(ledger_url)
+    assert len(rows) == 384
+    for k in range(6):
+        timeline = [r for r in rows if r[0] == f"k{k}"]
+        assert [r[1] for r in timeline] == [h for h in range(384) if h // 8 % 6 == k]
+        assert [r[3] is None for r in timeline] == [False] * (len(timeline) - 1) + [True]
+        for a, b in pairwise(timeline):
+            assert a[3] == b[2]  # each ends where the next starts: no gap, no overlap

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import memory.facts.base as base
 import memory.facts.batch as batch
 import memory.facts.postgres as postgres_backend
 import memory.facts.sqlite as sqlite_backend
@@ -199,3 +200,90 @@ def test_sqlite_prefetch_answers_from_open_facts_what_the_full_seeks_do(tmp_path
     assert len(statements) == 1
     assert {(r.tenant_id, r.subject, r.attribute) for r in found} == open_keys
     assert all(r.valid_to is None for r in found)
+
+
+APPEND_VALUES: tuple[Any, ...] = ("a", "b", "c", 1.5, ["x"])
+
+
+def _appends(seed: int) -> list[list[MemoryDelta]]:
+    """Groups of writes each landing after everything on its key (several per key in a
+    group), then one group with a write before its key's latest: it must run its rules."""
+    rng = random.Random(seed)
+    keys = [(s, a) for s in SUBJECTS[:3] for a in ("horizon", "risk")]
+    day = dict.fromkeys(keys, 0)
+    groups = []
+    for _ in range(4):
+        group = []
+        for _ in range(24):
+            key = rng.choice(keys)
+            day[key] += rng.randrange(1, 3)
+            group.append(
+                MemoryDelta(
+                    subject=key[0],
+                    attribute=key[1],
+                    value=rng.choice(APPEND_VALUES),
+                    valid_from=BASE + timedelta(days=day[key], hours=rng.randrange(3)),
+                    source=rng.choice(SOURCES),
+                    source_episode_id=rng.choice((None, "e1", f"e{rng.randrange(99)}")),
+                )
+            )
+        groups.append(group)
+    late = groups[-1][-1]
+    groups.append([*groups[0][:3], late.model_copy(update={"valid_from": BASE})])
+    return groups
+
+
+async def _write_appends(url: str, seed: int) -> tuple[list[Any], list[Any]]:
+    async with open_fact_store(url, MIRA, clock=lambda: NOW) as facts:
+        await facts.record(
+            MemoryDelta(subject="team:b", attribute="risk", value="low", valid_from=BASE)
+        )
+        await facts.retract("team:b", "risk", at=BASE + timedelta(hours=1))
+        outcomes: list[Any] = []
+        groups = _appends(seed)
+        for group in groups[:2]:
+            outcomes += map(_outcome, await facts.record_many(group))
+        report = await facts.import_facts((d for g in groups[2:4] for d in g), batch_size=24)
+        outcomes.append((report.recorded, report.replaced, report.duplicates, len(report.refused)))
+        outcomes += map(_outcome, await facts.record_many(groups[4]))
+        return outcomes, await _histories(facts)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_groups_of_appends_skip_the_rules_and_write_what_they_would(
+    fresh_ledger: Any, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group whose every write lands after everything on its key is answered without a
+    rule generator per write (``Plan._appends``): the same outcomes and histories as row by
+    row, including keys with no fact, an open fact, a retracted timeline (that group runs
+    its rules) and a group with one write before its key's latest (also its rules)."""
+    appended: list[int] = []
+    append_all = batch.Plan._append_all
+
+    def counted(self: batch.Plan, group: list[Any]) -> None:
+        appended.append(len(group))
+        append_all(self, group)
+
+    ruled: list[MemoryDelta] = []  # the writes whose rules ran (row by row or planned)
+    record_rules = base.record_rules
+
+    def counted_rules(key: Any, delta: MemoryDelta, *args: Any, **kwargs: Any) -> Any:
+        ruled.append(delta)
+        return record_rules(key, delta, *args, **kwargs)
+
+    monkeypatch.setattr(batch.Plan, "_append_all", counted)
+    monkeypatch.setattr(base, "record_rules", counted_rules)
+    setwise = asyncio.run(_write_appends(fresh_ledger(), seed))
+    assert 24 in appended and len(appended) < 5  # some groups appended, not the last one
+    # ... and committed as planned: no write of theirs ran its rules afterwards.
+    assert len(ruled) == 1 + 4 * 24 + 4 - sum(appended)
+
+    for backend in (sqlite_backend, postgres_backend):
+        monkeypatch.setattr(backend, "plannable", lambda group: False)
+    appended.clear()
+    row_by_row = asyncio.run(_write_appends(fresh_ledger(), seed))
+    assert not appended
+
+    assert setwise[0] == row_by_row[0]
+    assert setwise[1] == row_by_row[1]
+    assert sum(len(h) for h in setwise[1]) > 90
