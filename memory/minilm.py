@@ -28,25 +28,50 @@ _SMALL_BATCH_TOKENS = 4096
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    centred = x - mean
-    variance = (centred * centred).mean(-1, keepdims=True)
-    return centred / np.sqrt(variance + eps) * weight + bias
+    """LayerNorm of the rows of ``x``, computed in ``x`` (the caller's fresh array)."""
+    x -= x.mean(-1, keepdims=True)
+    variance = np.einsum("...j,...j->...", x, x)[..., None] / np.float32(x.shape[-1])
+    x *= 1.0 / np.sqrt(variance + eps)
+    x *= weight
+    x += bias
+    return x
+
+
+#: Abramowitz & Stegun 7.1.26: ``erf(a) = 1 − t·(c1 + t·(c2 + …)) · exp(−a²)``,
+#: ``t = 1 / (1 + P·a)``, for ``a ≥ 0``; within 1.5e-7.
+_ERF_P = 0.3275911
+_ERF_C = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26); numpy has no erf of its own."""
+    """erf to within 1.5e-7 (Abramowitz & Stegun 7.1.26); numpy has no erf of its own.
+
+    Computed in place in two scratch arrays: the intermediate layer's activations are the
+    model's largest arrays (1,536 per token), and a new array per operation made this the
+    second cost of embedding after the matrix products."""
     a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = (
-        (((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
-    ) + 0.254829592
-    return np.sign(x) * (1.0 - poly * t * np.exp(-a * a))
+    t = a * np.float32(_ERF_P)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(_ERF_C[0])
+    for c in _ERF_C[1:]:
+        poly += c
+        poly *= t
+    a *= a
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a
+    np.subtract(1.0, poly, out=poly)
+    return np.copysign(poly, x, out=poly)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's exact GELU: x * Phi(x)."""
-    return 0.5 * x * (1.0 + _erf(x * np.float32(1 / np.sqrt(2.0))))
+    """BERT's exact GELU: x * Phi(x), computed in ``x`` (the caller's fresh array)."""
+    phi = _erf(x * np.float32(1 / np.sqrt(2.0)))
+    phi += 1.0
+    phi *= 0.5
+    x *= phi
+    return x
 
 
 class MiniLM:
@@ -104,7 +129,9 @@ class MiniLM:
         return out
 
     def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
-        return x @ self.w[name + ".weight"] + self.w[name + ".bias"]
+        out = x @ self.w[name + ".weight"]
+        out += self.w[name + ".bias"]
+        return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w, eps = self.w, self.eps
@@ -129,19 +156,26 @@ class MiniLM:
             q = split(self._linear(x, p + "attention.self.query"), 0, 2, 1, 3)
             k = split(self._linear(x, p + "attention.self.key"), 0, 2, 3, 1)
             v = split(self._linear(x, p + "attention.self.value"), 0, 2, 1, 3)
-            scores = (q @ k) * scale + padding
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores = q @ k
+            scores *= scale
+            scores += padding
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, self.width)
+            attended = self._linear(context, p + "attention.output.dense")
+            attended += x
             x = _layer_norm(
-                x + self._linear(context, p + "attention.output.dense"),
+                attended,
                 w[p + "attention.output.LayerNorm.weight"],
                 w[p + "attention.output.LayerNorm.bias"],
                 eps,
             )
             hidden = _gelu(self._linear(x, p + "intermediate.dense"))
+            output = self._linear(hidden, p + "output.dense")
+            output += x
             x = _layer_norm(
-                x + self._linear(hidden, p + "output.dense"),
+                output,
                 w[p + "output.LayerNorm.weight"],
                 w[p + "output.LayerNorm.bias"],
                 eps,

@@ -6,109 +6,55 @@ relevance first, with recency and importance as bounded boosts that reorder near
 :func:`time_window` turns time named in a question into a soft window that ranks the
 memories it holds (:func:`memory.timewindows.matches`) ahead of the others, dropping none.
 The value layout, keys and the ranking formula are in docs/memory-lifecycle.md ("Long-term
-memories and recall").
+memories and recall"); the ranking itself, shared by every path that searches cold memory, and
+its knobs are :mod:`memory.ranking` (re-exported here under their old names).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
+from langgraph.store.base import BaseStore, Item, PutOp
 
 from memory.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.identity import Principal
-from memory.recall_keys import KEY_WEIGHT, QuestionKeys, key_match, memory_keys, question_keys
+from memory.ranking import (
+    DEFAULT_WEIGHTS,
+    IMPORTANCE_DEFAULT,
+    IMPORTANCE_MAX,
+    IMPORTANCE_MIN,
+    KNOBS,
+    Plan,
+    RankedItem,
+    Ranking,
+    RecallWeights,
+    ScoreParts,
+    check_limit,
+    happened_at,
+    importance_score,
+    memory_text,
+    order,
+    parse_at,
+    plan,
+    recency_score,
+    relevance_score,
+    score,
+)
+from memory.recall_keys import QuestionKeys
 from memory.store.scoped import MEMORIES, scoped
-from memory.timewindows import TimeWindow, matches, time_window
+from memory.timewindows import TimeWindow
 
-IMPORTANCE_MIN, IMPORTANCE_MAX, IMPORTANCE_DEFAULT = 1, 10, 5
-DEFAULT_HALF_LIFE_DAYS = 30.0
-RECENTLY_HALF_LIFE_DAYS = 7.0
-#: The most recency and importance together can add to a score that has a relevance part.
-MAX_BOOST = 0.1
-#: The share of the total a question's time window decides: a memory inside it (said then,
-#: told shortly after, or describing that time) outranks one outside it unless the outside
-#: one is far more relevant.
-WINDOW_WEIGHT = 0.5
+#: The ranking's knobs, under the names recall has always given them (:mod:`memory.ranking`).
+DEFAULT_HALF_LIFE_DAYS = KNOBS.half_life_days
+RECENTLY_HALF_LIFE_DAYS = KNOBS.recently_half_life_days
+MAX_BOOST = KNOBS.max_boost
+WINDOW_WEIGHT = KNOBS.window_weight
 NAMESPACE: tuple[str, ...] = (MEMORIES,)
 """Where memories live, relative to the principal root."""
-
-
-@dataclass(frozen=True)
-class RecallWeights:
-    """alpha (recency), beta (importance), gamma (relevance); rescaled to sum to 1."""
-
-    recency: float = 0.3
-    importance: float = 0.2
-    relevance: float = 0.5
-
-    def __post_init__(self) -> None:
-        values = (self.recency, self.importance, self.relevance)
-        if not all(isinstance(v, int | float) and math.isfinite(v) and v >= 0 for v in values):
-            raise InvalidMemoryError(
-                f"Recall weights {values} must be finite numbers >= 0, e.g. 0.3,0.2,0.5."
-            )
-        if sum(values) <= 0:
-            raise InvalidMemoryError("Recall weights cannot all be 0; use e.g. 0.3,0.2,0.5.")
-
-    def normalised(self) -> RecallWeights:
-        total = self.recency + self.importance + self.relevance
-        return RecallWeights(self.recency / total, self.importance / total, self.relevance / total)
-
-    @classmethod
-    def parse(cls, text: str) -> RecallWeights:
-        """``"0.3,0.2,0.5"`` (recency, importance, relevance) → weights."""
-        parts = [p.strip() for p in text.split(",")]
-        try:
-            numbers = [float(p) for p in parts]
-        except ValueError as e:
-            raise InvalidMemoryError(
-                f"Recall weights '{text}' are not three numbers; use recency,importance,relevance "
-                "e.g. 0.3,0.2,0.5."
-            ) from e
-        if len(numbers) != 3:
-            raise InvalidMemoryError(
-                f"Recall weights '{text}' need three numbers (recency,importance,relevance), "
-                "e.g. 0.3,0.2,0.5."
-            )
-        return cls(*numbers)
-
-
-DEFAULT_WEIGHTS = RecallWeights()
-
-
-@dataclass(frozen=True)
-class ScoreParts:
-    """The normalised components of a memory's score and their weighted total, all in [0, 1]."""
-
-    recency: float
-    importance: float
-    relevance: float
-    total: float
-    #: 1 inside the question's time window, 0 outside; None when the question names no time
-    window: float | None = None
-    #: the share of the question's keys the memory holds (:mod:`memory.recall_keys`); None
-    #: when the question has none
-    keys: float | None = None
-
-    def to_json(self) -> dict[str, float]:
-        data = {
-            "recency": round(self.recency, 6),
-            "importance": round(self.importance, 6),
-            "relevance": round(self.relevance, 6),
-            "total": round(self.total, 6),
-        }
-        if self.window is not None:
-            data["window"] = self.window
-        if self.keys is not None:
-            data["keys"] = round(self.keys, 6)
-        return data
 
 
 @dataclass(frozen=True)
@@ -155,117 +101,10 @@ class Recalled:
         return data
 
 
-# -- scoring ------------------------------------------------------------------------------------
-
-
-def _clip(x: float) -> float:
-    return 0.0 if x <= 0.0 else 1.0 if x >= 1.0 else float(x)
-
-
-def recency_score(updated_at: datetime, now: datetime, half_life: timedelta) -> float:
-    """``0.5 ** (age / half_life)``: 1 for a memory updated now, 0.5 one half-life ago."""
-    if half_life <= timedelta(0):
-        raise InvalidMemoryError(f"The recency half-life must be positive, got {half_life}.")
-    age = (now - updated_at) / half_life
-    return _clip(0.5 ** max(age, 0.0))
-
-
-def importance_score(importance: Any) -> float:
-    """``(importance − 1) / 9``; a value that is not a number counts as the default, 5."""
-    if not isinstance(importance, int | float) or isinstance(importance, bool):
-        importance = IMPORTANCE_DEFAULT
-    if not math.isfinite(importance):
-        importance = IMPORTANCE_DEFAULT
-    bounded = min(max(float(importance), IMPORTANCE_MIN), IMPORTANCE_MAX)
-    return (bounded - IMPORTANCE_MIN) / (IMPORTANCE_MAX - IMPORTANCE_MIN)
-
-
-def relevance_score(similarity: float | None) -> float:
-    """The store's search score (a similarity in [0, 1]: cosine, raised by the query's words on
-    a hybrid store; ``docs/architecture.md``, "Hybrid search") clipped to [0, 1]; no
-    similarity (no query) is 0."""
-    if similarity is None or not math.isfinite(similarity):
-        return 0.0
-    return _clip(similarity)
-
-
-def happened_at(item: Item) -> datetime:
-    """When the memory happened (its ``at``), else when it was last stored."""
-    return parse_at(item.value.get("at")) or item.updated_at
-
-
-def parse_at(value: Any) -> datetime | None:
-    """A stored ``at`` (ISO 8601 text) as an aware datetime (naive is UTC); ``None`` if absent."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def score(
-    item: Item,
-    now: datetime,
-    weights: RecallWeights = DEFAULT_WEIGHTS,
-    half_life: timedelta = timedelta(days=DEFAULT_HALF_LIFE_DAYS),
-    *,
-    with_query: bool | None = None,
-    window: TimeWindow | None = None,
-    keys: QuestionKeys | None = None,
-) -> ScoreParts:
-    """The score of one stored memory (a ``SearchItem`` contributes its relevance).
-
-    ``with_query`` (default: whether the item carries a search score) selects the bounded
-    form ``(1 − B)·relevance + B·boost``; without a query the total is the boost alone.
-    A time ``window`` (not "recently") then takes :data:`WINDOW_WEIGHT` of the total: 1 for a
-    memory it holds (:func:`memory.timewindows.matches`), 0 for one it does not. The
-    question's ``keys`` (with a query, when it has any) then take
-    :data:`memory.recall_keys.KEY_WEIGHT`: the share of them the memory holds.
-    """
-    w = weights.normalised()
-    recency = recency_score(happened_at(item), now, half_life)
-    importance = importance_score(item.value.get("importance"))
-    similarity = item.score if isinstance(item, SearchItem) else None
-    relevance = relevance_score(similarity)
-    boost_weight = w.recency + w.importance
-    boost = (
-        (w.recency * recency + w.importance * importance) / boost_weight if boost_weight else 0.0
-    )
-    queried = similarity is not None if with_query is None else with_query
-    if not queried:
-        total = boost if boost_weight else 0.0
-    else:
-        bound = min(MAX_BOOST, boost_weight)
-        total = (1.0 - bound) * relevance + bound * boost
-    inside = None
-    if window is not None and not window.recent:
-        inside = 1.0 if matches(window, happened_at(item), memory_text(item.value)) else 0.0
-        total = (1.0 - WINDOW_WEIGHT) * total + WINDOW_WEIGHT * inside
-    held = None
-    if queried and keys is not None and keys.count:
-        held = key_match(keys, memory_keys(memory_text(item.value)))
-        total = (1.0 - KEY_WEIGHT) * total + KEY_WEIGHT * held
-    return ScoreParts(recency, importance, relevance, _clip(total), inside, held)
+# -- ranked memories ---------------------------------------------------------------------------
 
 
 _METADATA = ("source", "episode_ids", "tickers")
-
-
-def memory_text(value: Mapping[str, Any]) -> str:
-    """What a memory says: its ``text``, else LangMem's ``content`` (a string as it is,
-    structured content from LangMem's store manager as compact JSON), else nothing."""
-    if "text" in value:
-        return str(value["text"])
-    content = value.get("content")
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return json.dumps(
-        content, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str
-    )
 
 
 def _recalled(item: Item, parts: ScoreParts) -> Recalled:
@@ -298,12 +137,10 @@ def rank(
     window: TimeWindow | None = None,
     keys: QuestionKeys | None = None,
 ) -> list[Recalled]:
-    """Score and order items: total, then relevance, then newest, then key."""
-    scored = [
-        _recalled(item, score(item, now, weights, half_life, window=window, keys=keys))
-        for item in items
-    ]
-    scored.sort(key=lambda r: (-r.parts.total, -r.parts.relevance, -r.when.timestamp(), r.key))
+    """Score and order items (:func:`memory.ranking.order`: total, then relevance, then
+    newest, then key)."""
+    planned = Plan("", 0, window, now, half_life, keys, weights)
+    scored = [_recalled(item, parts) for item, parts in order(items, planned)]
     return scored if limit is None else scored[:limit]
 
 
@@ -473,69 +310,12 @@ async def aforget(store: BaseStore, principal: Principal, key: str) -> None:
 # -- reading ------------------------------------------------------------------------------------
 
 
-#: How many of the store's best candidates recall re-ranks at least (the store's own
-#: candidate depth, :data:`memory.store.scoring.CANDIDATES`): the same pool for every limit up
-#: to 16, so the boosts cannot make the top 5 differ from the first 5 of the top 10.
-RERANK_POOL = 64
-#: With a time window: memories in the window may rank deeper by relevance alone.
-WINDOW_POOL = 100
-
-
-def _candidates(limit: int) -> int:
-    return max(4 * limit, RERANK_POOL)
-
-
 # -- recall ---------------------------------------------------------------------------------------
 
 
 async def ahas_memories(store: BaseStore, principal: Principal) -> bool:
     """Whether ``principal`` has any memory (no embedding involved)."""
     return bool(await scoped(store, principal).asearch(NAMESPACE, limit=1, refresh_ttl=False))
-
-
-def _check_limit(limit: int) -> None:
-    if not isinstance(limit, int) or limit < 1:
-        raise InvalidMemoryError(f"limit={limit!r}: recall at least 1 memory.")
-
-
-@dataclass(frozen=True)
-class _Request:
-    text: str
-    pool: int
-    window: TimeWindow | None
-    now: datetime
-    half_life: timedelta
-    keys: QuestionKeys | None
-
-
-def _request(
-    query: str | None, limit: int, half_life_days: float, now: datetime | None
-) -> _Request:
-    _check_limit(limit)
-    moment = now or datetime.now(UTC)
-    text = (query or "").strip()
-    window = time_window(text, moment) if text else None
-    half_life = timedelta(days=half_life_days)
-    pool = _candidates(limit)
-    if window is not None and window.recent:
-        half_life = min(half_life, timedelta(days=RECENTLY_HALF_LIFE_DAYS))
-    elif window is not None:
-        pool = max(10 * limit, WINDOW_POOL)
-    return _Request(text, pool, window, moment, half_life, question_keys(text) if text else None)
-
-
-def _ranked(
-    items: Sequence[Item], req: _Request, weights: RecallWeights, limit: int
-) -> list[Recalled]:
-    return rank(
-        items,
-        now=req.now,
-        weights=weights,
-        half_life=req.half_life,
-        limit=limit,
-        window=req.window,
-        keys=req.keys,
-    )
 
 
 async def arecall(
@@ -548,13 +328,23 @@ async def arecall(
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     now: datetime | None = None,
 ) -> list[Recalled]:
-    """The ``limit`` best memories of ``principal`` for ``query`` (None/empty: no relevance)."""
-    req = _request(query, limit, half_life_days, now)
-    view = scoped(store, principal)
-    if req.text and not await view.asearch(NAMESPACE, limit=1, refresh_ttl=False):
+    """The ``limit`` best memories of ``principal`` for ``query`` (None/empty: no relevance).
+
+    A query search of the principal's scoped view ranks its candidates
+    (:func:`memory.ranking.ranked`), as every other query search of cold memory does;
+    without a query, the newest candidates are ranked by the boosts alone."""
+    ranking = Ranking(weights, half_life_days, now)
+    view = scoped(store, principal).ranked_by(ranking)
+    text = (query or "").strip()
+    if not text:
+        planned = plan(None, limit, ranking)
+        items = await view.asearch(NAMESPACE, limit=planned.pool)
+        return [_recalled(item, parts) for item, parts in order(items, planned)[:limit]]
+    check_limit(limit)
+    if not await view.asearch(NAMESPACE, limit=1, refresh_ttl=False):
         return []
-    items = await view.asearch(NAMESPACE, query=req.text or None, limit=req.pool)
-    return _ranked(items, req, weights, limit)
+    found = await view.asearch(NAMESPACE, query=text, limit=limit)
+    return [_recalled(item, cast(RankedItem, item).parts) for item in found]
 
 
 async def alist_memories(
@@ -570,3 +360,36 @@ def _newest_first(items: Sequence[Item], now: datetime | None) -> list[Recalled]
     recalled = [_recalled(i, score(i, moment)) for i in items]
     recalled.sort(key=lambda r: (-r.updated_at.timestamp(), r.key))
     return recalled
+
+
+__all__ = [
+    "DEFAULT_HALF_LIFE_DAYS",
+    "DEFAULT_WEIGHTS",
+    "IMPORTANCE_DEFAULT",
+    "IMPORTANCE_MAX",
+    "IMPORTANCE_MIN",
+    "MAX_BOOST",
+    "NAMESPACE",
+    "RECENTLY_HALF_LIFE_DAYS",
+    "WINDOW_WEIGHT",
+    "NewMemory",
+    "RecallWeights",
+    "Recalled",
+    "ScoreParts",
+    "aforget",
+    "ahas_memories",
+    "alist_memories",
+    "arecall",
+    "aremember",
+    "aremember_many",
+    "happened_at",
+    "importance_score",
+    "memory_key",
+    "memory_text",
+    "memory_value",
+    "parse_at",
+    "rank",
+    "recency_score",
+    "relevance_score",
+    "score",
+]

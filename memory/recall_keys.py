@@ -4,9 +4,9 @@ A question often names what its answer is keyed by rather than the words the ans
 "What did Caroline research?" is answered by a line Caroline said ("Researching adoption
 agencies"), which the name alone hardly finds (it is in half the transcript), and "When did
 Melanie run a charity race?" by the line that says when ("I ran a charity race last
-Saturday"). Recall (:mod:`memory.recall`) therefore adds a bounded part to a candidate's
+Saturday"). The ranking (:mod:`memory.ranking`) therefore adds a bounded part to a candidate's
 score: the share of the question's keys (:class:`QuestionKeys`) the memory's keys
-(:class:`MemoryKeys`) satisfy, weighted by :data:`KEY_WEIGHT`.
+(:class:`MemoryKeys`) satisfy, weighted by :attr:`memory.ranking.Knobs.key_weight`.
 
 The keys are grounded and derived, never stored apart: :func:`memory_keys` reads them from the
 memory's own text each time it is ranked (a speaker is the ``"Name:"`` a transcript line
@@ -14,7 +14,7 @@ starts with; a time is a time word the text holds), so nothing is invented, ever
 to the memory it was read from, and forgetting the memory forgets its keys (there is nothing
 else to delete; tests/integration/test_recall_keys_forget.py checks it with a canary).
 
-:data:`KEY_WEIGHT` was chosen leave-one-conversation-out on the LoCoMo development split
+The key weight was chosen leave-one-conversation-out on the LoCoMo development split
 (``scripts/eval_recall.py``): 0.1 was best on every pair of conversations among 0.05-0.3, and
 the third conversation gained with it each time (figures in the commit that set it).
 """
@@ -23,12 +23,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-#: The share of a candidate's total that its keys decide: a memory that satisfies every key of
-#: the question outranks one that satisfies none unless it is clearly less relevant (the
-#: relevance part still takes 90 %, so keys reorder near-ties and never bring up what the
-#: question's words do not reach).
-KEY_WEIGHT = 0.1
 
 #: A transcript line: "Name: what they said" (a name of one to three capitalised words).
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
@@ -102,7 +96,6 @@ def key_match(question: QuestionKeys, memory: MemoryKeys) -> float:
 
 
 __all__ = [
-    "KEY_WEIGHT",
     "MemoryKeys",
     "QuestionKeys",
     "key_match",

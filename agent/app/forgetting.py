@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agent.app.compaction import compact, forget_vectors
 from agent.app.forget_values import (
@@ -63,17 +63,20 @@ from agent.recollection.forgettable import (
 )
 from agent.recollection.forgettable import item_key as key_of
 from agent.recollection.forgettable import row as listed_row
+from memory.ranking import KNOBS, RankedItem
 from memory.store.scoped import scoped
 
 if TYPE_CHECKING:
-    from langgraph.store.base import Item
+    from langgraph.store.base import BaseStore, Item
 
     from agent.app.tiers import Tiers
     from agent.learning.learner import Learner
+    from memory.identity import Principal
     from memory.journal.records import SessionSummary
 
-#: A store memory found by meaning is a topic candidate from this hybrid-search score on.
-MEANING_SCORE = 0.5
+#: A store memory found by meaning is a topic candidate from this relevance on
+#: (:attr:`memory.ranking.Knobs.meaning_score`).
+MEANING_SCORE = KNOBS.meaning_score
 
 
 def check_request(
@@ -314,15 +317,23 @@ async def _by_topic(tiers: Tiers, mem: Remembered, topic: str) -> list[dict[str,
     """Items that mention ``topic`` (any case), and store memories about it by meaning."""
     rows = by_keyword(mem, topic)
     if mem.items:
-        view = scoped(await tiers.store(), tiers.principal)
         listed = {r["id"] for r in rows}
-        for hit in await view.asearch((), query=topic, limit=20, refresh_ttl=False):
+        for hit in await by_meaning(await tiers.store(), tiers.principal, topic):
             key = key_of(hit)
-            if key not in listed and (hit.score or 0.0) >= MEANING_SCORE:
+            if key not in listed:
                 text = str(hit.value.get("text", ""))
                 rows.append({**listed_row("store", key, text), "by": "meaning"})
                 listed.add(key)
     return rows
+
+
+async def by_meaning(store: BaseStore, principal: Principal, topic: str) -> list[RankedItem]:
+    """The principal's stored items about ``topic`` by meaning, in the ranking's order: a query
+    search of the scoped view (ranked as recall ranks, :mod:`memory.ranking`), keeping those
+    whose relevance reaches :data:`MEANING_SCORE`."""
+    found = await scoped(store, principal).asearch((), query=topic, limit=20, refresh_ttl=False)
+    hits = [cast(RankedItem, hit) for hit in found]
+    return [hit for hit in hits if hit.parts.relevance >= MEANING_SCORE]
 
 
 def _by_range(

@@ -26,6 +26,7 @@ from langgraph.store.base import (
     SearchItem,
 )
 
+from memory.ranking import KNOBS
 from memory.sealing import PLAIN, MemoryCipher
 
 logger = logging.getLogger(__name__)
@@ -40,9 +41,10 @@ SPARSE = "bm25"
 #: The payload field listing an embedded item's BM25 term ids (distinct, sorted): its payload
 #: index counts, within a search's namespace prefix, the items that hold a query term.
 TERMS = "terms"
-#: Reciprocal-rank fusion of the dense and BM25 rankings: k and the two weights.
-RRF_K = 10
-RRF_WEIGHTS = (1.0, 1.0)
+#: Reciprocal-rank fusion of the dense and BM25 rankings: k and the two weights (knobs of the
+#: ranking, :class:`memory.ranking.Knobs`).
+RRF_K = KNOBS.rrf_k
+RRF_WEIGHTS = KNOBS.rrf_weights
 #: BM25 length normalisation for short texts (memories are one or two sentences).
 BM25_AVG_LEN = 24.0
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -49,6 +49,8 @@ from langgraph.store.base import (
 from memory.errors import InvalidPrincipalError
 from memory.identity import Principal
 from memory.pii import redact_value
+from memory.ranking import Plan, Ranking
+from memory.store.ranked import RankedStore, narrow, widen
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
 #: The value fields the principal's memories (``("memories", ...)`` values with a ``text`` or
@@ -104,7 +106,11 @@ def memories_namespace(principal: Principal) -> tuple[str, ...]:
 
 
 def scoped(store: BaseStore, principal: Principal) -> ScopedStore:
-    """``store`` restricted to ``principal`` (the same object if it already is)."""
+    """``store`` restricted to ``principal`` (the same object if it already is). The view
+    ranks its query searches itself, so a :class:`~memory.store.ranked.RankedStore` is seen
+    through (ranking twice would rank the ranking's totals)."""
+    if isinstance(store, RankedStore):
+        store = store.store
     if isinstance(store, ScopedStore):
         if store.principal != principal:
             raise ScopeViolationError(
@@ -115,13 +121,18 @@ def scoped(store: BaseStore, principal: Principal) -> ScopedStore:
 
 
 class ScopedStore(BaseStore):
-    """``store`` as seen by one principal; namespaces are relative to its root."""
+    """``store`` as seen by one principal; namespaces are relative to its root. A query search
+    ranks as recall does (:mod:`memory.store.ranked`, with ``ranking``: the default weights
+    and half-life, at the time of the search)."""
 
-    def __init__(self, store: BaseStore, principal: Principal) -> None:
+    def __init__(
+        self, store: BaseStore, principal: Principal, ranking: Ranking | None = None
+    ) -> None:
         if isinstance(store, ScopedStore):
             raise ScopeViolationError("ScopedStore cannot wrap a ScopedStore; use scoped().")
         self.store = store
         self.principal = principal
+        self.ranking = ranking or Ranking()
         self.root = principal_namespace(principal)
         self.supports_ttl = store.supports_ttl
         self.ttl_config = store.ttl_config
@@ -232,17 +243,33 @@ class ScopedStore(BaseStore):
             return None
         return [self._search_item(item) for item in await remove(self.root)]
 
+    def ranked_by(self, ranking: Ranking) -> ScopedStore:
+        """The same principal's view of the same store, its query searches ranked with
+        ``ranking`` (recall's weights, half-life and moment)."""
+        return ScopedStore(self.store, self.principal, ranking)
+
     # -- BaseStore ------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        results = self.store.batch([self._inner(op) for op in ops])
-        return [self._outer(op, r) for op, r in zip(ops, results, strict=True)]
+        wide = [widen(op, self.ranking) for op in ops]
+        results = self.store.batch([self._inner(w) for w, _ in wide])
+        return self._results(ops, wide, results)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        results = await self.store.abatch([self._inner(op) for op in ops])
-        return [self._outer(op, r) for op, r in zip(ops, results, strict=True)]
+        wide = [widen(op, self.ranking) for op in ops]
+        results = await self.store.abatch([self._inner(w) for w, _ in wide])
+        return self._results(ops, wide, results)
+
+    def _results(
+        self, ops: list[Op], wide: list[tuple[Op, Plan | None]], results: list[Result]
+    ) -> list[Result]:
+        """Each result with its namespaces made relative; a query search's ranked and paged."""
+        return [
+            narrow(op, planned, self._outer(w, r))
+            for op, (w, planned), r in zip(ops, wide, results, strict=True)
+        ]
 
 
 def _check_relative(op: Op) -> None:

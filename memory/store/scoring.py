@@ -26,11 +26,12 @@ from typing import Any
 
 from langgraph.store.base import SearchItem
 
+from memory.ranking import KNOBS
 from memory.store.common import RRF_K, RRF_WEIGHTS, SPARSE, VECTOR
 
-#: How many candidates each ranking (dense, BM25) contributes at least: the top-k of a search
-#: does not depend on the limit asked for as long as offset + limit stays below this.
-CANDIDATES = 64
+#: How many candidates each ranking (dense, BM25) contributes at least
+#: (:attr:`memory.ranking.Knobs.store_candidates`).
+CANDIDATES = KNOBS.store_candidates
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,13 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langgraph.store.base import BaseStore, PutOp
 
 from memory.identity import Principal
+from memory.ranking import RankedItem
 from memory.store.scoped import scoped
 from tests.support.pgvector_server import pgvector_server
 from tests.support.store_backends import BACKENDS, Backend, Storage, opener, storage_for
@@ -94,14 +95,17 @@ async def fill(store: BaseStore, principal: Principal, texts: list[str]) -> None
 
 
 async def alice_sees(store: BaseStore, emulated: bool) -> list[list[tuple[Any, ...]]]:
-    """Alice's hits for each query: namespace, key, score and the score's parts (the ones
-    local mode reproduces, ``emulated``: see the module docstring)."""
+    """Alice's hits for each query, in her view's order: namespace, key, the store's score
+    and its parts (the ones local mode reproduces, ``emulated``: see the module docstring).
+    The view ranks as recall does (:mod:`memory.ranking`); the store's own score is the
+    ranked item's ``found`` (the ranking's total moves with the clock, through recency)."""
     view = scoped(store, ALICE)
     seen = []
     for query in QUERIES:
         hits = await view.asearch(("memories",), query=query, limit=10)
         rows = []
-        for hit in hits:
+        for ranked in hits:
+            hit = cast(RankedItem, ranked).found
             parts = dict(getattr(hit, "parts", dict)())
             if emulated:
                 parts.pop("fused")

@@ -32,6 +32,8 @@ RECALLER = "acme/recaller"
 CONTEXT = {"tenant_id": "acme", "user_id": "studio-user"}
 #: Where the planner recalls RECALLER's memories (memory.store.scoped's layout).
 MEMORIES = ["tenants", "acme", "users", "recaller", "memories"]
+#: What the recall test's run asks (the planner recalls with it).
+QUESTION = "Analyze NVDA: how much risk would I take on?"
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -149,7 +151,8 @@ async def test_studio_store_ranks_memories_by_meaning_and_the_planner_recalls_th
 ) -> None:
     """langgraph.json indexes the server's store with the project's embeddings, so a memory
     put through the API is found by what it means, and a Studio run's planner recalls it
-    with a relevance part, as the CLI does over Qdrant."""
+    with a relevance part, as the CLI does over Qdrant; Studio's search of the store ranks as
+    the planner's recall does (the same totals)."""
     client = server.client(RECALLER)
     memories = {
         "mem-risk": {
@@ -174,13 +177,19 @@ async def test_studio_store_ranks_memories_by_meaning_and_the_planner_recalls_th
     assert [item["key"] for item in found] == ["mem-risk", "mem-coffee"], found
     assert found[0]["score"] is not None and found[0]["score"] > found[1]["score"] + 0.2, found
 
-    thread_id = await _run_new_thread(client, "Analyze NVDA: how much risk would I take on?")
+    thread_id = await _run_new_thread(client, QUESTION)
     values = (await _state(client, thread_id))["values"]
     recalled = {item["key"]: item["score"] for item in values["recalled"]}
     assert set(recalled) == set(memories), values["recalled"]
     # Without the index every relevance is 0 and recall ranks by recency and importance only.
     assert recalled["mem-risk"]["relevance"] > max(0.1, recalled["mem-coffee"]["relevance"])
     assert "mem-risk" in values["memories_used"], values["memories_used"]
+    # The server's store ranks as recall does (graphs/studio_store.py): Studio's scores are the
+    # planner's totals, not bare similarities.
+    ranked = (await client.store.search_items(MEMORIES, query=QUESTION))["items"]
+    assert [item["key"] for item in ranked] == [item["key"] for item in values["recalled"]]
+    for item in ranked:
+        assert item["score"] == pytest.approx(recalled[item["key"]]["total"], abs=1e-3), ranked
 
 
 async def test_studio_runs_read_the_fact_ledger_like_cli_runs(server: Server) -> None:

@@ -97,7 +97,10 @@ def server_config(target: Path) -> Path:
         config["auth"] = {**config["auth"], "path": _absolute(config["auth"]["path"])}
     if "app" in config.get("http", {}):
         config["http"] = {**config["http"], "app": _absolute(config["http"]["app"])}
-    index = config.get("store", {}).get("index", {})
+    store = config.get("store", {})
+    if "path" in store:
+        store["path"] = _absolute(store["path"])
+    index = store.get("index", {})
     if "embed" in index:
         index["embed"] = _absolute(index["embed"])
     config.pop("env", None)

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from langgraph.store.base import SearchItem
 
+from memory.ranking import KNOBS
 from memory.recall import score
 from memory.recall_keys import (
-    KEY_WEIGHT,
     MemoryKeys,
     QuestionKeys,
     key_match,
@@ -63,4 +63,4 @@ def test_keys_reorder_near_ties_and_show_in_the_score() -> None:
     plain = score(other, NOW)
     assert plain.keys is None and "keys" not in plain.to_json()
     assert plain.total > score(said, NOW).total
-    assert 0 < KEY_WEIGHT < 0.5
+    assert 0 < KNOBS.key_weight < 0.5

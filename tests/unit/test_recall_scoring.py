@@ -21,7 +21,6 @@ from memory.recall import (
     MAX_BOOST,
     NewMemory,
     RecallWeights,
-    TimeWindow,
     aforget,
     ahas_memories,
     alist_memories,
@@ -35,9 +34,9 @@ from memory.recall import (
     recency_score,
     relevance_score,
     score,
-    time_window,
 )
 from memory.store.factory import index_config
+from memory.timewindows import TimeWindow, time_window
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 DAY = timedelta(days=1)

@@ -194,23 +194,33 @@ def search(
     limit: Annotated[int, typer.Option("--limit", help="How many memories to show.")] = 5,
     weights: Annotated[
         str,
-        typer.Option("--weights", help="recency,importance,relevance weights (rescaled to sum 1)."),
-    ] = "0.3,0.2,0.5",
+        typer.Option(
+            "--weights",
+            help="recency,importance,relevance weights (rescaled to sum 1); default: the "
+            "ranking's own, 0.3,0.2,0.5 (memory.ranking).",
+        ),
+    ] = "",
     half_life_days: Annotated[
-        float, typer.Option("--half-life-days", help="Days for recency to halve.")
-    ] = 30.0,
+        float | None,
+        typer.Option(
+            "--half-life-days",
+            help="Days for recency to halve; default: the ranking's own, 30 (memory.ranking).",
+        ),
+    ] = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Recall your long-term memories for QUERY, best first, with each score's parts."""
-    from memory.recall import RecallWeights
+    from memory.ranking import DEFAULT_WEIGHTS, KNOBS, RecallWeights
 
     if limit < 1:
         raise CommandError(f"--limit {limit}: show at least 1 memory.")
+    if half_life_days is None:
+        half_life_days = KNOBS.half_life_days
     if half_life_days <= 0:
         raise CommandError(
             f"--half-life-days {half_life_days}: use a positive number of days, e.g. 30."
         )
-    chosen = RecallWeights.parse(weights)
+    chosen = RecallWeights.parse(weights) if weights else DEFAULT_WEIGHTS
     settings = common.settings(user, tenant)
     found = common.call(
         settings,
