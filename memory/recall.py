@@ -23,6 +23,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem
 
 from memory.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.identity import Principal
+from memory.recall_context import link_replies, with_replies
 from memory.recall_keys import KEY_WEIGHT, QuestionKeys, key_match, memory_keys, question_keys
 from memory.store.scoped import MEMORIES, scoped
 from memory.timewindows import TimeWindow, matches, time_window
@@ -443,8 +444,10 @@ async def aremember_many(
     store: BaseStore, principal: Principal, memories: Sequence[NewMemory]
 ) -> list[str]:
     """Store many memories in one store batch (their texts embedded in one call); every one
-    is validated before anything is stored. Returns their keys, in order."""
-    prepared = [m.put() for m in memories]
+    is validated before anything is stored. Returns their keys, in order. Consecutive dialogue
+    turns are stored as a transcript, each keeping its reply's key
+    (:func:`memory.recall_context.link_replies`)."""
+    prepared = link_replies([m.put() for m in memories])
     view = scoped(store, principal)
     # One batch unless a text repeats: LangGraph's InMemoryStore miscounts a batch in which
     # two puts embed the same text (its embeddings are de-duplicated, its slots are not).
@@ -548,12 +551,16 @@ async def arecall(
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     now: datetime | None = None,
 ) -> list[Recalled]:
-    """The ``limit`` best memories of ``principal`` for ``query`` (None/empty: no relevance)."""
+    """The ``limit`` best memories of ``principal`` for ``query`` (None/empty: no relevance);
+    a query's candidates include the replies of the dialogue turns found
+    (:func:`memory.recall_context.with_replies`)."""
     req = _request(query, limit, half_life_days, now)
     view = scoped(store, principal)
     if req.text and not await view.asearch(NAMESPACE, limit=1, refresh_ttl=False):
         return []
     items = await view.asearch(NAMESPACE, query=req.text or None, limit=req.pool)
+    if req.text:
+        items = await with_replies(view, NAMESPACE, items)
     return _ranked(items, req, weights, limit)
 
 

@@ -1,0 +1,119 @@
+"""Context keys: a dialogue turn is also found through the turn it answers.
+
+A turn of a conversation is often elliptical ("Yes! It was amazing", "Luna and Oliver!"): what
+it is about is in the turn before it ("What are your pets' names?"), which is what a question
+matches. So a batch of dialogue memories stored together is read as a transcript
+(:func:`link_replies`): each turn keeps the key of the turn that answered it (``reply``, a
+pointer, no text of it), and recall (:func:`with_replies`) brings the reply of every candidate
+the store found into the candidates, ranked by the better of its own relevance and
+:data:`REPLY_WEIGHT` times the relevance of the turn it answers.
+
+Nothing is copied from one memory into another: the only thing kept is the reply's key (a
+digest, :func:`memory.recall.memory_key`). Forgetting the reply leaves a key that names
+nothing (recall skips it); forgetting the turn it answers removes the only way the reply was
+lifted by it (it is no longer a candidate). tests/integration/test_recall_context_forget.py
+checks both with a canary.
+
+Cost cap: one batch of at most as many key reads (``GetOp``) as the store returned candidates
+(:data:`memory.recall.RERANK_POOL` for a limit up to 16), in one ``abatch``; no embedding, no
+second search.
+
+:data:`REPLY_WEIGHT` was chosen leave-one-conversation-out on the LoCoMo development split
+(``scripts/eval_recall.py``; figures in the commit that set it): on each pair of
+conversations the best value among 0.8-1.0 was 0.9 or 0.95, and the third conversation gained
+with it each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, SearchItem
+
+#: The share of the relevance of the turn it answers that a reply is ranked with (when its
+#: own is lower): just below, so that the turn the question matches keeps the first place.
+REPLY_WEIGHT = 0.9
+#: The kind of memory that is a turn of a conversation.
+DIALOGUE = "dialogue"
+#: The value field that holds the key of the turn that answered this one.
+REPLY = "reply"
+#: Two consecutive dialogue memories of one batch are one exchange when said at most this far
+#: apart (a session of a conversation); further apart, a new conversation began.
+SAME_EXCHANGE = timedelta(hours=6)
+
+
+def _said_at(value: Mapping[str, Any]) -> datetime | None:
+    at = value.get("at")
+    if not isinstance(at, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(at)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _answers(first: Mapping[str, Any], then: Mapping[str, Any]) -> bool:
+    """Whether ``then``, stored right after ``first`` in one batch, is its reply: both are
+    dialogue turns said (both with a time) at most :data:`SAME_EXCHANGE` apart."""
+    if first.get("kind") != DIALOGUE or then.get("kind") != DIALOGUE:
+        return False
+    said, answered = _said_at(first), _said_at(then)
+    if said is None or answered is None:
+        return False
+    return timedelta(0) <= answered - said <= SAME_EXCHANGE
+
+
+def link_replies(
+    prepared: Sequence[tuple[str, dict[str, Any]]],
+) -> list[tuple[str, dict[str, Any]]]:
+    """The ``(key, value)`` pairs of one batch, each dialogue turn answered by the next one
+    holding that one's key under :data:`REPLY` (values are changed in place)."""
+    for (_, value), (next_key, next_value) in pairwise(prepared):
+        if _answers(value, next_value):
+            value[REPLY] = next_key
+    return list(prepared)
+
+
+def _replies_of(items: Sequence[Item]) -> dict[str, float]:
+    """The key of each candidate's reply, with the relevance it is lifted to (the best of the
+    turns it answers)."""
+    lifted: dict[str, float] = {}
+    for item in items:
+        reply = item.value.get(REPLY)
+        relevance = item.score if isinstance(item, SearchItem) else None
+        if isinstance(reply, str) and relevance is not None and relevance > 0:
+            lifted[reply] = max(lifted.get(reply, 0.0), REPLY_WEIGHT * relevance)
+    return lifted
+
+
+def _as_candidate(item: Item, relevance: float) -> SearchItem:
+    return SearchItem(
+        item.namespace, item.key, item.value, item.created_at, item.updated_at, relevance
+    )
+
+
+async def with_replies(
+    view: BaseStore, namespace: tuple[str, ...], items: Sequence[Item]
+) -> list[Item]:
+    """``items`` (a query search's candidates) with the replies of them added, each reply
+    ranked by the better of its own relevance and :data:`REPLY_WEIGHT` times that of the
+    turn it answers; a reply that names no stored memory (forgotten) is skipped."""
+    lifted = _replies_of(items)
+    if not lifted:
+        return list(items)
+    found = {item.key: item for item in items}
+    missing = [key for key in lifted if key not in found]
+    read = await view.abatch([GetOp(namespace, key, refresh_ttl=False) for key in missing])
+    merged: list[Item] = []
+    for item in [*items, *(r for r in read if isinstance(r, Item))]:
+        own = item.score if isinstance(item, SearchItem) and item.score is not None else 0.0
+        lift = lifted.get(item.key, 0.0)
+        merged.append(_as_candidate(item, lift) if lift > own else item)
+    return merged
+
+
+__all__ = ["DIALOGUE", "REPLY", "REPLY_WEIGHT", "SAME_EXCHANGE", "link_replies", "with_replies"]
