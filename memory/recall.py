@@ -560,7 +560,7 @@ async def arecall(
         return []
     items = await view.asearch(NAMESPACE, query=req.text or None, limit=req.pool)
     if req.text:
-        items = await with_replies(view, NAMESPACE, items)
+        items = await with_replies(view, NAMESPACE, items, limit)
     return _ranked(items, req, weights, limit)
 
 

@@ -14,14 +14,16 @@ nothing (recall skips it); forgetting the turn it answers removes the only way t
 lifted by it (it is no longer a candidate). tests/integration/test_recall_context_forget.py
 checks both with a canary.
 
-Cost cap: one batch of at most as many key reads (``GetOp``) as the store returned candidates
-(:data:`memory.recall.RERANK_POOL` for a limit up to 16), in one ``abatch``; no embedding, no
-second search.
+Cost cap: the replies of the :data:`PARENTS_PER_RESULT` ``× limit`` most relevant candidates
+only (20 for a limit of 10), those not among the candidates read by key in one ``abatch``; no
+embedding, no second search. On the LoCoMo development split the replies of the 10 most
+relevant candidates reach the same recall as those of all 64.
 
 :data:`REPLY_WEIGHT` was chosen leave-one-conversation-out on the LoCoMo development split
-(``scripts/eval_recall.py``; figures in the commit that set it): on each pair of
-conversations the best value among 0.8-1.0 was 0.9 or 0.95, and the third conversation gained
-with it each time.
+(``scripts/eval_recall.py``, R@10 of conv-26 / conv-30 / conv-41): 0.8 gave 0.792 / 0.715 /
+0.799, 0.9 gave 0.812 / 0.722 / 0.805, 1.0 gave 0.788 / 0.746 / 0.790, against 0.738 / 0.715 /
+0.797 without replies. 0.9 is best (by questions) on every pair of conversations, and the
+third conversation gains with the value its two chose each time.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ REPLY = "reply"
 #: Two consecutive dialogue memories of one batch are one exchange when said at most this far
 #: apart (a session of a conversation); further apart, a new conversation began.
 SAME_EXCHANGE = timedelta(hours=6)
+#: Whose replies recall reads: those of this many candidates per memory asked for, the most
+#: relevant first (reading the replies of all 64 candidates cost a quarter of a recall).
+PARENTS_PER_RESULT = 2
 
 
 def _said_at(value: Mapping[str, Any]) -> datetime | None:
@@ -78,15 +83,19 @@ def link_replies(
     return list(prepared)
 
 
-def _replies_of(items: Sequence[Item]) -> dict[str, float]:
-    """The key of each candidate's reply, with the relevance it is lifted to (the best of the
-    turns it answers)."""
+def _relevance(item: Item) -> float:
+    score = item.score if isinstance(item, SearchItem) else None
+    return score if score is not None and score > 0 else 0.0
+
+
+def _replies_of(items: Sequence[Item], parents: int) -> dict[str, float]:
+    """The key of the reply of each of the ``parents`` most relevant candidates, with the
+    relevance it is lifted to (the best of the turns it answers)."""
     lifted: dict[str, float] = {}
-    for item in items:
+    for item in sorted(items, key=_relevance, reverse=True)[:parents]:
         reply = item.value.get(REPLY)
-        relevance = item.score if isinstance(item, SearchItem) else None
-        if isinstance(reply, str) and relevance is not None and relevance > 0:
-            lifted[reply] = max(lifted.get(reply, 0.0), REPLY_WEIGHT * relevance)
+        if isinstance(reply, str) and _relevance(item) > 0:
+            lifted[reply] = max(lifted.get(reply, 0.0), REPLY_WEIGHT * _relevance(item))
     return lifted
 
 
@@ -97,12 +106,13 @@ def _as_candidate(item: Item, relevance: float) -> SearchItem:
 
 
 async def with_replies(
-    view: BaseStore, namespace: tuple[str, ...], items: Sequence[Item]
+    view: BaseStore, namespace: tuple[str, ...], items: Sequence[Item], limit: int
 ) -> list[Item]:
-    """``items`` (a query search's candidates) with the replies of them added, each reply
-    ranked by the better of its own relevance and :data:`REPLY_WEIGHT` times that of the
-    turn it answers; a reply that names no stored memory (forgotten) is skipped."""
-    lifted = _replies_of(items)
+    """``items`` (a query search's candidates, for ``limit`` results) with the replies of the
+    most relevant of them added (:data:`PARENTS_PER_RESULT`), each reply ranked by the better
+    of its own relevance and :data:`REPLY_WEIGHT` times that of the turn it answers; a reply
+    that names no stored memory (forgotten) is skipped."""
+    lifted = _replies_of(items, PARENTS_PER_RESULT * limit)
     if not lifted:
         return list(items)
     found = {item.key: item for item in items}
@@ -110,10 +120,17 @@ async def with_replies(
     read = await view.abatch([GetOp(namespace, key, refresh_ttl=False) for key in missing])
     merged: list[Item] = []
     for item in [*items, *(r for r in read if isinstance(r, Item))]:
-        own = item.score if isinstance(item, SearchItem) and item.score is not None else 0.0
         lift = lifted.get(item.key, 0.0)
-        merged.append(_as_candidate(item, lift) if lift > own else item)
+        merged.append(_as_candidate(item, lift) if lift > _relevance(item) else item)
     return merged
 
 
-__all__ = ["DIALOGUE", "REPLY", "REPLY_WEIGHT", "SAME_EXCHANGE", "link_replies", "with_replies"]
+__all__ = [
+    "DIALOGUE",
+    "PARENTS_PER_RESULT",
+    "REPLY",
+    "REPLY_WEIGHT",
+    "SAME_EXCHANGE",
+    "link_replies",
+    "with_replies",
+]
