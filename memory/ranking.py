@@ -72,6 +72,14 @@ class Knobs:
     small k lets the first places of either list decide which candidates are fetched."""
     rrf_weights: tuple[float, float] = (1.0, 1.0)
     """The weights of the dense and the BM25 ranking in the fusion: neither is trusted more."""
+    reply_weight: float = 0.9
+    """The share of the relevance of the turn it answers that a dialogue reply is ranked with
+    when its own is lower (:mod:`memory.recall_context`): just below, so the turn the question
+    matches keeps the first place. Chosen leave-one-conversation-out on the LoCoMo development
+    split (figures in :mod:`memory.recall_context`)."""
+    replies_per_result: int = 2
+    """Whose replies a search reads: those of this many of its most relevant candidates per
+    result asked for (20 for a limit of 10), so a search reads at most 2 × limit more keys."""
     meaning_score: float = 0.5
     """A forget by topic lists a stored memory found by meaning alone (its words do not name
     the topic) only at this relevance or above: half-way similar is about the topic; below,

@@ -44,6 +44,7 @@ from memory.ranking import (
     relevance_score,
     score,
 )
+from memory.recall_context import link_replies
 from memory.recall_keys import QuestionKeys
 from memory.store.scoped import MEMORIES, scoped
 from memory.timewindows import TimeWindow
@@ -280,8 +281,10 @@ async def aremember_many(
     store: BaseStore, principal: Principal, memories: Sequence[NewMemory]
 ) -> list[str]:
     """Store many memories in one store batch (their texts embedded in one call); every one
-    is validated before anything is stored. Returns their keys, in order."""
-    prepared = [m.put() for m in memories]
+    is validated before anything is stored. Returns their keys, in order. Consecutive dialogue
+    turns are stored as a transcript, each keeping its reply's key
+    (:func:`memory.recall_context.link_replies`)."""
+    prepared = link_replies([m.put() for m in memories])
     view = scoped(store, principal)
     # One batch unless a text repeats: LangGraph's InMemoryStore miscounts a batch in which
     # two puts embed the same text (its embeddings are de-duplicated, its slots are not).

@@ -12,18 +12,28 @@ LangGraph server's store that Studio searches (``graphs/studio_store.py``).
 
 A searched item comes back as a :class:`memory.ranking.RankedItem`: its ``score`` is the
 ranking's total, its ``parts`` the score's parts, its ``similarity`` the store's own score.
+
+Between the two, :class:`Context` adds the replies of the pool's dialogue turns to the pool
+(:mod:`memory.recall_context`: a terse answer is found through the turn it answers), with one
+more read of the wrapped store for those not already in it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import cast
 
-from langgraph.store.base import BaseStore, Item, Op, Result, SearchOp
+from langgraph.store.base import BaseStore, Item, Op, Result, SearchItem, SearchOp
 
 from memory.ranking import Plan, Ranking, plan, ranked
+from memory.recall_context import Lift
+
+#: An operation as the wrapped store runs it, with the plan of its ranking (:func:`widen`).
+Widened = tuple[Op, Plan | None]
 
 
-def widen(op: Op, ranking: Ranking) -> tuple[Op, Plan | None]:
+def widen(op: Op, ranking: Ranking) -> Widened:
     """``op`` as the wrapped store should run it, and the plan of its ranking: a query search
     asks for the ranking's pool from the first candidate (the page is cut after ranking);
     any other operation (a listing, a search without a query) runs as it is."""
@@ -34,14 +44,73 @@ def widen(op: Op, ranking: Ranking) -> tuple[Op, Plan | None]:
     return op._replace(limit=max(planned.pool, wanted), offset=0), planned
 
 
+def _items(result: Result) -> list[Item]:
+    """A search's result as the items it is (a search returns a list of items)."""
+    assert isinstance(result, list)
+    return cast(list[Item], result)
+
+
 def narrow(op: Op, planned: Plan | None, result: Result) -> Result:
     """The result of ``op`` (as asked, before :func:`widen`): for a widened query search, its
     page of the ranked pool."""
     if planned is None or not isinstance(op, SearchOp):
         return result
-    assert isinstance(result, list)
-    items: Sequence[Item] = result
-    return list(ranked(items, planned)[op.offset : op.offset + op.limit])
+    page = ranked(_items(result), planned)[op.offset : op.offset + op.limit]
+    return cast(list[SearchItem], page)
+
+
+@dataclass(frozen=True)
+class Context:
+    """The replies a batch's widened query searches lift (:class:`memory.recall_context.Lift`),
+    by the position of their result, and the one read of the wrapped store they need."""
+
+    lifts: dict[int, Lift]
+
+    @classmethod
+    def of(cls, ops: Sequence[Op], wide: Sequence[Widened], results: list[Result]) -> Context:
+        """The lifts of ``results`` (the wrapped store's results of the widened ``wide`` of
+        ``ops``): one per query search whose candidates have replies."""
+        lifts: dict[int, Lift] = {}
+        for i, (op, (_, planned), result) in enumerate(zip(ops, wide, results, strict=True)):
+            if planned is not None and isinstance(op, SearchOp):
+                lift = Lift.of(_items(result), op.offset + op.limit)
+                if lift is not None:
+                    lifts[i] = lift
+        return cls(lifts)
+
+    @property
+    def reads(self) -> list[Op]:
+        """The reads of the replies that no search found itself, every search's in one list."""
+        return [read for lift in self.lifts.values() for read in lift.reads]
+
+    def apply(self, results: list[Result], read: Sequence[Result]) -> list[Result]:
+        """``results`` with each lifted search's replies added (``read``: :attr:`reads`'s)."""
+        out, at = list(results), 0
+        for i, lift in self.lifts.items():
+            got = read[at : at + len(lift.reads)]
+            at += len(lift.reads)
+            out[i] = lift.apply(_items(results[i]), got)
+        return out
+
+
+def with_context(
+    store: BaseStore, ops: Sequence[Op], wide: Sequence[Widened], results: list[Result]
+) -> list[Result]:
+    """``results`` with the replies their searches lift, read from ``store`` (sync)."""
+    context = Context.of(ops, wide, results)
+    if not context.lifts:
+        return results
+    return context.apply(results, store.batch(context.reads) if context.reads else [])
+
+
+async def awith_context(
+    store: BaseStore, ops: Sequence[Op], wide: Sequence[Widened], results: list[Result]
+) -> list[Result]:
+    """:func:`with_context` on the event loop."""
+    context = Context.of(ops, wide, results)
+    if not context.lifts:
+        return results
+    return context.apply(results, await store.abatch(context.reads) if context.reads else [])
 
 
 class RankedStore(BaseStore):
@@ -49,24 +118,24 @@ class RankedStore(BaseStore):
     passes through unchanged."""
 
     def __init__(self, store: BaseStore, ranking: Ranking | None = None) -> None:
-        if isinstance(store, RankedStore):
-            store = store.store
-        self.store = store
+        inner: BaseStore = store.store if isinstance(store, RankedStore) else store
+        self.store: BaseStore = inner
         self.ranking = ranking or Ranking()
-        self.supports_ttl = store.supports_ttl
-        self.ttl_config = store.ttl_config
+        self.supports_ttl = inner.supports_ttl
+        self.ttl_config = inner.ttl_config
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         wide = [widen(op, self.ranking) for op in ops]
-        results = self.store.batch([w for w, _ in wide])
+        results = with_context(self.store, ops, wide, self.store.batch([w for w, _ in wide]))
         return [narrow(op, p, r) for op, (_, p), r in zip(ops, wide, results, strict=True)]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         wide = [widen(op, self.ranking) for op in ops]
         results = await self.store.abatch([w for w, _ in wide])
+        results = await awith_context(self.store, ops, wide, results)
         return [narrow(op, p, r) for op, (_, p), r in zip(ops, wide, results, strict=True)]
 
 
-__all__ = ["RankedStore", "narrow", "widen"]
+__all__ = ["Context", "RankedStore", "awith_context", "narrow", "widen", "with_context"]

@@ -50,7 +50,7 @@ from memory.errors import InvalidPrincipalError
 from memory.identity import Principal
 from memory.pii import redact_value
 from memory.ranking import Plan, Ranking
-from memory.store.ranked import RankedStore, narrow, widen
+from memory.store.ranked import RankedStore, awith_context, narrow, widen, with_context
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
 #: The value fields the principal's memories (``("memories", ...)`` values with a ``text`` or
@@ -254,12 +254,14 @@ class ScopedStore(BaseStore):
         ops = list(ops)
         wide = [widen(op, self.ranking) for op in ops]
         results = self.store.batch([self._inner(w) for w, _ in wide])
+        results = with_context(self.store, ops, wide, results)
         return self._results(ops, wide, results)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         wide = [widen(op, self.ranking) for op in ops]
         results = await self.store.abatch([self._inner(w) for w, _ in wide])
+        results = await awith_context(self.store, ops, wide, results)
         return self._results(ops, wide, results)
 
     def _results(
