@@ -833,6 +833,12 @@ def report(
     print("ratios:")
     print(f"  as_of async / sync        {m['as_of async'] / m['as_of sync']:.2f}x")
     print(f"  current async / sync      {m['current async'] / m['current sync']:.2f}x")
+    for read in ("as_of", "current"):  # the ledger's own seek in raw SQL, rows undecoded
+        raw_read = m[f"{read} raw SQL"]
+        print(
+            f"  {read} sync, async / raw SQL"
+            f" {m[f'{read} sync'] / raw_read:.2f}x, {m[f'{read} async'] / raw_read:.2f}x"
+        )
     print(f"  current sync / baseline   {m['current sync'] / m['current baseline']:.2f}x")
     print(f"  as_of baseline / sync     {m['as_of baseline'] / m['as_of sync']:,.0f}x faster")
     print(f"  record() / raw fact commit   {one / raw:.2f}x (the same work in raw SQL)")
@@ -886,8 +892,11 @@ def targets(
         ]
     else:
         checks = [
-            ("as_of (API, RLS) <= 300 us", m["as_of async"] <= 300, held),
-            ("current (API, RLS) <= 300 us", m["current async"] <= 300, held),
+            # Issue 42: the reads through the API (as the application role, row security
+            # on) at the figures raw SQL took on a quiet machine (105 / 56 us): compare
+            # with this run's raw SQL, printed among the ratios above.
+            ("as_of (API, RLS) <= 150 us", m["as_of async"] <= 150, held),
+            ("current (API, RLS) <= 120 us", m["current async"] <= 120, held),
         ]
     checks += [  # the write targets, the same on both backends
         ("record() >= 0.8x raw fact commit (same work)", one >= 0.8 * raw, held),

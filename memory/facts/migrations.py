@@ -55,6 +55,17 @@ _SHRINKS = """ AND NOT (
         AND (OLD.valid_to IS NULL OR NEW.valid_to <= OLD.valid_to)
     )"""
 
+#: Whether the acting user is the admin of the session's tenant: a subquery on constants,
+#: run once a statement (migration 13). The admin grant's user is never empty.
+_ACTING_ADMIN = f"(SELECT {PG_SCHEMA}.is_admin(current_setting('app.tenant_id', true)))"
+#: may_write's rule with the admin's case decided once a statement: an admin writes any
+#: shared subject and its own, and another user's only as a withdrawn inference.
+_MAY_WRITE = f"""CASE WHEN {_ACTING_ADMIN} THEN
+                subject = 'user:' || {PG_USER}
+                OR NOT starts_with(subject, 'user:')
+                OR (source = 'inferred' AND withdrawn_at IS NOT NULL)
+            ELSE {PG_SCHEMA}.may_write(tenant_id, subject, source, withdrawn_at) END"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     *FIRST_VERSIONS,
     EPISODES,  # the journal's
@@ -272,6 +283,38 @@ MIGRATIONS: tuple[Migration, ...] = (
             END
             $$
             """,
+        ),
+    ),
+    Migration(
+        version=13,
+        description="row security asks once a statement whether the user is the admin",
+        sqlite=("SELECT 1",),
+        # The same rules as may_read and may_write (migration 12), stated in the policies so
+        # that the one question not about the row -- is the acting user the tenant's admin --
+        # is a subquery on constants, which Postgres runs once a statement (an InitPlan)
+        # instead of once a row in a nested SECURITY DEFINER call. The session's tenant
+        # stands for the row's: the tenant policy already requires them equal. A reader who is
+        # not the admin still has each row checked against its grants by may_read.
+        postgres=(
+            f"""
+            ALTER POLICY facts_read_authority ON {PG_FACTS} USING (
+                CASE
+                    WHEN coalesce({PG_USER}, '') = '' THEN false
+                    WHEN subject = 'user:' || {PG_USER} THEN true
+                    WHEN {_ACTING_ADMIN} THEN
+                        NOT starts_with(subject, 'user:')
+                        OR attribute NOT IN ('full_name', 'address', 'age')
+                        OR current_setting('app.include_personal', true) = 'on'
+                    WHEN starts_with(subject, 'user:') THEN false
+                    ELSE {PG_SCHEMA}.may_read(tenant_id, subject, attribute)
+                END
+            )
+            """,
+            f"""
+            ALTER POLICY facts_write_authority ON {PG_FACTS}
+            WITH CHECK ({_MAY_WRITE} AND recorded_by = {PG_USER})
+            """,
+            f"ALTER POLICY facts_update_authority ON {PG_FACTS} WITH CHECK ({_MAY_WRITE})",
         ),
     ),
 )

@@ -463,21 +463,23 @@ class PostgresFactStore(FactStore):
                 async with conn.transaction():
                     ops = Writes(conn, self.cipher)
                     asked = spans(group)
-                    async with conn.pipeline():  # the reads below in one round trip
+                    # One pipeline: the locks and the reads travel together (one round
+                    # trip), the writes in a second (its end), checked before COMMIT.
+                    async with conn.pipeline():
                         await lock_keys(conn, [w.key for w in group], LOCK_TIMEOUT)
                         await conn.execute(SET_TENANT, acting)
                         await conn.execute(ORDERED_SEEKS)
-                        grants = await ops.grants(*acting)
-                        stored = await ops.prefetch(asked)
+                        grants, stored = await ops.grants_and_prefetch(acting, asked)
 
-                    def grants_of(tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-                        if (tenant_id, user_id) != acting:
-                            raise Unplannable("a write acting for another principal")
-                        return grants
+                        def grants_of(tenant_id: str, user_id: str) -> list[tuple[str, str]]:
+                            if (tenant_id, user_id) != acting:
+                                raise Unplannable("a write acting for another principal")
+                            return grants
 
-                    plan = Plan(stored, asked, grants_of)
-                    plan.run(group)
-                    await ops.apply(plan.ended, plan.changed, plan.inserted)
+                        plan = Plan(stored, asked, grants_of)
+                        plan.run(group)
+                        await ops.apply(plan.ended, plan.changed, plan.inserted)
+                    ops.check_updates()
             except psycopg.OperationalError as e:
                 if conn.broken:  # a pooled connection the server dropped: retry afresh
                     raise _Reconnect(str(e)) from e

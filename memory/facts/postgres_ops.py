@@ -298,12 +298,17 @@ class Writes:
         self.cipher = cipher
         #: Updates whose row counts are checked once the pipeline has delivered them.
         self.updates: list[tuple[psycopg.AsyncCursor[Any], str]] = []
+        #: :meth:`apply`'s update cursors and the rows they must have changed.
+        self.applied: list[tuple[psycopg.AsyncCursor[Any], int]] = []
 
     def check_updates(self) -> None:
         for cursor, memory_id in self.updates:
             if cursor.rowcount != 1:
                 raise RuntimeError(f"fact {memory_id} vanished inside its key's write lock")
         self.updates.clear()
+        if sum(max(c.rowcount, 0) for c, _ in self.applied) != sum(n for _, n in self.applied):
+            raise RuntimeError("a planned fact vanished inside its key's write lock")
+        self.applied.clear()
 
     async def neighbours(self, key: Key, at: datetime) -> tuple[FactRecord | None, datetime | None]:
         cursor = await self.conn.execute(NEIGHBOURS, (*key, at, *key, at))
@@ -316,14 +321,21 @@ class Writes:
                 next_start = row[7].astimezone(UTC)
         return before, next_start
 
-    async def prefetch(self, spans: dict[Key, tuple[datetime, datetime]]) -> list[FactRecord]:
-        """Each key's active facts around its span, in one statement (:mod:`memory.facts.batch`)."""
+    async def grants_and_prefetch(
+        self, acting: tuple[str, str], spans: dict[Key, tuple[datetime, datetime]]
+    ) -> tuple[list[tuple[str, str]], list[FactRecord]]:
+        """The acting user's grants and each key's active facts around its span, in one
+        statement each (:mod:`memory.facts.batch`), both sent before either is read: in a
+        pipeline, one round trip."""
         columns: list[list[Any]] = [[], [], [], [], []]
         for key, (lo, hi) in spans.items():
             for column, item in zip(columns, (*key, lo, hi), strict=True):
                 column.append(item)
-        cursor = await self.conn.execute(PREFETCH, columns)
-        return [record_of(row, self.cipher) for row in await cursor.fetchall()]
+        grants = await self.conn.execute(GRANTS_OF, acting)
+        stored = await self.conn.execute(PREFETCH, columns)
+        return [(row[0], row[1]) for row in await grants.fetchall()], [
+            record_of(row, self.cipher) for row in await stored.fetchall()
+        ]
 
     async def apply(
         self, ended: list[FactRecord], changed: list[FactRecord], inserted: list[FactRecord]
@@ -332,20 +344,21 @@ class Writes:
         only ``ended`` updated by ``valid_to`` and its cause alone, the other ``changed`` ones
         whole, then the new rows inserted in one statement (every row of one tenant).
 
-        The updates are one statement per row, sent together (one round trip), each bounded
-        to its key's rows (:data:`UPDATE_WHERE`) whatever the table's statistics say: one
-        joined update was planned, on statistics a bulk load had outgrown, as a scan of every
-        fact of the tenant, each checked by row security (2 s for 500 rows at 20,000 facts)."""
-        cursor = self.conn.cursor()
-        updated = 0
+        The updates are one statement per row, each bounded to its key's rows
+        (:data:`UPDATE_WHERE`) whatever the table's statistics say: one joined update was
+        planned, on statistics a bulk load had outgrown, as a scan of every fact of the
+        tenant, each checked by row security (2 s for 500 rows at 20,000 facts). In a
+        pipeline the statements are only queued: the caller runs :meth:`check_updates` once
+        the pipeline has delivered their row counts, before it commits."""
+        ends, changes = self.conn.cursor(), self.conn.cursor()
+        self.applied += [(ends, len(ended)), (changes, len(changed))]
         if ended:
-            await cursor.executemany(
+            await ends.executemany(
                 END_ONE,
                 [(r.valid_to, r.retracted_at, r.retraction_episode_id, *_where(r)) for r in ended],
             )
-            updated += cursor.rowcount
         if changed:
-            await cursor.executemany(
+            await changes.executemany(
                 CHANGE_ONE,
                 [
                     (
@@ -359,9 +372,6 @@ class Writes:
                     for r in changed
                 ],
             )
-            updated += cursor.rowcount
-        if updated != len(ended) + len(changed):
-            raise RuntimeError("a planned fact vanished inside its key's write lock")
         if inserted:
             seal = self.cipher.seal
             rows = [

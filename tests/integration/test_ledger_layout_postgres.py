@@ -162,3 +162,55 @@ def test_row_security_rules_run_as_the_owner_in_plpgsql() -> None:
         (name, "plpgsql", True, ["search_path=pg_catalog"])
         for name in ("is_admin", "may_read", "may_write")
     ]
+
+
+def _plan_nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_row_security_asks_whether_the_reader_is_the_admin_once_a_statement() -> None:
+    """Migration 13: a read of many rows seeks its index, and the admin question is an
+    InitPlan (run once) rather than a call per row; an admin sees the rows, a reader with a
+    grant sees them too (asked per row by may_read), a user without one sees none."""
+    with postgres_ledger() as ledger:
+        with psycopg.connect(ledger.owner_url, autocommit=True) as owner:
+            for user, role, subject in (("ada", "admin", "*"), ("rui", "reader", "fund:*")):
+                owner.execute(
+                    "INSERT INTO analyst_facts.grants (tenant_id, user_id, role, subject)"
+                    " VALUES ('acme', %s, %s, %s)",
+                    (user, role, subject),
+                )
+        with psycopg.connect(ledger.admin_url, autocommit=True) as admin:  # a fixture
+            for day in range(1, 4):
+                admin.execute(
+                    "INSERT INTO analyst_facts.facts (tenant_id, memory_id, subject, attribute,"
+                    " value, valid_from, valid_to, recorded_at, schema_version)"
+                    " VALUES ('acme', %s, 'fund:x', 'risk', '\"low\"', %s, %s, %s, 4)",
+                    (f"m{day}", WHEN.replace(day=day), WHEN.replace(day=day + 1), WHEN),
+                )
+        read = (
+            "SELECT memory_id FROM analyst_facts.facts WHERE tenant_id = 'acme'"
+            " AND subject = 'fund:x' AND attribute = 'risk' AND withdrawn_at IS NULL"
+        )
+        seen: dict[str, list[str]] = {}
+        with psycopg.connect(ledger.app_url, autocommit=True) as app:
+            for user in ("ada", "rui", "eve"):
+                app.execute(
+                    "SELECT set_config('app.tenant_id', 'acme', false),"
+                    " set_config('app.user_id', %s, false)",
+                    (user,),
+                )
+                seen[user] = sorted(r[0] for r in app.execute(read).fetchall())
+            app.execute("SELECT set_config('app.user_id', 'ada', false)")
+            app.execute("SET enable_seqscan = off")  # a three-row table: seek as at scale
+            explained = app.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {read}").fetchone()
+    assert explained is not None
+    plan = explained[0]
+    assert seen == {"ada": ["m1", "m2", "m3"], "rui": ["m1", "m2", "m3"], "eve": []}
+    nodes = list(_plan_nodes(plan[0]["Plan"]))
+    scans = [n for n in nodes if n.get("Relation Name") == "facts"]
+    assert [n["Node Type"] for n in scans] in (["Index Scan"], ["Index Only Scan"])
+    assert scans[0]["Actual Rows"] == 3
+    assert [n.get("Subplan Name", "") for n in nodes if n.get("Parent Relationship") == "InitPlan"]

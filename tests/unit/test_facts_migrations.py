@@ -125,7 +125,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=9) == [9]
     assert await _migrate(path, target=10) == [10]
     assert await _migrate(path, target=11) == [11]
-    assert await _migrate(path) == [12]
+    assert await _migrate(path, target=12) == [12]
+    assert await _migrate(path) == [13]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
