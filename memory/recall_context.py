@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from itertools import pairwise
 from typing import Any
 
 from langgraph.store.base import GetOp, Item, SearchItem
 
-from memory.ranking import KNOBS
+from memory.ranking import KNOBS, parse_at
 
 #: The share of the relevance of the turn it answers that a reply is ranked with (when its
 #: own is lower): :attr:`memory.ranking.Knobs.reply_weight`.
@@ -56,23 +56,12 @@ SAME_EXCHANGE = timedelta(hours=6)
 PARENTS_PER_RESULT = KNOBS.replies_per_result
 
 
-def _said_at(value: Mapping[str, Any]) -> datetime | None:
-    at = value.get("at")
-    if not isinstance(at, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(at)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _answers(first: Mapping[str, Any], then: Mapping[str, Any]) -> bool:
     """Whether ``then``, stored right after ``first`` in one batch, is its reply: both are
     dialogue turns said (both with a time) at most :data:`SAME_EXCHANGE` apart."""
     if first.get("kind") != DIALOGUE or then.get("kind") != DIALOGUE:
         return False
-    said, answered = _said_at(first), _said_at(then)
+    said, answered = parse_at(first.get("at")), parse_at(then.get("at"))
     if said is None or answered is None:
         return False
     return timedelta(0) <= answered - said <= SAME_EXCHANGE

@@ -197,6 +197,20 @@ def test_processes_recording_at_once_leave_one_open_fact(cli_env: dict[str, str]
     assert [r["valid_to"] for r in active[:-1]] == [r["valid_from"] for r in active[1:]]
 
 
+def _start_together(procs: list[subprocess.Popen[str]]) -> None:
+    """Wait until every writer process has opened its store ("ready"), let them all write at
+    once ("go"), and wait for each to finish cleanly."""
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+
+
 @pytest.mark.slow
 def test_cli_round_trip_of_the_passport_trace(cli_env: dict[str, str]) -> None:
     def ok(*args: str) -> Any:
@@ -375,15 +389,7 @@ async def test_writer_processes_taking_turns_lose_nothing(tmp_path: Path) -> Non
         )
         for n, part in enumerate(parts)
     ]
-    for proc in procs:  # all opened before any writes: they write at once
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    for proc in procs:
-        _, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
+    _start_together(procs)
 
     async with open_fact_store(url, PRINCIPAL) as facts:
         active = assert_one_timeline(await facts.history("user:mira", "horizon"))
@@ -603,15 +609,7 @@ async def test_writer_processes_writing_groups_lose_nothing_and_keep_one_open_fa
         )
         for hours in ([h for h in range(384) if h % 8 == n] for n in range(8))
     ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    for proc in procs:
-        _, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
+    _start_together(procs)
 
     rows = _whole_table(ledger_url)
     assert len(rows) == 384
