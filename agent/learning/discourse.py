@@ -90,8 +90,9 @@ _ONLY = re.compile(
 )
 _ADD = re.compile(
     r"(?:^|[,;.]\s*|\b(?:also|and|then|pls|please|plus|oh)\s+)(?:also\s+)?"
-    r"(?:add|added|throw in|include|also)\s+(?P<v>[^,;.!?]+?)"
-    r"(?:\s+(?:too|as well|also|to (?:it|that|the list|the mix|my list)))?\s*(?=[,;.!?]|$)",
+    r"(?:add|added|throw in|include|also|put|stick|pop)\s+(?P<v>[^,;.!?]+?)"
+    r"(?:\s+(?:on|in|back on|back in))?"
+    r"(?:\s+(?:too|as well|also|instead|to (?:it|that|the list|the mix|my list)))?\s*(?=[,;.!?]|$)",
     _I,
 )
 _BOUGHT = re.compile(
@@ -262,6 +263,31 @@ def removal_stated(
     return cue is not None and all(names(t, quote) for t in removed)
 
 
+#: A correction that replaces what was said before rather than adding to it.
+_REPLACES = re.compile(
+    r"\b(?:(?:replace|swap|switch|change|exchange|trade) (?:it|that|this|them|those)(?: out)? "
+    r"(?:with|for|to|into)|make (?:it|that)|i meant|i mean|meant to say|misspoke|scratch that|"
+    r"strike that|no wait|wrong one|typo|oops|whoops|sorry|not that one)\b",
+    _I,
+)
+_ADDS = re.compile(r"\b(?:add|added|also|too|as well|plus|include|another|more)\b", _I)
+
+
+def replaces(quote: str) -> bool:
+    """Whether ``quote`` replaces the values said before ("replace it with GOOGL", "sorry, I
+    meant Amazon") rather than adding to them ("oh, also GOOGL")."""
+    return bool(_REPLACES.search(quote)) and not _ADDS.search(quote)
+
+
+def replacement_stated(removed: Sequence[str], quote: str, before: Sequence[str]) -> bool:
+    """Whether a revision that names only its new values takes ``removed`` out: ``quote``
+    replaces (:func:`replaces`) and one of the earlier messages it cites (``before``) names
+    each removed ticker."""
+    return replaces(quote) and any(
+        all(symbols.mentions_ticker(t, text) for t in removed) for text in before
+    )
+
+
 def removed_words(part: str, words: str) -> list[str]:
     """The words of the alternation ``words`` that ``part`` takes out ("drop healthcare"):
     each after a removal cue in the same comma clause."""
@@ -283,19 +309,32 @@ def whole_stated(value: Sequence[str], quote: str) -> bool:
 # -- withdrawals ---------------------------------------------------------------------------------
 
 _WITHDRAW = re.compile(
-    r"\b(?:scratch that|strike that|forget (?:that|what i said)|ignore (?:that|what i said)|"
-    r"disregard (?:that|what i said)|(?:let me )?take (?:that|it) back|never ?mind)\b",
+    r"\b(?:scratch (?:that|it|my)|strike that|forget (?:that|what i said|i said|i mentioned)|"
+    r"ignore (?:that|what i said)|disregard (?:that|what i said)|(?:let me )?take (?:that|it) "
+    r"back|never ?mind|(?:delete|remove|erase|drop|scrap|bin) (?:that|it|my)|on second thought)\b",
     _I,
 )
+#: Why a withdrawn value has no successor: the user does not know it, or keeps it private.
 _UNKNOWN = re.compile(
     r"\b(?:(?:don't|do not|dont) (?:really |honestly |actually )?know|not sure|no idea|"
-    r"undecided|(?:haven't|have not|not) (?:yet )?decided)\b",
+    r"undecided|(?:haven't|have not|not) (?:yet )?decided|"
+    r"(?:i'd|i would|i'd much) rather (?:not|you didn't|you did not|keep)|prefer not to|"
+    r"(?:keep|kept) (?:it|that|this) (?:private|to myself)|"
+    r"(?:don't|do not|dont) (?:want|need) (?:it|that|this|my \w+(?: \w+)?) (?:stored|saved|"
+    r"kept|recorded|on file|remembered|in (?:here|there|your memory))|"
+    r"(?:don't|do not|dont) (?:keep|store|save|record|remember))\b",
+    _I,
+)
+#: A withdrawal that needs no other cue ("don't keep my address").
+_UNKEEP = re.compile(
+    r"\b(?:don't|do not|dont|please don't|stop) (?:keep(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|"
+    r"record(?:ing)?|remember(?:ing)?) my\b",
     _I,
 )
 #: The words that name an attribute a user may withdraw ("my horizon").
 NOUNS = {
     "horizon_years": r"horizon|time ?frame|timeline",
-    "risk_tolerance": r"risk(?: tolerance| appetite| profile| level)?",
+    "risk_tolerance": r"risk(?: tolerance| appetite| profile| level)?|tolerance(?: for risk)?",
     "max_drawdown_pct": r"(?:max(?:imum)? )?drawdown|loss limit|max(?:imum)? loss",
     "base_currency": r"(?:base )?currency",
     "goal": r"goal",
@@ -309,9 +348,10 @@ NOUNS = {
 
 def withdrawn(sentence: str) -> str | None:
     """The attribute ``sentence`` withdraws without a new value ("scratch that, I honestly
-    don't know my horizon yet"): a retraction cue, a statement of not knowing, and the
-    attribute named with "my"; ``None`` otherwise."""
-    if not (_WITHDRAW.search(sentence) and _UNKNOWN.search(sentence)):
+    don't know my horizon yet", "forget I said my age, I'd rather not share it", "don't keep
+    my address"): a retraction cue with a statement of not knowing or of keeping it private
+    (or a request not to keep it), and the attribute named with "my"; ``None`` otherwise."""
+    if not ((_WITHDRAW.search(sentence) and _UNKNOWN.search(sentence)) or _UNKEEP.search(sentence)):
         return None
     for attribute, noun in NOUNS.items():
         if re.search(rf"\bmy\s+(?:{noun})\b", sentence, _I):
@@ -321,6 +361,14 @@ def withdrawn(sentence: str) -> str | None:
 
 # -- whose words ----------------------------------------------------------------------------------
 
+#: Reporting verbs both the reading of a claim and :func:`source_of` know ("swears",
+#: "pointed out", "classed me as").
+REPORTS = (
+    r"swears|swore|swear|pointed out|points out|mentioned|mentions|warned|warns|"
+    r"(?:is|was|seems) convinced|classed|classes|categori[sz]ed|ranked|ranks|sees me as|"
+    r"saw me as|views me as|viewed me as|described me as|describes me as|would say|"
+    r"would call|figured"
+)
 _DETERMINER = re.compile(
     r"^\W*(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
     r"(?:according to\s+)?(?:(?:my|mi|our|the|his|her|their|a|an)\s+)?(?P<who>[^,;.!?]*?)\s+"
@@ -329,8 +377,15 @@ _DETERMINER = re.compile(
     r"labeled|called|calls|classified|classifies|considers|suggests|suggested|recommends|"
     r"recommended|wants|figures|feels|felt|argues|keeps|has|had|marked|scored|gave|gives|"
     r"came back|came out|set|sets|assigned|estimated|pegged|calculated|dice|cree|is always|"
-    r"always)\b",
+    rf"always|{REPORTS})\b",
     _I,
+)
+
+
+#: A view named by whose it is ("in my advisor's opinion"); group 1 is who.
+IN_VIEW = (
+    r"\bin\s+(?:my|our|the|his|her|their)\s+([\w -]+?)(?:'s|s')\s+(?:opinion|view|eyes|"
+    r"book|estimation|words)\b"
 )
 
 
@@ -339,7 +394,7 @@ def source_of(part: str) -> str:
     "someone else" when the words do not say."""
     according = re.search(
         r"\baccording to\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
-    )
+    ) or re.search(IN_VIEW, part, _I)
     if according is not None:
         return _short(according.group(1))
     match = _DETERMINER.search(part)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
-from agent.learning import discourse, profile, understanding
+from agent.learning import discourse, profile, revisions, understanding
 from agent.learning.quotes import locate, normalise_text, plain
 from agent.reasoning.chat_model import no_usage
 from agent.research.constraints import (
@@ -254,9 +254,26 @@ def hot_path_facts(
     known = _known(tickers)
     context = [*(held or {}), *stated_attributes(recent, known)]
     readings = understanding.read(text, known=known, recent=context, held=held)
-    facts = _facts(readings, [episode_id])
+    earlier = list(zip(recent_ids, recent, strict=False))
+    facts = _revisions(readings, episode_id, earlier, known)
     if not readings:
-        facts += adopted_facts(text, episode_id, list(zip(recent_ids, recent, strict=False)), known)
+        facts += adopted_facts(text, episode_id, earlier, known)
+    return facts
+
+
+def _revisions(
+    readings: Iterable[understanding.Reading],
+    episode_id: str,
+    earlier: Sequence[tuple[str, str]],
+    known: Iterable[str],
+) -> list[ExtractedFact]:
+    """The facts of ``readings``; a revision that names only its new values ("replace it
+    with GOOGL") takes out what the earlier message it refers to named, and cites it too
+    (:func:`agent.learning.revisions.replacing`)."""
+    facts = []
+    for reading in readings:
+        revised, before = revisions.replacing(reading, earlier, known)
+        facts += _facts([revised], [episode_id, *([before] if before else [])])
     return facts
 
 
@@ -343,7 +360,7 @@ class OfflineExtractor:
                 ids = [episode.episode_id]
                 readings = understanding.read(episode.text, known=self.known, recent=stated)
                 stated += [r.attribute for r in readings]
-                facts += _facts(readings, ids)
+                facts += _revisions(readings, episode.episode_id, earlier, self.known)
                 if not readings:
                     facts += adopted_facts(episode.text, episode.episode_id, earlier, self.known)
                 earlier = [*earlier[-2:], (episode.episode_id, episode.text)]

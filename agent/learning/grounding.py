@@ -125,9 +125,11 @@ def check_rule(rule: Mapping[str, JsonValue], quote: str) -> dict[str, JsonValue
 Item = TypeVar("Item", bound=Evidence)
 
 
-def _list_edit(item: ExtractedFact, value: JsonValue) -> dict[str, Any]:
+def _list_edit(item: ExtractedFact, value: JsonValue, before: Sequence[str]) -> dict[str, Any]:
     """The canonical parts of a list edit whose quote states them: each ticker it keeps or
-    adds, each it takes out with its removal cue, "just"/"only" for a whole list."""
+    adds, each it takes out with its removal cue (or, for a revision that names only its new
+    values, named in an earlier message it cites, ``before``), "just"/"only" for a whole
+    list."""
     if profile.attribute(item.attribute).merge != "union":
         raise ValueError(f"{item.attribute} is no list: nothing can be taken out of it")
     removed = profile.validate(item.attribute, item.removed) if item.removed else []
@@ -136,10 +138,12 @@ def _list_edit(item: ExtractedFact, value: JsonValue) -> dict[str, Any]:
         raise ValueError(f"the quote {item.quote!r} does not state {item.attribute}={added!r}")
     spec = profile.attribute(item.attribute)
     names = symbols.mentions_ticker if item.attribute in discourse.LISTS else None
-    if not isinstance(removed, list) or not discourse.removal_stated(
-        [str(r) for r in removed],
-        item.quote,
-        names or (lambda r, quote: spec.supports([r], quote)),
+    taken = [str(r) for r in removed] if isinstance(removed, list) else []
+    if not isinstance(removed, list) or not (
+        discourse.removal_stated(
+            taken, item.quote, names or (lambda r, quote: spec.supports([r], quote))
+        )
+        or (names is not None and discourse.replacement_stated(taken, item.quote, before))
     ):
         raise ValueError(
             f"the quote {item.quote!r} does not take {removed!r} out of {item.attribute}"
@@ -190,7 +194,8 @@ def ground(extraction: Extraction, episodes: Sequence[Episode]) -> Grounded:
             return {"value": None}
         value = profile.validate(item.attribute, item.value)
         if item.removed or item.whole:
-            return _list_edit(item, value)
+            before = [by_id[i].text for i in item.episode_ids[1:] if by_id[i].role == "user"]
+            return _list_edit(item, value, before)
         if not profile.attribute(item.attribute).supports(value, item.quote):
             raise ValueError(f"the quote {item.quote!r} does not state {item.attribute}={value!r}")
         return {"value": value}

@@ -30,6 +30,7 @@ from agent.learning.extraction import (
 )
 from agent.learning.grounding import ground
 from agent.learning.profile import attribute, error_text
+from agent.learning.quotes import locate
 from agent.learning.summaries import session_summary
 from memory.facts import MemoryDelta
 from memory.journal.records import (
@@ -311,9 +312,7 @@ class Learner(CandidateDesk):
         the user reports someone else's words; the statement is older than the value in
         force; or it would replace a confirmed value without saying it corrects it.
         """
-        by_id = {e.episode_id: e for e in episodes}
-        cited = [by_id[i] for i in fact.episode_ids if i in by_id]
-        said = min((e.at for e in cited), default=self.clock())
+        said = self._said(fact, episodes)
         held = await self.facts.as_of(self.subject, fact.attribute, said)
         if held is not None and _records(held, fact, said):
             # Recorded from this very statement already (by the hot path, or by an earlier
@@ -380,6 +379,15 @@ class Learner(CandidateDesk):
             "episode_ids": list(fact.episode_ids),
             "quotes": [fact.quote],
         }
+
+    def _said(self, fact: ExtractedFact, episodes: Sequence[Episode]) -> datetime:
+        """When ``fact`` was said: in the episode its quote comes from ("replace it with
+        GOOGL" cites the earlier message naming what it replaces too), else the first one
+        it cites."""
+        by_id = {e.episode_id: e for e in episodes}
+        cited = [by_id[i] for i in fact.episode_ids if i in by_id]
+        quoted = [e for e in cited if locate(fact.quote, e.text) is not None]
+        return min((e.at for e in quoted or cited), default=self.clock())
 
     async def _withdraw(self, fact: ExtractedFact, said: datetime) -> dict[str, Any]:
         """Close the value ``fact`` withdraws, as of when it was said; nothing when no value

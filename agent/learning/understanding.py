@@ -8,9 +8,11 @@ It reads the message sentence by sentence:
   is sarcastic ("yeah right") states nothing; a hedge in one comma clause that names a value
   of its own drops only that clause;
 - a part whose subject is someone else is either that person's view of the user ("my
-  advisor says I'm aggressive": the reading is marked ``reported``, a candidate), or about
-  that person ("my friend is an aggressive trader": nothing); after "but" the user speaks
-  again ("... but honestly moderate fits me better");
+  advisor says I'm aggressive", "says I should be conservative", "said my tolerance is
+  moderate": the reading is marked ``reported``, a candidate), or about that person ("my
+  friend is an aggressive trader": nothing); after "but" the user speaks again ("... but
+  honestly moderate fits me better", "... but for me it's 20 years"), and a last clause
+  that adopts the claim ("..., and honestly that's fair") makes it the user's;
 - what is left is read by the detectors of :mod:`agent.learning.phrasing`, each of which needs
   a cue that the words are about the user (a self-reference, a key such as "risk:", or an
   instruction), so talk about the market ("high risk to buy at these levels") states nothing;
@@ -91,6 +93,8 @@ _CORRECTION = re.compile(
     r"if (?:i'm|i am|im) (?:being )?honest(?: with myself)?|(?:the )?real (?:number|figure|answer)|"
     r"i was going to say|was gonna say|(?<=-\s)well|(?<=\.\s)well|too (?:bold|high|low|much)|"
     r"strike that|make that|make it|change (?:that|it) to|typo|"
+    r"(?:replace|swap|switch|exchange|trade) (?:it|that|this|them|those)(?: out)? "
+    r"(?:with|for|to|into)|"
     r"my bad|wrong|let me correct|on second thought|i was wrong|oops|whoops|fat fingers?|"
     r"mistyped|typed wrong|nope|(?<![\w'])(?:no|nah)(?=\s*[,.!:-])|not \w+,\s*(?:it's|its|"
     r"but|i meant))\b",
@@ -98,7 +102,7 @@ _CORRECTION = re.compile(
 )
 _CORRECTED_TAIL = re.compile(
     r"(?:,\s*|\s+)(?:and\s+)?(?:not(?!\s+(?:allowed|permitted|able|supposed|built|made|cut|going|gonna|to lose|losing)\b)|rather than|"
-    r"instead of)\s+[^,;]*$",
+    r"instead of)\s+[^,;.!?]*[.!?]*\s*$",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(
@@ -120,7 +124,8 @@ _REPORTING = (
     r"considers|suggests|suggested|recommends|recommended|wants|figures|feels|felt|argues|"
     r"keeps saying|has me(?: down)? as|had me(?: down)? as|marked|puts me|put me|scored|"
     r"(?:keeps|keep|kept|is always|always) (?:telling me|saying|insisting)|set|sets|assigned|"
-    r"assigns|estimated|estimates|pegged|calculated|computed|dice(?: que)?|cree(?: que)?)"
+    r"assigns|estimated|estimates|pegged|calculated|computed|dice(?: que)?|cree(?: que)?|"
+    rf"{discourse.REPORTS})"
 )
 _FILLER = r"(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
 #: Who, or what, may hold a view of the user: a person, or a quiz, an app, a tool.
@@ -129,19 +134,24 @@ _SOURCES = (
     r"tool|calculator|algorithm|website|site|platform|form|profiler?|report|bank|broker|"
     r"newsletter|spouse|adviser|advisor|wife|husband)"
 )
+#: A determiner of who holds a view: "my", "the", or a name's possessive ("Vanguard's").
+_WHOSE = (
+    r"(?:my|mi|our|the|his|her|their|a|an|(?!(?:it|that|what|there|here|he|she|who|let)'s)[\w-]+'s)"
+)
 _REPORTED = re.compile(
-    rf"^{_FILLER}(?:(?:my|mi|our|the|his|her|their|a|an)\s+(?:[\w-]+\s+){{0,3}}?"
+    # At least one word names who: "the thought of losing" is no one's report.
+    rf"^{_FILLER}(?:{_WHOSE}\s+(?:[\w-]+\s+){{1,3}}?"
     rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others)\s+){_REPORTING}\b"
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
-    rf"|^{_FILLER}(?:my|our|the|his|her|their|a|an)\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
+    rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
     rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
-    r"|\baccording to\b",
+    rf"|\baccording to\b|{discourse.IN_VIEW}",
     re.IGNORECASE,
 )
 _OTHER_PERSON = re.compile(
     rf"^{_FILLER}(?:(?:my|our|his|her|their)\s+{_PEOPLE}(?!\s+and\s+i\b)|he|she|they|"
     r"he's|she's|they're)\s+(?!and\s+i\b)(?:[\w'-]+\s+){0,2}?"
-    r"(?:is|'s|was|are|were|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
+    r"(?:is|'s|was|are|were|been|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
     r"holds?|owns?|works?|buys?|goes|went|keeps?|kept|uses?|used|measures?|saves?|lives?|"
     r"sold|sells?|bought|dumped|dropped|got rid of|exited|added|"
     r"reports?|thinks? in|counts? in)\b",
@@ -188,6 +198,9 @@ def read(
         found = _sentence(span, known_set, stated, held)
         marked = not found and start >= 0 and _CORRECTION.search(plain(sentence)) is not None
         pending = start if marked and pending < 0 else pending if marked else -1
+        if any(r.reported for r in found) and _adopted_after(plain(sentence)):
+            # "my wife would say I'm moderate, and honestly that's fair": the user's own now.
+            found = [replace(r, reported=False, source="") for r in found]
         gone = None if found else discourse.withdrawn(plain(sentence))
         if gone is not None:
             out = [r for r in out if r.attribute != gone or r.reported]
@@ -209,6 +222,13 @@ def read(
     own = {r.attribute for r in out if not r.reported}
     # The user's own word wins over what someone else says in the same message.
     return [r for r in out if not (r.reported and r.attribute in own)]
+
+
+def _adopted_after(words: str) -> bool:
+    """Whether the last clause of a sentence adopts the claim before it ("..., and honestly
+    that's fair")."""
+    clauses = re.split(r"[,;]|\s+-+\s+", words)
+    return len(clauses) > 1 and discourse.adopts(clauses[-1])
 
 
 def _adopted(reading: Reading, sentence: str, text: str) -> Reading:
@@ -240,12 +260,22 @@ def _sentence(
     readings: list[Reading] = []
     for part, source in _voices(words):
         stated = [*recent, *(r.attribute for r in readings)]
-        readings += [
-            r
-            for r in _part(sentence, part, known, stated, held, source=source)
-            if only is None or r.attribute in only
-        ]
+        mine = _part(sentence, part, known, stated, held, source=source)
+        claimed = [r.attribute for r in readings if r.reported]
+        if not source and not mine and claimed:
+            # "my husband says 10 years, but for me it's 20": the user's own value of what
+            # was claimed, named bare after it.
+            mine = _answered(sentence, part, claimed, known)
+        readings += [r for r in mine if only is None or r.attribute in only]
     return readings
+
+
+def _answered(sentence: str, part: str, claimed: Sequence[str], known: set[str]) -> list[Reading]:
+    """The user's own value, in ``part``, of an attribute someone else's claim before it
+    named (``claimed``): a correction of that claim."""
+    bare = _bare(sentence, part, [], list(reversed(claimed)), known, marked=True)
+    readings = [_reading(attribute, raw, sentence) for attribute, raw in bare]
+    return [replace(r, correction=True) for r in readings if r is not None]
 
 
 def _is_question(words: str) -> bool:
@@ -309,10 +339,19 @@ _NEW_VALUE = re.compile(
     r"\s*(?:is|'s|will be|:|=)\s*",
     re.IGNORECASE,
 )
-#: Someone else's description of the user ("says I'm too cautious for my age").
+#: Someone else's description of the user ("says I'm too cautious for my age", "says I
+#: should be conservative").
 _SELF_DESCRIBED = re.compile(
-    r"\s*(?:that\s+)?(?:i'm|i am|im|i was|i'm being|i am being)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,2}?"
+    r"\s*(?:that\s+)?(?:i'm|i am|im|i was|i'm being|i am being|i should be|i ought to be|"
+    r"i need to be|i must be|i'd be|i would be|we should be|we ought to be|we need to be)\s+(?:a\s+|an\s+)?(?:\w+\s+){0,2}?"
     rf"(?:{'|'.join(sorted(profile.attribute('risk_tolerance').vocabulary, key=len, reverse=True))})\b",
+    re.IGNORECASE,
+)
+#: Someone else's claim naming the attribute it is about ("said my tolerance is moderate",
+#: "noted my max drawdown as 20%").
+_CLAIMED_NOUN = re.compile(
+    rf"\s*(?:that\s+)?(?:my|me)\s+(?:\w+\s+)?({'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})"
+    r"\s*(?:is|was|'s|are|as|at|to|of|should be|would be|ought to be|:)(?!\w)",
     re.IGNORECASE,
 )
 #: What a revision without a marker may name bare ("so GBP again", "moderate these days").
@@ -347,10 +386,7 @@ def _part(
         bare = _bare(sentence, part[renamed.end() :], [], which[:1], known, marked=True)
     claim = _REPORTED.search(part) if source and not found else None
     if claim is not None:
-        # "The bank's profiler says moderate": a bare word of an enumeration is the claim.
-        said = part[claim.end() :]
-        if len(re.findall(r"[A-Za-z0-9]+", said)) <= 3 or _SELF_DESCRIBED.match(said):
-            bare = _bare(sentence, said, [], sorted(_REVISABLE), known, marked=False)
+        bare = _claimed(sentence, part[claim.end() :], known)
         corrected = set()
     elif markers or (not found and not edits and _REVISION.search(part)):
         # A correction marker: what follows it wins; a bare value after it ("no sorry, 14")
@@ -368,6 +404,10 @@ def _part(
             if bare or (after and not before):
                 break
             bare = _bare(sentence, tail_words, before, earlier, known, marked=bool(markers))
+        lead = part[: markers[0].start()] if markers and not found else ""
+        if not bare and re.search(r"\d", lead) and len(re.findall(r"[A-Za-z0-9]+", lead)) <= 4:
+            # "no 14 years, sorry fat fingers": the number before the apology.
+            bare = _bare(sentence, lead, before, earlier, known, marked=True)
         corrected = named | {a for a, _ in bare}
         found = after + [f for f in before if f[0] not in corrected]
         correcting = correcting or bool(corrected)
@@ -386,6 +426,20 @@ def _part(
                 )
             )
     return _without_removed(_edited(readings, edits, sentence, held), part, held)
+
+
+def _claimed(sentence: str, said: str, known: set[str]) -> list[tuple[str, object]]:
+    """The value someone else's claim ``said`` (the words after "says") names bare: of the
+    attribute it names ("my tolerance is moderate"), or a word of an enumeration ("says
+    moderate", "says I should be conservative")."""
+    named = _CLAIMED_NOUN.match(said)
+    if named is not None:
+        nouns = discourse.NOUNS.items()
+        which = [a for a, noun in nouns if re.fullmatch(noun, named[1], re.IGNORECASE)]
+        return _bare(sentence, said[named.end() :], [], which[:1], known, marked=True)
+    if len(re.findall(r"[A-Za-z0-9]+", said)) <= 3 or _SELF_DESCRIBED.match(said):
+        return _bare(sentence, said, [], sorted(_REVISABLE), known, marked=False)
+    return []
 
 
 def _found(part: str, known: set[str], edits: Sequence[discourse.ListEdit]) -> list[phrasing.Found]:
@@ -415,8 +469,9 @@ def _bare(
     value of; without a correction marker only a value no other words could be taken for
     (a currency, a word of an enumeration): not a number, a name or a ticker list."""
     targets = list(dict.fromkeys([*(a for a, _, _ in reversed(before)), *reversed(recent)]))
-    # "36 actually, not 38": the value being replaced is not the bare value.
-    tail = _NOT_THIS.sub(" ", tail)
+    # "36 actually, not 38": the value being replaced is not the bare value; a dash between
+    # clauses ends one as a comma does ("no, 17 - I typed it wrong").
+    tail = re.sub(r"\s+[-\u2013\u2014]+\s+", ", ", _NOT_THIS.sub(" ", tail))
     if marked and len(re.findall(r"[A-Za-z0-9]+", tail)) <= 3:
         # "no, let me take that back. moderate.": a word of one enumeration says which.
         targets += [a for a in sorted(_REVISABLE) if a not in targets and a != "base_currency"]

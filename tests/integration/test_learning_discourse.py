@@ -9,6 +9,7 @@ Real graph and stores (embedded defaults), one application per session at an inj
 
 from __future__ import annotations
 
+import itertools
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from typing import Any
@@ -146,3 +147,51 @@ async def test_a_value_withdrawn_without_a_new_one_is_closed() -> None:
         learner = await app.memory.learner()
         (record,) = await learner.facts.history(subject_for(app.principal), "horizon_years")
     assert record.value == 6 and record.valid_to is not None
+
+
+async def test_a_revision_naming_only_its_new_value_replaces_what_the_turn_before_named() -> None:
+    async with session(18, user="pronoun") as app:
+        await chat(app, "p1", "follow META for me", "replace it with GOOGL")
+        assert await current(app, "watchlist") == ["GOOGL"]
+        await chat(app, "p2", "please watch Amazon for me", "change that to Meta")
+        assert sorted(await current(app, "watchlist")) == ["GOOGL", "META"]
+        learner = await app.memory.learner()
+        history = await learner.facts.history(subject_for(app.principal), "watchlist")
+        episodes = {e.episode_id: e.text for e in await learner.journal.list_episodes()}
+    cited = [episodes[r.source_episode_id or ""] for r in history]
+    assert cited == [
+        "follow META for me",
+        "replace it with GOOGL",
+        "please watch Amazon for me",
+        "change that to Meta",
+    ]
+    assert all(a.valid_to == b.valid_from for a, b in itertools.pairwise(history))
+
+
+async def test_a_value_the_user_takes_back_to_keep_private_is_closed() -> None:
+    async with session(19, user="private") as app:
+        await chat(app, "k1", "I'm 30", "actually, forget I said my age, I'd rather not share it")
+        assert await current(app, "age") is None
+        await chat(app, "k2", "my horizon is about 7 years", "hmm no, 17 - I typed it wrong")
+        assert await current(app, "horizon_years") == 17
+
+
+async def test_a_claim_stays_theirs_until_the_user_states_it_in_a_later_session() -> None:
+    async with session(20, user="later") as app:
+        await chat(app, "q1", "The questionnaire from my broker said my tolerance is moderate")
+        await chat(app, "q2", "my husband says my horizon is 10 years, but for me it's 20 years")
+        await chat(app, "q3", "The thought of retiring early is nice, but my age is 41")
+        assert await current(app, "risk_tolerance") is None
+        assert await current(app, "horizon_years") == 20
+        assert await current(app, "age") == 41
+        (claim,) = await fact_candidates(app)
+        assert claim["payload"] == {
+            "attribute": "risk_tolerance",
+            "value": "moderate",
+            "source": "questionnaire",
+        }
+    async with session(21, user="later") as app:
+        await chat(app, "q4", "my risk tolerance is moderate")
+        assert await current(app, "risk_tolerance") == "moderate"
+        (claim,) = await fact_candidates(app)
+    assert claim["status"] == "confirmed"

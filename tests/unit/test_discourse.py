@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from agent.learning.discourse import adopts, removal_stated, source_of
+from agent.learning.discourse import (
+    adopts,
+    removal_stated,
+    replacement_stated,
+    replaces,
+    source_of,
+    withdrawn,
+)
 from agent.learning.extraction import ExtractedFact, Extraction, hot_path_facts
 from agent.learning.grounding import ground
 from memory.journal.records import Episode
@@ -187,3 +194,116 @@ def test_a_sector_taken_out_goes_and_the_one_added_comes() -> None:
     assert (fact.value, fact.removed) == (["semiconductors"], ["healthcare"])
     (fact,) = hot_path_facts("no more tobacco or weapons", "e")
     assert fact.attribute == "excluded_sectors" and fact.removed == []
+
+
+@pytest.mark.parametrize(
+    ("text", "recent", "attribute", "value"),
+    [
+        ("no 14 yeras, sorry fat fingers", ("horizon 4 yaers",), "horizon_years", 14),
+        ("hmm no, 17 - I typed it wrong", ("my horizon is 7 years",), "horizon_years", 17),
+        (
+            "take META off again, and put AMZN on instead",
+            ("watch AAPL and META",),
+            "watchlist",
+            ["AMZN"],
+        ),
+    ],
+)
+def test_a_revision_reads_past_typos_dashes_and_apologies(
+    text: str, recent: tuple[str, ...], attribute: str, value: Any
+) -> None:
+    found = [(f.attribute, f.value) for f in hot_path_facts(text, "e", recent=list(recent))]
+    assert found == [(attribute, value)]
+
+
+def test_a_revision_naming_only_the_new_value_takes_out_what_the_turn_before_named() -> None:
+    (fact,) = hot_path_facts(
+        "replace it with GOOGL", "e2", recent=["follow META for me"], recent_ids=["e1"]
+    )
+    assert (fact.value, fact.removed, fact.episode_ids) == (["GOOGL"], ["META"], ["e2", "e1"])
+    # Adding is no replacing, and a message naming what it replaces needs no earlier one.
+    (fact,) = hot_path_facts("oh, also GOOGL", "e2", recent=["follow META"], recent_ids=["e1"])
+    assert fact.removed == []
+    assert replaces("change that to Meta") and not replaces("also add AAPL too")
+    assert replacement_stated(["META"], "replace it with GOOGL", ["follow META for me"])
+    assert not replacement_stated(["META"], "replace it with GOOGL", ["follow AAPL"])
+
+
+def test_the_pair_of_episodes_grounds_a_revision_naming_only_its_new_value() -> None:
+    from datetime import UTC, datetime
+
+    def said(episode_id: str, text: str) -> Episode:
+        return Episode(
+            tenant_id="t",
+            episode_id=episode_id,
+            user_id="u",
+            thread_id="th",
+            at=datetime(2026, 1, 1, tzinfo=UTC),
+            role="user",
+            kind="message",
+            text=text,
+        )
+
+    episodes = [said("e1", "follow META for me"), said("e2", "replace it with GOOGL")]
+    revision = ExtractedFact(
+        quote="replace it with GOOGL",
+        episode_ids=["e2", "e1"],
+        attribute="watchlist",
+        value=["GOOGL"],
+        removed=["META"],
+        correction=True,
+    )
+    unsaid = revision.model_copy(update={"episode_ids": ["e2"]})
+    grounded = ground(Extraction(topic="", summary="", new_facts=[revision, unsaid]), episodes)
+    assert [f.episode_ids for f in grounded.accepted.new_facts] == [["e2", "e1"]]
+    assert "does not take" in grounded.rejected[0].reason
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute"),
+    [
+        ("actually, forget I said my age, I'd rather not share it", "age"),
+        ("please delete that, I don't want my address stored", "address"),
+        ("on second thought, don't keep my address", "address"),
+        ("scratch that, I honestly don't know my horizon yet", "horizon_years"),
+        ("delete that, my horizon is 5", None),
+        ("I'd rather not take risks with my horizon", None),
+    ],
+)
+def test_a_value_is_withdrawn_when_the_user_takes_it_back_and_gives_none(
+    text: str, attribute: str | None
+) -> None:
+    assert withdrawn(text) == attribute
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("The questionnaire from my broker said my tolerance is moderate", "questionnaire"),
+        ("Vanguard's online questionnaire put me down as conservative", "online questionnaire"),
+        ("My dad says I should be conservative", "dad"),
+        ("my financial planner noted my max drawdown as 20%", "financial planner"),
+    ],
+)
+def test_a_claim_naming_the_attribute_or_how_the_user_should_be_is_reported(
+    text: str, source: str
+) -> None:
+    (fact,) = hot_path_facts(text, "e")
+    assert fact.quoted_source and source in fact.source
+
+
+def test_the_users_own_words_are_no_report_and_win_over_a_claim() -> None:
+    (fact,) = hot_path_facts(
+        "The thought of retiring early is nice, but my horizon is 25 years", "e"
+    )
+    assert (fact.attribute, fact.value, fact.quoted_source) == ("horizon_years", 25, False)
+    (fact,) = hot_path_facts(
+        "my husband says my horizon is 10 years, but for me it's 20 years", "e"
+    )
+    assert (fact.value, fact.quoted_source) == (20, False)
+    (fact,) = hot_path_facts(
+        "my broker says my max drawdown is 20%, but he's been wrong for 10 years",
+        "e",
+        recent=["my horizon is 12 years"],
+    )
+    assert (fact.attribute, fact.quoted_source) == ("max_drawdown_pct", True)
