@@ -4,7 +4,8 @@ People rarely say "my risk tolerance is conservative": they say they panicked an
 2020, or that a crash is a sale. They rule a ticker out by a conflict ("I work at the FTC so
 I can't own Meta") or a dislike ("can't stand Musk, keep Tesla out"), name a currency by its
 symbol ("I'm € based") or as the local currency of where they live, and give a name or an
-address in passing ("I'm Dana Whitfield by the way", "we're at 14 Elm Street, Leeds").
+address in passing ("I'm Dana Whitfield by the way", "we're at 14 Elm Street, Leeds"). The
+tickers a conflict or a dislike rules out are read by :mod:`agent.learning.exclusions`.
 
 Each reader here is small grammar over the words, returning the value the words state and
 where; the phrasing rules (:mod:`agent.learning.phrasing`) propose values with them and the
@@ -53,19 +54,21 @@ _FALL = (
 #: A market's fall, or any loss of money.
 #: A market's fall, or a loss of money ("losing weight" is none).
 _LOSS = re.compile(
-    rf"\b(?:{_FALL}|losses|loss|down\s+\d|los(?:e|es|ing|t)\s+(?:\w+\s+)?(?:money|it|everything|"
+    rf"\b(?:{_FALL}|losses|loss|down\s+\d|\d+\s*%\s+(?:down|drop|fall|loss)|"
+    r"bad (?:day|week|month|year)s?|los(?:e|es|ing|t)\s+(?:\w+\s+)?(?:money|it|everything|"
     r"savings|capital|cash|value|half|a (?:lot|third|quarter|fifth)|\d))\b",
     _I,
 )
 _SWINGS = (
     r"(?:volatility|swings?|ups and downs|ups & downs|big moves|wild rides?|roller ?coasters?|"
     r"drops?|dips?|drawdowns?|losses|crash(?:es)?|corrections?|red days|seeing red|"
-    r"paper losses|the red|falls?|declines?)"
+    r"paper losses|the red|falls?|declines?|bad (?:days?|weeks?|months?|years?))"
 )
 _BIG = r"(?:a lot of|lots of|big|huge|large|massive|wild|serious|heavy|significant|sharp|deep)"
 _SOME = (
     r"(?:some|a bit of|a little|a little bit of|moderate|modest|a certain amount of|"
-    r"a fair bit of|reasonable|normal|the usual|a few)"
+    r"a fair bit of|reasonable|normal|the usual|a few|the odd|the occasional|an occasional|"
+    r"small|minor)"
 )
 _OK = (
     r"(?:fine|ok|okay|comfortable|happy|cool|good|at ease|relaxed)\s+with|"
@@ -89,13 +92,28 @@ _APPETITE = (
 RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
     "aggressive": (
         (
-            r"\b(?:buy|buying|bought|add|adding|added|load(?:ed|ing)? up|top(?:ped|ping)? up|"
+            r"\b(?:buy|buys|buying|bought|add|adds|adding|added|load(?:ed|ing)? up|top(?:ped|ping)? up|"
             r"doubl(?:e|ed|ing) down)\s+(?:\w+\s+){0,2}?(?:more|the dips?|dips|on dips)\b",
             True,
         ),
         (r"\bback(?:ed|ing)? up the truck\b", True),
-        (r"\b(?:kept|keep|kept on|continued|carried on)\s+buying\b", True),
+        (
+            r"\b(?:kept|keep|kept on|continued|carried on)\s+(?:buying|adding|accumulating|"
+            r"averaging down)\b",
+            True,
+        ),
         (r"\bbring it on\b", False),
+        # "a 10% down week barely registers", "I don't even open the app"
+        (
+            r"\b(?:barely|hardly|never even|don'?t even|doesn'?t even|do not even)\s+"
+            r"(?:registers?|notice|look|check|open)\b",
+            True,
+        ),
+        (
+            rf"\b{_BIG}\s+{_SWINGS}\s+(?:are|is)\s+(?:totally\s+|perfectly\s+)?(?:fine|ok|okay|"
+            r"cool|no problem)\b",
+            False,
+        ),
         (
             r"\b(?:i'?d|i would|i'?ll|i will)\s+(?:just\s+|simply\s+)?(?:buy|add)\s+more"
             r"\s*(?=$|[,.;!])",
@@ -121,6 +139,14 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             r"bargains?)\b",
             False,
         ),
+        # "sell-offs are when I do my shopping", "crashes are when I make my best buys"
+        (
+            r"\b(?:crash(?:es)?|dips?|drops?|corrections?|sell-?offs?|bear markets?|downturns?)"
+            r"\s+(?:are|is)\s+(?:exactly\s+)?when\s+(?:i|we)\s+(?:\w+\s+){0,3}?(?:buy\w*|"
+            r"shop\w*|load up|pounce|add)\b",
+            False,
+        ),
+        (r"\b(?:go big or go home|yolo)\b", False),
         (
             rf"\b{_SWINGS}\s+(?:\w+\s+){{0,2}}?(?:doesn'?t|does not|don'?t|do not|never|didn'?t|"
             r"did not|"
@@ -151,8 +177,9 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             False,
         ),
         (
-            r"\b(?:love|like|enjoy|thrive on|live for)\s+(?:the\s+)?(?:volatility|swings|"
-            r"roller ?coaster)\b",
+            r"\b(?:love|like|enjoy|thrive on|live for)\s+(?:the\s+)?(?:(?:thrill|excitement|rush)"
+            r"\s+of\s+(?:\w+\s+)?)?(?:volatility|volatile|swings|roller ?coaster|speculat\w+|"
+            r"risky|penny stocks|high[\s-]risk)\b",
             False,
         ),
     ),
@@ -179,9 +206,11 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             False,
         ),
         (
-            r"\b(?:losing|losses|drops|crashes|volatility|swings|red days)\s+(?:\w+\s+){0,3}?"
+            r"\b(?:losing|losses|drops?|crash(?:es)?|dips?|falls?|volatility|swings|red days)\s+"
+            r"(?:\w+\s+){0,4}?"
             r"(?:makes?|made|gets?|got)\s+me\s+(?:\w+\s+)?(?:nervous|anxious|sick|queasy|"
-            r"panic\w*|stressed|miserable|ill|scared|uneasy)\b",
+            r"panic\w*|stressed|miserable|ill|scared|uneasy|want to (?:throw up|puke|vomit|"
+            r"cry|sell))\b",
             False,
         ),
         (
@@ -191,6 +220,7 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             True,
         ),
         (r"\b(?:need|want|like|have)\s+to\s+(?:be\s+able\s+to\s+)?sleep\s+at\s+night\b", False),
+        (r"\brather\s+sleep\s+well\s+than\s+eat\s+well\b", False),
         (r"\bsleep\s+(?:badly|poorly|terribly|worse)\b", True),
         (rf"{_APPETITE}(?:small|tiny|limited|low|minimal|modest)\b", False),
         (
@@ -238,7 +268,7 @@ def risk_reactions(text: str) -> list[tuple[str, int]]:
         for match in pattern.finditer(text):
             if needs_loss and not _LOSS.search(text):
                 continue
-            if _someone_else(text, match.start()):
+            if someone_else(text, match.start()):
                 continue
             found.append((value, match.start()))
     return sorted(found, key=lambda f: f[1])
@@ -265,7 +295,7 @@ def said_of_someone_else(text: str, at: int) -> bool:
     return bool(_PERSON_SUBJECT.search(text[start:at]))
 
 
-def _someone_else(text: str, at: int) -> bool:
+def someone_else(text: str, at: int) -> bool:
     """Whether the clause before ``at`` has someone else as its subject."""
     start = max(text.rfind(",", 0, at), text.rfind(";", 0, at), -1) + 1
     return bool(_OTHER_SUBJECT.search(text[start:at]))
@@ -287,75 +317,6 @@ NOT_A_LIMIT = re.compile(
     r"(?:sell|panic|bail|flinch|bother|worry|cash out|get out)\b",
     _I,
 )
-
-
-# -- tickers ruled out by a conflict or a dislike -----------------------------------------------
-
-_HOLDING_VERB = (
-    r"(?:own|owning|hold|holding|trade|trading|invest in|investing in|touch|touching|"
-    r"deal in|be in|go near|have)"
-)
-_EXCLUDE_BEFORE = re.compile(
-    r"\b(?:(?:can'?t|cannot|can not|mustn'?t|must not|may not|not allowed to|not permitted to|"
-    r"prohibited from|restricted from|barred from|banned from|forbidden (?:to|from))\s+"
-    rf"(?:\w+\s+)?{_HOLDING_VERB}"
-    rf"|(?:won'?t|doesn'?t|does not|will not|don'?t|do not)\s+(?:let|allow)\s+(?:me|us)\s+"
-    rf"(?:to\s+)?(?:{_HOLDING_VERB}|buy)"
-    rf"|(?:would never|i'?d never|will never|never|refuse to|won'?t ever)\s+(?:\w+\s+){{0,2}}?"
-    rf"(?:{_HOLDING_VERB}|buy|recommend|include|consider)"
-    r"|(?:bars?|barred|bans?|banned|prohibits?|restricts?|forbids?|blocks?|blocked)\s+"
-    rf"(?:me|us)\s+from(?:\s+{_HOLDING_VERB})?"
-    r"|can'?t stand|cannot stand|can'?t bear|hate|despise|loathe|detest|boycott\w*"
-    r"|(?:stay|steer|keep)\s+(?:well\s+|far\s+)?(?:clear|away)\s+(?:of|from)"
-    r"|avoid|exclude|nothing to do with|(?:don'?t|do not)\s+want(?:\s+any)?)\b"
-    r"(?P<filler>(?:\s+(?:any|anything|stuff|shares?|stocks?|of|from|with|to do with|the))*)"
-    r"\s+(?=\$?[A-Za-z])",
-    _I,
-)
-_EXCLUDE_AROUND = re.compile(
-    r"\b(?:keep|leave)\s+(?P<t>(?:[\w$.&]+\s+){1,4}?)(?:out|off|away)\b"
-    # for good, not out of one comparison: the clause ends, or names the user's money
-    r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our)\s+"
-    r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)))"
-    r"|(?P<u>(?:[\w$.&]+(?:,\s*|\s+(?:and|or|&)\s+))*[\w$.&]+)\s+(?:is|are|stays?)\s+"
-    r"(?:off[\s-]limits|a no[\s-]go|out of bounds|banned|dead to me|on my (?:restricted|"
-    r"banned|no[\s-]go|black) ?list)\b",
-    _I,
-)
-_NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|no longer)\s+(?:really\s+)?$", _I)
-_LIST_END = re.compile(r"[,;.!?]|\s(?:because|since|as|but|so|due)\b", _I)
-
-
-def excluded_tickers(text: str, known: set[str]) -> list[Found]:
-    """The tickers ``text`` rules out by a conflict or a dislike, as one finding: the tickers
-    right after the cue (joined by commas, "and", "or") or inside "keep ... out"."""
-    named: list[tuple[str, int]] = []
-    for match in _EXCLUDE_BEFORE.finditer(text):
-        if _NEGATED.search(text[: match.start()]) or _someone_else(text, match.start()):
-            continue
-        rest = text[match.end() :]
-        end = _LIST_END.search(rest)
-        span = rest[: end.start()] if end else rest
-        if re.search(r"\b(?:any\s+longer|any\s*more|now)\b", span, _I):
-            continue  # "I can't hold NVDA any longer": a sale, not an exclusion
-        first = symbols.tickers_in(span, known)
-        if first and first[0][1] == 0:
-            named += [(s, match.end() + at) for s, at in first if _joined(span, at)]
-    for match in _EXCLUDE_AROUND.finditer(text):
-        group = "t" if match["t"] else "u"
-        if _someone_else(text, match.start()):
-            continue
-        named += [(s, match.start(group) + at) for s, at in symbols.tickers_in(match[group], known)]
-    if not named:
-        return []
-    tickers = list(dict.fromkeys(s for s, _ in named))
-    return [("excluded_tickers", tickers, min(at for _, at in named))]
-
-
-def _joined(span: str, at: int) -> bool:
-    """Whether the ticker at ``at`` continues the list that starts ``span`` ("Nvidia and
-    Microsoft", "META, AMZN")."""
-    return at == 0 or bool(re.search(r"(?:,|/|&|\band\b|\bor\b|\bnor\b)\s*$", span[:at]))
 
 
 # -- currencies ---------------------------------------------------------------------------------
@@ -419,6 +380,41 @@ COUNTRY_CURRENCIES: dict[str, str] = {
     "korean": "KRW",
     "brazil": "BRL",
     "mexico": "MXN",
+    "mexican": "MXN",
+    "chile": "CLP",
+    "chilean": "CLP",
+    "colombia": "COP",
+    "argentina": "ARS",
+    "philippines": "PHP",
+    "egypt": "EGP",
+    "nigeria": "NGN",
+    "kenya": "KES",
+    "pakistan": "PKR",
+    "czech": "CZK",
+    "polish": "PLN",
+    "hungarian": "HUF",
+    "brazilian": "BRL",
+    "turkish": "TRY",
+    "israeli": "ILS",
+    "thailand": "THB",
+    "thai": "THB",
+    "malaysia": "MYR",
+    "indonesia": "IDR",
+    "vietnam": "VND",
+    "new zealander": "NZD",
+    "kiwi": "NZD",
+    "aussie": "AUD",
+    "german": "EUR",
+    "french": "EUR",
+    "spanish": "EUR",
+    "italian": "EUR",
+    "irish": "EUR",
+    "dutch": "EUR",
+    "belgian": "EUR",
+    "austrian": "EUR",
+    "portuguese": "EUR",
+    "finnish": "EUR",
+    "greek": "EUR",
     "south africa": "ZAR",
     "israel": "ILS",
     "turkey": "TRY",
@@ -478,16 +474,21 @@ _NAME_END = (
     r"(?=\s*(?:$|[.,!;:)(]|-|by the way|btw|here\b|and\b|from\b|if\b|for\b|but\b|so\b|"
     r"please\b|writing\b|speaking\b|again\b|\d))"
 )
-_GREETING = r"(?:(?:hi|hello|hey|ok|okay|so|well|oh|basically|anyway|good \w+)[,!.:\s]+)*"
+_GREETING = (
+    r"(?:(?:hi|hello|hey|ok|okay|so|well|oh|basically|anyway|good \w+|by the way|btw|"
+    r"oh and|and|also)[,!.:\s]+)*"
+)
 _NAMES = [
     re.compile(p, _I)
     for p in (
         rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+{_PERSON}{_NAME_END}",
         rf"^\W*{_GREETING}{_PERSON}\s+here\b",
+        # "Quick intro: Aisha Bello, 41, nurse"
+        rf"\b(?:intro|introduction|about me)\s*[:-]\s*{_PERSON}\s*,",
         rf"^\W*as\s+{_PERSON},",
         rf"\b(?:my\s+)?full\s+name\s*(?:is|:|=|-)?\s+{_PERSON}{_NAME_END}",
-        r"^\W*(?:thanks|thank you|many thanks|cheers|regards|best|best regards|kind regards|"
-        rf"sincerely|thx|ta)[,!.]*\s+(?:-+\s*)?{_PERSON}\s*[.!]?\s*$",
+        r"(?:^|\s-+\s|[.!]\s)\W*(?:thanks|thank you|many thanks|cheers|regards|best|"
+        rf"best regards|kind regards|sincerely|thx|ta)[,!.]*\s+(?:-+\s*)?{_PERSON}\s*[.!]?\s*$",
         rf"^\W*-+\s*{_PERSON}\s*$",
         rf"\b(?:call me|i go by|people call me|the name'?s|the name is|name's)\s+{_PERSON}"
         rf"{_NAME_END}",
@@ -541,6 +542,7 @@ _POSTCODE = (
 )
 _ADDRESS_CUE = (
     r"\b(?:(?:i'?m|i am|im|we'?re|we are)(?:\s+(?:living|located|staying|based))?|"
+    r"(?<=,\s)(?:based|located|living)|"
     r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+|recently\s+)?moved)|living|"
     r"(?:my|our)\s+(?:house|home|flat|apartment|place|address|condo)\s+is|home is|"
     r"(?:reach|find|write to|visit)\s+(?:me|us)|"
@@ -597,6 +599,50 @@ _CURRENCY_BECAUSE = re.compile(
 )
 
 
+#: A nationality or a country lived in, then "so" and the currency ("I'm Danish so please use
+#: kroner", "we moved to Chile, so pesos").
+_NATIONAL = re.compile(
+    r"\b(?:(?:i'?m|i\s+am|im|we'?re|we\s+are)\s+(?:an?\s+|(?:based\s+|living\s+)?in\s+)?|"
+    r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+)?moved|'ve\s+moved)\s+(?:back\s+)?(?:in|to)\s+|"
+    rf"(?:living|based)\s+in\s+)(?P<n>{_COUNTRY})\b[,\s]+"
+    r"(?:so|which means|meaning|hence)\s+(?:(?:please|pls)\s+)?(?:(?:use|show|report|"
+    r"everything|all|amounts|figures|numbers)\s+)?(?:in\s+)?",
+    _I,
+)
+#: Currency names several countries share, and the codes each may be: the country says which.
+_SHARED = {
+    "dollar": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "TWD"}),
+    "krone": frozenset({"DKK", "NOK", "SEK", "ISK", "CZK"}),
+    "franc": frozenset({"CHF"}),
+    "peso": frozenset({"MXN", "CLP", "COP", "ARS", "PHP"}),
+    "rupee": frozenset({"INR", "PKR", "LKR", "NPR"}),
+    "pound": frozenset({"GBP", "EGP"}),
+    "riyal": frozenset({"SAR", "QAR"}),
+}
+_SHARED_NAME = re.compile(
+    r"(?:(?P<dollar>dollars?|bucks)|(?P<krone>kron(?:e|er|a|or)|crowns?)|(?P<franc>francs?)|"
+    r"(?P<peso>pesos?)|(?P<rupee>rupees?)|(?P<pound>pounds?)|(?P<riyal>riyals?))\b",
+    _I,
+)
+
+
+def currencies_of_nation(text: str) -> list[tuple[str, int]]:
+    """The currency ``text`` names after its author's nationality or country ("I'm Danish so
+    please use kroner" is DKK, "we moved to Chile, so pesos" CLP), with its position: a name
+    several countries share is that country's own currency."""
+    out = []
+    for match in _NATIONAL.finditer(text):
+        tail = text[match.end() :]
+        named = list(quantities.currencies(tail))
+        shared = _SHARED_NAME.match(tail)
+        local = COUNTRY_CURRENCIES[" ".join(match["n"].lower().split())]
+        if shared is not None and local in _SHARED[str(shared.lastgroup)]:
+            out.append((local, match.end()))
+        elif named and named[0][0].start() == 0:
+            out.append((named[0][1], match.end()))
+    return out
+
+
 #: "won" is a currency only where money is shown in it ("show me amounts in won"); elsewhere
 #: it is the verb ("the Lakers won").
 _IN_WON = re.compile(
@@ -636,12 +682,15 @@ HOLDING_CUE = re.compile(
     r"\b(?:i\s+(?:only\s+|just\s+)?(?:have|got|'ve got)|"
     r"i\s+(?:(?:only|just|already|also|still|currently)\s+)?(?:hold|own|bought)|"
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
-    r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
+    r"my\s+(?:(?:brokerage|trading|investment|retirement|pension|stocks?\s+and\s+shares)\s+)?"
+    r"(?:portfolio|holdings|positions?|stocks?|shares|account|isa|ira|401\(?k\)?)\s+"
+    r"(?:currently\s+|now\s+)?"
     r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
     r"(?:my\s+)?(?:portfolio|holdings|positions|stocks|shares)\s*:|"
     r"^\W*(?:currently\s+|now\s+|still\s+)?holding|"
     r"\b(?:i'?m|i\s+am)\s+(?:currently\s+|still\s+)?holding|"
     r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in|"
+    r"i'?m\s+(?:still\s+)?sitting\s+on|"
     r"\b(?:as|i'?m|i\s+am)\s+(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3},\s+)?an?\s+"
     r"(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
     r"(?!\s+(?:meeting|vote|letter|call|attendee))))",
@@ -649,6 +698,12 @@ HOLDING_CUE = re.compile(
 )
 
 
+#: A pronoun for the names said before a holding cue ("I own both", "I have money in both").
+BOTH = re.compile(
+    r"\s+(?:(?:some\s+)?(?:money|shares|stock)\s+in\s+)?(?:both|them both|both of them|"
+    r"all of them|them all|all three|each of them)\b",
+    _I,
+)
 _STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
 
 
@@ -659,11 +714,13 @@ _MONEY_IN = re.compile(
 
 def cue_holds(part: str, cue: re.Match[str], known: set[str]) -> bool:
     """Whether the holding cue ``cue`` in ``part`` speaks of holdings: any cue but "I have" /
-    "I got" does; those do with stock words in the clause ("I have Tesla shares") or nothing but
+    "I got" / "I'm sitting on" does; those do with stock words in the clause ("I have Tesla shares") or nothing but
     names after them ("I have Nvidia and Tesla"), not in "I have a Tesla"."""
-    if not cue.group(0).lower().startswith(("i have", "i got")):
+    if not cue.group(0).lower().startswith(("i have", "i got", "i'm sitting", "im sitting")):
         return True
     rest = part[cue.end() :]
+    if BOTH.match(rest) and symbols.tickers_in(part[: cue.start()], known):
+        return True
     money = _MONEY_IN.match(rest)  # "I have money in Tesla and Nvidia"
     return bool(_STOCKISH.search(part)) or names_only(rest[money.end() if money else 0 :], known)
 
