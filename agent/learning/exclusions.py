@@ -58,6 +58,14 @@ _EXCLUDE_AROUND = re.compile(
 )
 _NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|no longer)\s+(?:really\s+)?$", _I)
 _LIST_END = re.compile(r"[,;.!?]|\s(?:because|since|as|but|so|due)\b", _I)
+#: Words that make a refusal one of price or timing, not for good ("I don't want to buy it at
+#: these levels", "not buying Amazon right now").
+FOR_NOW = re.compile(
+    r"\b(?:right now|for now|just now|at the moment|yet|today|this (?:week|month|year)|"
+    r"at (?:these|this|that|current|today'?s) (?:levels?|prices?|valuations?)|at this point|"
+    r"until|till|unless|too (?:expensive|pricey|high|rich)|overvalued)\b",
+    _I,
+)
 
 
 def excluded_tickers(text: str, known: set[str]) -> list[Found]:
@@ -71,8 +79,8 @@ def excluded_tickers(text: str, known: set[str]) -> list[Found]:
         rest = text[match.end() :]
         end = _LIST_END.search(rest)
         span = rest[: end.start()] if end else rest
-        if re.search(r"\b(?:any\s+longer|any\s*more|now)\b", span, _I) or FOR_NOW.search(rest):
-            continue  # "I can't hold NVDA any longer": a sale, not an exclusion
+        if re.search(r"\b(?:any\s+longer|any\s*more|now)\b", span, _I) or FOR_NOW.search(span):
+            continue  # "I can't hold NVDA any longer" is a sale, "not at these prices" a view
         first = symbols.tickers_in(span, known)
         if first and first[0][1] == 0:
             named += [(s, match.end() + at) for s, at in first if _joined(span, at)]
@@ -108,14 +116,6 @@ _REFUSED_PRONOUN = re.compile(
     # for good: not "at this price", "yet", "forever", "any longer"
     r"(?!\s+(?:now|yet|today|here|at|until|till|forever|long|any\s*longer|any\s*more|"
     r"anymore|too|for|again|back|above|below|over|under))",
-    _I,
-)
-#: Words that make a refusal one of price or timing, not for good ("I don't want to buy it at
-#: these levels", "not buying Amazon right now").
-FOR_NOW = re.compile(
-    r"\b(?:right now|for now|just now|at the moment|yet|today|this (?:week|month|year)|"
-    r"at (?:these|this|that|current|today'?s) (?:levels?|prices?|valuations?)|at this point|"
-    r"until|till|unless|too (?:expensive|pricey|high|rich)|overvalued)\b",
     _I,
 )
 #: Owning a company would be a conflict ("owning Tesla stock would be awkward for us").

@@ -14,7 +14,6 @@ age now must not be taken for the age at the event ("until I'm 65" states no age
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from agent.learning import quantities
 
@@ -74,13 +73,14 @@ _LONGEST = 70
 
 def horizons_by_age(text: str) -> list[tuple[float, int]]:
     """The horizons ``text`` gives as two ages of its author, in years, with where the later
-    age is written: the age now and the age at which the money is needed."""
-    return list(_by_age(text))
-
-
-def _by_age(text: str) -> Iterator[tuple[float, int]]:
+    age is written: the age now (the first ``text`` gives) and the age at which the money is
+    needed."""
     now = [quantities.number(v) for v, _ in ages(text)]
+    if not now or now[0] is None:
+        return []
+    out = []
     for match in _LATER_AGE.finditer(text):
         later = quantities.number(match["v"])
-        if now and now[0] is not None and later is not None and 0 < later - now[0] <= _LONGEST:
-            yield later - now[0], match.start("v")
+        if later is not None and 0 < later - now[0] <= _LONGEST:
+            out.append((later - now[0], match.start("v")))
+    return out
