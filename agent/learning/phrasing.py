@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from agent.learning import (
+    currencies,
     employment,
     exclusions,
     indirect,
@@ -491,13 +492,13 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
 
 def _currency(part: str, known: set[str]) -> list[Found]:
     named = (
-        indirect.currencies_of_nation(part)
-        or indirect.currencies_based(part)
-        or indirect.local_currencies(part)
+        currencies.currencies_of_nation(part)
+        or currencies.currencies_based(part)
+        or currencies.local_currencies(part)
     )
     if named and _has_self(part):
         return [("base_currency", named[0][0], named[0][1])]
-    named = indirect.currencies_answered(part)
+    named = currencies.currencies_answered(part)
     if named:
         return [("base_currency", named[0][0], named[0][1])]
     cue = _CURRENCY_CUE.search(part)

@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
-from agent.learning import indirect, quantities, symbols, timeline, vocabulary
+from agent.learning import currencies, indirect, quantities, symbols, timeline, vocabulary
 
 Merge = Literal["replace", "union"]
 
@@ -354,9 +354,9 @@ def _currency_mentions(value: JsonValue, text: str) -> bool:
     if any(code == value for _, code in quantities.currencies(text)):
         return True
     named = [
-        *indirect.local_currencies(text),
-        *indirect.currencies_in_words(text),
-        *indirect.currencies_of_nation(text),
+        *currencies.local_currencies(text),
+        *currencies.currencies_in_words(text),
+        *currencies.currencies_of_nation(text),
     ]
     return any(code == value for code, _ in named)
 
