@@ -4,12 +4,14 @@ People rarely say "my risk tolerance is conservative": they say they panicked an
 2020, or that a crash is a sale. They rule a ticker out by a conflict ("I work at the FTC so
 I can't own Meta") or a dislike ("can't stand Musk, keep Tesla out"), name a currency by its
 symbol ("I'm € based") or as the local currency of where they live, and give a name or an
-address in passing ("I'm Dana Whitfield by the way", "we're at 14 Elm Street, Leeds").
+address in passing ("I'm Dana Whitfield by the way", "we're at 14 Elm Street, Leeds"). The
+tickers a conflict or a dislike rules out are read by :mod:`agent.learning.exclusions`, the
+currencies by :mod:`agent.learning.currencies`.
 
 Each reader here is small grammar over the words, returning the value the words state and
 where; the phrasing rules (:mod:`agent.learning.phrasing`) propose values with them and the
 registry (:mod:`agent.learning.profile`) grounds a quote with the same readers
-(:func:`states_risk`, :func:`local_currencies`), so a reaction that proposes a value is
+(:func:`states_risk`), so a reaction that proposes a value is
 always one the check accepts, and no other value is accepted for it.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from agent.learning import quantities, symbols
+from agent.learning import symbols
 from agent.research.tickers import COMPANY_NAMES
 
 Found = tuple[str, object, int]
@@ -53,19 +55,21 @@ _FALL = (
 #: A market's fall, or any loss of money.
 #: A market's fall, or a loss of money ("losing weight" is none).
 _LOSS = re.compile(
-    rf"\b(?:{_FALL}|losses|loss|down\s+\d|los(?:e|es|ing|t)\s+(?:\w+\s+)?(?:money|it|everything|"
+    rf"\b(?:{_FALL}|losses|loss|down\s+\d|\d+\s*%\s+(?:down|drop|fall|loss)|"
+    r"bad (?:day|week|month|year)s?|los(?:e|es|ing|t)\s+(?:\w+\s+)?(?:money|it|everything|"
     r"savings|capital|cash|value|half|a (?:lot|third|quarter|fifth)|\d))\b",
     _I,
 )
 _SWINGS = (
     r"(?:volatility|swings?|ups and downs|ups & downs|big moves|wild rides?|roller ?coasters?|"
     r"drops?|dips?|drawdowns?|losses|crash(?:es)?|corrections?|red days|seeing red|"
-    r"paper losses|the red|falls?|declines?)"
+    r"paper losses|the red|falls?|declines?|bad (?:days?|weeks?|months?|years?))"
 )
 _BIG = r"(?:a lot of|lots of|big|huge|large|massive|wild|serious|heavy|significant|sharp|deep)"
 _SOME = (
     r"(?:some|a bit of|a little|a little bit of|moderate|modest|a certain amount of|"
-    r"a fair bit of|reasonable|normal|the usual|a few)"
+    r"a fair bit of|reasonable|normal|the usual|a few|the odd|the occasional|an occasional|"
+    r"small|minor)"
 )
 _OK = (
     r"(?:fine|ok|okay|comfortable|happy|cool|good|at ease|relaxed)\s+with|"
@@ -89,13 +93,28 @@ _APPETITE = (
 RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
     "aggressive": (
         (
-            r"\b(?:buy|buying|bought|add|adding|added|load(?:ed|ing)? up|top(?:ped|ping)? up|"
+            r"\b(?:buy|buys|buying|bought|add|adds|adding|added|load(?:ed|ing)? up|top(?:ped|ping)? up|"
             r"doubl(?:e|ed|ing) down)\s+(?:\w+\s+){0,2}?(?:more|the dips?|dips|on dips)\b",
             True,
         ),
         (r"\bback(?:ed|ing)? up the truck\b", True),
-        (r"\b(?:kept|keep|kept on|continued|carried on)\s+buying\b", True),
+        (
+            r"\b(?:kept|keep|kept on|continued|carried on)\s+(?:buying|adding|accumulating|"
+            r"averaging down)\b",
+            True,
+        ),
         (r"\bbring it on\b", False),
+        # "a 10% down week barely registers", "I don't even open the app"
+        (
+            r"\b(?:barely|hardly|never even|don'?t even|doesn'?t even|do not even)\s+"
+            r"(?:registers?|notice|look|check|open)\b",
+            True,
+        ),
+        (
+            rf"\b{_BIG}\s+{_SWINGS}\s+(?:are|is)\s+(?:totally\s+|perfectly\s+)?(?:fine|ok|okay|"
+            r"cool|no problem)\b",
+            False,
+        ),
         (
             r"\b(?:i'?d|i would|i'?ll|i will)\s+(?:just\s+|simply\s+)?(?:buy|add)\s+more"
             r"\s*(?=$|[,.;!])",
@@ -121,6 +140,14 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             r"bargains?)\b",
             False,
         ),
+        # "sell-offs are when I do my shopping", "crashes are when I make my best buys"
+        (
+            r"\b(?:crash(?:es)?|dips?|drops?|corrections?|sell-?offs?|bear markets?|downturns?)"
+            r"\s+(?:are|is)\s+(?:exactly\s+)?when\s+(?:i|we)\s+(?:\w+\s+){0,3}?(?:buy\w*|"
+            r"shop\w*|load up|pounce|add)\b",
+            False,
+        ),
+        (r"\b(?:go big or go home|yolo)\b", False),
         (
             rf"\b{_SWINGS}\s+(?:\w+\s+){{0,2}}?(?:doesn'?t|does not|don'?t|do not|never|didn'?t|"
             r"did not|"
@@ -151,8 +178,9 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             False,
         ),
         (
-            r"\b(?:love|like|enjoy|thrive on|live for)\s+(?:the\s+)?(?:volatility|swings|"
-            r"roller ?coaster)\b",
+            r"\b(?:love|like|enjoy|thrive on|live for)\s+(?:the\s+)?(?:(?:thrill|excitement|rush)"
+            r"\s+of\s+(?:\w+\s+)?)?(?:volatility|volatile|swings|roller ?coaster|speculat\w+|"
+            r"risky|penny stocks|high[\s-]risk)\b",
             False,
         ),
     ),
@@ -179,9 +207,11 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             False,
         ),
         (
-            r"\b(?:losing|losses|drops|crashes|volatility|swings|red days)\s+(?:\w+\s+){0,3}?"
+            r"\b(?:losing|losses|drops?|crash(?:es)?|dips?|falls?|volatility|swings|red days)\s+"
+            r"(?:\w+\s+){0,4}?"
             r"(?:makes?|made|gets?|got)\s+me\s+(?:\w+\s+)?(?:nervous|anxious|sick|queasy|"
-            r"panic\w*|stressed|miserable|ill|scared|uneasy)\b",
+            r"panic\w*|stressed|miserable|ill|scared|uneasy|want to (?:throw up|puke|vomit|"
+            r"cry|sell))\b",
             False,
         ),
         (
@@ -191,6 +221,7 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             True,
         ),
         (r"\b(?:need|want|like|have)\s+to\s+(?:be\s+able\s+to\s+)?sleep\s+at\s+night\b", False),
+        (r"\brather\s+sleep\s+well\s+than\s+eat\s+well\b", False),
         (r"\bsleep\s+(?:badly|poorly|terribly|worse)\b", True),
         (rf"{_APPETITE}(?:small|tiny|limited|low|minimal|modest)\b", False),
         (
@@ -238,7 +269,7 @@ def risk_reactions(text: str) -> list[tuple[str, int]]:
         for match in pattern.finditer(text):
             if needs_loss and not _LOSS.search(text):
                 continue
-            if _someone_else(text, match.start()):
+            if someone_else(text, match.start()):
                 continue
             found.append((value, match.start()))
     return sorted(found, key=lambda f: f[1])
@@ -265,7 +296,7 @@ def said_of_someone_else(text: str, at: int) -> bool:
     return bool(_PERSON_SUBJECT.search(text[start:at]))
 
 
-def _someone_else(text: str, at: int) -> bool:
+def someone_else(text: str, at: int) -> bool:
     """Whether the clause before ``at`` has someone else as its subject."""
     start = max(text.rfind(",", 0, at), text.rfind(";", 0, at), -1) + 1
     return bool(_OTHER_SUBJECT.search(text[start:at]))
@@ -289,181 +320,6 @@ NOT_A_LIMIT = re.compile(
 )
 
 
-# -- tickers ruled out by a conflict or a dislike -----------------------------------------------
-
-_HOLDING_VERB = (
-    r"(?:own|owning|hold|holding|trade|trading|invest in|investing in|touch|touching|"
-    r"deal in|be in|go near|have)"
-)
-_EXCLUDE_BEFORE = re.compile(
-    r"\b(?:(?:can'?t|cannot|can not|mustn'?t|must not|may not|not allowed to|not permitted to|"
-    r"prohibited from|restricted from|barred from|banned from|forbidden (?:to|from))\s+"
-    rf"(?:\w+\s+)?{_HOLDING_VERB}"
-    rf"|(?:won'?t|doesn'?t|does not|will not|don'?t|do not)\s+(?:let|allow)\s+(?:me|us)\s+"
-    rf"(?:to\s+)?(?:{_HOLDING_VERB}|buy)"
-    rf"|(?:would never|i'?d never|will never|never|refuse to|won'?t ever)\s+(?:\w+\s+){{0,2}}?"
-    rf"(?:{_HOLDING_VERB}|buy|recommend|include|consider)"
-    r"|(?:bars?|barred|bans?|banned|prohibits?|restricts?|forbids?|blocks?|blocked)\s+"
-    rf"(?:me|us)\s+from(?:\s+{_HOLDING_VERB})?"
-    r"|can'?t stand|cannot stand|can'?t bear|hate|despise|loathe|detest|boycott\w*"
-    r"|(?:stay|steer|keep)\s+(?:well\s+|far\s+)?(?:clear|away)\s+(?:of|from)"
-    r"|avoid|exclude|nothing to do with|(?:don'?t|do not)\s+want(?:\s+any)?)\b"
-    r"(?P<filler>(?:\s+(?:any|anything|stuff|shares?|stocks?|of|from|with|to do with|the))*)"
-    r"\s+(?=\$?[A-Za-z])",
-    _I,
-)
-_EXCLUDE_AROUND = re.compile(
-    r"\b(?:keep|leave)\s+(?P<t>(?:[\w$.&]+\s+){1,4}?)(?:out|off|away)\b"
-    # for good, not out of one comparison: the clause ends, or names the user's money
-    r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our)\s+"
-    r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)))"
-    r"|(?P<u>(?:[\w$.&]+(?:,\s*|\s+(?:and|or|&)\s+))*[\w$.&]+)\s+(?:is|are|stays?)\s+"
-    r"(?:off[\s-]limits|a no[\s-]go|out of bounds|banned|dead to me|on my (?:restricted|"
-    r"banned|no[\s-]go|black) ?list)\b",
-    _I,
-)
-_NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|no longer)\s+(?:really\s+)?$", _I)
-_LIST_END = re.compile(r"[,;.!?]|\s(?:because|since|as|but|so|due)\b", _I)
-
-
-def excluded_tickers(text: str, known: set[str]) -> list[Found]:
-    """The tickers ``text`` rules out by a conflict or a dislike, as one finding: the tickers
-    right after the cue (joined by commas, "and", "or") or inside "keep ... out"."""
-    named: list[tuple[str, int]] = []
-    for match in _EXCLUDE_BEFORE.finditer(text):
-        if _NEGATED.search(text[: match.start()]) or _someone_else(text, match.start()):
-            continue
-        rest = text[match.end() :]
-        end = _LIST_END.search(rest)
-        span = rest[: end.start()] if end else rest
-        if re.search(r"\b(?:any\s+longer|any\s*more|now)\b", span, _I):
-            continue  # "I can't hold NVDA any longer": a sale, not an exclusion
-        first = symbols.tickers_in(span, known)
-        if first and first[0][1] == 0:
-            named += [(s, match.end() + at) for s, at in first if _joined(span, at)]
-    for match in _EXCLUDE_AROUND.finditer(text):
-        group = "t" if match["t"] else "u"
-        if _someone_else(text, match.start()):
-            continue
-        named += [(s, match.start(group) + at) for s, at in symbols.tickers_in(match[group], known)]
-    if not named:
-        return []
-    tickers = list(dict.fromkeys(s for s, _ in named))
-    return [("excluded_tickers", tickers, min(at for _, at in named))]
-
-
-def _joined(span: str, at: int) -> bool:
-    """Whether the ticker at ``at`` continues the list that starts ``span`` ("Nvidia and
-    Microsoft", "META, AMZN")."""
-    return at == 0 or bool(re.search(r"(?:,|/|&|\band\b|\bor\b|\bnor\b)\s*$", span[:at]))
-
-
-# -- currencies ---------------------------------------------------------------------------------
-
-#: Countries (and their adjectives) and the currency that is local there.
-COUNTRY_CURRENCIES: dict[str, str] = {
-    "japan": "JPY",
-    "japanese": "JPY",
-    "switzerland": "CHF",
-    "swiss": "CHF",
-    "uk": "GBP",
-    "united kingdom": "GBP",
-    "britain": "GBP",
-    "great britain": "GBP",
-    "british": "GBP",
-    "england": "GBP",
-    "scotland": "GBP",
-    "wales": "GBP",
-    "us": "USD",
-    "usa": "USD",
-    "united states": "USD",
-    "america": "USD",
-    "the states": "USD",
-    "canada": "CAD",
-    "canadian": "CAD",
-    "australia": "AUD",
-    "australian": "AUD",
-    "new zealand": "NZD",
-    "germany": "EUR",
-    "france": "EUR",
-    "spain": "EUR",
-    "italy": "EUR",
-    "ireland": "EUR",
-    "netherlands": "EUR",
-    "belgium": "EUR",
-    "austria": "EUR",
-    "portugal": "EUR",
-    "finland": "EUR",
-    "greece": "EUR",
-    "estonia": "EUR",
-    "the eurozone": "EUR",
-    "eurozone": "EUR",
-    "sweden": "SEK",
-    "swedish": "SEK",
-    "norway": "NOK",
-    "norwegian": "NOK",
-    "denmark": "DKK",
-    "danish": "DKK",
-    "poland": "PLN",
-    "czechia": "CZK",
-    "czech republic": "CZK",
-    "hungary": "HUF",
-    "india": "INR",
-    "indian": "INR",
-    "china": "CNY",
-    "chinese": "CNY",
-    "hong kong": "HKD",
-    "singapore": "SGD",
-    "south korea": "KRW",
-    "korea": "KRW",
-    "korean": "KRW",
-    "brazil": "BRL",
-    "mexico": "MXN",
-    "south africa": "ZAR",
-    "israel": "ILS",
-    "turkey": "TRY",
-    "uae": "AED",
-    "dubai": "AED",
-}
-_COUNTRY = "|".join(
-    re.escape(c).replace(r"\ ", r"\s+") for c in sorted(COUNTRY_CURRENCIES, key=len, reverse=True)
-)
-_LOCAL = re.compile(
-    rf"\b(?P<country>{_COUNTRY})\b[^.;!?]{{0,80}}?\b(?:(?:the\s+)?(?:local|home|domestic|"
-    r"national)\s+(?:currency|money))\b"
-    r"|\b(?:local|home|domestic)\s+currency\b[^.;!?]{0,30}?\b(?:here\s+in|in)\s+"
-    rf"(?P<after>{_COUNTRY})\b",
-    _I,
-)
-
-
-def local_currencies(text: str) -> list[tuple[str, int]]:
-    """The currencies ``text`` names as the local currency of a country ("I live in
-    Switzerland and keep everything in local currency" is CHF), with where each is named."""
-    out = []
-    for match in _LOCAL.finditer(text):
-        group = "country" if match["country"] else "after"
-        key = " ".join(match[group].lower().split())
-        out.append((COUNTRY_CURRENCIES[key], match.start(group)))
-    return out
-
-
-#: A currency written before "based" or "denominated" ("€ based", "a CHF-based investor").
-_CURRENCY_BASED = re.compile(
-    r"(?P<c>[$€£¥]|\b[A-Za-z]{3,}(?:\s+[A-Za-z]+)?)[\s-]*(?:based|denominated)\b", _I
-)
-
-
-def currencies_based(text: str) -> list[tuple[str, int]]:
-    """The currencies ``text`` writes before "based"/"denominated", with their positions."""
-    out = []
-    for match in _CURRENCY_BASED.finditer(text):
-        named = list(quantities.currencies(match["c"]))
-        if named and named[-1][0].end() == len(match["c"]):
-            out.append((named[-1][1], match.start("c") + named[-1][0].start()))
-    return out
-
-
 # -- a name or an address in passing ------------------------------------------------------------
 
 _WORD = r"[A-Z][a-z'-]+"
@@ -478,16 +334,21 @@ _NAME_END = (
     r"(?=\s*(?:$|[.,!;:)(]|-|by the way|btw|here\b|and\b|from\b|if\b|for\b|but\b|so\b|"
     r"please\b|writing\b|speaking\b|again\b|\d))"
 )
-_GREETING = r"(?:(?:hi|hello|hey|ok|okay|so|well|oh|basically|anyway|good \w+)[,!.:\s]+)*"
+_GREETING = (
+    r"(?:(?:hi|hello|hey|ok|okay|so|well|oh|basically|anyway|good \w+|by the way|btw|"
+    r"oh and|and|also)[,!.:\s]+)*"
+)
 _NAMES = [
     re.compile(p, _I)
     for p in (
         rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+{_PERSON}{_NAME_END}",
         rf"^\W*{_GREETING}{_PERSON}\s+here\b",
+        # "Quick intro: Aisha Bello, 41, nurse"
+        rf"\b(?:intro|introduction|about me)\s*[:-]\s*{_PERSON}\s*,",
         rf"^\W*as\s+{_PERSON},",
         rf"\b(?:my\s+)?full\s+name\s*(?:is|:|=|-)?\s+{_PERSON}{_NAME_END}",
-        r"^\W*(?:thanks|thank you|many thanks|cheers|regards|best|best regards|kind regards|"
-        rf"sincerely|thx|ta)[,!.]*\s+(?:-+\s*)?{_PERSON}\s*[.!]?\s*$",
+        r"(?:^|\s-+\s|[.!]\s)\W*(?:thanks|thank you|many thanks|cheers|regards|best|"
+        rf"best regards|kind regards|sincerely|thx|ta)[,!.]*\s+(?:-+\s*)?{_PERSON}\s*[.!]?\s*$",
         rf"^\W*-+\s*{_PERSON}\s*$",
         rf"\b(?:call me|i go by|people call me|the name'?s|the name is|name's)\s+{_PERSON}"
         rf"{_NAME_END}",
@@ -541,6 +402,7 @@ _POSTCODE = (
 )
 _ADDRESS_CUE = (
     r"\b(?:(?:i'?m|i am|im|we'?re|we are)(?:\s+(?:living|located|staying|based))?|"
+    r"(?<=,\s)(?:based|located|living)|"
     r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+|recently\s+)?moved)|living|"
     r"(?:my|our)\s+(?:house|home|flat|apartment|place|address|condo)\s+is|home is|"
     r"(?:reach|find|write to|visit)\s+(?:me|us)|"
@@ -580,54 +442,6 @@ def address_only(value: str) -> str:
     return _AFTER_ADDRESS.sub("", value).strip(" ,.")
 
 
-#: A currency given as an answer ("USD for me", "€ for everything please", "C$ please").
-_CURRENCY_ANSWER = re.compile(
-    r"^[\s\-*>]*(?:in\s+|use\s+)?(?P<c>\S+(?:\s+\S+)?)\s*(?=(?:for\s+(?:me|us|everything|all)|"
-    r"please|pls|everywhere|is fine|works)\b)",
-    _I,
-)
-#: Where the user lives, then "so" and the currency ("I'm in Germany so euros").
-_CURRENCY_BECAUSE = re.compile(
-    r"\b(?:(?:i|we)(?:'m|'re|\s+am|\s+are|\s+live|\s+moved|'ve moved|\s+reside)?\s+"
-    r"(?:\w+\s+){0,2}?|living\s+|based\s+)(?:in|to|out of|from)\s+[^.;!?]{2,40}?[,\s]+"
-    r"(?:so|which means|meaning|hence)\s+(?:it'?s\s+|its\s+|it is\s+|"
-    r"(?:everything|all|my money|amounts|figures|numbers|reports|prices|values)"
-    r"(?:'s|\s+is|\s+are)?\s+)?(?:in\s+)?",
-    _I,
-)
-
-
-#: "won" is a currency only where money is shown in it ("show me amounts in won"); elsewhere
-#: it is the verb ("the Lakers won").
-_IN_WON = re.compile(
-    r"\b(?:amounts?|figures|numbers|prices|values|everything|reports?|it all|money|savings|"
-    r"portfolio|accounts?)\s+(?:\w+\s+){0,2}?in\s+(?:south\s+)?(?:korean\s+)?(?P<c>won)\b",
-    _I,
-)
-
-
-def currencies_in_words(text: str) -> list[tuple[str, int]]:
-    """The currencies ``text`` names by a word that is also an ordinary word ("amounts in won"
-    is KRW), with where each is named."""
-    return [("KRW", match.start("c")) for match in _IN_WON.finditer(text)]
-
-
-def currencies_answered(text: str) -> list[tuple[str, int]]:
-    """The currency ``text`` gives as its answer ("USD for me") or as a consequence of where
-    its author lives ("living in Auckland, so NZ dollars"), with its position."""
-    out = currencies_in_words(text)
-    answer = _CURRENCY_ANSWER.match(text)
-    if answer is not None:
-        named = list(quantities.currencies(answer["c"]))
-        if named and named[0][0].start() == 0:
-            out.append((named[0][1], answer.start("c")))
-    for match in _CURRENCY_BECAUSE.finditer(text):
-        named = list(quantities.currencies(text[match.end() :]))
-        if named and named[0][0].start() == 0:
-            out.append((named[0][1], match.end()))
-    return out
-
-
 # -- holdings named outright ("I have Nvidia and Tesla") ---------------------------------------
 
 #: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
@@ -636,12 +450,15 @@ HOLDING_CUE = re.compile(
     r"\b(?:i\s+(?:only\s+|just\s+)?(?:have|got|'ve got)|"
     r"i\s+(?:(?:only|just|already|also|still|currently)\s+)?(?:hold|own|bought)|"
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
-    r"my\s+(?:portfolio|holdings|positions?|stocks?|shares)\s+(?:currently\s+|now\s+)?"
+    r"my\s+(?:(?:brokerage|trading|investment|retirement|pension|stocks?\s+and\s+shares)\s+)?"
+    r"(?:portfolio|holdings|positions?|stocks?|shares|account|isa|ira|401\(?k\)?)\s+"
+    r"(?:currently\s+|now\s+)?"
     r"(?:contains?|has|have|includes?|holds?|are|is|consists? of)|in my portfolio|"
     r"(?:my\s+)?(?:portfolio|holdings|positions|stocks|shares)\s*:|"
     r"^\W*(?:currently\s+|now\s+|still\s+)?holding|"
     r"\b(?:i'?m|i\s+am)\s+(?:currently\s+|still\s+)?holding|"
     r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in|"
+    r"i'?m\s+(?:still\s+)?sitting\s+on|"
     r"\b(?:as|i'?m|i\s+am)\s+(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3},\s+)?an?\s+"
     r"(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
     r"(?!\s+(?:meeting|vote|letter|call|attendee))))",
@@ -649,6 +466,12 @@ HOLDING_CUE = re.compile(
 )
 
 
+#: A pronoun for the names said before a holding cue ("I own both", "I have money in both").
+BOTH = re.compile(
+    r"\s+(?:(?:some\s+)?(?:money|shares|stock)\s+in\s+)?(?:both|them both|both of them|"
+    r"all of them|them all|all three|each of them)\b",
+    _I,
+)
 _STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
 
 
@@ -659,11 +482,13 @@ _MONEY_IN = re.compile(
 
 def cue_holds(part: str, cue: re.Match[str], known: set[str]) -> bool:
     """Whether the holding cue ``cue`` in ``part`` speaks of holdings: any cue but "I have" /
-    "I got" does; those do with stock words in the clause ("I have Tesla shares") or nothing but
+    "I got" / "I'm sitting on" does; those do with stock words in the clause ("I have Tesla shares") or nothing but
     names after them ("I have Nvidia and Tesla"), not in "I have a Tesla"."""
-    if not cue.group(0).lower().startswith(("i have", "i got")):
+    if not cue.group(0).lower().startswith(("i have", "i got", "i'm sitting", "im sitting")):
         return True
     rest = part[cue.end() :]
+    if BOTH.match(rest) and symbols.tickers_in(part[: cue.start()], known):
+        return True
     money = _MONEY_IN.match(rest)  # "I have money in Tesla and Nvidia"
     return bool(_STOCKISH.search(part)) or names_only(rest[money.end() if money else 0 :], known)
 

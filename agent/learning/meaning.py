@@ -37,7 +37,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.learning import indirect, quantities, senses, symbols, vocabulary
+from agent.learning import (
+    employment,
+    exclusions,
+    indirect,
+    quantities,
+    senses,
+    symbols,
+    vocabulary,
+)
 from agent.learning.phrasing import Found, bare_value
 from agent.research.tickers import COMPANY_NAMES
 
@@ -79,7 +87,19 @@ _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed|used
 _FEELING = re.compile(
     rf"(?<![\w'])(?:(?P<fear>{senses.FEAR})|(?P<appetite>{senses.APPETITE}))(?![\w'])", _I
 )
-_MEASURED = re.compile(rf"(?<![\w'])(?:{senses.MEASURED})(?![\w'])", _I)
+#: A measure word, not one that counts money ("a few hundred dollars" measures no risk).
+#: Risk and losses named: a clause about them may say a level by its measure words ("I'm
+#: comfortable taking a fair amount of risk").
+_RISKY = re.compile(
+    r"\b(?:risk\w*|volatil\w*|swings?|ups and downs|crash\w*|drops?|dips?|falls?|fell|losses|"
+    r"losing|slides?|slump\w*|sell-?offs?|downturns?|bear markets?)\b",
+    _I,
+)
+_MEASURED = re.compile(
+    rf"(?<![\w'])(?:{senses.MEASURED})(?![\w'])(?!\s+(?:hundred|thousand|million|grand|dollars?|"
+    r"bucks|quid|pounds?|euros?|\d))",
+    _I,
+)
 #: A negation in the few words before a feeling turns it ("doesn't bother me").
 _TURNED = re.compile(r"(?:\b(?:not|never|no|without|hardly|barely)|n't)\s+(?:[\w']+\s+){0,3}$", _I)
 #: A supposition states no trait ("if the euro keeps falling I'd hate ...").
@@ -320,15 +340,17 @@ def _readable(part: str, known: set[str]) -> list[tuple[str, int]]:
 def detect(part: str, known: set[str], skip: set[str], taken: Sequence[int] = ()) -> list[Found]:
     """``(attribute, raw value, position)`` for each clause of ``part`` whose meaning is an
     attribute not in ``skip`` and whose words name a value of it. A clause holding a value
-    the rules read (its position in ``taken``) is theirs: "preserving what I've built is my
-    priority" states a goal, not a risk level besides."""
-    pieces = [
-        (c, at) for c, at in _readable(part, known) if not any(at <= t < at + len(c) for t in taken)
-    ]
+    the rules read (its position in ``taken``) may state another fact by its named words ("I'm
+    an engineer at Google with Apple stock"), never a risk level by its feeling: "preserving
+    what I've built is my priority" states a goal, not a risk level besides."""
+    pieces = _readable(part, known)
     found: list[Found] = []
     said = scores([masked(c, known) for c, _ in pieces])
     for (clause, at), score in zip(pieces, said, strict=True):
+        ruled = any(at <= t < at + len(clause) for t in taken)
         for attribute, raw in _values(clause, part, score, known):
+            if ruled and attribute == "risk_tolerance":
+                continue
             if attribute not in skip and all(f[0] != attribute for f in found):
                 found.append((attribute, raw, at))
     return found
@@ -336,11 +358,13 @@ def detect(part: str, known: set[str], skip: set[str], taken: Sequence[int] = ()
 
 def _worth_reading(clause: str, named: bool) -> bool:
     """Whether ``clause`` names anything a sense could take as its value (a company, a
-    duration, a currency, a sector, a feeling about losses): only those are embedded, the
+    duration, a currency, a sector, a feeling about losses, or losses and risk themselves,
+    whose level its measure words may give): only those are embedded, the
     cost of a long message is in its clauses that might state something."""
     return bool(
         named
         or _FEELING.search(clause)
+        or _RISKY.search(clause)
         or _CAPITALISED.search(clause)
         or any(True for _ in quantities.durations(clause))
         or any(True for _ in quantities.currencies(clause))
@@ -365,6 +389,8 @@ def _values(clause: str, part: str, score: dict[str, float], known: set[str]) ->
 def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | None:
     """The value of ``attribute`` the words of ``clause`` name, or None."""
     if attribute in ("excluded_tickers", "excluded_sectors"):
+        if exclusions.FOR_NOW.search(part):
+            return None  # "I don't want to buy it at these levels": a view of its price
         # "I'm at Nvidia so I can't hold it": the ticker may be named in the part only.
         return bare_value(attribute, clause, known) or (
             bare_value(attribute, part, known) if attribute == "excluded_tickers" else None
@@ -386,6 +412,10 @@ def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | 
         return named or None
     if attribute == "employer":
         # A company's name, never a person's or the clause's first word ("My day job ...").
-        named = [m.group(0) for m in _COMPANY.finditer(clause)]
+        named = [
+            m.group(0)
+            for m in _COMPANY.finditer(clause)
+            if not re.match(employment.PRODUCT, clause[m.end() :], _I)
+        ]
         return named[-1] if named else None
     return bare_value(attribute, clause, known)

@@ -13,12 +13,21 @@ a known attribute (the "14" of "no sorry, 14").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
-from agent.learning import indirect, quantities, scope, symbols, vocabulary
+from agent.learning import (
+    currencies,
+    employment,
+    exclusions,
+    indirect,
+    quantities,
+    scope,
+    symbols,
+    timeline,
+    vocabulary,
+)
 from agent.research.constraints import clauses, is_constraint
 from agent.research.constraints import excluded_tickers as rule_exclusions
-from agent.research.tickers import COMPANY_NAMES
 
 Found = tuple[str, object, int]
 
@@ -37,6 +46,11 @@ _SUPPOSING = re.compile(
     re.IGNORECASE,
 )
 
+#: A supposition contrary to the user's own case: what follows it is not their trait.
+_COUNTERFACTUAL = re.compile(
+    r"\b(?:if\s+(?:i|we)\s+(?:were|was|had)|were\s+(?:i|we)|had\s+(?:i|we))\b", re.IGNORECASE
+)
+
 _I = re.IGNORECASE
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
 _DEGREE = (
@@ -46,13 +60,8 @@ _DEGREE = (
 )
 
 
-def _alternation(words: Iterable[str]) -> str:
-    ordered = sorted(set(words), key=lambda w: (-len(w), w))
-    return "|".join(re.escape(w).replace(r"\ ", r"[\s-]+") for w in ordered)
-
-
 def _words_of(table: Mapping[str, tuple[str, ...]]) -> str:
-    return _alternation(
+    return vocabulary.alternation(
         [v.replace("_", " ") for v in table] + [w for ws in table.values() for w in ws]
     )
 
@@ -66,7 +75,7 @@ def _has_self(text: str) -> bool:
 _RISK_ALL = _words_of(vocabulary.RISK)
 #: Risk words that describe a person on their own ("I'm cautious"); "high" or "low" need
 #: the word "risk" beside them.
-_RISK_PERSON = _alternation(
+_RISK_PERSON = vocabulary.alternation(
     w
     for value, words in vocabulary.RISK.items()
     for w in (value, *words)
@@ -113,7 +122,8 @@ _RISK = [
     rf"need|take|accept)\s+{_DEGREE}(?P<v>{_RISK_ALL})[\s-]+risk\b",
     rf"\b(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:fits|suits|describes|is)\s+me\b",
     rf"\b(?:i'?m|i\s+am|im)\s+[^.,;]{{1,25}}?\s+and\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
-    rf"^\W*{_DEGREE}(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:investor|saver|type|person)\s+here\b",
+    rf"^\W*{_DEGREE}(?P<v>{_RISK_ALL})(?:[\s-]+risk)?\s+(?:investor|saver|type|person|"
+    rf"(?:\d{{1,3}}|{quantities.WORD_NUMBER})[\s-]+years?[\s-]+old(?:\s+[\w-]+)?)\s+here\b",
     rf"\bi\s+(?:\w+\s+)?(?:prefer|like|want|try|choose|need|tend)\s+to\s+(?:be|play it|stay|"
     rf"keep it|err on the)\s+{_DEGREE}(?P<v>{_RISK_ALL})\b",
     r"\brisk\s+(?:i|we)\s+(?:can|could|am willing to|'m willing to|want to|like to)\s+"
@@ -145,39 +155,26 @@ _HORIZON_SELF = [
     r"\b(?:invest(?:ing)?|hold(?:ing)?(?: it| them| on)?|keep(?:ing)? (?:it|the money|this)|"
     r"need (?:the|this|my|it|that)?\s*(?:money|cash|funds)?|stop(?:ping)? work(?:ing)?|"
     r"retir(?:e|ing)|quit(?:ting)? work(?:ing)?|buy\w*\s+(?:a|an|my|our)\s+\w+|"
-    r"for the next|leave it|leave the money|park(?:ing)? (?:it|the money)|"
+    r"for(?=\s+the\s+(?:next|coming)\b)|stick(?:ing)? with (?:it|this|them)|leave it|leave the money|park(?:ing)? (?:it|the money)|"
     r"finish(?:ing)? work(?:ing)?|touch (?:it|the money|this money|my money)|"
-    r"stay(?:ing)? invested|keep(?:ing)? (?:these|the|my|our) investments)\b"
+    r"stay(?:ing)? invested|keep(?:ing)? (?:these|the|my|our) investments|"
+    r"untouch(?:able|ed)|locked (?:up|away)|tied up|"
+    r"in (?:it )?for the long (?:haul|run|term))\b"
     r"[^.;!?]{0,25}?\b(?:in|for|within|after|another|during)?\s*"
     rf"(?:~|about\s+|around\s+|roughly\s+|at least\s+)?(?P<v>{_D}){_NOT_OLD}",
     rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
     r"(?:retirement|retiring|i retire|i stop work\w*)",
+    # "retiring is roughly nine years off", "retirement is about 12 years away"
+    r"\b(?:retirement|retiring|my retirement)\s+is\s+(?:only\s+|just\s+)?"
+    rf"(?:~|about\s+|around\s+|roughly\s+)?(?P<v>{_D})\s+(?:away|off|out)\b",
     # "a decade and a half before I touch this money", "nine months from now I need the cash"
     rf"(?P<v>{_D})\s+(?:(?:from now|out)\s+)?(?:before|until|till|when)?\s*(?:i|we)\s+"
     r"(?:need|touch|use|withdraw|spend|want)\b",
 ]
 _RANGE = re.compile(r"\d\s*(?:-|–|to|or)\s*$", _I)
+#: The user's money as the subject ("this money is locked away for 15 years").
+_POT = re.compile(r"\b(?:the|this|that)\s+(?:money|pot|cash|portfolio|savings|nest egg)\b", _I)
 _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b", _I)
-
-
-# -- age ---------------------------------------------------------------------------------------
-
-_AGE_NUMBER = rf"(?:\d{{1,3}}|{quantities.WORD_NUMBER})"
-_AGE = [
-    rf"\b(?:i'?m|i\s+am|im)\s+(?:only\s+|just\s+|now\s+|already\s+)?(?P<v>{_AGE_NUMBER})"
-    r"(?:\s*(?:years?|yrs?)[\s-]*old|\s*y/?o\b)?"
-    r"(?!\s*(?:%|percent|per|years?|yrs?|months?|decades?|k\b|x\b|times|[,.]\d|-?\d|/))",
-    rf"\bage(?:d)?\s*(?::|is|=|-)?\s*(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|years? (?!old)))",
-    rf"\b(?:i'?m|i\s+am|im)\s+an?\s+(?P<v>{_AGE_NUMBER})[\s-]*(?:years?|yr)[\s-]*old\b",
-    rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
-    rf"\bi\s+(?:just\s+)?turned\s+(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|percent))",
-    r"^\W*(?P<v>\d{1,3})\s*(?:years?[\s-]*old|y/?o)\b",
-    rf"\bi\s+have\s+(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years\b(?!\s+(?:of|to|until|till|"
-    r"left|before|ago|in|on|experience|invest\w*|horizon|more|now))",
-    rf"^\W*(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years?\s+young\b",
-    # in apposition after an introduction: "I'm Daniel Okafor, 29, software engineer"
-    r"\b(?:i'?m|i\s+am|im)\s+[^,.;\d]{2,40},\s*(?P<v>\d{2})\s*(?=,|\.|;|$|\s+(?:and|y/?o)\b)",
-]
 
 
 # -- drawdown ----------------------------------------------------------------------------------
@@ -266,11 +263,13 @@ _STYLE = [
 # -- tickers -----------------------------------------------------------------------------------
 
 _WATCH = re.compile(
-    r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep (?:an )?eye on|"
-    r"keep tabs on|on my (?:watch[\s-]?list|radar)|add\b[^.;!?]*?\bwatch[\s-]?list|"
+    r"\b(?:follow(?:ing)?|track(?:ing)?|watch(?:ing)?|monitor(?:ing)?|keep(?:ing)? (?:an )?eye on|"
+    r"keep(?:ing)? tabs on|(?:add|put)\b[^.;!?]*?\bon\s+my\s+radar|"
+    r"on my (?:watch[\s-]?list|radar)|add\b[^.;!?]*?\bwatch[\s-]?list|"
     r"put\b[^.;!?]*?\bwatch[\s-]?list|watch[\s-]?list|(?:add|put)\b[^.;!?]*?\bmy\s+list|"
-    r"updates?\s+on|news\s+(?:on|about)|(?:tell|let)\s+me\s+(?:know\s+)?(?:when|whenever)\s+"
-    r"(?:something|anything)|(?:alert|notify|ping)\s+me\s+(?:when|whenever|about|on))\b",
+    r"updates?\s+on|news\s+(?:on|about)|alerts?\s+(?:on|about|for)|(?:tell|let)\s+me\s+(?:know\s+)?(?:when|whenever|if)\s+"
+    r"(?:something|anything)|(?:alert|notify|ping)\s+me\s+(?:when|whenever|if|about|on)|"
+    r"keep\s+me\s+(?:posted|updated|informed|in\s+the\s+loop)\s+(?:on|about))\b",
     _I,
 )
 _SUBJECTLESS = re.compile(
@@ -281,42 +280,12 @@ _SUBJECTLESS = re.compile(
 _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b", _I)
 
 
-# -- employer ----------------------------------------------------------------------------------
-
-_COMPANY = (
-    rf"(?:(?i:{_alternation(COMPANY_NAMES)})\b|"
-    r"(?-i:(?!I\b|I'[a-z]+\b)[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
-)
-_EMPLOYER = re.compile(
-    r"\b(?:i\s+(?:work|am working|'m working)\s+(?:at|for|with)|"
-    r"i'm\s+(?:employed|working)\s+(?:at|by|for)|i\s+am\s+employed\s+(?:at|by)|"
-    r"employed\s+(?:at|by)|my\s+employer\s*(?:is|:|=|-)?\s*(?:now\s+|currently\s+)?|"
-    r"my\s+(?:pay\s*check|paycheque|salary|wages?|pay)\s+(?:comes?|is)\s+from|"
-    r"i'?m\s+an?\s+[\w\s-]{1,30}?\s+at|i\s+(?:switched|moved)\s+jobs\s+to|i\s+switched\s+to|"
-    rf"i'?m\s+(?:now\s+|currently\s+)?at(?=\s+(?i:{_alternation(COMPANY_NAMES)})\b)|"
-    r"i\s+(?:just\s+)?joined|(?:i\s+)?work\s+at|on the payroll (?:at|of)|"
-    r"i'?m\s+(?:on\s+staff|staff)\s+at)\s+"
-    rf"(?P<v>{_COMPANY})",
-    _I,
-)
-_EMPLOYER_AFTER = re.compile(
-    rf"(?P<v>{_COMPANY})\s+(?:is\s+my\s+(?:employer|company)|employs\s+me|"
-    r"pays\s+my\s+(?:salary|wages?|bills))\b|"
-    r"\bmy\s+(?:salary|pay\s*check|paycheque|wages?)\s+(?:is\s+|are\s+)?paid\s+by\s+"
-    rf"(?P<w>{_COMPANY})",
-    _I,
-)
-_FORMER = re.compile(
-    r"\b(?:used to|formerly|former|old job|previous(?:ly)?|ex-|last job|left|quit)\b", _I
-)
-
-
 # -- currency, sectors, personal data ----------------------------------------------------------
 
 _CURRENCY_CUE = re.compile(
     r"\b(?:currency|currnecy|curency|currancy|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
     r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
-    r"numbers)\b[^.;!?]{0,25}?\bin|use|using)\b",
+    r"numbers|prices|values|amounts|quote\w*|show\w*)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
 )
 _EXCLUDED_WORDS = _words_of(vocabulary.EXCLUDED_SECTORS)
@@ -372,6 +341,8 @@ def _risk(part: str, known: set[str]) -> list[Found]:
         # A fearful reaction beside a percentage is a loss limit ("anything over 25% down
         # and I'd lose sleep"), not a risk tolerance.
         reactions = []
+    if _COUNTERFACTUAL.search(part):  # "if I were braver I'd buy more": they are not
+        return []
     if _SUPPOSING.search(part):  # "if it dropped 30% I'd buy more", not "if I were bold"
         return reactions[:1]
     named: list[Found] = [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
@@ -380,8 +351,12 @@ def _risk(part: str, known: set[str]) -> list[Found]:
 
 def _horizon(part: str, known: set[str]) -> list[Found]:
     found = [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON, part)]
-    if (_has_self(part) or _GOAL_CUE.search(part)) and not _EXPERIENCE.search(part):
+    if (_has_self(part) or _GOAL_CUE.search(part) or _POT.search(part)) and not _EXPERIENCE.search(
+        part
+    ):
         found += [("horizon_years", m["v"], m.start("v")) for m in _all(_HORIZON_SELF, part)]
+        # "I'm 40 and won't touch it until I'm 65": the difference of two ages.
+        found += [("horizon_years", y, at) for y, at in timeline.horizons_by_age(part)]
     if _goal(part, known):  # "a down payment on a flat in 3 years"
         found += [
             ("horizon_years", m[g], m.start(g))
@@ -398,7 +373,7 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
 
 
 def _age(part: str, known: set[str]) -> list[Found]:
-    return [("age", m["v"], m.start("v")) for m in _all(_AGE, part)]
+    return [("age", v, at) for v, at in timeline.ages(part)]
 
 
 def _drawdown(part: str, known: set[str]) -> list[Found]:
@@ -489,7 +464,8 @@ def _watchlist(part: str, known: set[str]) -> list[Found]:
     if cue is None:
         return []
     span = scope.clause_around(part, cue.start())
-    before = part[span[0] : cue.start()]
+    # "What I need is simple: tell me when ...": a colon opens the request.
+    before = part[span[0] : cue.start()].rsplit(":", 1)[-1]
     if not (
         _SUBJECTLESS.match(before)
         or re.search(r"\b(?:i|i'm|im|i'd|i'll|we|we're|we'd)\s+(?:\w+\s+){0,3}$", before, _I)
@@ -508,30 +484,21 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
         return []
     _, end = scope.clause_around(part, cue.start())
     named = scope.within(symbols.tickers_in(part, known), (cue.start(), end))
+    if not named and indirect.BOTH.match(part, cue.end()):
+        # "Apple and Amazon - I own both": the names before the cue.
+        named = symbols.tickers_in(part[: cue.start()], known)
     return [("holdings", [s for s, _ in named], named[0][1])] if named else []
 
 
-def _employer(part: str, known: set[str]) -> list[Found]:
-    match = _EMPLOYER.search(part)
-    if match is not None:
-        at, name = match.start("v"), match["v"]
-    else:
-        after = _EMPLOYER_AFTER.search(part)
-        if after is None:
-            return []
-        group = "v" if after["v"] else "w"
-        at, name = after.start(group), after[group]
-    if _FORMER.search(part[: at + len(name)]):
-        return []
-    name = re.split(r"\s+(?:and|as|since|in|for|now|but|because|where)\b", name)[0]
-    return [("employer", name.strip(" .,"), at)]
-
-
 def _currency(part: str, known: set[str]) -> list[Found]:
-    named = indirect.currencies_based(part) or indirect.local_currencies(part)
+    named = (
+        currencies.currencies_of_nation(part)
+        or currencies.currencies_based(part)
+        or currencies.local_currencies(part)
+    )
     if named and _has_self(part):
         return [("base_currency", named[0][0], named[0][1])]
-    named = indirect.currencies_answered(part)
+    named = currencies.currencies_answered(part)
     if named:
         return [("base_currency", named[0][0], named[0][1])]
     cue = _CURRENCY_CUE.search(part)
@@ -599,7 +566,7 @@ def _excluded_tickers(part: str, known: set[str]) -> list[Found]:
     for clause in clauses(part):
         ruled = set(rule_exclusions([clause], known)) if is_constraint(clause) else set()
         offset = max(part.find(clause), 0)
-        for attribute, value, at in indirect.excluded_tickers(clause, known):
+        for attribute, value, at in exclusions.excluded_tickers(clause, known):
             kept = [s for s in value if s not in ruled] if isinstance(value, list) else []
             if kept:
                 found.append((attribute, kept, offset + at))
@@ -617,7 +584,7 @@ _DETECTORS: tuple[Callable[[str, set[str]], list[Found]], ...] = (
     _style,
     _watchlist,
     _holdings,
-    _employer,
+    employment.employer,
     _currency,
     _sectors,
     _personal,
@@ -667,7 +634,7 @@ def bare_value(attribute: str, tail: str, known: set[str]) -> object | None:
         ]
         return named or None
     if attribute == "employer":
-        match = re.search(_COMPANY, tail)
+        match = re.search(employment.COMPANY, tail)
         return match.group(0) if match else None
     table = {
         "risk_tolerance": vocabulary.RISK,

@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
-from agent.learning import indirect, quantities, symbols, vocabulary
+from agent.learning import currencies, indirect, quantities, symbols, timeline, vocabulary
 
 Merge = Literal["replace", "union"]
 
@@ -246,6 +246,9 @@ _horizon_normalise = _positive(
 def _horizon_mentions(value: JsonValue, text: str) -> bool:
     if any(_canonical_number(years) == value for _, years in quantities.durations(text)):
         return True
+    # "I'm 40 and won't touch it until I'm 65": the years between two ages it names.
+    if any(_canonical_number(years) == value for years, _ in timeline.horizons_by_age(text)):
+        return True
     # A bare number next to "horizon" ("horizon: 10", "14. typo" after "no sorry"), read as
     # years: any number not followed by a unit of time other than years.
     return any(
@@ -345,11 +348,16 @@ def _currency_normalise(value: object) -> JsonValue:
 
 
 def _currency_mentions(value: JsonValue, text: str) -> bool:
-    """A text states a currency by its code, name or symbol, or as the local currency of a
-    country it names ("I live in Switzerland and keep everything in local currency")."""
+    """A text states a currency by its code, name or symbol, as the local currency of a
+    country it names ("I live in Switzerland and keep everything in local currency"), or by
+    a name the author's nationality qualifies ("I'm Danish so please use kroner")."""
     if any(code == value for _, code in quantities.currencies(text)):
         return True
-    named = indirect.local_currencies(text) + indirect.currencies_in_words(text)
+    named = [
+        *currencies.local_currencies(text),
+        *currencies.currencies_in_words(text),
+        *currencies.currencies_of_nation(text),
+    ]
     return any(code == value for code, _ in named)
 
 

@@ -40,6 +40,9 @@ _PHRASES = {
     "dozen": 12,
     "half a": 0.5,
     "half an": 0.5,
+    "a quarter of a": 0.25,
+    "a quarter of an": 0.25,
+    "three quarters of a": 0.75,
     "a": 1,
     "an": 1,
 }
@@ -100,6 +103,8 @@ _UNIT_YEARS = {
     "mo": 1 / 12,
     "mth": 1 / 12,
     "decade": 10.0,
+    "century": 100.0,
+    "centurie": 100.0,
     "week": 1 / 52,
     "wk": 1 / 52,
     # common misspellings
@@ -110,12 +115,14 @@ _UNIT_YEARS = {
     "monht": 1 / 12,
     "mnth": 1 / 12,
 }
+#: "The next decade", "the coming year": one of the unit.
+_NEXT = r"the\s+(?:next|coming)"
 #: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs",
-#: "thirty months", "a couple of decades", "a year and a half".
+#: "thirty months", "a couple of decades", "a year and a half", "a quarter of a century".
 DURATION = (
-    rf"(?P<amount>{NUMBER}(?:\s+and\s+a\s+half)?)[\s-]*"
+    rf"(?P<amount>(?:{NUMBER}|{_NEXT})(?:\s+and\s+a\s+half)?)[\s-]*"
     r"(?P<unit>years?|yrs?|y|yaers?|yeras?|yers?|yeaers?|months?|monhts?|mnths?|mos?|mths?|"
-    r"decades?|weeks?|wks?)\b"
+    r"decades?|century|centuries|weeks?|wks?)\b"
     r"(?P<half>\s+and\s+a\s+half)?"
 )
 _DURATION = re.compile(rf"(?<![\w.]){DURATION}", re.IGNORECASE)
@@ -124,7 +131,7 @@ _DURATION = re.compile(rf"(?<![\w.]){DURATION}", re.IGNORECASE)
 def years_of(amount: str, unit: str, half: str | None = None) -> float:
     """The years a duration's parts stand for: ``years_of("18", "months") == 1.5``."""
     whole, and_half = re.subn(r"\s+and\s+a\s+half$", "", amount.strip(), flags=re.I)
-    value = number(whole)
+    value = 1.0 if re.fullmatch(_NEXT, whole, re.I) else number(whole)
     if value is not None and and_half:
         value += 0.5
     if value is None:

@@ -171,7 +171,8 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
 #: either ("a bit", "within reason") makes it moderate.
 FEAR = (
     r"nervous\w*|anxious|anxiety|panic\w*|scared?|scary|afraid|fear\w*|terrif\w*|frighten\w*|"
-    r"worr(?:y|ied|ies|ying)|sick|ill|stress\w*|sleep\w*|slept|knots?|ruins?|ruined|hate|"
+    r"worr(?:y|ied|ies|ying)|sick|ill|stress\w*|throw up|puke|vomit\w*|nause\w*|palpitations|pit in my stomach|"
+    r"cold sweats?|twitchy|jumpy|jittery|on edge|edgy|sell (?:too )?(?:early|soon)|sleep\w*|slept|knots?|ruins?|ruined|hate|"
     r"upset\w*|shaken|shook|bother\w*|sold|sell(?:ing)? (?:it all|everything)|(?:to|into) cash|safe|safety|"
     r"boring|careful|cautious|protect\w*|preserv\w*|bail\w*|pull(?:ed)? out|want out|get out|"
     r"can'?t (?:take|bear|stand|handle|stomach)|lose sleep|dread\w*|queasy|gut[- ]wrench\w*"
@@ -184,6 +185,6 @@ APPETITE = (
     r"risky|big risks?|huge risks?|don'?t care"
 )
 MEASURED = (
-    r"some|a bit|a little|a few|reasonable|within reason|middle|balance\w*|moderate\w*|"
+    r"some|a bit|a little|a few|reasonable|within reason|middle|balanced|(?:a|some) balance|moderate\w*|"
     r"not too|nothing too|fair|bumpy|now and then|up to a point|to a point|somewhat"
 )

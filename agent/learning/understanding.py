@@ -64,14 +64,14 @@ _SARCASM = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:(?:so|and|but|also|hey|ok|okay|well)[\s,]+)*"
-    r"(?:what|how|why|which|when|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
+    r"(?:what(?!\s+(?:i|we)\s+(?:need|want|care about|'d like|would like|like)\b)|how|why|which|when(?!\s+(?:the|my|our|i|we|stocks|markets?|prices)\s+(?:\w+\s+){0,2}?(?:crashed|dropped|fell|tanked|dipped|plunged|went|was|were|lost)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
     r"did|do(?!\s+not|n't)|has|have(?!\s+(?:a|an|some|my))|isn't|aren't|wouldn't|shouldn't)\b",
     re.IGNORECASE,
 )
 _POLITE = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
     # "if I'm honest" concedes and "if you need it" offers: neither supposes anything.
-    r"\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:honest|being honest|truthful)|(?:you|u)\s+(?:ever\s+)?(?:need|want|like|have to|must)\b))|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
+    r"\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:honest|being honest|truthful)|(?:you|u)\s+(?:ever\s+)?(?:need|want|like|have to|must)\b|(?:anything|something)\s+(?:\w+\s+){0,2}?(?:happens|changes|comes up)\b))|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
     r"let's say|lets say|were i|had i|whether)\b",
     re.IGNORECASE,
 )

@@ -8,6 +8,9 @@ the same tables, so a word that proposes a value is always one the check accepts
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 RISK: dict[str, tuple[str, ...]] = {
     "conservative": (
         "low",
@@ -228,3 +231,9 @@ SECTORS: dict[str, tuple[str, ...]] = {
     "telecom": ("telecoms", "telecommunications", "telco", "telcos"),
     "materials": ("mining", "miners", "chemicals", "metals", "basic materials"),
 }
+
+
+def alternation(words: Iterable[str]) -> str:
+    """A regex alternation of ``words``, longest first, a space matching spaces or a hyphen."""
+    ordered = sorted(set(words), key=lambda w: (-len(w), w))
+    return "|".join(re.escape(w).replace(r"\ ", r"[\s-]+") for w in ordered)

@@ -1,0 +1,247 @@
+"""Currencies said without their code: by symbol, country, nationality or answer.
+
+"I'm € based", "I live in Switzerland and keep everything in local currency", "I'm in Germany
+so euros", "I'm Danish so please use kroner", "we moved to Chile, so pesos", "USD for me",
+"show me amounts in won": each names the user's base currency another way than "my base
+currency is EUR". The phrasing rules (:mod:`agent.learning.phrasing`) propose the value with
+these readers and the registry (:mod:`agent.learning.profile`) grounds a quote with the same
+ones, so a wording that proposes a currency is always one the check accepts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.learning import quantities
+
+_I = re.IGNORECASE
+
+#: Countries (and their adjectives) and the currency that is local there.
+COUNTRY_CURRENCIES: dict[str, str] = {
+    "japan": "JPY",
+    "japanese": "JPY",
+    "switzerland": "CHF",
+    "swiss": "CHF",
+    "uk": "GBP",
+    "united kingdom": "GBP",
+    "britain": "GBP",
+    "great britain": "GBP",
+    "british": "GBP",
+    "england": "GBP",
+    "scotland": "GBP",
+    "wales": "GBP",
+    "us": "USD",
+    "usa": "USD",
+    "united states": "USD",
+    "america": "USD",
+    "the states": "USD",
+    "canada": "CAD",
+    "canadian": "CAD",
+    "australia": "AUD",
+    "australian": "AUD",
+    "new zealand": "NZD",
+    "germany": "EUR",
+    "france": "EUR",
+    "spain": "EUR",
+    "italy": "EUR",
+    "ireland": "EUR",
+    "netherlands": "EUR",
+    "belgium": "EUR",
+    "austria": "EUR",
+    "portugal": "EUR",
+    "finland": "EUR",
+    "greece": "EUR",
+    "estonia": "EUR",
+    "the eurozone": "EUR",
+    "eurozone": "EUR",
+    "sweden": "SEK",
+    "swedish": "SEK",
+    "norway": "NOK",
+    "norwegian": "NOK",
+    "denmark": "DKK",
+    "danish": "DKK",
+    "poland": "PLN",
+    "czechia": "CZK",
+    "czech republic": "CZK",
+    "hungary": "HUF",
+    "india": "INR",
+    "indian": "INR",
+    "china": "CNY",
+    "chinese": "CNY",
+    "hong kong": "HKD",
+    "singapore": "SGD",
+    "south korea": "KRW",
+    "korea": "KRW",
+    "korean": "KRW",
+    "brazil": "BRL",
+    "mexico": "MXN",
+    "mexican": "MXN",
+    "chile": "CLP",
+    "chilean": "CLP",
+    "colombia": "COP",
+    "argentina": "ARS",
+    "philippines": "PHP",
+    "egypt": "EGP",
+    "nigeria": "NGN",
+    "kenya": "KES",
+    "pakistan": "PKR",
+    "czech": "CZK",
+    "polish": "PLN",
+    "hungarian": "HUF",
+    "brazilian": "BRL",
+    "turkish": "TRY",
+    "israeli": "ILS",
+    "thailand": "THB",
+    "thai": "THB",
+    "malaysia": "MYR",
+    "indonesia": "IDR",
+    "vietnam": "VND",
+    "new zealander": "NZD",
+    "kiwi": "NZD",
+    "aussie": "AUD",
+    "german": "EUR",
+    "french": "EUR",
+    "spanish": "EUR",
+    "italian": "EUR",
+    "irish": "EUR",
+    "dutch": "EUR",
+    "belgian": "EUR",
+    "austrian": "EUR",
+    "portuguese": "EUR",
+    "finnish": "EUR",
+    "greek": "EUR",
+    "south africa": "ZAR",
+    "israel": "ILS",
+    "turkey": "TRY",
+    "uae": "AED",
+    "dubai": "AED",
+}
+_COUNTRY = "|".join(
+    re.escape(c).replace(r"\ ", r"\s+") for c in sorted(COUNTRY_CURRENCIES, key=len, reverse=True)
+)
+_LOCAL = re.compile(
+    rf"\b(?P<country>{_COUNTRY})\b[^.;!?]{{0,80}}?\b(?:(?:the\s+)?(?:local|home|domestic|"
+    r"national)\s+(?:currency|money))\b"
+    r"|\b(?:local|home|domestic)\s+currency\b[^.;!?]{0,30}?\b(?:here\s+in|in)\s+"
+    rf"(?P<after>{_COUNTRY})\b",
+    _I,
+)
+
+
+def local_currencies(text: str) -> list[tuple[str, int]]:
+    """The currencies ``text`` names as the local currency of a country ("I live in
+    Switzerland and keep everything in local currency" is CHF), with where each is named."""
+    out = []
+    for match in _LOCAL.finditer(text):
+        group = "country" if match["country"] else "after"
+        key = " ".join(match[group].lower().split())
+        out.append((COUNTRY_CURRENCIES[key], match.start(group)))
+    return out
+
+
+#: A currency written before "based" or "denominated" ("€ based", "a CHF-based investor").
+_CURRENCY_BASED = re.compile(
+    r"(?P<c>[$€£¥]|\b[A-Za-z]{3,}(?:\s+[A-Za-z]+)?)[\s-]*(?:based|denominated)\b", _I
+)
+
+
+def currencies_based(text: str) -> list[tuple[str, int]]:
+    """The currencies ``text`` writes before "based"/"denominated", with their positions."""
+    out = []
+    for match in _CURRENCY_BASED.finditer(text):
+        named = list(quantities.currencies(match["c"]))
+        if named and named[-1][0].end() == len(match["c"]):
+            out.append((named[-1][1], match.start("c") + named[-1][0].start()))
+    return out
+
+
+#: A currency given as an answer ("USD for me", "€ for everything please", "C$ please").
+_CURRENCY_ANSWER = re.compile(
+    r"^[\s\-*>]*(?:in\s+|use\s+)?(?P<c>\S+(?:\s+\S+)?)\s*(?=(?:for\s+(?:me|us|everything|all)|"
+    r"please|pls|everywhere|is fine|works)\b)",
+    _I,
+)
+#: Where the user lives, then "so" and the currency ("I'm in Germany so euros").
+_CURRENCY_BECAUSE = re.compile(
+    r"\b(?:(?:i|we)(?:'m|'re|\s+am|\s+are|\s+live|\s+moved|'ve moved|\s+reside)?\s+"
+    r"(?:\w+\s+){0,2}?|living\s+|based\s+)(?:in|to|out of|from)\s+[^.;!?]{2,40}?[,\s]+"
+    r"(?:so|which means|meaning|hence)\s+(?:it'?s\s+|its\s+|it is\s+|"
+    r"(?:everything|all|my money|amounts|figures|numbers|reports|prices|values)"
+    r"(?:'s|\s+is|\s+are)?\s+)?(?:in\s+)?",
+    _I,
+)
+
+
+#: A nationality or a country lived in, then "so" and the currency ("I'm Danish so please use
+#: kroner", "we moved to Chile, so pesos").
+_NATIONAL = re.compile(
+    r"\b(?:(?:i'?m|i\s+am|im|we'?re|we\s+are)\s+(?:an?\s+|(?:based\s+|living\s+)?in\s+)?|"
+    r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+)?moved|'ve\s+moved)\s+(?:back\s+)?(?:in|to)\s+|"
+    rf"(?:living|based)\s+in\s+)(?P<n>{_COUNTRY})\b[,\s]+"
+    r"(?:so|which means|meaning|hence)\s+(?:(?:please|pls)\s+)?(?:(?:use|show|report|"
+    r"everything|all|amounts|figures|numbers)\s+)?(?:in\s+)?",
+    _I,
+)
+#: Currency names several countries share, and the codes each may be: the country says which.
+_SHARED = {
+    "dollar": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "TWD"}),
+    "krone": frozenset({"DKK", "NOK", "SEK", "ISK", "CZK"}),
+    "franc": frozenset({"CHF"}),
+    "peso": frozenset({"MXN", "CLP", "COP", "ARS", "PHP"}),
+    "rupee": frozenset({"INR", "PKR", "LKR", "NPR"}),
+    "pound": frozenset({"GBP", "EGP"}),
+    "riyal": frozenset({"SAR", "QAR"}),
+}
+_SHARED_NAME = re.compile(
+    r"(?:(?P<dollar>dollars?|bucks)|(?P<krone>kron(?:e|er|a|or)|crowns?)|(?P<franc>francs?)|"
+    r"(?P<peso>pesos?)|(?P<rupee>rupees?)|(?P<pound>pounds?)|(?P<riyal>riyals?))\b",
+    _I,
+)
+
+
+def currencies_of_nation(text: str) -> list[tuple[str, int]]:
+    """The currency ``text`` names after its author's nationality or country ("I'm Danish so
+    please use kroner" is DKK, "we moved to Chile, so pesos" CLP), with its position: a name
+    several countries share is that country's own currency."""
+    out = []
+    for match in _NATIONAL.finditer(text):
+        tail = text[match.end() :]
+        named = list(quantities.currencies(tail))
+        shared = _SHARED_NAME.match(tail)
+        local = COUNTRY_CURRENCIES[" ".join(match["n"].lower().split())]
+        if shared is not None and local in _SHARED[str(shared.lastgroup)]:
+            out.append((local, match.end()))
+        elif named and named[0][0].start() == 0:
+            out.append((named[0][1], match.end()))
+    return out
+
+
+#: "won" is a currency only where money is shown in it ("show me amounts in won"); elsewhere
+#: it is the verb ("the Lakers won").
+_IN_WON = re.compile(
+    r"\b(?:amounts?|figures|numbers|prices|values|everything|reports?|it all|money|savings|"
+    r"portfolio|accounts?)\s+(?:\w+\s+){0,2}?in\s+(?:south\s+)?(?:korean\s+)?(?P<c>won)\b",
+    _I,
+)
+
+
+def currencies_in_words(text: str) -> list[tuple[str, int]]:
+    """The currencies ``text`` names by a word that is also an ordinary word ("amounts in won"
+    is KRW), with where each is named."""
+    return [("KRW", match.start("c")) for match in _IN_WON.finditer(text)]
+
+
+def currencies_answered(text: str) -> list[tuple[str, int]]:
+    """The currency ``text`` gives as its answer ("USD for me") or as a consequence of where
+    its author lives ("living in Auckland, so NZ dollars"), with its position."""
+    out = currencies_in_words(text)
+    answer = _CURRENCY_ANSWER.match(text)
+    if answer is not None:
+        named = list(quantities.currencies(answer["c"]))
+        if named and named[0][0].start() == 0:
+            out.append((named[0][1], answer.start("c")))
+    for match in _CURRENCY_BECAUSE.finditer(text):
+        named = list(quantities.currencies(text[match.end() :]))
+        if named and named[0][0].start() == 0:
+            out.append((named[0][1], match.end()))
+    return out
