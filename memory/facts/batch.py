@@ -172,20 +172,11 @@ class Plan:
             key = w.key
             cover = open_fact[key] if key in open_fact else self._latest(key)
             new = w.append(cover)  # type: ignore[misc]  # checked by _appends
-            if cover is not None:
-                self._close(cover, new.valid_from)
+            if cover is not None:  # superseded: ends at the new start, not retracted
+                self.set_end(key, cover.memory_id, new.valid_from, None, None)
             self._rows[new.memory_id] = open_fact[key] = new
             self._inserted.append(new.memory_id)
             w.result, w.error = new, None
-
-    def _close(self, row: FactRecord, at: datetime) -> None:
-        """``set_end`` of the open ``row`` at ``at`` by a successor, for :meth:`_appends`."""
-        memory_id = row.memory_id
-        self._rows[memory_id] = fast_replace(
-            row, valid_to=at, retracted_at=None, retraction_episode_id=None
-        )
-        if memory_id in self._stored:
-            self._changed[memory_id] = self._changed.get(memory_id, True)
 
     # -- KeyOps -----------------------------------------------------------------------------
 
