@@ -310,9 +310,6 @@ async def aforget(store: BaseStore, principal: Principal, key: str) -> None:
     await view.adelete(NAMESPACE, key)
 
 
-# -- reading ------------------------------------------------------------------------------------
-
-
 # -- recall ---------------------------------------------------------------------------------------
 
 
