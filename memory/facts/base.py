@@ -609,6 +609,8 @@ class FactStore(ABC):
             user,
             starts=delta.valid_from,
             append=lambda cover: appended(key, delta, user, self.now, cover),
+            delta=delta,
+            now=self.now,
         )
 
     @staticmethod

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.errors import FactLedgerError, FactWriteContentionError
-from memory.facts.records import FactRecord
+from memory.facts.records import FactRecord, MemoryDelta
 from memory.facts.rules import Key, Rules
 
 #: Runs one group in one transaction (a savepoint per write) and commits once.
@@ -43,6 +43,11 @@ class PendingWrite:
     #: Set on a record write: the record it makes when it lands after every active fact of
     #: its key, given the open fact it supersedes (:func:`memory.facts.rules.appended`).
     append: Callable[[FactRecord | None], FactRecord] | None = None
+    #: Set on a record write: what it records, and the store's clock (read once, when the
+    #: write is made), for a backend that applies the append rules in SQL
+    #: (:class:`memory.facts.batch.SetAppends`).
+    delta: MemoryDelta | None = None
+    now: Callable[[], datetime] | None = None
     done: asyncio.Future[Any] | None = None
     result: Any = None
     error: BaseException | None = None
