@@ -369,7 +369,7 @@ class FactStore(ABC):
         Raises :class:`FactConflictError` when the policy refuses an equal-``valid_from``
         write, :class:`FactTenantError` when the delta names another tenant.
         """
-        pending = self._pending_record(delta, policy)
+        pending = self._pending_record(delta, policy, self.now)
         await self._submit([pending])
         if pending.error is not None:
             raise pending.error
@@ -385,7 +385,8 @@ class FactStore(ABC):
         the error. Invalid deltas (another tenant, not a delta) raise before anything is
         written.
         """
-        pendings = [self._pending_record(d, policy) for d in deltas]
+        now = self.now
+        pendings = [self._pending_record(d, policy, now) for d in deltas]
         if pendings:
             await self._submit(pendings)
         return [self._outcome(p) for p in pendings]
@@ -425,11 +426,12 @@ class FactStore(ABC):
             for index, p in done:
                 if p.error is not None:
                     refused.append((index, str(p.error)))
-                else:
-                    counts[p.result.outcome] += 1
+                else:  # an outcome alone, or the record (see PendingWrite.returns_record)
+                    counts[p.result if isinstance(p.result, str) else p.result.outcome] += 1
             if progress is not None:
                 progress(report())
 
+        now = self.now
         # One batch commits on the writer while the next one is read and validated here.
         in_flight: tuple[asyncio.Task[None], list[tuple[int, PendingWrite]]] | None = None
         try:
@@ -438,7 +440,7 @@ class FactStore(ABC):
                     refused.append((index, str(item)))
                     continue
                 try:
-                    batch.append((index, self._pending_record(item, policy)))
+                    batch.append((index, self._pending_record(item, policy, now, returns=False)))
                 except FactLedgerError as e:
                     refused.append((index, str(e)))
                 if len(batch) >= size:
@@ -590,27 +592,36 @@ class FactStore(ABC):
 
     # -- the write rules ----------------------------------------------------------------------
 
-    def _pending_record(self, delta: MemoryDelta, policy: ConflictPolicy | None) -> PendingWrite:
+    def _pending_record(
+        self,
+        delta: MemoryDelta,
+        policy: ConflictPolicy | None,
+        now: Clock,
+        *,
+        returns: bool = True,
+    ) -> PendingWrite:
+        """``delta``'s write; ``now`` is this store's :meth:`now`, bound once by the caller
+        (a bound method is one more object per write of an import)."""
         if not isinstance(delta, MemoryDelta):
             raise InvalidFactError(f"record() takes a MemoryDelta, got {type(delta).__name__}.")
-        if delta.tenant_id is not None and delta.tenant_id != self.tenant_id:
+        tenant = self.tenant_id
+        if delta.tenant_id is not None and delta.tenant_id != tenant:
             raise FactTenantError(
                 f"The fact names tenant '{delta.tenant_id}' but the store acts for tenant "
-                f"'{self.tenant_id}'. Tenants come from the principal; drop tenant_id or open "
+                f"'{tenant}'. Tenants come from the principal; drop tenant_id or open "
                 "the store for that principal."
             )
         chosen = self.policy if policy is None else ConflictPolicy(policy)
-        key = (self.tenant_id, delta.subject, delta.attribute)
+        key = (tenant, delta.subject, delta.attribute)
         user = self.principal.user_id
-        ranks = self.source_ranks
         return PendingWrite(
             key,
-            lambda: record_rules(key, delta, chosen, user, now=self.now, source_ranks=ranks),
+            _RecordRules(key, delta, chosen, user, now, self.source_ranks),
             user,
-            starts=delta.valid_from,
-            append=lambda cover: appended(key, delta, user, self.now, cover),
-            delta=delta,
-            now=self.now,
+            delta.valid_from,
+            delta,
+            now,
+            returns,
         )
 
     @staticmethod
@@ -630,6 +641,31 @@ class FactStore(ABC):
     async def _commit(self, writes: list[PendingWrite]) -> None:
         """Run the group (the backend's ``_run_group``); retry it whole on a collision."""
         await commit_with_retries(writes, self._run_group, self._is_transient, self.max_attempts)
+
+
+class _RecordRules:
+    """The rules of one record write (:func:`memory.facts.rules.record_rules`), made fresh for
+    each attempt of its group: a callable object rather than a closure, whose cells would be
+    six more objects per write for the garbage collector to walk (see ``PendingWrite``)."""
+
+    __slots__ = ("delta", "key", "now", "policy", "ranks", "user")
+
+    def __init__(
+        self,
+        key: Key,
+        delta: MemoryDelta,
+        policy: ConflictPolicy,
+        user: str,
+        now: Clock,
+        ranks: Mapping[str, int],
+    ) -> None:
+        self.key, self.delta, self.policy = key, delta, policy
+        self.user, self.now, self.ranks = user, now, ranks
+
+    def __call__(self) -> Rules[FactRecord]:
+        return record_rules(
+            self.key, self.delta, self.policy, self.user, now=self.now, source_ranks=self.ranks
+        )
 
 
 def _check_tenant(principal: Principal) -> None:

@@ -32,7 +32,7 @@ from typing import Protocol
 from memory.errors import FactLedgerError
 from memory.facts.group import PendingWrite
 from memory.facts.records import FactRecord
-from memory.facts.rules import Key, run_sync, write_authority
+from memory.facts.rules import Key, appended, run_sync, write_authority
 
 #: (tenant, user) -> the user's grants as ``(role, subject)`` rows, read in the transaction.
 GrantsOf = Callable[[str, str], list[tuple[str, str]]]
@@ -187,7 +187,7 @@ class Plan:
         authority: dict[tuple[Key, str], bool] = {}
         for w in group:
             key, at = w.key, w.starts
-            if w.append is None or at is None:
+            if w.delta is None or w.now is None or at is None:
                 return False
             latest = last.get(key)
             if latest is None:
@@ -224,7 +224,7 @@ class Plan:
         for w in group:
             key = w.key
             cover = open_fact[key] if key in open_fact else self._latest(key)
-            new = w.append(cover)  # type: ignore[misc]  # checked by _appends
+            new = appended(key, w.delta, w.user_id, w.now, cover)  # type: ignore[arg-type]
             if cover is not None:  # superseded: ends at the new start, not retracted
                 self.set_end(key, cover.memory_id, new.valid_from, None, None)
             self._rows[new.memory_id] = open_fact[key] = new

@@ -19,6 +19,7 @@ wall, and SQLite has no constraint to replace them.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -160,17 +161,18 @@ JOIN temp.fact_batch_key k
     ON k.tenant_id = b.tenant_id AND k.subject = b.subject AND k.attribute = b.attribute
 WINDOW key AS (PARTITION BY b.tenant_id, b.subject, b.attribute ORDER BY b.seq)
 """
-#: The group's candidates: kept withdrawn, with source ``inferred``, outside any timeline.
+#: The group's candidates: kept withdrawn, with source ``inferred``, outside any timeline
+#: (found from the writers' authorities: a group without one reads no staged row).
 _INSERT_CANDIDATES = f"""
 INSERT INTO main.facts ({_COLUMNS})
 SELECT b.tenant_id, m.memory_id, b.subject, b.attribute, b.value, b.memory_type, :version,
     b.valid_from, NULL, m.recorded_at, NULL, b.source_episode_id, 'inferred', b.confidence,
     b.retention_policy, NULL, NULL, m.recorded_at, '[]', b.user_id
-FROM temp.fact_batch b
-JOIN temp.fact_batch_who w
-    ON w.tenant_id = b.tenant_id AND w.user_id = b.user_id AND w.subject = b.subject
-    AND w.authority = 'candidate'
+FROM temp.fact_batch_who w
+JOIN temp.fact_batch b
+    ON b.tenant_id = w.tenant_id AND b.subject = w.subject AND b.user_id = w.user_id
 JOIN temp.fact_batch_made m ON m.seq = b.seq
+WHERE w.authority = 'candidate'
 """
 _AUTHORITIES = "SELECT tenant_id, user_id, subject, authority FROM temp.fact_batch_who"
 _SUPERSEDED = (
@@ -200,81 +202,86 @@ class SqliteAppends:
         conn.execute(_KEYS)
         return not conn.execute(_NOT_APPENDS).fetchone()[0]
 
-    def _staged(self, group: list[PendingWrite]) -> list[tuple[Any, ...]]:
-        """Each write's tuple: the one pass of Python per fact before the check."""
+    def _staged(self, group: list[PendingWrite]) -> Iterator[tuple[Any, ...]]:
+        """Each write's tuple, key by key (the staging table's order: each row lands at its
+        b-tree's right edge), made one at a time: the one pass of Python per fact before
+        the check. (A list of them all would be 50,000 tuples for the garbage collector to
+        walk while it lives.)"""
         seal = self.cipher.seal
-        rows = []
-        for seq, w in enumerate(group):
+        for seq in sorted(range(len(group)), key=lambda i: group[i].key):
+            w = group[seq]
             d = w.delta
             assert d is not None  # checked by appendable
-            rows.append(
-                (
-                    w.key[0], d.subject, d.attribute, seq, canonical_json(seal(d.value)),
-                    d.memory_type, encode_time(d.valid_from), d.source_episode_id, d.source,
-                    d.confidence, d.retention_policy, w.user_id,
-                )
+            yield (
+                w.key[0], d.subject, d.attribute, seq, canonical_json(seal(d.value)),
+                d.memory_type, encode_time(d.valid_from), d.source_episode_id, d.source,
+                d.confidence, d.retention_policy, w.user_id,
             )  # fmt: skip
-        rows.sort()  # in the table's order: each row lands at its b-tree's right edge
-        return rows
 
     def append_all(self, group: list[PendingWrite]) -> None:
         conn = self.conn
-        made = self._made(group)
-        conn.executemany(_MADE, [(seq, m, text) for seq, (m, _, text) in enumerate(made)])
+        ids, times, texts = self._made(group)
+        conn.executemany(_MADE, zip(range(len(group)), ids, texts, strict=True))
         closed = len(conn.execute(_SUPERSEDED).fetchall())
         if conn.execute(_CLOSE).rowcount != closed:
             raise RuntimeError("a key's open fact vanished inside the write transaction")
         conn.execute(_INSERT, {"version": RECORD_SCHEMA_VERSION})
         conn.execute(_INSERT_CANDIDATES, {"version": RECORD_SCHEMA_VERSION})
-        self._results(group, made)
+        self._results(group, ids, times)
 
     @staticmethod
-    def _made(group: list[PendingWrite]) -> list[tuple[str, datetime, str]]:
-        """Each write's memory id and clock reading (one per write, as the rules take)."""
-        made = []
+    def _made(group: list[PendingWrite]) -> tuple[list[str], list[datetime], list[str]]:
+        """Each write's memory id and clock reading (one per write, as the rules take), the
+        reading also as stored; lists of plain values, which the collector does not walk."""
+        ids, times, texts = [], [], []
         last: datetime | None = None
         text = ""
         for w in group:
             at = w.now()  # type: ignore[misc]  # checked by appendable
             if at != last:
                 last, text = at, encode_time(at)
-            made.append((new_memory_id(), at, text))
-        return made
+            ids.append(new_memory_id())
+            times.append(at)
+            texts.append(text)
+        return ids, times, texts
 
-    def _results(self, group: list[PendingWrite], made: list[tuple[str, datetime, str]]) -> None:
+    def _results(self, group: list[PendingWrite], ids: list[str], times: list[datetime]) -> None:
         """What each write returns, as :func:`memory.facts.rules.record_rules` makes it: the
-        new record (superseding the key's open fact or the group's write before it), a
-        candidate, or a refusal."""
+        new record (superseding the key's open fact or the group's write before it, and
+        inheriting that one's retraction), a candidate, or a refusal; an import's write its
+        outcome alone (:attr:`PendingWrite.returns_record`)."""
         conn = self.conn
         authority = {(r[0], r[1], r[2]): r[3] for r in conn.execute(_AUTHORITIES)}
-        before: dict[tuple[str, str, str], tuple[str, datetime | None, str | None]] = {
+        #: Per key, what its next write supersedes: (memory id, retracted at, by episode).
+        cover: dict[tuple[str, str, str], tuple[str | None, datetime | None, str | None]] = {
             (r[0], r[1], r[2]): (r[3], None if r[4] is None else _time(r[4]), r[5])
             for r in conn.execute(_SUPERSEDED)
         }
-        for w, (memory_id, at, _) in zip(group, made, strict=True):
-            d = w.delta
-            assert d is not None
+        nothing = (None, None, None)
+        for w, memory_id, at in zip(group, ids, times, strict=True):
             key = w.key
             found = authority[(key[0], w.user_id, key[1])]
             if found is None:
                 w.result, w.error = None, no_authority(key, w.user_id, "write")
                 continue
+            w.error = None
             candidate = found == "candidate"
-            cover = None if candidate else before.get(key)
+            if candidate:
+                superseded, retracted, episode = nothing
+            else:
+                superseded, retracted, episode = cover.get(key, nothing)
+                cover[key] = (memory_id, retracted, episode)
+            if not w.returns_record:
+                w.result = "recorded"
+                continue
+            d = w.delta
+            assert d is not None  # checked by appendable
             w.result = FactRecord(
                 key[0], memory_id, d.subject, d.attribute, d.value, d.memory_type,
-                RECORD_SCHEMA_VERSION, d.valid_from, None, at,
-                None if cover is None else cover[0], d.source_episode_id,
+                RECORD_SCHEMA_VERSION, d.valid_from, None, at, superseded, d.source_episode_id,
                 "inferred" if candidate else d.source, d.confidence, d.retention_policy,
-                None if cover is None else cover[1], None if cover is None else cover[2],
-                at if candidate else None, (), w.user_id, "recorded",
+                retracted, episode, at if candidate else None, (), w.user_id, "recorded",
             )  # fmt: skip
-            w.error = None
-            if not candidate:
-                # The next write on the key supersedes this one; the retraction it inherited
-                # passes on with it.
-                before[key] = (memory_id, None if cover is None else cover[1],
-                               None if cover is None else cover[2])  # fmt: skip
 
 
 def _time(text: str) -> datetime:
