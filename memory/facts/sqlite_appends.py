@@ -12,8 +12,11 @@ The group goes into temporary tables of the writing connection (``temp.fact_batc
 by each group) by two ``executemany``: first what the check needs, then, once the check has
 passed, each write's memory id and clock reading -- so a group that fails the check runs its
 rules with the clock read as often as row by row. The statements run inside the group's
-write transaction. The overlap guards still check every row inserted: they are the second
-wall, and SQLite has no constraint to replace them.
+write transaction. Rows go in key by key, each key's in the group's order: the order row by
+row gives every key's rows (reads break ties by insertion only within a key), and the start
+index is walked in order (a third less than in the group's order, at 2,000 keys). The
+overlap guards still check every row inserted: they are the second wall, SQLite has no
+constraint to replace them, and in key order they cost about 8% of the insert.
 """
 
 from __future__ import annotations
