@@ -369,7 +369,7 @@ class FactStore(ABC):
         Raises :class:`FactConflictError` when the policy refuses an equal-``valid_from``
         write, :class:`FactTenantError` when the delta names another tenant.
         """
-        pending = self._pending_record(delta, policy)
+        pending = self._pending_record(delta, policy, self.now)
         await self._submit([pending])
         if pending.error is not None:
             raise pending.error
@@ -385,7 +385,8 @@ class FactStore(ABC):
         the error. Invalid deltas (another tenant, not a delta) raise before anything is
         written.
         """
-        pendings = [self._pending_record(d, policy) for d in deltas]
+        now = self.now
+        pendings = [self._pending_record(d, policy, now) for d in deltas]
         if pendings:
             await self._submit(pendings)
         return [self._outcome(p) for p in pendings]
@@ -409,7 +410,10 @@ class FactStore(ABC):
         size = self.IMPORT_BATCH if batch_size is None else batch_size
         counts = {"recorded": 0, "replaced": 0, "duplicate": 0}
         refused: list[tuple[int, str]] = []
-        batch: list[tuple[int, PendingWrite]] = []
+        #: The batch being read, its writes and their places in ``deltas`` side by side (a
+        #: tuple per write would be 50,000 more objects for the garbage collector to walk).
+        batch: list[PendingWrite] = []
+        places: list[int] = []
 
         def report() -> ImportReport:
             return ImportReport(
@@ -420,39 +424,41 @@ class FactStore(ABC):
                 time.perf_counter() - started,
             )
 
-        async def settle(commit: Awaitable[None], done: list[tuple[int, PendingWrite]]) -> None:
+        async def settle(commit: Awaitable[None], done: list[PendingWrite], at: list[int]) -> None:
             await commit
-            for index, p in done:
+            for index, p in zip(at, done, strict=True):
                 if p.error is not None:
                     refused.append((index, str(p.error)))
-                else:
-                    counts[p.result.outcome] += 1
+                else:  # an outcome alone, or the record (see PendingWrite.returns_record)
+                    counts[p.result if isinstance(p.result, str) else p.result.outcome] += 1
             if progress is not None:
                 progress(report())
 
+        now = self.now
         # One batch commits on the writer while the next one is read and validated here.
-        in_flight: tuple[asyncio.Task[None], list[tuple[int, PendingWrite]]] | None = None
+        in_flight: tuple[asyncio.Task[None], list[PendingWrite], list[int]] | None = None
         try:
             for index, item in enumerate(deltas):
                 if isinstance(item, BaseException):
                     refused.append((index, str(item)))
                     continue
                 try:
-                    batch.append((index, self._pending_record(item, policy)))
+                    batch.append(self._pending_record(item, policy, now, returns=False))
+                    places.append(index)
                 except FactLedgerError as e:
                     refused.append((index, str(e)))
                 if len(batch) >= size:
                     if in_flight is not None:
                         await settle(*in_flight)
-                    in_flight = (asyncio.create_task(self._submit([p for _, p in batch])), batch)
-                    batch = []
+                    in_flight = (asyncio.create_task(self._submit(batch)), batch, places)
+                    batch, places = [], []
                 if index % 256 == 0:
                     await asyncio.sleep(0)  # let the commit (and anything else) get on
             if in_flight is not None:
                 await settle(*in_flight)
                 in_flight = None
             if batch:
-                await settle(self._submit([p for _, p in batch]), batch)
+                await settle(self._submit(batch), batch, places)
         finally:
             if in_flight is not None:  # failed mid-way: the batch under way still ends
                 await asyncio.gather(in_flight[0], return_exceptions=True)
@@ -590,25 +596,36 @@ class FactStore(ABC):
 
     # -- the write rules ----------------------------------------------------------------------
 
-    def _pending_record(self, delta: MemoryDelta, policy: ConflictPolicy | None) -> PendingWrite:
+    def _pending_record(
+        self,
+        delta: MemoryDelta,
+        policy: ConflictPolicy | None,
+        now: Clock,
+        *,
+        returns: bool = True,
+    ) -> PendingWrite:
+        """``delta``'s write; ``now`` is this store's :meth:`now`, bound once by the caller
+        (a bound method is one more object per write of an import)."""
         if not isinstance(delta, MemoryDelta):
             raise InvalidFactError(f"record() takes a MemoryDelta, got {type(delta).__name__}.")
-        if delta.tenant_id is not None and delta.tenant_id != self.tenant_id:
+        tenant = self.tenant_id
+        if delta.tenant_id is not None and delta.tenant_id != tenant:
             raise FactTenantError(
                 f"The fact names tenant '{delta.tenant_id}' but the store acts for tenant "
-                f"'{self.tenant_id}'. Tenants come from the principal; drop tenant_id or open "
+                f"'{tenant}'. Tenants come from the principal; drop tenant_id or open "
                 "the store for that principal."
             )
         chosen = self.policy if policy is None else ConflictPolicy(policy)
-        key = (self.tenant_id, delta.subject, delta.attribute)
+        key = (tenant, delta.subject, delta.attribute)
         user = self.principal.user_id
-        ranks = self.source_ranks
         return PendingWrite(
             key,
-            lambda: record_rules(key, delta, chosen, user, now=self.now, source_ranks=ranks),
+            _RecordRules(key, delta, chosen, user, now, self.source_ranks),
             user,
-            starts=delta.valid_from,
-            append=lambda cover: appended(key, delta, user, self.now, cover),
+            delta.valid_from,
+            delta,
+            now,
+            returns,
         )
 
     @staticmethod
@@ -628,6 +645,31 @@ class FactStore(ABC):
     async def _commit(self, writes: list[PendingWrite]) -> None:
         """Run the group (the backend's ``_run_group``); retry it whole on a collision."""
         await commit_with_retries(writes, self._run_group, self._is_transient, self.max_attempts)
+
+
+class _RecordRules:
+    """The rules of one record write (:func:`memory.facts.rules.record_rules`), made fresh for
+    each attempt of its group: a callable object rather than a closure, whose cells would be
+    six more objects per write for the garbage collector to walk (see ``PendingWrite``)."""
+
+    __slots__ = ("delta", "key", "now", "policy", "ranks", "user")
+
+    def __init__(
+        self,
+        key: Key,
+        delta: MemoryDelta,
+        policy: ConflictPolicy,
+        user: str,
+        now: Clock,
+        ranks: Mapping[str, int],
+    ) -> None:
+        self.key, self.delta, self.policy = key, delta, policy
+        self.user, self.now, self.ranks = user, now, ranks
+
+    def __call__(self) -> Rules[FactRecord]:
+        return record_rules(
+            self.key, self.delta, self.policy, self.user, now=self.now, source_ranks=self.ranks
+        )
 
 
 def _check_tenant(principal: Principal) -> None:

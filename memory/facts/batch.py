@@ -2,13 +2,17 @@
 statement per kind of change, under the same rules (:func:`memory.facts.rules.record_rules`).
 
 A group qualifies when every write is a record (:attr:`PendingWrite.starts` set: the rules'
-only seek is ``neighbours(key, starts)``). The backend fetches per key the active facts from
-the one starting last at or before the key's first start to the one starting first after its
-last start (:func:`spans`): one statement on Postgres; on SQLite each key's open fact first,
-which alone is the answer when it starts at or before the span; the rules then
-run over :class:`Plan`, which answers their seeks from those rows and the group's own writes
-and keeps every change in memory; the backend finally writes the plan's end state: each changed
-stored row updated once, each new row inserted, in the order the rules made them.
+only seek is ``neighbours(key, starts)``). A group of appends -- every write after everything
+on its key, the usual import and ``record_many`` group -- needs no rule run per write
+(:meth:`Plan._appends`): a backend with :class:`SetAppends` checks and writes it in SQL
+(SQLite: :mod:`memory.facts.sqlite_appends`), the others over the prefetched rows. For any
+other group the backend fetches per key the active facts from the one starting last at or
+before the key's first start to the one starting first after its last start (:func:`spans`):
+one statement on Postgres; on SQLite each key's open fact first, which alone is the answer
+when it starts at or before the span; the rules then run over :class:`Plan`, which answers
+their seeks from those rows and the group's own writes and keeps every change in memory; the
+backend finally writes the plan's end state: each changed stored row updated once, each new
+row inserted, in the order the rules made them.
 
 Why the prefetch is enough: while the rules run nothing is written, and a record withdraws an
 active fact only when it puts a new one at the same start, so a key's active predecessor (and
@@ -23,11 +27,12 @@ from __future__ import annotations
 from bisect import bisect_right, insort
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import Protocol
 
 from memory.errors import FactLedgerError
 from memory.facts.group import PendingWrite
 from memory.facts.records import FactRecord
-from memory.facts.rules import Key, run_sync, write_authority
+from memory.facts.rules import Key, appended, run_sync, write_authority
 
 #: (tenant, user) -> the user's grants as ``(role, subject)`` rows, read in the transaction.
 GrantsOf = Callable[[str, str], list[tuple[str, str]]]
@@ -69,11 +74,37 @@ def fast_replace(row: FactRecord, **fields: object) -> FactRecord:
     return new
 
 
-class Plan:
-    """:class:`memory.facts.rules.KeyOps` (plain methods) over prefetched rows, in memory."""
+class SetAppends(Protocol):
+    """A backend's own way to write a group of appends: the check and the writes in SQL,
+    set-wise, instead of over prefetched rows in Python (SQLite:
+    :class:`memory.facts.sqlite_appends.SqliteAppends`)."""
 
-    def __init__(self, stored: Iterable[FactRecord], asked: Spans, grants: GrantsOf) -> None:
-        self._asked = asked
+    def appendable(self, group: list[PendingWrite]) -> bool:
+        """Whether every write of ``group`` is an append, a candidate or refused for want of
+        authority (:meth:`Plan._appends`); it reads no clock and changes nothing stored."""
+        ...
+
+    def append_all(self, group: list[PendingWrite]) -> None:
+        """Write a group :meth:`appendable` accepted and set each write's result or error."""
+        ...
+
+
+#: What a plan loads when its rules need the stored rows: those rows and the spans asked.
+Prefetch = Callable[[], tuple[Iterable[FactRecord], Spans]]
+
+
+class Plan:
+    """:class:`memory.facts.rules.KeyOps` (plain methods) over prefetched rows, in memory.
+
+    The rows are loaded (``prefetch``) only when the rules need them: a group of appends that
+    the backend writes set-wise (``appends``) needs none."""
+
+    def __init__(
+        self, prefetch: Prefetch, grants: GrantsOf, appends: SetAppends | None = None
+    ) -> None:
+        self._prefetch: Prefetch | None = prefetch
+        self._set_appends = appends
+        self._asked: Spans = {}
         self._grants_of = grants
         self._grants: dict[tuple[str, str], list[tuple[str, str]]] = {}
         #: Every row the plan knows, in its current state, by memory id.
@@ -85,6 +116,13 @@ class Plan:
         #: Stored rows changed, by memory id: whether only their end changed (``set_end``).
         self._changed: dict[str, bool] = {}
         self._inserted: list[str] = []
+
+    def _load(self) -> None:
+        """The stored rows, once (see the class docstring)."""
+        if self._prefetch is None:
+            return
+        stored, self._asked = self._prefetch()
+        self._prefetch = None
         for row in stored:
             if row.memory_id in self._rows:
                 continue
@@ -114,10 +152,11 @@ class Plan:
         """Run each write's rules over the plan, setting its ``result`` or (a refusal) its
         ``error``; raises :class:`Unplannable` when the group must run row by row.
 
-        A group of appends (:meth:`_appends`) is answered in two passes over it, without a
-        rule generator per write: the usual import and ``record_many`` group."""
+        A group of appends (:meth:`_appends`) is answered without a rule generator per write:
+        the usual import and ``record_many`` group."""
         if self._appends(group):
             return
+        self._load()
         for write in group:
             write.result, write.error = None, None
             try:
@@ -131,14 +170,24 @@ class Plan:
 
         Then the rules' outcome is known without running them: each write closes its key's
         open fact at its start and is the key's new open fact (:func:`memory.facts.rules.
-        appended`); no conflict, restatement, refusal or candidate is possible. The check
-        reads nothing but the prefetched rows and the grants, and changes nothing, so a
-        group that fails it runs its rules as before, clock readings included."""
+        appended`); no conflict, restatement or refusal is possible. The check reads nothing
+        but the stored rows and the grants, and changes nothing, so a group that fails it
+        runs its rules as before, clock readings included.
+
+        A backend with :class:`SetAppends` makes the check in SQL, where a candidate (another
+        user's subject) and a write refused for want of authority also pass: neither touches
+        a timeline, so their rules' outcome is known as well."""
+        if self._set_appends is not None:
+            if not self._set_appends.appendable(group):
+                return False
+            self._append_all(group)
+            return True
+        self._load()
         last: dict[Key, datetime] = {}  # per key, the start of its latest write so far
         authority: dict[tuple[Key, str], bool] = {}
         for w in group:
             key, at = w.key, w.starts
-            if w.append is None or at is None:
+            if w.delta is None or w.now is None or at is None:
                 return False
             latest = last.get(key)
             if latest is None:
@@ -165,13 +214,17 @@ class Plan:
 
     def _append_all(self, group: list[PendingWrite]) -> None:
         """A group of appends (:meth:`_appends`) written in order: each new fact supersedes
-        its key's open one, which ends at the new start. (The per-key start index is not
-        kept up to date: the plan answers no seek after its group ran.)"""
+        its key's open one, which ends at the new start; by the backend's
+        :class:`SetAppends` if it has one, else here. (The per-key start index is not kept up
+        to date: the plan answers no seek after its group ran.)"""
+        if self._set_appends is not None:
+            self._set_appends.append_all(group)
+            return
         open_fact: dict[Key, FactRecord | None] = {}
         for w in group:
             key = w.key
             cover = open_fact[key] if key in open_fact else self._latest(key)
-            new = w.append(cover)  # type: ignore[misc]  # checked by _appends
+            new = appended(key, w.delta, w.user_id, w.now, cover)  # type: ignore[arg-type]
             if cover is not None:  # superseded: ends at the new start, not retracted
                 self.set_end(key, cover.memory_id, new.valid_from, None, None)
             self._rows[new.memory_id] = open_fact[key] = new

@@ -476,7 +476,7 @@ class PostgresFactStore(FactStore):
                                 raise Unplannable("a write acting for another principal")
                             return grants
 
-                        plan = Plan(stored, asked, grants_of)
+                        plan = Plan(lambda: (stored, asked), grants_of)
                         plan.run(group)
                         await ops.apply(plan.ended, plan.changed, plan.inserted)
                     ops.check_updates()

@@ -31,11 +31,12 @@ from typing import Any
 
 from memory.errors import FactAuthorityError, FactLedgerError, FactLedgerUnavailableError
 from memory.facts.base import FactStore
-from memory.facts.batch import Plan, Unplannable, plannable, spans
+from memory.facts.batch import Plan, Spans, Unplannable, plannable, spans
 from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.facts.records import FactRecord, Grant
 from memory.facts.rules import grant_refused, may_administer, run_sync
+from memory.facts.sqlite_appends import TEMP_IN_MEMORY, SqliteAppends
 from memory.facts.sqlite_ops import (
     COLUMNS,
     GRANT_COLUMNS,
@@ -103,6 +104,7 @@ class _Connection:
     _waits: bool = field(init=False, default=True)
 
     def __post_init__(self) -> None:
+        self.writer.execute(TEMP_IN_MEMORY)
         self.reads = Reads(self.reader, self.read_lock, self.cipher)
         self.async_reads = (ThreadedReads if self.reads_off_loop else AsyncReads)(self.reads)
         self.turns = WriterTurns(self.where)
@@ -429,14 +431,19 @@ class SqliteFactStore(FactStore):
             self._transaction(group, careful=True)
 
     def _planned(self, group: list[PendingWrite]) -> None:
-        """The group set-wise (:mod:`memory.facts.batch`): one prefetch, the rules in memory,
-        one statement per kind of change, one commit."""
+        """The group set-wise (:mod:`memory.facts.batch`), one commit: a group of appends by
+        a few statements over the whole group (:mod:`memory.facts.sqlite_appends`), any
+        other by one prefetch, the rules in memory and one statement per kind of change."""
         conn = self._connection.writer
         ops = Writes(conn, self.cipher)
         conn.execute("BEGIN IMMEDIATE")
         try:
-            asked = spans(group)
-            plan = Plan(ops.prefetch(asked), asked, ops.grants)
+
+            def prefetch() -> tuple[list[FactRecord], Spans]:
+                asked = spans(group)
+                return ops.prefetch(asked), asked
+
+            plan = Plan(prefetch, ops.grants, SqliteAppends(conn, self.cipher))
             plan.run(group)
             ops.apply(plan.ended, plan.changed, plan.inserted)
             conn.execute("COMMIT")
