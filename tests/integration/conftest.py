@@ -201,3 +201,15 @@ def backend(
     with postgres_ledger() as ledger:
         monkeypatch.setenv("ANALYST_FACTS", ledger.app_url)
         yield ledger
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh fact ledger: a SQLite file (its folder not yet created), or Postgres set up by
+    an owner for an application role (neither superuser nor BYPASSRLS). A test module may
+    define its own ``ledger_url`` (e.g. with an admin bootstrapped) instead."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'data' / 'facts.sqlite'}"
+        return
+    with postgres_ledger() as ledger:
+        yield ledger.app_url

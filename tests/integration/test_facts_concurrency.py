@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -31,23 +30,12 @@ import pytest
 from agent.errors import FactConflictError, FactNotFoundError, FactWriteContentionError
 from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store
 from memory.identity import Principal
-from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
 
 PRINCIPAL = Principal("acme", "mira")
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 EXE = Path(sys.executable).with_name("analyst")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh ledger: a SQLite file (not yet created), or Postgres set up for an app role."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'data' / 'facts.sqlite'}"
-        return
-    with postgres_ledger() as ledger:
-        yield ledger.app_url
 
 
 def assert_one_timeline(records: list[FactRecord]) -> list[FactRecord]:

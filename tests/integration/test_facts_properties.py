@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -29,7 +28,6 @@ from hypothesis import strategies as st
 from agent.errors import FactConflictError, FactNotFoundError
 from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store
 from memory.identity import Principal
-from tests.support.servers import postgres_ledger
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -102,16 +100,6 @@ class ReferenceLedger:
 
 
 # -- ledgers -----------------------------------------------------------------------------------
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh ledger: a SQLite file, or Postgres set up by an owner for an app role."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'facts.sqlite'}"
-        return
-    with postgres_ledger() as ledger:
-        yield ledger.app_url
 
 
 @pytest.fixture

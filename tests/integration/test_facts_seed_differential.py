@@ -23,16 +23,13 @@ from __future__ import annotations
 import asyncio
 import random
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from memory.facts import FactStore, MemoryDelta, open_fact_store
 from memory.identity import Principal
-from tests.support.servers import postgres_ledger
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -212,15 +209,6 @@ def draw_probes(rng: random.Random, writes: list[Write]) -> list[tuple[str, date
         attribute = f"seed_attr_{rng.randrange(KEYS):02d}"
         probes.append((attribute, BASE + timedelta(seconds=rng.randrange(-86_400, 372 * 86_400))))
     return probes
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'facts.sqlite'}"
-        return
-    with postgres_ledger() as ledger:
-        yield ledger.app_url
 
 
 async def _write(ledger: FactStore, how: str, writes: list[Write]) -> None:
