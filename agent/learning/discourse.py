@@ -440,18 +440,25 @@ IN_VIEW = (
 )
 
 
-def source_of(part: str) -> str:
-    """Who a reported claim in ``part`` comes from, in a few words ("wife", "risk quiz");
-    "someone else" when the words do not say."""
+def source_of(part: str, subject: str = "") -> str:
+    """Who a reported claim in ``part`` comes from, in a few words ("wife", "risk quiz"): its
+    reporting verb's subject, or ``subject`` (the grammatical subject a reader found) when the
+    verb is none this module knows; "someone else" when the words do not say."""
     according = re.search(
         r"\baccording to\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
     ) or re.search(IN_VIEW, part, _I)
     if according is not None:
         return _short(according.group(1))
     match = _DETERMINER.search(part)
-    if match is None or not match["who"].strip():
-        return "someone else"
-    return _short(match["who"])
+    if match is not None and match["who"].strip():
+        return _short(match["who"])
+    subject = re.sub(
+        r"^(?:my|our|the|his|her|their|a|an|some|this|that|one|another)\s+",
+        "",
+        subject.strip(),
+        flags=_I,
+    )
+    return _short(subject) if subject else "someone else"
 
 
 def _short(who: str) -> str:

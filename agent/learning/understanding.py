@@ -158,7 +158,8 @@ _REPORTED = re.compile(
     # Whose words: someone else is the subject and the user the object of what they say,
     # think or assume, whatever the verb ("my brother assumes I'm ...", "my dad is adamant
     # that I ...", "a guy on a forum told me my ...").
-    rf"|^{_FILLER}(?:{_WHOSE}\s+(?:[\w-]+\s+){{0,2}}?{_SOURCES}|{_PEOPLE})\b"
+    rf"|^{_FILLER}(?P<who>(?:(?:{_WHOSE}|some|this|that|one|another)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"{_SOURCES}|{_PEOPLE}))\b"
     r"(?:\s+(?:on|at|from|in|of|with)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?"
     r"\s+(?!(?:and|or|&)\b)(?:[\w'-]+\s+){1,2}?(?=(?:that\s+)?(?:i|i'm|i've|i'd|i'll|im|me|my)\b)",
     re.IGNORECASE,
@@ -360,8 +361,8 @@ def _voices(words: str) -> list[tuple[str, str, list[str]]]:
     source = ""
     for part in (p for piece in _but_split(words) for p in _NEW_VOICE.split(piece)):
         elided: list[str] = []
-        if _REPORTED.search(part):
-            source = discourse.source_of(part)
+        if (reported := _REPORTED.search(part)) is not None:
+            source = discourse.source_of(part, subject=reported["who"] or "")
         elif (theirs := _THEIR_NOUN.search(part)) or _OTHER_PERSON.search(part):
             # "He is aggressive, I'm moderate": the user speaks again after the comma.
             mine = _OWN_AFTER.search(part)
