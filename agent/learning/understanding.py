@@ -100,7 +100,7 @@ _CORRECTION = re.compile(
     r"but|i meant)|"
     # the value before named and set aside: "not income but growth", "I said twelve but ..."
     r"not (?:a |an |the )?[\w-]+,?\s+but|i (?:said|wrote|put|typed|gave you)\s+[^,;.!?]{1,30}?\s+but|"
-    r"my mistake|my error|i got (?:that|it|this) wrong|update|"
+    r"my mistake|my error|i got (?:that|it|this) wrong|(?:quick |small )?update(?=\s*[:-])|"
     # a change of the value just given: "let me lower that to a quarter", "bump it to 12"
     r"(?:lower|raise|bump|increase|reduce|decrease|cut|drop|change|move|push|bring|up|set) "
     r"(?:it|that|this)(?: up| down| back)? to)\b"
