@@ -445,7 +445,7 @@ def source_of(part: str, subject: str = "") -> str:
     reporting verb's subject, or ``subject`` (the grammatical subject a reader found) when the
     verb is none this module knows; "someone else" when the words do not say."""
     according = re.search(
-        r"\baccording to\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
+        r"\b(?:according to|per)\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
     ) or re.search(IN_VIEW, part, _I)
     if according is not None:
         return _short(according.group(1))
@@ -469,7 +469,7 @@ def _short(who: str) -> str:
         maxsplit=1,
         flags=_I,
     )[0]
-    words = who.lower().split()[-3:]
+    words = re.sub(r"'s$", "", who.lower().strip()).split()[-3:]
     return " ".join(words) or "someone else"
 
 

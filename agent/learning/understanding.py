@@ -103,7 +103,10 @@ _CORRECTION = re.compile(
     r"my mistake|my error|i got (?:that|it|this) wrong|(?:quick |small )?update(?=\s*[:-])|"
     # a change of the value just given: "let me lower that to a quarter", "bump it to 12"
     r"(?:lower|raise|bump|increase|reduce|decrease|cut|drop|change|move|push|bring|up|set) "
-    r"(?:it|that|this)(?: up| down| back)? to)\b"
+    r"(?:it|that|this)(?: up| down| back)? to|"
+    # a self-repair: "I'm 45, er 46"; "that should read 12 years"; "ignore the 40%, it's 30%"
+    r"(?:er|erm|uh|um|umm|uhh)(?=[\s,.]+\w)|(?:that|it|this) should (?:read|say|have said|be)|"
+    r"ignore (?:the|that|my))\b"
     # a chat correction by asterisk: "*moderate", "moderate*"
     r"|(?<!\S)\*(?=\w)|(?<=\w)\*(?!\S)",
     re.IGNORECASE,
@@ -123,7 +126,11 @@ _PEOPLE = (
     r"advis[eo]rs?|banker|broker|planner|accountant|manager|uncle|aunt|cousin|boyfriend|"
     r"girlfriend|family|fianc[ée]e?|grandpa|grandma|grandfather|grandmother|in-laws?|"
     r"mother-in-law|father-in-law|therapist|coach|teacher|bank|brother-in-law|sister-in-law|"
-    r"guy|lady|person|bloke|mate|buddy|esposo|esposa|marido|mujer|mari|femme)"
+    r"guy|lady|person|bloke|mate|buddy|pal|bff|bestie|roommate|flatmate|housemate|mentor|"
+    r"tutor|professor|doctor|lawyer|attorney|solicitor|consultant|counsell?or|"
+    r"(?:wealth|relationship|fund|portfolio) manager|ex(?:-wife|-husband)?|stepdad|stepmom|"
+    r"stepmum|grandad|granny|nan|niece|nephew|siblings?|twin|"
+    r"esposo|esposa|marido|mujer|mari|femme)"
 )
 _REPORTING = (
     r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|believed|reckons|"
@@ -154,12 +161,12 @@ _REPORTED = re.compile(
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
     rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
     rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
-    rf"|\baccording to\b|{discourse.IN_VIEW}"
+    rf"|\baccording to\b|^{_FILLER}per\s+(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
     # Whose words: someone else is the subject and the user the object of what they say,
     # think or assume, whatever the verb ("my brother assumes I'm ...", "my dad is adamant
     # that I ...", "a guy on a forum told me my ...").
     rf"|^{_FILLER}(?P<who>(?:(?:{_WHOSE}|some|this|that|one|another)\s+(?:[\w-]+\s+){{0,2}}?"
-    rf"{_SOURCES}|{_PEOPLE}))\b"
+    rf"{_SOURCES}|{_PEOPLE}))(?:'s)?\b"
     r"(?:\s+(?:on|at|from|in|of|with)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?"
     r"\s+(?!(?:and|or|&)\b)(?:[\w'-]+\s+){1,2}?(?=(?:that\s+)?(?:i|i'm|i've|i'd|i'll|im|me|my)\b)",
     re.IGNORECASE,
@@ -257,7 +264,10 @@ def _adopted_after(words: str) -> bool:
     """Whether the last clause of a sentence adopts the claim before it ("..., and honestly
     that's fair")."""
     clauses = re.split(
-        r"[,;]|\s+[-\u2013\u2014]+\s+|\s+(?:and|which)\s+(?=i\b|i'd\b|honestly)", words, flags=re.I
+        r"[,;]|\s+[-\u2013\u2014]+\s+|\s+(?:and|which)\s+"
+        r"(?=(?:i|i'd|honestly|he|she|they|he's|she's|they're|that's|it's)\b)",
+        words,
+        flags=re.I,
     )
     return len(clauses) > 1 and discourse.adopts(clauses[-1])
 
