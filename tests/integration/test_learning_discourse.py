@@ -205,7 +205,9 @@ async def test_someone_else_as_the_subject_of_what_the_user_is_makes_a_claim_wha
         await chat(app, "g2", "my uncle is certain that I can't take a loss over 15%")
         await chat(app, "g3", "some guy at the gym told me my horizon should be 30 years")
         await chat(app, "g4", "The planner I saw in May put my goal down as retirement")
-        for attribute in ("goal", "max_drawdown_pct", "horizon_years"):
+        await chat(app, "g5", "Per my accountant, my horizon is 7 years")
+        await chat(app, "g6", "My mentor's convinced I'm aggressive")
+        for attribute in ("goal", "max_drawdown_pct", "horizon_years", "risk_tolerance"):
             assert await current(app, attribute) is None
         claims = {
             (c["payload"]["attribute"], c["payload"]["value"], c["payload"]["source"])
@@ -217,6 +219,8 @@ async def test_someone_else_as_the_subject_of_what_the_user_is_makes_a_claim_wha
         ("max_drawdown_pct", 15, "uncle"),
         ("horizon_years", 30, "some guy"),
         ("goal", "retirement", "planner"),
+        ("horizon_years", 7, "accountant"),
+        ("risk_tolerance", "aggressive", "mentor"),
     }
 
 
@@ -249,6 +253,12 @@ async def test_revision_markers_as_a_class_replace_the_value_before() -> None:
             18,
         ),
         "dash sorry": (("I'm 61 - sorry, 62 as of this month",), "age", 62),
+        "er": (("I'm 45, er 46",), "age", 46),
+        "should read": (
+            ("horizon 21 years", "that should read 12 years, not 21"),
+            "horizon_years",
+            12,
+        ),
         "lower that to": (
             ("my max drawdown is 40%", "let me lower that to a quarter"),
             "max_drawdown_pct",
