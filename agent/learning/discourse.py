@@ -4,7 +4,10 @@ claim is.
 :func:`list_edits` reads the edits of a ticker list one part of a sentence makes: what the
 user took out ("I sold my TSLA", "drop Meta from my watchlist", "I no longer hold Apple"),
 what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what they added
-("also add GOOGL") and whether they named the whole list as it now is ("just NVDA now"). An
+("also add GOOGL", and a purchase told with its subject left out, "bought back into
+Nvidia") and whether they named the whole list as it now is ("just NVDA now"); taking out
+includes bringing to nothing ("trimmed Tesla to zero"), saying it is gone ("Apple's gone
+from my portfolio") and repairing a name in the list ("Tesla, Meta - not Meta, Microsoft"). An
 edit names its list when the words do ("watchlist", "portfolio", a verb of owning); else it
 edits the list stated last (``recent``), else the stored list that holds the ticker taken out
 (``held``), else the verb's own list (sold: holdings; drop: the watchlist).
