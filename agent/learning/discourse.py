@@ -4,7 +4,10 @@ claim is.
 :func:`list_edits` reads the edits of a ticker list one part of a sentence makes: what the
 user took out ("I sold my TSLA", "drop Meta from my watchlist", "I no longer hold Apple"),
 what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what they added
-("also add GOOGL") and whether they named the whole list as it now is ("just NVDA now"). An
+("also add GOOGL", and a purchase told with its subject left out, "bought back into
+Nvidia") and whether they named the whole list as it now is ("just NVDA now"); taking out
+includes bringing to nothing ("trimmed Tesla to zero"), saying it is gone ("Apple's gone
+from my portfolio") and repairing a name in the list ("Tesla, Meta - not Meta, Microsoft"). An
 edit names its list when the words do ("watchlist", "portfolio", a verb of owning); else it
 edits the list stated last (``recent``), else the stored list that holds the ticker taken out
 (``held``), else the verb's own list (sold: holdings; drop: the watchlist).
@@ -77,9 +80,11 @@ _SWAP = re.compile(
     r"(?:for|with|into|to)\s+(?P<b>[^,;.!?]+)",
     _I,
 )
-_INSTEAD_FIRST = re.compile(r"\binstead of\s+(?P<a>[^,;.!?]+?)\s*[,;:]\s*(?P<b>[^;.!?]+)", _I)
+#: "instead of", as typed in a hurry too ("insted of", "instad of").
+_INSTEAD = r"i(?:n?st|nt)e?a?d of"
+_INSTEAD_FIRST = re.compile(rf"\b{_INSTEAD}\s+(?P<a>[^,;.!?]+?)\s*[,;:]\s*(?P<b>[^;.!?]+)", _I)
 _INSTEAD_AFTER = re.compile(
-    r"(?P<b>[^,;.!?]+?)\s+(?:instead of|rather than|in place of)\s+(?P<a>[^,;.!?]+)", _I
+    rf"(?P<b>[^,;.!?]+?)\s+(?:{_INSTEAD}|rather than|in place of)\s+(?P<a>[^,;.!?]+)", _I
 )
 _ONLY = re.compile(
     r"\b(?:now\s+)?(?:just|only)\s+(?:(?:hold|own|have|watch|follow)(?:ing)?\s+)?"
@@ -96,13 +101,37 @@ _ADD = re.compile(
     _I,
 )
 _BOUGHT = re.compile(
-    r"\b(?:bought|picked up|bought into|added)\s+(?:some\s+|a bit of\s+|shares of\s+)?"
-    r"(?P<v>[^,;.!?]+)",
+    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added)\s+(?:some\s+|a bit of\s+|shares of\s+|"
+    r"more\s+)?(?P<v>[^,;.!?]+)",
+    _I,
+)
+#: A purchase told with the subject left out, as chat does ("bought back into Nvidia"): the
+#: user's own.
+_BOUGHT_ELIDED = re.compile(
+    r"^\W*(?:(?:also|just|then|and|so|recently|finally|yesterday|today|oh|ok|okay)[\s,]+)*"
+    r"(?:bought|picked up)\b",
+    _I,
+)
+#: Taken down to nothing: "trimmed Tesla to zero", "cut my Meta position to nothing".
+_TO_ZERO = re.compile(
+    r"\b(?:trimmed|trim|cut|reduced|took|brought|sold|wound|scaled)\s+(?:down\s+)?(?P<a>[^,;.!?]+?)"
+    r"\s+(?:all the way\s+)?(?:down\s+)?to\s+(?:zero|nothing|nil|0)\b",
+    _I,
+)
+#: Said to be gone: "Apple's gone from my portfolio", "the Tesla shares are out".
+_GONE = re.compile(
+    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+has been|\s+have been)\s+(?:now\s+|all\s+)?"
+    r"(?:gone|out|sold)\b",
+    _I,
+)
+#: A repair inside a list: "Tesla, Meta - not Meta, Microsoft".
+_NOT_BUT = re.compile(
+    r"\bnot\s+(?P<a>[^,;.!?]+?)\s*[,;:]\s*(?:but\s+|i meant\s+|it's\s+|its\s+)?(?P<b>[^,;.!?]+)",
     _I,
 )
 _NAMES_WATCH = re.compile(r"\bwatch[\s-]?list|\bradar\b|\bwatching\b|\bfollow", _I)
 _NAMES_HOLD = re.compile(
-    r"\b(?:portfolio|holdings?|positions?|shares|hold|own|owned|sold|bought|stake)\b", _I
+    r"\b(?:portfolio|holdings?|positions?|shares|stocks|hold|own|owned|sold|bought|stake)\b", _I
 )
 _NAMES_EXCLUDED = re.compile(r"\b(?:exclu\w*|blacklist|black list|banned|do-not-touch)\b", _I)
 
@@ -125,6 +154,15 @@ def list_edits(
             out, into = _named(match["a"], known), _named(match["b"], known)
             if out and into:
                 found.append((None, into, out, False, match.start()))
+    for match in _NOT_BUT.finditer(part):
+        out, into = _named(match["a"], known), _named(match["b"], known)
+        if out and into and set(out) <= set(_named(part[: match.start()], known)):
+            found.append((None, into, out, False, match.start()))  # the repair of a name said
+    for pattern in (_TO_ZERO, _GONE):
+        for match in pattern.finditer(part):
+            out = _named(match["a"], known)
+            if out and not _NEGATED.search(part[: match.start("a")]):
+                found.append(("holdings", [], out, False, match.start()))
     for match in _REMOVE.finditer(part):
         if _NEGATED.search(part[: match.start()]):
             continue
@@ -139,7 +177,7 @@ def list_edits(
         into = _bare_tickers(match["v"], known)
         if into:
             found.append((None, into, [], False, match.start()))
-    if any(f[2] for f in found):
+    if any(f[2] for f in found) or _BOUGHT_ELIDED.match(part):
         for match in _BOUGHT.finditer(part):
             into = _named(_scope(match["v"]), known)
             if into:
@@ -258,8 +296,9 @@ def removal_stated(
     default) and says it goes (sold, dropped, no longer held, swapped or replaced)."""
     if not removed:
         return True
-    cue = _REMOVE.search(quote) or _SWAP.search(quote)
+    cue = _REMOVE.search(quote) or _SWAP.search(quote) or _NOT_BUT.search(quote)
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
+    cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote)
     return cue is not None and all(names(t, quote) for t in removed)
 
 
@@ -296,6 +335,19 @@ def removed_words(part: str, words: str) -> list[str]:
         cue = _REMOVE.search(clause)
         if cue is not None and not _NEGATED.search(clause[: cue.start()]):
             out += re.findall(rf"\b(?:{words})\b", clause[cue.end() :], _I)
+    return out
+
+
+def swapped_words(part: str, words: str) -> list[tuple[list[str], list[str]]]:
+    """The words of the alternation ``words`` that ``part`` swaps, each as (taken out, put
+    in): "swap energy for healthcare", "healthcare instead of energy"."""
+    out = []
+    for pattern in (_SWAP, _INSTEAD_FIRST, _INSTEAD_AFTER):
+        for match in pattern.finditer(part):
+            gone = re.findall(rf"\b(?:{words})\b", match["a"], _I)
+            into = re.findall(rf"\b(?:{words})\b", match["b"], _I)
+            if gone and into:
+                out.append((gone, into))
     return out
 
 
@@ -367,7 +419,9 @@ REPORTS = (
     r"swears|swore|swear|pointed out|points out|mentioned|mentions|warned|warns|"
     r"(?:is|was|seems) convinced|classed|classes|categori[sz]ed|ranked|ranks|sees me as|"
     r"saw me as|views me as|viewed me as|described me as|describes me as|would say|"
-    r"would call|figured"
+    r"would call|figured|assumes|assumed|guesses|guessed|advises|advised|reminds me|"
+    r"reminded me|(?:is|was|'s|seems|seemed) (?:\w+ )?(?:adamant|sure|certain|positive|confident)|"
+    r"put (?:me|my (?:\w+ ){1,2})down"
 )
 _DETERMINER = re.compile(
     r"^\W*(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
@@ -389,23 +443,36 @@ IN_VIEW = (
 )
 
 
-def source_of(part: str) -> str:
-    """Who a reported claim in ``part`` comes from, in a few words ("wife", "risk quiz");
-    "someone else" when the words do not say."""
+def source_of(part: str, subject: str = "") -> str:
+    """Who a reported claim in ``part`` comes from, in a few words ("wife", "risk quiz"): its
+    reporting verb's subject, or ``subject`` (the grammatical subject a reader found) when the
+    verb is none this module knows; "someone else" when the words do not say."""
     according = re.search(
-        r"\baccording to\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
+        r"\b(?:according to|per)\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
     ) or re.search(IN_VIEW, part, _I)
     if according is not None:
         return _short(according.group(1))
     match = _DETERMINER.search(part)
-    if match is None or not match["who"].strip():
-        return "someone else"
-    return _short(match["who"])
+    if match is not None and match["who"].strip():
+        return _short(match["who"])
+    subject = re.sub(
+        r"^(?:my|our|the|his|her|their|a|an|some|this|that|one|another)\s+",
+        "",
+        subject.strip(),
+        flags=_I,
+    )
+    return _short(subject) if subject else "someone else"
 
 
 def _short(who: str) -> str:
-    who = re.split(r"\s+(?:in|on|from|at|of|for|with|who|that|at)\s+", who.strip(), maxsplit=1)[0]
-    words = who.lower().split()[-3:]
+    # "the planner I met last week": who ends where a clause about them begins.
+    who = re.split(
+        r"\s+(?:in|on|from|at|of|for|with|who|that|which|i|we|you)\s+",
+        who.strip(),
+        maxsplit=1,
+        flags=_I,
+    )[0]
+    words = re.sub(r"'s$", "", who.lower().strip()).split()[-3:]
     return " ".join(words) or "someone else"
 
 
@@ -417,7 +484,13 @@ _ADOPTS = re.compile(
     r"(?:he|she|they) (?:has|have|got) (?:a point|it right)|fair enough|spot on|"
     r"(?:i'm|i am|im) with (?:him|her|them) on that|same (?:here|for me)|me too|so am i|"
     r"(?:he|she|they) (?:is|are|was|were) right about (?:that|me)|"
-    r"(?:which|and) (?:is|it's) (?:true|right|fair)|true,? that's me)\b",
+    r"(?:which|and) (?:is|it's) (?:true|right|fair)|true,? that's me|"
+    # conceding it: "I can't argue with that", "no argument from me", "guilty as charged"
+    r"(?:i )?(?:can't|cannot|can not|couldn't) argue(?: with (?:that|it|him|her|them))?|"
+    r"no argument(?: there| here| from me)?|hard to argue(?: with (?:that|it))?|"
+    r"(?:he|she|they)(?:'s| has|'ve| have) got a point|fair point|true enough|"
+    r"guilty as charged|(?:he|she|they|it) nailed it|(?:that's|thats|that is|sounds) "
+    r"(?:about |pretty much |more or less )?(?:right|accurate|me)|bang on)\b",
     _I,
 )
 _DOUBT = re.compile(r"\b(?:not|don't|dont|disagree|wrong|doubt|but|no way)\b", _I)

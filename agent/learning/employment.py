@@ -90,7 +90,9 @@ def employer(part: str, known: set[str]) -> list[Found]:
             return []
         group = next(g for g in ("x", "v", "w") if after[g])
         at, name = after.start(group), after[group]
-    if _FORMER.search(part[: at + len(name)]):
+    # "I left Amazon in March, I'm at Microsoft now": what ended is said in its own clause.
+    clause = max((m.end() for m in re.finditer(r"[,;]|\s[-\u2013\u2014]+\s", part[:at])), default=0)
+    if _FORMER.search(part[clause : at + len(name)]):
         return []
     name = re.split(r"\s+(?:and|as|since|in|for|now|but|because|where)\b", name)[0]
     return [("employer", name.strip(" .,"), at)]

@@ -604,7 +604,8 @@ def detect(part: str, known: set[str]) -> list[Found]:
 _BARE_NUMBER = re.compile(
     rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])"
     r"(?=\s*(?:[.,;:!?)]|$|%|percent|years?\b|yrs?\b|y/?o\b|(?:not|instead|rather|then|"
-    r"actually|sorry|typo)\b))",
+    r"actually|sorry|typo|as of|since|now|today|these days|nowadays|"
+    r"(?:this|last) (?:week|month|year|spring|summer|autumn|fall|winter))\b))",
     _I,
 )
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+){0,1}$", _I)

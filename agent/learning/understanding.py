@@ -10,15 +10,23 @@ It reads the message sentence by sentence:
 - a part whose subject is someone else is either that person's view of the user ("my
   advisor says I'm aggressive", "says I should be conservative", "said my tolerance is
   moderate": the reading is marked ``reported``, a candidate), or about that person ("my
-  friend is an aggressive trader": nothing); after "but" the user speaks again ("... but
-  honestly moderate fits me better", "... but for me it's 20 years"), and a last clause
-  that adopts the claim ("..., and honestly that's fair") makes it the user's;
+  friend is an aggressive trader": nothing). Whose words they are is read from the grammar,
+  not from a list of verbs: someone else as the subject and the user as the object of what
+  they say, think, assume or are sure of ("my brother assumes I'm ...", "a guy on a forum
+  told me my ...") is a view of the user whatever the verb; another person's value named by
+  its noun ("my wife's horizon is 5 years") is theirs, and a "mine" after it is the user's
+  value of the same noun. After "but" (one that does not set a value aside, as in "not
+  income but growth") or a conjunction that turns to another subject ("I'm 41 and my
+  planner says ...") the voice changes, and a last clause that adopts or concedes the claim
+  ("..., and honestly that's fair", "and I agree with him") makes it the user's;
 - what is left is read by the detectors of :mod:`agent.learning.phrasing`, each of which needs
   a cue that the words are about the user (a self-reference, a key such as "risk:", or an
   instruction), so talk about the market ("high risk to buy at these levels") states nothing;
-- a correction marker ("no wait", "scratch that", "I misspoke", "correction:") makes the value
-  after it win over the one before, and a bare value after it ("no sorry, 14") corrects the
-  attribute stated last, in this message or in ``recent`` ones.
+- a correction marker ("no wait", "scratch that", "I misspoke", "correction:", and the
+  repairs people type: "not X but Y", "I said X but ...", "er", "*word", "lower that to")
+  makes the value after it win over the one before, and a bare value after it ("no sorry,
+  14") corrects the attribute stated last, in this message or in ``recent`` ones, or the one
+  the words after the marker name by its noun ("put risk as conservative").
 
 Every value is checked by the registry's ``supports``: a reading's quote always states it.
 """
@@ -97,7 +105,18 @@ _CORRECTION = re.compile(
     r"(?:with|for|to|into)|"
     r"my bad|wrong|let me correct|on second thought|i was wrong|oops|whoops|fat fingers?|"
     r"mistyped|typed wrong|nope|(?<![\w'])(?:no|nah)(?=\s*[,.!:-])|not \w+,\s*(?:it's|its|"
-    r"but|i meant))\b",
+    r"but|i meant)|"
+    # the value before named and set aside: "not income but growth", "I said twelve but ..."
+    r"not (?:a |an |the )?[\w-]+,?\s+but|i (?:said|wrote|put|typed|gave you)\s+[^,;.!?]{1,30}?\s+but|"
+    r"my mistake|my error|i got (?:that|it|this) wrong|(?:quick |small )?update(?=\s*[:-])|"
+    # a change of the value just given: "let me lower that to a quarter", "bump it to 12"
+    r"(?:lower|raise|bump|increase|reduce|decrease|cut|drop|change|move|push|bring|up|set) "
+    r"(?:it|that|this)(?: up| down| back)? to|"
+    # a self-repair: "I'm 45, er 46"; "that should read 12 years"; "ignore the 40%, it's 30%"
+    r"(?:er|erm|uh|um|umm|uhh)(?=[\s,.]+\w)|(?:that|it|this) should (?:read|say|have said|be)|"
+    r"ignore (?:the|that|my))\b"
+    # a chat correction by asterisk: "*moderate", "moderate*"
+    r"|(?<!\S)\*(?=\w)|(?<=\w)\*(?!\S)",
     re.IGNORECASE,
 )
 _CORRECTED_TAIL = re.compile(
@@ -115,6 +134,10 @@ _PEOPLE = (
     r"advis[eo]rs?|banker|broker|planner|accountant|manager|uncle|aunt|cousin|boyfriend|"
     r"girlfriend|family|fianc[ée]e?|grandpa|grandma|grandfather|grandmother|in-laws?|"
     r"mother-in-law|father-in-law|therapist|coach|teacher|bank|brother-in-law|sister-in-law|"
+    r"guy|lady|person|bloke|mate|buddy|pal|bff|bestie|roommate|flatmate|housemate|mentor|"
+    r"tutor|professor|doctor|lawyer|attorney|solicitor|consultant|counsell?or|"
+    r"(?:wealth|relationship|fund|portfolio) manager|ex(?:-wife|-husband)?|stepdad|stepmom|"
+    r"stepmum|grandad|granny|nan|niece|nephew|siblings?|twin|"
     r"esposo|esposa|marido|mujer|mari|femme)"
 )
 _REPORTING = (
@@ -132,7 +155,8 @@ _FILLER = r"(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)
 _SOURCES = (
     rf"(?:{_PEOPLE[3:-1]}|quiz|questionnaire|survey|assessment|test|app|robo-?advis[eo]rs?|"
     r"tool|calculator|algorithm|website|site|platform|form|profiler?|report|bank|broker|"
-    r"newsletter|spouse|adviser|advisor|wife|husband)"
+    r"newsletter|spouse|adviser|advisor|wife|husband|forum|thread|book|article|podcast|blog|"
+    r"video|post|guide|chatbot)"
 )
 #: A determiner of who holds a view: "my", "the", or a name's possessive ("Vanguard's").
 _WHOSE = (
@@ -145,7 +169,20 @@ _REPORTED = re.compile(
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
     rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
     rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
-    rf"|\baccording to\b|{discourse.IN_VIEW}",
+    rf"|\baccording to\b|^{_FILLER}per\s+(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
+    # Whose words: someone else is the subject and the user the object of what they say,
+    # think or assume, whatever the verb ("my brother assumes I'm ...", "my dad is adamant
+    # that I ...", "a guy on a forum told me my ...").
+    rf"|^{_FILLER}(?P<who>(?:(?:{_WHOSE}|some|this|that|one|another)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"{_SOURCES}|{_PEOPLE}))(?:'s)?\b"
+    r"(?:\s+(?:on|at|from|in|of|with)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?"
+    r"\s+(?!(?:and|or|&)\b)(?:[\w'-]+\s+){1,2}?(?=(?:that\s+)?(?:i|i'm|i've|i'd|i'll|im|me|my)\b)",
+    re.IGNORECASE,
+)
+#: Where a sentence turns to someone else's view ("I'm 41 and my planner says ...").
+_NEW_VOICE = re.compile(
+    rf",?\s+(?:and|while|whereas|but)\s+(?=(?:my|our|the|his|her|their)\s+"
+    rf"(?:[\w-]+\s+){{0,2}}?{_SOURCES}\b)",
     re.IGNORECASE,
 )
 _OTHER_PERSON = re.compile(
@@ -159,8 +196,15 @@ _OTHER_PERSON = re.compile(
 )
 _OWN_AFTER = re.compile(
     r"(?:[,;]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?|\s+(?:and|while|whereas)\s+)"
-    r"(?=(?:i'm|i am|im|i|my|me)\b)",
+    r"(?=(?:i'm|i am|im|i|my|me|mine)\b)",
     re.I,
+)
+#: Someone else's value named by its noun ("my wife's horizon is 5 years"): theirs, and a
+#: "mine" after it is the user's value of the same noun ("..., mine's more like 25").
+_THEIR_NOUN = re.compile(
+    rf"^{_FILLER}(?:my|our|his|her|their)\s+{_PEOPLE}(?:'s|s')\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?P<noun>{'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})\b",
+    re.IGNORECASE,
 )
 #: Something said to be another person's ("META is my wife's").
 _THEIRS = re.compile(
@@ -227,7 +271,12 @@ def read(
 def _adopted_after(words: str) -> bool:
     """Whether the last clause of a sentence adopts the claim before it ("..., and honestly
     that's fair")."""
-    clauses = re.split(r"[,;]|\s+-+\s+", words)
+    clauses = re.split(
+        r"[,;]|\s+[-\u2013\u2014]+\s+|\s+(?:and|which)\s+"
+        r"(?=(?:i|i'd|honestly|he|she|they|he's|she's|they're|that's|it's)\b)",
+        words,
+        flags=re.I,
+    )
     return len(clauses) > 1 and discourse.adopts(clauses[-1])
 
 
@@ -254,17 +303,18 @@ def _sentence(
     only = phrasing.CONDITIONAL if _HYPOTHETICAL.search(words) else None
     # Doubting what someone else says of the user leaves their claim a claim ("my girlfriend
     # says I'm aggressive, but idk about that"): only the hedging clause goes.
-    words = _without_hedges(words, whole=_REPORTED.search(words) is None)
+    reports = any(_REPORTED.search(p) for p in _NEW_VOICE.split(words))
+    words = _without_hedges(words, whole=not reports)
     if not words.strip():
         return []
     readings: list[Reading] = []
-    for part, source in _voices(words):
+    for part, source, elided in _voices(words):
         stated = [*recent, *(r.attribute for r in readings)]
         mine = _part(sentence, part, known, stated, held, source=source)
-        claimed = [r.attribute for r in readings if r.reported]
+        claimed = [*elided, *(r.attribute for r in readings if r.reported)]
         if not source and not mine and claimed:
-            # "my husband says 10 years, but for me it's 20": the user's own value of what
-            # was claimed, named bare after it.
+            # "my husband says 10 years, but for me it's 20", "my wife's horizon is 5 years,
+            # mine's 25": the user's own value of what was claimed, named bare after it.
             mine = _answered(sentence, part, claimed, known)
         readings += [r for r in mine if only is None or r.attribute in only]
     return readings
@@ -302,26 +352,49 @@ def _without_hedges(words: str, *, whole: bool = True) -> str:
     return "".join(kept).strip()
 
 
-def _voices(words: str) -> list[tuple[str, str]]:
+#: A "but" that sets a value aside rather than turning to another voice ("not income but
+#: growth", "I said twelve but it's twenty").
+_SET_ASIDE = re.compile(
+    r"(?:\bnot (?:a |an |the )?[\w-]+,?|\bi (?:said|wrote|put|typed|gave you)\s+[^,;.!?]{1,30}?)$",
+    re.IGNORECASE,
+)
+
+
+def _but_split(words: str) -> list[str]:
+    """``words`` split at each "but" that turns to another voice (:data:`_BUT`)."""
+    parts, start = [], 0
+    for match in _BUT.finditer(words):
+        if not _SET_ASIDE.search(words[start : match.start()]):
+            parts.append(words[start : match.start()])
+            start = match.end()
+    return [*parts, words[start:]]
+
+
+def _voices(words: str) -> list[tuple[str, str, list[str]]]:
     """The parts of a sentence with who speaks in each: ``""`` for the user, else the source
     of a view of the user someone else holds ("wife"); parts about another person are left
-    out."""
-    out: list[tuple[str, str]] = []
+    out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
+    user's part after them, which names it by "mine"."""
+    out: list[tuple[str, str, list[str]]] = []
     source = ""
-    for part in _BUT.split(words):
-        if _REPORTED.search(part):
-            source = discourse.source_of(part)
-        elif _OTHER_PERSON.search(part):
+    for part in (p for piece in _but_split(words) for p in _NEW_VOICE.split(piece)):
+        elided: list[str] = []
+        if (reported := _REPORTED.search(part)) is not None:
+            source = discourse.source_of(part, subject=reported["who"] or "")
+        elif (theirs := _THEIR_NOUN.search(part)) or _OTHER_PERSON.search(part):
             # "He is aggressive, I'm moderate": the user speaks again after the comma.
             mine = _OWN_AFTER.search(part)
             if mine is None:
                 continue
             part, source = part[mine.end() :], ""
+            if theirs is not None and re.match(r"mine\b", part, re.IGNORECASE):
+                nouns = discourse.NOUNS.items()
+                elided = [a for a, n in nouns if re.fullmatch(n, theirs["noun"], re.IGNORECASE)]
         elif out:
             source = ""  # "..., but honestly moderate fits me better": the user again
         if re.match(r"^\s*that'?s (?:him|her|them)\b", part, re.IGNORECASE) or _THEIRS.search(part):
             continue
-        out.append((part, source))
+        out.append((part, source, elided[:1]))
     return out
 
 
@@ -370,6 +443,7 @@ def _part(
     source: str,
 ) -> list[Reading]:
     edits = [] if source else discourse.list_edits(part, known, recent, held)
+    said = part
     # "..., not 10" / "... rather than 5 years": the value being replaced is not read.
     tail = _CORRECTED_TAIL.search(part)
     correcting = tail is not None
@@ -400,6 +474,11 @@ def _part(
         # With values after the marker, a bare one can only correct what came before it
         # ("report in USD, er, I mean GBP, I moved to Leeds").
         earlier = () if after else recent
+        gap = part[markers[-1].end() : min(f[2] for f in after)] if markers and after else ""
+        if 0 < len(re.findall(r"[A-Za-z0-9]+", gap)) <= 3:
+            # "not income but growth - I'm 29": a bare value right after the marker corrects
+            # the value before even when the message goes on with other values.
+            bare = _bare(sentence, gap, before, recent, known, marked=True)
         for tail_words in [part[m.end() :] for m in reversed(markers)] or [part]:
             if bare or (after and not before):
                 break
@@ -425,7 +504,8 @@ def _part(
                     source=source,
                 )
             )
-    return _without_removed(_edited(readings, edits, sentence, held), part, held)
+    readings = _swapped(_edited(readings, edits, sentence, held), said, sentence, held)
+    return _without_removed(readings, part, held)
 
 
 def _claimed(sentence: str, said: str, known: set[str]) -> list[tuple[str, object]]:
@@ -439,7 +519,9 @@ def _claimed(sentence: str, said: str, known: set[str]) -> list[tuple[str, objec
         return _bare(sentence, said[named.end() :], [], which[:1], known, marked=True)
     if len(re.findall(r"[A-Za-z0-9]+", said)) <= 3 or _SELF_DESCRIBED.match(said):
         return _bare(sentence, said, [], sorted(_REVISABLE), known, marked=False)
-    return []
+    # What they say of the user, in the user's own person ("... that I can't handle a
+    # drawdown over 20%"), is read as the user's words would be.
+    return [(attribute, raw) for attribute, raw, _ in _found(said, known, [])]
 
 
 def _found(part: str, known: set[str], edits: Sequence[discourse.ListEdit]) -> list[phrasing.Found]:
@@ -468,7 +550,10 @@ def _bare(
     """The first attribute stated before (here, then earlier) that ``tail`` names a bare
     value of; without a correction marker only a value no other words could be taken for
     (a currency, a word of an enumeration): not a number, a name or a ticker list."""
-    targets = list(dict.fromkeys([*(a for a, _, _ in reversed(before)), *reversed(recent)]))
+    # "put risk as conservative": an attribute the corrected words name by its noun first.
+    nouns = discourse.NOUNS.items()
+    named = [a for a, n in nouns if marked and re.search(rf"\b(?:{n})\b", tail, re.IGNORECASE)]
+    targets = list(dict.fromkeys([*named, *(a for a, _, _ in reversed(before)), *reversed(recent)]))
     # "36 actually, not 38": the value being replaced is not the bare value; a dash between
     # clauses ends one as a comma does ("no, 17 - I typed it wrong").
     tail = re.sub(r"\s+[-\u2013\u2014]+\s+", ", ", _NOT_THIS.sub(" ", tail))
@@ -514,6 +599,40 @@ _BARE_TEXT = {
 _SECTOR_LISTS = ("sectors_of_interest",)
 
 
+def _swapped(
+    readings: list[Reading], part: str, sentence: str, held: Mapping[str, object] | None
+) -> list[Reading]:
+    """``readings`` with the sector swaps of ``part`` applied ("swap energy for healthcare"):
+    the stored list that holds what goes out loses it and gains what comes in."""
+    for attribute in _SECTOR_LISTS:
+        vocabulary = profile.attribute(attribute).vocabulary
+        words = "|".join(re.escape(w) for w in sorted(vocabulary, key=len, reverse=True))
+        for gone_words, into_words in discourse.swapped_words(part, words):
+            gone, into = _listed(attribute, gone_words), _listed(attribute, into_words)
+            mine = [r for r in readings if r.attribute == attribute]
+            if not (gone and into) or not (mine or discourse.holds(held, attribute, gone)):
+                continue
+            before = [v for r in mine for v in (r.value if isinstance(r.value, list) else [])]
+            value = [*(v for v in before if v not in gone), *(v for v in into if v not in before)]
+            if not profile.attribute(attribute).supports(value, sentence):
+                continue
+            readings = [r for r in readings if r.attribute != attribute]
+            readings.append(Reading(attribute, value, sentence, correction=True, removed=gone))
+    return readings
+
+
+def _listed(attribute: str, words: Sequence[str]) -> tuple[str, ...]:
+    """The canonical values of ``attribute`` that ``words`` name."""
+    values = []
+    for word in words:
+        try:
+            valid = profile.validate(attribute, [word])
+        except InvalidProfileValueError:
+            continue
+        values += [str(v) for v in valid] if isinstance(valid, list) else []
+    return tuple(dict.fromkeys(values))
+
+
 def _without_removed(
     readings: list[Reading], part: str, held: Mapping[str, object] | None
 ) -> list[Reading]:
@@ -527,7 +646,8 @@ def _without_removed(
         vocabulary = profile.attribute(reading.attribute).vocabulary
         words = discourse.removed_words(part, "|".join(re.escape(w) for w in vocabulary))
         gone = [profile.validate(reading.attribute, [w]) for w in words]
-        removed = tuple(dict.fromkeys(str(g[0]) for g in gone if isinstance(g, list) and g))
+        taken = (str(g[0]) for g in gone if isinstance(g, list) and g)
+        removed = tuple(dict.fromkeys([*reading.removed, *taken]))
         value = [v for v in reading.value if v not in removed]
         if removed and not value and not discourse.holds(held, reading.attribute, removed):
             continue
@@ -587,8 +707,14 @@ def _negated(part: str, attribute: str, at: int) -> bool:
     conservative investor"); exclusions and loss limits are stated with negations."""
     if attribute in phrasing.NEGATIVE_FORMS:
         return False
-    start = max(part.rfind(",", 0, at), part.rfind(";", 0, at), -1) + 1
+    bounds = [m.end() for m in _CLAUSE_BOUND.finditer(part, 0, at)]
+    start = bounds[-1] if bounds else 0
     return bool(_NEGATION.search(_AFFIRMING.sub(" ", part[start : at + 1])))
+
+
+#: Where a negation's reach ends: a comma, a semicolon, a dash between words, or "but" ("not
+#: income but growth - I'm 29": the age is not negated).
+_CLAUSE_BOUND = re.compile(r"[,;]|\s[-\u2013\u2014]+\s|\bbut\b", re.IGNORECASE)
 
 
 def _reading(attribute: str, raw: object, sentence: str) -> Reading | None:

@@ -195,3 +195,101 @@ async def test_a_claim_stays_theirs_until_the_user_states_it_in_a_later_session(
         assert await current(app, "risk_tolerance") == "moderate"
         (claim,) = await fact_candidates(app)
     assert claim["status"] == "confirmed"
+
+
+async def test_someone_else_as_the_subject_of_what_the_user_is_makes_a_claim_whatever_the_verb() -> (
+    None
+):
+    async with session(22, user="verbs") as app:
+        await chat(app, "g1", "My sister presumes I'm saving for a house")
+        await chat(app, "g2", "my uncle is certain that I can't take a loss over 15%")
+        await chat(app, "g3", "some guy at the gym told me my horizon should be 30 years")
+        await chat(app, "g4", "The planner I saw in May put my goal down as retirement")
+        await chat(app, "g5", "Per my accountant, my horizon is 7 years")
+        await chat(app, "g6", "My mentor's convinced I'm aggressive")
+        for attribute in ("goal", "max_drawdown_pct", "horizon_years", "risk_tolerance"):
+            assert await current(app, attribute) is None
+        claims = {
+            (c["payload"]["attribute"], c["payload"]["value"], c["payload"]["source"])
+            for c in await fact_candidates(app)
+            if c["status"] == "pending"
+        }
+    assert claims == {
+        ("goal", "home_purchase", "sister"),
+        ("max_drawdown_pct", 15, "uncle"),
+        ("horizon_years", 30, "some guy"),
+        ("goal", "retirement", "planner"),
+        ("horizon_years", 7, "accountant"),
+        ("risk_tolerance", "aggressive", "mentor"),
+    }
+
+
+async def test_another_persons_value_named_by_its_noun_stays_theirs_and_mine_is_the_users() -> None:
+    async with session(23, user="mine") as app:
+        await chat(app, "n1", "my partner's horizon is 10 years, mine's 30")
+        await chat(app, "n2", "my husband's risk tolerance is aggressive, mine is conservative")
+        assert await current(app, "horizon_years") == 30
+        assert await current(app, "risk_tolerance") == "conservative"
+        assert await fact_candidates(app) == []
+
+
+async def test_a_claim_conceded_is_adopted_in_the_next_turn_or_the_same_sentence() -> None:
+    async with session(24, user="concede") as app:
+        await chat(
+            app, "a1", "my planner reckons I'm moderate", "fair point, can't argue with that"
+        )
+        assert await current(app, "risk_tolerance") == "moderate"
+        await chat(app, "a2", "my coach says my horizon is 12 years and I agree with her")
+        assert await current(app, "horizon_years") == 12
+
+
+async def test_revision_markers_as_a_class_replace_the_value_before() -> None:
+    chats = {
+        "starred": (("I'm aggressive", "*conservative"), "risk_tolerance", "conservative"),
+        "not X but Y": (("my goal is growth", "not growth but income"), "goal", "income"),
+        "I said X but": (
+            ("horizon 8 years", "I said eight but it's eighteen years, my mistake"),
+            "horizon_years",
+            18,
+        ),
+        "dash sorry": (("I'm 61 - sorry, 62 as of this month",), "age", 62),
+        "er": (("I'm 45, er 46",), "age", 46),
+        "should read": (
+            ("horizon 21 years", "that should read 12 years, not 21"),
+            "horizon_years",
+            12,
+        ),
+        "lower that to": (
+            ("my max drawdown is 40%", "let me lower that to a quarter"),
+            "max_drawdown_pct",
+            25,
+        ),
+    }
+    for day, (name, (turns, attribute, value)) in enumerate(chats.items(), start=1):
+        async with app_at(datetime(2026, 11, day, 9, tzinfo=UTC), f"mark{day}") as app:
+            await chat(app, f"k{day}", *turns)
+            assert await current(app, attribute) == value, name
+
+
+async def test_list_edits_said_in_more_ways_end_with_the_list_the_user_has() -> None:
+    async with session(25, user="edits") as app:
+        await chat(app, "e1", "I hold AAPL, TSLA and MSFT", "cut Tesla to zero")
+        assert sorted(await current(app, "holdings")) == ["AAPL", "MSFT"]
+        await chat(app, "e2", "Microsoft's gone from my portfolio", "picked up some Amazon")
+        assert sorted(await current(app, "holdings")) == ["AAPL", "AMZN"]
+        await chat(app, "e3", "my shares are Apple, Meta - not Meta, Nvidia")
+        assert sorted(await current(app, "holdings")) == ["AAPL", "AMZN", "NVDA"]
+        await chat(app, "e4", "watch META and GOOGL", "follow Tesla insted of Google")
+        assert sorted(await current(app, "watchlist")) == ["META", "TSLA"]
+    async with session(26, user="edits") as app:
+        await chat(app, "e5", "I'm interested in software and energy")
+        await chat(app, "e6", "replace energy with utilities")
+        assert sorted(await current(app, "sectors_of_interest")) == ["software", "utilities"]
+        await chat(app, "e7", "would swapping Apple for Tesla be smarter?")
+        assert sorted(await current(app, "holdings")) == ["AAPL", "AMZN", "NVDA"]
+
+
+async def test_an_employer_left_stays_in_its_own_clause() -> None:
+    async with session(27, user="jobs") as app:
+        await chat(app, "j1", "I work at Google", "sorry - I quit Google in May, I'm at Nvidia now")
+        assert await current(app, "employer") == "Nvidia"
