@@ -53,6 +53,9 @@ _EMPLOYER = re.compile(
     # "been with Apple's retail team for nine years", "I've been at Amazon since 2019"
     rf"(?:^\W*|i'?ve\s+|i\s+have\s+)been\s+(?:with|at)(?=\s+{_KNOWN}[^.;!?]*\b(?:for\s+"
     r"(?:\w+\s+){0,2}(?:years?|months?|decades?)|since)\b)|"
+    # "I'm still at Ford after 25 years": years of service make any company the employer
+    r"(?:i'?m|i\s+am|i'?ve\s+been|i\s+have\s+been)\s+(?:still\s+|now\s+|currently\s+)?"
+    rf"(?:with|at)(?=\s+{COMPANY}\s+(?:for|after)\s+(?:\w+\s+){{0,2}}(?:years?|decades?)\b)|"
     # "I build data pipelines for Amazon", "I write code for Google"
     r"i\s+(?:build|write|code|develop|design|program|engineer|run|manage|lead|sell|test)\s+"
     rf"(?:[\w-]+\s+){{0,3}}?for(?=\s+{_KNOWN}(?!{PRODUCT})))\s+"

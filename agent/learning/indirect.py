@@ -120,6 +120,12 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             r"\s*(?=$|[,.;!])",
             False,
         ),
+        # "if it fell by half I would honestly just add to my position"
+        (
+            r"\b(?:i'?d|i would|i'?ll|i will)\s+(?:(?:just|simply|honestly|happily)\s+)*"
+            r"(?:buy|add)\s+(?:more|to\s+(?:my|the|our)\s+(?:positions?|stakes?))\b",
+            True,
+        ),
         (
             r"\b(?:happy|comfortable|fine|ok|okay|willing|prepared|ready|like|love|enjoy|"
             r"don'?t mind)\s+(?:to\s+take|taking|with|to\s+accept|accepting|to\s+carry)\s+"
@@ -343,6 +349,9 @@ _NAMES = [
     for p in (
         rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+{_PERSON}{_NAME_END}",
         rf"^\W*{_GREETING}{_PERSON}\s+here\b",
+        # the full name after the first one: "This is Tom, Thomas Whitfield for the records"
+        rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+(?-i:{_WORD})\s*"
+        rf"(?:,|-+|\()\s*{_PERSON}{_NAME_END}",
         # "Quick intro: Aisha Bello, 41, nurse"
         rf"\b(?:intro|introduction|about me)\s*[:-]\s*{_PERSON}\s*,",
         rf"^\W*as\s+{_PERSON},",

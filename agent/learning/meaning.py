@@ -297,7 +297,10 @@ def risk_level(clause: str, score: dict[str, float]) -> str | None:
 def _leaning(clause: str) -> str | None:
     """Conservative, aggressive or moderate by the words of fear, appetite and measure."""
     fear = appetite = 0
-    for match in _FEELING.finditer(clause):
+    feelings = list(_FEELING.finditer(clause))
+    if not _RISKY.search(clause) and all(m.group(0).lower() == "sold" for m in feelings):
+        return None  # "I sold it last year" is a sale, not a reaction to losses
+    for match in feelings:
         turned = _TURNED.search(clause[max(0, match.start() - 30) : match.start()]) is not None
         if (match.lastgroup == "fear") != turned:
             fear += 1

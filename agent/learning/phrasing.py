@@ -54,7 +54,7 @@ _COUNTERFACTUAL = re.compile(
 _I = re.IGNORECASE
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
 _DEGREE = (
-    r"(?:(?:very|fairly|pretty|quite|rather|really|super|way too|too|kinda|kind of|sort of|"
+    r"(?:(?:very|fairly|pretty|prety|realy|quite|rather|really|super|way too|too|kinda|kind of|sort of|"
     r"somewhat|a bit|a little|more of|a|an|more|mostly|definitely|honestly|totally|"
     r"generally|overall|basically|extremely)\s+)*"
 )
@@ -98,7 +98,7 @@ _RISK_PERSON = vocabulary.alternation(
 )
 _RISK_NOUN = r"(?:tolerance|appetite|profile|level|attitude|preference|capacity)"
 _RISK_TAIL = (
-    r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:my|our|the|his|her) "
+    r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:(?:my|our|the|his|her) )?"
     r"\w+|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
     r"at heart|by nature|[.,;!)]|-|$))"
 )
@@ -183,6 +183,12 @@ _LOSS = re.compile(
     r"\b(?:drawdown|draw[\s-]down|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
     r"haircut|red|crash\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
+    _I,
+)
+#: A fall told as what happened, just before its size ("fell like 25%", "lost about 30%").
+_PAST_FALL = re.compile(
+    r"\b(?:fell|dropped|lost|tanked|crashed|plunged|plummeted|declined|sank|was down|went down|"
+    r"were down)\s+(?:(?:like|by|about|around|almost|nearly|over|roughly|some|a good|a full)\s+)*$",
     _I,
 )
 _LIMIT = re.compile(
@@ -361,7 +367,8 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
         found += [
             ("horizon_years", m[g], m.start(g))
             for m in re.finditer(
-                rf"\b(?:in|within|after)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})"
+                rf"\b(?:in|within|after)\s+(?:(?:about|around|roughly|approximately)\s+|~)?"
+                rf"(?P<v>{_D})"
                 rf"|^\W*(?:about\s+|around\s+)?(?P<w>{_D})(?:\s+at\s+least)?\s*,",
                 part,
                 _I,
@@ -384,7 +391,14 @@ def _drawdown(part: str, known: set[str]) -> list[Found]:
         return []
     if not (_has_self(part) or re.search(r"\b(?:max|maximum)\b", part, _I)):
         return []
-    found = list(quantities.percents(part))
+    # "when my portfolio fell like 25% in 2022 I couldn't sleep": a past fall's size is
+    # history, not a limit.
+    told = not (_SUPPOSING.search(part) or re.search(r"\b(?:would|i'?d|could)\b", part, _I))
+    found = [
+        f
+        for f in quantities.percents(part)
+        if not (told and _PAST_FALL.search(part[: f[0].start()]))
+    ]
     if not found:
         return []
     # The percentage beside a limit ("15% max") over the one beside the loss ("a 40% crash").
