@@ -24,11 +24,14 @@ COMPANY = (
     rf"(?:(?i:{vocabulary.alternation(COMPANY_NAMES)})\b|"
     r"(?-i:(?!I\b|I'[a-z]+\b)[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
 )
-#: What follows a company's name when it is the company's products or stock, not where the
-#: user works ("reviews for Apple products", "our company uses Microsoft software").
+#: What follows a company's name when it is the company's products or stock, or a client the
+#: user serves, not where the user works ("reviews for Apple products", "our company uses
+#: Microsoft software", "I handle the Amazon account").
 PRODUCT = (
     r"\s+(?:products?|devices?|phones?|stocks?|shares|customers|users|fans|stores?|apps?|cars?|"
-    r"owners|investors|software|services|tools|hardware|cloud|chips|gear|laptops?)\b"
+    r"owners|investors|software|services|tools|hardware|cloud|chips|gear|laptops?|"
+    # a client served, not the employer: "on the Amazon account at Accenture"
+    r"accounts?|clients?|engagements?|projects?|contracts?|business)\b"
 )
 #: A company the ticker table knows by name.
 _KNOWN = rf"(?i:{vocabulary.alternation(COMPANY_NAMES)})\b"

@@ -291,6 +291,8 @@ def risk_level(clause: str, score: dict[str, float]) -> str | None:
     top = max(score, key=lambda name: score[name])
     if not top.startswith("risk:") or score[top] < RISK_THRESHOLD or _SECTORS.search(clause):
         return None  # "I won't invest in gambling": an exclusion, not a fear of losses
+    if indirect.OUTGROWN.search(clause):
+        return None  # "I used to panic in every dip"
     return _leaning(clause)
 
 

@@ -64,7 +64,7 @@ _SARCASM = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:(?:so|and|but|also|hey|ok|okay|well)[\s,]+)*"
-    r"(?:what(?!\s+(?:i|we)\s+(?:need|want|care about|'d like|would like|like)\b)|how|why|which|when(?!\s+(?:the|my|our|i|we|stocks|markets?|prices)\s+(?:\w+\s+){0,2}?(?:crashed|dropped|fell|tanked|dipped|plunged|went|was|were|lost)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
+    r"(?:what(?!\s+(?:i|we)\b)|how|why|which|when(?=\s+(?:do|does|did|is|are|was|were|will|would|should|can|could|shall|has|have|had|am)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
     r"did|do(?!\s+not|n't)|has|have(?!\s+(?:a|an|some|my))|isn't|aren't|wouldn't|shouldn't)\b",
     re.IGNORECASE,
 )
@@ -340,6 +340,7 @@ def _before_question(words: str) -> str | None:
 _CLAUSE_END = re.compile(
     r"(?:[,;:]|\s+-+)\s*(?:(?:and|but|so|though|although)\s+)?$|\s+and\s+$", re.IGNORECASE
 )
+_BOUNDARY = re.compile(r"[,;:]\s*|\s+-+\s+")
 #: A clause in the conditional mood depends on the condition after it ("I'd be bolder, if
 #: ...").
 _MOOD = re.compile(r"\b(?:would|could|might|should|wouldn't|couldn't|i'd|we'd|id)\b", re.I)
@@ -350,6 +351,10 @@ def _before_condition(words: str, at: int) -> tuple[int, int] | None:
     begins, when that clause states something by itself (not in the conditional mood); None
     when the condition opens the sentence or governs it."""
     ending = _CLAUSE_END.search(words[:at])
+    if ending is None:
+        # "I'm happy taking risk, I'm not going to panic if things drop": the comma clause
+        # the condition is in.
+        ending = next(reversed(list(_BOUNDARY.finditer(words[:at]))), None)
     if ending is None or not words[: ending.start()].strip():
         return None
     head = words[: ending.start()]

@@ -149,3 +149,57 @@ async def test_an_exclusion_said_as_distrust_or_because_of_someone_elses_job(
     text: str, expected: dict[str, Any]
 ) -> None:
     assert await learned(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm a data analyst at Accenture, on the Meta account.", {"employer": "Accenture"}),
+        ("I'm a consultant working on the Google account for my agency.", {}),
+        ("I'm still with Siemens after twelve years.", {"employer": "Siemens"}),
+    ],
+)
+async def test_a_client_account_is_no_employer(text: str, expected: dict[str, Any]) -> None:
+    assert await learned(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What I can live with is a 12% dip, no more.", {"max_drawdown_pct": 12}),
+        (
+            "A 50% drawdown would finish me, 20% is about my max.",
+            {"max_drawdown_pct": 20},
+        ),
+        ("Whenever prices slump I tend to buy.", {"risk_tolerance": "aggressive"}),
+        (
+            "Years ago I panicked and sold, now I buy more when it drops.",
+            {"risk_tolerance": "aggressive"},
+        ),
+        ("I used to lose sleep over every dip.", {}),
+        (
+            "I've had my ups and downs, so I'd say I'm somewhere in the middle risk-wise.",
+            {"risk_tolerance": "moderate"},
+        ),
+    ],
+)
+async def test_losses_limits_and_levels_said_as_people_say_them(
+    text: str, expected: dict[str, Any]
+) -> None:
+    assert await learned(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hi, it's Sam, Sam Okoro for your records.", {"full_name": "Sam Okoro"}),
+        ("im prety agresive tbh, no kids, 31yo", {"risk_tolerance": "aggressive", "age": 31}),
+        (
+            "Mostly ETFs but I also have Nvidia and Apple individually, nothing else.",
+            {"holdings": ["NVDA", "AAPL"]},
+        ),
+        ("I also have a Tesla, it's blue.", {}),
+    ],
+)
+async def test_names_ages_and_holdings_in_passing(text: str, expected: dict[str, Any]) -> None:
+    assert await learned(text) == expected
