@@ -6,7 +6,12 @@ It reads the message sentence by sentence:
 
 - a sentence that asks, supposes ("if ..."), hedges ("maybe", "not decided", "we'll see") or
   is sarcastic ("yeah right") states nothing; a hedge in one comma clause that names a value
-  of its own drops only that clause;
+  of its own drops only that clause; a statement before the question a sentence ends with
+  ("I'm conservative, but do you think ...?") or before the comma clause of a condition
+  ("I'm 34, and if it drops 30% I'd buy more") still stands, and "I think" or "I'd say"
+  before a self-description ("I think I'm moderate") is no hedge;
+- a holding named by a pronoun ("Apple had a rough quarter. I own a chunk of it.") is the
+  one company the sentence before names, quoted from that sentence;
 - a part whose subject is someone else is either that person's view of the user ("my
   advisor says I'm aggressive", "says I should be conservative", "said my tolerance is
   moderate": the reading is marked ``reported``, a candidate), or about that person ("my
@@ -336,7 +341,8 @@ def _before_question(words: str) -> str | None:
     return None
 
 
-#: A clause boundary before a condition that opens its own clause (", and if ...").
+#: A clause boundary right before a condition that opens its own clause (", and if ...");
+#: else the last comma before it (:data:`_BOUNDARY`) ends the clause the condition is in.
 _CLAUSE_END = re.compile(
     r"(?:[,;:]|\s+-+)\s*(?:(?:and|but|so|though|although)\s+)?$|\s+and\s+$", re.IGNORECASE
 )
