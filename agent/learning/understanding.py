@@ -286,7 +286,9 @@ def _sentence(
         asked = _before_question(words)
         return [] if asked is None else _sentence(sentence[: len(asked)], known, recent, held)
     supposing = _HYPOTHETICAL.search(words)
-    cut = None if supposing is None else _before_condition(words, supposing.start())
+    # "25%, no, let's say fifteen": "let's say" names a value, it opens no clause of its own.
+    opens = supposing is not None and not re.match(r"let'?s say|say that", supposing[0], re.I)
+    cut = _before_condition(words, supposing.start()) if supposing and opens else None
     if cut is not None:
         # "I'm 34, and if the market drops 30% I'd buy more": the clause before the condition
         # stands on its own; the condition limits only what follows it.

@@ -96,6 +96,8 @@ async def test_a_statement_before_a_question_is_still_said(
         ),
         ("I'd be aggressive, if I were younger.", {}),
         ("My horizon is 12 years unless we buy a house", {}),
+        # "let's say" names a value, it opens no clause of its own
+        ("I can take a 30% drop, no, let's say 20% to be safe", {"max_drawdown_pct": 20}),
     ],
 )
 async def test_a_condition_limits_only_the_clause_it_opens(
