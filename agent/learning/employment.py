@@ -24,11 +24,14 @@ COMPANY = (
     rf"(?:(?i:{vocabulary.alternation(COMPANY_NAMES)})\b|"
     r"(?-i:(?!I\b|I'[a-z]+\b)[A-Z][\w&.'-]*(?:\s+(?:&\s+)?[A-Z][\w&.'-]*){0,3}))"
 )
-#: What follows a company's name when it is the company's products or stock, not where the
-#: user works ("reviews for Apple products", "our company uses Microsoft software").
+#: What follows a company's name when it is the company's products or stock, or a client the
+#: user serves, not where the user works ("reviews for Apple products", "our company uses
+#: Microsoft software", "I handle the Amazon account").
 PRODUCT = (
     r"\s+(?:products?|devices?|phones?|stocks?|shares|customers|users|fans|stores?|apps?|cars?|"
-    r"owners|investors|software|services|tools|hardware|cloud|chips|gear|laptops?)\b"
+    r"owners|investors|software|services|tools|hardware|cloud|chips|gear|laptops?|"
+    # a client served, not the employer: "on the Amazon account at Accenture"
+    r"accounts?|clients?|engagements?|projects?|contracts?|business)\b"
 )
 #: A company the ticker table knows by name.
 _KNOWN = rf"(?i:{vocabulary.alternation(COMPANY_NAMES)})\b"
@@ -53,6 +56,9 @@ _EMPLOYER = re.compile(
     # "been with Apple's retail team for nine years", "I've been at Amazon since 2019"
     rf"(?:^\W*|i'?ve\s+|i\s+have\s+)been\s+(?:with|at)(?=\s+{_KNOWN}[^.;!?]*\b(?:for\s+"
     r"(?:\w+\s+){0,2}(?:years?|months?|decades?)|since)\b)|"
+    # "I'm still at Ford after 25 years": years of service make any company the employer
+    r"(?:i'?m|i\s+am|i'?ve\s+been|i\s+have\s+been)\s+(?:still\s+|now\s+|currently\s+)?"
+    rf"(?:with|at)(?=\s+{COMPANY}\s+(?:for|after)\s+(?:\w+\s+){{0,2}}(?:years?|decades?)\b)|"
     # "I build data pipelines for Amazon", "I write code for Google"
     r"i\s+(?:build|write|code|develop|design|program|engineer|run|manage|lead|sell|test)\s+"
     rf"(?:[\w-]+\s+){{0,3}}?for(?=\s+{_KNOWN}(?!{PRODUCT})))\s+"

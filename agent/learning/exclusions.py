@@ -32,6 +32,7 @@ _EXCLUDE_BEFORE = re.compile(
     rf"(?:to\s+)?(?:{_HOLDING_VERB}|buy)"
     rf"|(?:would never|i'?d never|will never|never|refuse to|won'?t ever)\s+(?:\w+\s+){{0,2}}?"
     rf"(?:{_HOLDING_VERB}|buy|recommend|include|consider)"
+    r"|(?:won'?t|will not)\s+(?:ever\s+|even\s+)?(?:touch|own|hold|go near|invest in)"
     r"|(?:bars?|barred|bans?|banned|prohibits?|restricts?|forbids?|blocks?|blocked)\s+"
     rf"(?:me|us)\s+from(?:\s+{_HOLDING_VERB})?"
     r"|can'?t stand|cannot stand|can'?t bear|hate|despise|loathe|detest|boycott\w*"
@@ -47,7 +48,7 @@ _EXCLUDE_BEFORE = re.compile(
 _EXCLUDE_AROUND = re.compile(
     r"\b(?:keep|leave)\s+(?P<t>(?:[\w$.&]+\s+){1,4}?)(?:out|off|away)\b"
     # for good, not out of one comparison: the clause ends, or names the user's money
-    r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our)\s+"
+    r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our|any|all)\s+"
     r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)))"
     r"|(?P<u>(?:[\w$.&]+(?:,\s*|\s+(?:and|or|&)\s+))*[\w$.&]+)\s+(?:is|are|stays?)\s+"
     r"(?:off[\s-]limits|off the table|a no[\s-]go|a (?:hard|firm|flat|definite|big) no|"
@@ -105,7 +106,8 @@ def _joined(span: str, at: int) -> bool:
 #: A refusal whose object is a pronoun for a company named before it in the sentence ("Meta
 #: gives me the creeps, I don't want a single share of it", "I refuse to give them a cent").
 _REFUSED_PRONOUN = re.compile(
-    r"\b(?:(?:don'?t|do not)\s+want(?:\s+to\s+(?:own|hold|buy|touch|have))?|"
+    r"\b(?:(?:don'?t|do not)\s+want(?:\s+to\s+(?:own|hold|buy|touch|have))?"
+    r"(?:\s+(?:my|any|a)\s+(?:money|savings|cash|pension|dollars?|penny|cent)\s+(?:in|into))?|"
     r"(?:(?:won'?t|will not|would never|'d never|will never|refuse to|never|can'?t|cannot|"
     r"(?:not|never)\s+(?:allowed|permitted)\s+to|(?:prohibited|restricted|barred|banned)\s+"
     r"from)\s+(?:ever\s+)?(?:own|hold|buy|trade|touch|give|invest in|put (?:my|a) \w+ (?:in|into))"

@@ -98,6 +98,12 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             True,
         ),
         (r"\bback(?:ed|ing)? up the truck\b", True),
+        # "when stocks tank I tend to buy": buying is the reaction to the fall named before it
+        (
+            rf"\b(?:when|whenever|every time)\s+[^,;.!?]{{0,30}}?\b{_FALL}\b[^,;.!?]{{0,12}}?"
+            r"\s+(?:i|we)\s+(?:\w+\s+){0,2}?(?:buy|add|load up|pounce)\b",
+            True,
+        ),
         (
             r"\b(?:kept|keep|kept on|continued|carried on)\s+(?:buying|adding|accumulating|"
             r"averaging down)\b",
@@ -119,6 +125,12 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
             r"\b(?:i'?d|i would|i'?ll|i will)\s+(?:just\s+|simply\s+)?(?:buy|add)\s+more"
             r"\s*(?=$|[,.;!])",
             False,
+        ),
+        # "if it fell by half I would honestly just add to my position"
+        (
+            r"\b(?:i'?d|i would|i'?ll|i will)\s+(?:(?:just|simply|honestly|happily)\s+)*"
+            r"(?:buy|add)\s+(?:more|to\s+(?:my|the|our)\s+(?:positions?|stakes?))\b",
+            True,
         ),
         (
             r"\b(?:happy|comfortable|fine|ok|okay|willing|prepared|ready|like|love|enjoy|"
@@ -269,10 +281,14 @@ def risk_reactions(text: str) -> list[tuple[str, int]]:
         for match in pattern.finditer(text):
             if needs_loss and not _LOSS.search(text):
                 continue
-            if someone_else(text, match.start()):
+            if someone_else(text, match.start()) or OUTGROWN.search(text):
                 continue
             found.append((value, match.start()))
     return sorted(found, key=lambda f: f[1])
+
+
+#: A reaction the user has outgrown ("I used to panic in every dip", "..., not anymore").
+OUTGROWN = re.compile(r"\bused to\b|\bno longer\b|\bnot any ?more\b", _I)
 
 
 def states_risk(value: object, text: str) -> bool:
@@ -343,6 +359,9 @@ _NAMES = [
     for p in (
         rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+{_PERSON}{_NAME_END}",
         rf"^\W*{_GREETING}{_PERSON}\s+here\b",
+        # the full name after the first one: "This is Tom, Thomas Whitfield for the records"
+        rf"(?:^|[:;,.!-])\s*{_GREETING}(?:i'?m|i am|im|this is|it'?s|its)\s+(?-i:{_WORD})\s*"
+        rf"(?:,|-+|\()\s*{_PERSON}{_NAME_END}",
         # "Quick intro: Aisha Bello, 41, nurse"
         rf"\b(?:intro|introduction|about me)\s*[:-]\s*{_PERSON}\s*,",
         rf"^\W*as\s+{_PERSON},",
@@ -447,7 +466,7 @@ def address_only(value: str) -> str:
 #: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
 #: long-time Apple shareholder", "I have money in".
 HOLDING_CUE = re.compile(
-    r"\b(?:i\s+(?:only\s+|just\s+)?(?:have|got|'ve got)|"
+    r"\b(?:i\s+(?:only\s+|just\s+|also\s+|still\s+)?(?:have|got|'ve got)|"
     r"i\s+(?:(?:only|just|already|also|still|currently)\s+)?(?:hold|own|bought)|"
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
     r"my\s+(?:(?:brokerage|trading|investment|retirement|pension|stocks?\s+and\s+shares)\s+)?"
@@ -480,11 +499,17 @@ _MONEY_IN = re.compile(
 )
 
 
+#: The cues that may speak of things rather than holdings ("I also have a Tesla").
+_LOOSE_CUE = re.compile(
+    r"i\s+(?:(?:only|just|also|still)\s+)?(?:have|got)\b|i'?m\s+sitting|im\s+sitting", _I
+)
+
+
 def cue_holds(part: str, cue: re.Match[str], known: set[str]) -> bool:
     """Whether the holding cue ``cue`` in ``part`` speaks of holdings: any cue but "I have" /
     "I got" / "I'm sitting on" does; those do with stock words in the clause ("I have Tesla shares") or nothing but
     names after them ("I have Nvidia and Tesla"), not in "I have a Tesla"."""
-    if not cue.group(0).lower().startswith(("i have", "i got", "i'm sitting", "im sitting")):
+    if not _LOOSE_CUE.match(cue.group(0)):
         return True
     rest = part[cue.end() :]
     if BOTH.match(rest) and symbols.tickers_in(part[: cue.start()], known):
@@ -516,4 +541,14 @@ def names_only(rest: str, known: set[str]) -> bool:
         if word is None:
             return False
         cursor = at + len(word.group(0))
-    return _BETWEEN_NAMES.fullmatch(clause[cursor:]) is not None
+    if _BETWEEN_NAMES.fullmatch(clause[cursor:]) is not None:
+        return True
+    # "I also have Apple and Microsoft individually, my goal is ...": a list of two names or
+    # more, then the next clause.
+    return len(named) > 1 and _LIST_END.match(clause[cursor:]) is not None
+
+
+#: What may end a list of names held before the next clause begins.
+_LIST_END = re.compile(
+    r"\s*(?:(?:individually|directly|outright|as well|also|too|personally)\s*)?(?:,|$)", _I
+)

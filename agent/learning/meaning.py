@@ -291,13 +291,18 @@ def risk_level(clause: str, score: dict[str, float]) -> str | None:
     top = max(score, key=lambda name: score[name])
     if not top.startswith("risk:") or score[top] < RISK_THRESHOLD or _SECTORS.search(clause):
         return None  # "I won't invest in gambling": an exclusion, not a fear of losses
+    if indirect.OUTGROWN.search(clause):
+        return None  # "I used to panic in every dip"
     return _leaning(clause)
 
 
 def _leaning(clause: str) -> str | None:
     """Conservative, aggressive or moderate by the words of fear, appetite and measure."""
     fear = appetite = 0
-    for match in _FEELING.finditer(clause):
+    feelings = list(_FEELING.finditer(clause))
+    if not _RISKY.search(clause) and all(m.group(0).lower() == "sold" for m in feelings):
+        return None  # "I sold it last year" is a sale, not a reaction to losses
+    for match in feelings:
         turned = _TURNED.search(clause[max(0, match.start() - 30) : match.start()]) is not None
         if (match.lastgroup == "fear") != turned:
             fear += 1

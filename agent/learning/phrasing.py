@@ -54,7 +54,7 @@ _COUNTERFACTUAL = re.compile(
 _I = re.IGNORECASE
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", _I)
 _DEGREE = (
-    r"(?:(?:very|fairly|pretty|quite|rather|really|super|way too|too|kinda|kind of|sort of|"
+    r"(?:(?:very|fairly|pretty|prety|realy|quite|rather|really|super|way too|too|kinda|kind of|sort of|"
     r"somewhat|a bit|a little|more of|a|an|more|mostly|definitely|honestly|totally|"
     r"generally|overall|basically|extremely)\s+)*"
 )
@@ -94,13 +94,14 @@ _RISK_PERSON = vocabulary.alternation(
         "small",
         "limited",
         "side of caution",
+        "in the middle",
     }
 )
 _RISK_NOUN = r"(?:tolerance|appetite|profile|level|attitude|preference|capacity)"
 _RISK_TAIL = (
-    r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:my|our|the|his|her) "
+    r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:(?:my|our|the|his|her) )?"
     r"\w+|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
-    r"at heart|by nature|[.,;!)]|-|$))"
+    r"at heart|by nature|tbh|to be honest|honestly|tho|though|lol|imo|[.,;!)]|-|$))"
 )
 _RISK = [
     rf"(?:\bmy\s+risk(?:\s+{_RISK_NOUN})?|\brisk\s+{_RISK_NOUN}|^\W*risk|"
@@ -116,6 +117,9 @@ _RISK = [
     rf"(?:\s+down)?(?:\s+as)?)\s+(?:an?\s+)?{_DEGREE}"
     rf"(?P<v>{_RISK_PERSON}|(?:{_RISK_ALL})[\s-]+risk)\b",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_PERSON}){_RISK_TAIL}",
+    # "I'd say I'm somewhere in the middle now risk wise": the middle of what, said after
+    r"\b(?:i'?m|i\s+am|im)\s+(?:somewhere\s+|right\s+|kind of\s+|kinda\s+|about\s+)?"
+    r"(?P<v>in the middle)\b(?=[^.;!?]{0,25}\brisk)",
     rf"\b(?:i'?m|i\s+am|im)\s+{_DEGREE}(?P<v>{_RISK_ALL})\s*(?:on|with|about|regarding)?"
     r"[\s-]+risk\b",
     rf"\b(?:i|we)\s+(?:\w+\s+)?(?:prefer|like|want|choose|go for|stick (?:to|with)|favou?r|"
@@ -152,7 +156,8 @@ _HORIZON = [
     r"(?P<v>\d+(?:\.\d+)?)(?![\d.%]|\s*(?:%|percent|months?|mos?|weeks?|decades?|[-\w]))",
 ]
 _HORIZON_SELF = [
-    r"\b(?:invest(?:ing)?|hold(?:ing)?(?: it| them| on)?|keep(?:ing)? (?:it|the money|this)|"
+    r"\b(?:invest(?:ing)?|grow(?:ing)? (?:it|my money|the money|my savings)|"
+    r"hold(?:ing)?(?: it| them| on)?|keep(?:ing)? (?:it|the money|this)|"
     r"need (?:the|this|my|it|that)?\s*(?:money|cash|funds)?|stop(?:ping)? work(?:ing)?|"
     r"retir(?:e|ing)|quit(?:ting)? work(?:ing)?|buy\w*\s+(?:a|an|my|our)\s+\w+|"
     r"for(?=\s+the\s+(?:next|coming)\b)|stick(?:ing)? with (?:it|this|them)|leave it|leave the money|park(?:ing)? (?:it|the money)|"
@@ -183,6 +188,12 @@ _LOSS = re.compile(
     r"\b(?:drawdown|draw[\s-]down|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
     r"haircut|red|crash\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
+    _I,
+)
+#: A fall told as what happened, just before its size ("fell like 25%", "lost about 30%").
+_PAST_FALL = re.compile(
+    r"\b(?:fell|dropped|lost|tanked|crashed|plunged|plummeted|declined|sank|was down|went down|"
+    r"were down)\s+(?:(?:like|by|about|around|almost|nearly|over|roughly|some|a good|a full)\s+)*$",
     _I,
 )
 _LIMIT = re.compile(
@@ -346,7 +357,13 @@ def _risk(part: str, known: set[str]) -> list[Found]:
     if _SUPPOSING.search(part):  # "if it dropped 30% I'd buy more", not "if I were bold"
         return reactions[:1]
     named: list[Found] = [("risk_tolerance", m["v"], m.start("v")) for m in _all(_RISK, part)]
+    if len(reactions) > 1 and _NOWADAYS.search(part, reactions[0][2]):
+        # "when I was younger I panicked and sold, now I just buy more": the later one holds
+        reactions = reactions[-1:]
     return named or reactions[:1]
+
+
+_NOWADAYS = re.compile(r"\b(?:now|nowadays|these days|today|since then)\b", _I)
 
 
 def _horizon(part: str, known: set[str]) -> list[Found]:
@@ -361,7 +378,8 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
         found += [
             ("horizon_years", m[g], m.start(g))
             for m in re.finditer(
-                rf"\b(?:in|within|after)\s+(?:about\s+|around\s+|~)?(?P<v>{_D})"
+                rf"\b(?:in|within|after)\s+(?:(?:about|around|roughly|approximately)\s+|~)?"
+                rf"(?P<v>{_D})"
                 rf"|^\W*(?:about\s+|around\s+)?(?P<w>{_D})(?:\s+at\s+least)?\s*,",
                 part,
                 _I,
@@ -384,15 +402,35 @@ def _drawdown(part: str, known: set[str]) -> list[Found]:
         return []
     if not (_has_self(part) or re.search(r"\b(?:max|maximum)\b", part, _I)):
         return []
-    found = list(quantities.percents(part))
+    # "when my portfolio fell like 25% in 2022 I couldn't sleep": a past fall's size is
+    # history, not a limit.
+    told = not (_SUPPOSING.search(part) or re.search(r"\b(?:would|i'?d|could)\b", part, _I))
+    found = [
+        f
+        for f in quantities.percents(part)
+        if not (told and _PAST_FALL.search(part[: f[0].start()]))
+    ]
     if not found:
         return []
     # The percentage beside a limit ("15% max") over the one beside the loss ("a 40% crash").
     limits = [m.start() for m in _LIMIT.finditer(part)]
     near = [f for f in found if any(abs(at - f[0].start()) <= 12 for at in limits)]
+    # "a 40% drawdown would wipe me out, 15% is about my max": a limit named as one ("max",
+    # "limit", "most") beside a percentage says which, over the word "drawdown".
+    named = [m for m in _LIMIT.finditer(part) if m.group(0).lower() in _LIMIT_NOUNS]
+    beside = [f for f in found if any(_gap(f[0], m) <= 15 for m in named)]
+    near = beside or near
     anchor = loss.start()
     match, value = min(near or found, key=lambda f: abs(f[0].start() - anchor))
     return [("max_drawdown_pct", value, match.start())]
+
+
+_LIMIT_NOUNS = frozenset({"max", "maximum", "most", "limit", "cap", "threshold"})
+
+
+def _gap(a: re.Match[str], b: re.Match[str]) -> int:
+    """The characters between two matches."""
+    return max(a.start() - b.end(), b.start() - a.end(), 0)
 
 
 def _goal(part: str, known: set[str]) -> list[Found]:

@@ -29,6 +29,8 @@ AGE = [
     rf"\bmy\s+age\s+(?:is\s+)?(?P<v>{_AGE_NUMBER})\b",
     rf"\bi\s+(?:just\s+)?turned\s+(?P<v>{_AGE_NUMBER})\b(?!\s*(?:%|percent))",
     r"^\W*(?P<v>\d{1,3})\s*(?:years?[\s-]*old|y/?o)\b",
+    # a clause of its own after a self-description: "young and don't mind swings, 26yo"
+    r"[,;]\s*(?P<v>\d{2})\s*(?:yo|y/o|yrs?[\s-]*old)\s*(?=$|[,.;!])",
     rf"\bi\s+have\s+(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years\b(?!\s+(?:of|to|until|till|"
     r"left|before|ago|in|on|experience|invest\w*|horizon|more|now))",
     rf"^\W*(?P<v>\d{{2}}|{quantities.WORD_NUMBER})\s+years?\s+young\b",

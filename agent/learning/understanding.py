@@ -6,7 +6,12 @@ It reads the message sentence by sentence:
 
 - a sentence that asks, supposes ("if ..."), hedges ("maybe", "not decided", "we'll see") or
   is sarcastic ("yeah right") states nothing; a hedge in one comma clause that names a value
-  of its own drops only that clause;
+  of its own drops only that clause; a statement before the question a sentence ends with
+  ("I'm conservative, but do you think ...?") or before the comma clause of a condition
+  ("I'm 34, and if it drops 30% I'd buy more") still stands, and "I think" or "I'd say"
+  before a self-description ("I think I'm moderate") is no hedge;
+- a holding named by a pronoun ("Apple had a rough quarter. I own a chunk of it.") is the
+  one company the sentence before names, quoted from that sentence;
 - a part whose subject is someone else is either that person's view of the user ("my
   advisor says I'm aggressive", "says I should be conservative", "said my tolerance is
   moderate": the reading is marked ``reported``, a candidate), or about that person ("my
@@ -40,7 +45,7 @@ from dataclasses import dataclass, replace
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import discourse, meaning, phrasing, profile, quantities
+from agent.learning import discourse, meaning, phrasing, profile, quantities, symbols
 from agent.learning.quotes import plain
 
 
@@ -72,7 +77,7 @@ _SARCASM = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:(?:so|and|but|also|hey|ok|okay|well)[\s,]+)*"
-    r"(?:what(?!\s+(?:i|we)\s+(?:need|want|care about|'d like|would like|like)\b)|how|why|which|when(?!\s+(?:the|my|our|i|we|stocks|markets?|prices)\s+(?:\w+\s+){0,2}?(?:crashed|dropped|fell|tanked|dipped|plunged|went|was|were|lost)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
+    r"(?:what(?!\s+(?:i|we)\b)|how|why|which|when(?=\s+(?:do|does|did|is|are|was|were|will|would|should|can|could|shall|has|have|had|am)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
     r"did|do(?!\s+not|n't)|has|have(?!\s+(?:a|an|some|my))|isn't|aren't|wouldn't|shouldn't)\b",
     re.IGNORECASE,
 )
@@ -196,7 +201,9 @@ _OTHER_PERSON = re.compile(
 )
 _OWN_AFTER = re.compile(
     r"(?:[,;]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?|\s+(?:and|while|whereas)\s+)"
-    r"(?=(?:i'm|i am|im|i|my|me|mine)\b)",
+    r"(?=(?:i'm|i am|im|i|my|me|mine)\b)"
+    # "my wife works at Microsoft, so to be safe we avoid MSFT": what follows from it is ours
+    r"|,?\s+so\s+(?:(?!(?:he|she|they|him|her|them)\b)[\w']+\s+){0,4}?(?=(?:i|i'm|we|we're)\s)",
     re.I,
 )
 #: Someone else's value named by its noun ("my wife's horizon is 5 years"): theirs, and a
@@ -233,13 +240,16 @@ def read(
     meaning.prepare([plain(s) for s in _sentences(text)], known_set)
     stated = list(recent)
     out: list[Reading] = []
-    pending, at = -1, 0
+    pending, at, before = -1, 0, -1
     for sentence in _sentences(text):
         start = text.find(sentence, at)
         at = max(at, start + len(sentence))
         # "no, let me take that back. moderate.": a marker that named nothing reaches on.
         span = text[pending : start + len(sentence)] if 0 <= pending < start else sentence
         found = _sentence(span, known_set, stated, held)
+        if 0 <= before < start and all(r.attribute != "holdings" for r in found):
+            found += _held_by_pronoun(text[before : start + len(sentence)], sentence, known_set)
+        before = start
         marked = not found and start >= 0 and _CORRECTION.search(plain(sentence)) is not None
         pending = start if marked and pending < 0 else pending if marked else -1
         if any(r.reported for r in found) and _adopted_after(plain(sentence)):
@@ -266,6 +276,28 @@ def read(
     own = {r.attribute for r in out if not r.reported}
     # The user's own word wins over what someone else says in the same message.
     return [r for r in out if not (r.reported and r.attribute in own)]
+
+
+_PRONOUN_OBJECT = re.compile(r"\b(?:it|them)\b(?!\s*(?:'s|is|was|are|were)\b)", re.IGNORECASE)
+
+
+def _held_by_pronoun(span: str, sentence: str, known: set[str]) -> list[Reading]:
+    """A holding ``sentence`` names by a pronoun for the one company the sentence before it
+    names ("Apple had a rough quarter. I own a good chunk of it."): read with the company in
+    the pronoun's place, quoted from the sentence before, so the quote names it."""
+    named = {s for s, _ in symbols.tickers_in(span[: len(span) - len(sentence)], known)}
+    if len(named) != 1 or symbols.tickers_in(sentence, known):
+        return []
+    symbol = named.pop()
+    said = _PRONOUN_OBJECT.sub(symbol, sentence)
+    if said == sentence:
+        return []
+    found = [r for r in _sentence(said, known, [], None) if r.attribute == "holdings"]
+    return [
+        replace(r, quote=span)
+        for r in found
+        if r.value == [symbol] and profile.attribute("holdings").supports(r.value, span)
+    ]
 
 
 def _adopted_after(words: str) -> bool:
@@ -298,9 +330,22 @@ def _sentence(
 ) -> list[Reading]:
     words = plain(sentence)
     if _is_question(words):
-        return []
+        # "I'm pretty conservative, but do you think Nvidia is overvalued?": the statement
+        # before a question that follows it is still said.
+        asked = _before_question(words)
+        return [] if asked is None else _sentence(sentence[: len(asked)], known, recent, held)
+    supposing = _HYPOTHETICAL.search(words)
+    # "25%, no, let's say fifteen": "let's say" names a value, it opens no clause of its own.
+    opens = supposing is not None and not re.match(r"let'?s say|say that", supposing[0], re.I)
+    cut = _before_condition(words, supposing.start()) if supposing and opens else None
+    if cut is not None:
+        # "I'm 34, and if the market drops 30% I'd buy more": the clause before the condition
+        # stands on its own; the condition limits only what follows it.
+        head = _sentence(sentence[: cut[0]], known, recent, held)
+        stated = [*recent, *(r.attribute for r in head)]
+        return head + _sentence(sentence[cut[1] :], known, stated, held)
     # A condition may still state a limit ("I'd sell if it fell more than 20%"), nothing else.
-    only = phrasing.CONDITIONAL if _HYPOTHETICAL.search(words) else None
+    only = phrasing.CONDITIONAL if supposing is not None else None
     # Doubting what someone else says of the user leaves their claim a claim ("my girlfriend
     # says I'm aggressive, but idk about that"): only the hedging clause goes.
     reports = any(_REPORTED.search(p) for p in _NEW_VOICE.split(words))
@@ -328,6 +373,52 @@ def _answered(sentence: str, part: str, claimed: Sequence[str], known: set[str])
     return [replace(r, correction=True) for r in readings if r is not None]
 
 
+#: Where a statement ends and a question after it begins (", but do you think ...?").
+_THEN_ASKED = re.compile(
+    r"(?:[,;:]|\s+-+)\s*(?:(?:but|and|so|also|though|anyway)[\s,]+)?(?=\S)", re.I
+)
+
+
+def _before_question(words: str) -> str | None:
+    """The statement before the question a sentence ends with, or None when the sentence
+    asks from its start ("am I conservative, or should I be bolder?")."""
+    stripped = words.strip()
+    if not stripped.endswith("?") or _QUESTION_START.match(stripped) or _POLITE.match(stripped):
+        return None
+    for cut in reversed(list(_THEN_ASKED.finditer(stripped))):
+        tail = stripped[cut.end() :]
+        if _QUESTION_START.match(tail) or _POLITE.match(tail):
+            head = stripped[: cut.start()].strip()
+            return head if head and not _HYPOTHETICAL.search(head) else None
+    return None
+
+
+#: A clause boundary right before a condition that opens its own clause (", and if ...");
+#: else the last comma before it (:data:`_BOUNDARY`) ends the clause the condition is in.
+_CLAUSE_END = re.compile(
+    r"(?:[,;:]|\s+-+)\s*(?:(?:and|but|so|though|although)\s+)?$|\s+and\s+$", re.IGNORECASE
+)
+_BOUNDARY = re.compile(r"[,;:]\s*|\s+-+\s+")
+#: A clause in the conditional mood depends on the condition after it ("I'd be bolder, if
+#: ...").
+_MOOD = re.compile(r"\b(?:would|could|might|should|wouldn't|couldn't|i'd|we'd|id)\b", re.I)
+
+
+def _before_condition(words: str, at: int) -> tuple[int, int] | None:
+    """Where the clause before a condition starting at ``at`` ends and the condition's clause
+    begins, when that clause states something by itself (not in the conditional mood); None
+    when the condition opens the sentence or governs it."""
+    ending = _CLAUSE_END.search(words[:at])
+    if ending is None:
+        # "I'm happy taking risk, I'm not going to panic if things drop": the comma clause
+        # the condition is in.
+        ending = next(reversed(list(_BOUNDARY.finditer(words[:at]))), None)
+    if ending is None or not words[: ending.start()].strip():
+        return None
+    head = words[: ending.start()]
+    return None if _MOOD.search(head) else (ending.start(), ending.end())
+
+
 def _is_question(words: str) -> bool:
     stripped = words.strip()
     if _POLITE.match(stripped):
@@ -335,14 +426,26 @@ def _is_question(words: str) -> bool:
     return stripped.endswith("?") or bool(_QUESTION_START.match(stripped))
 
 
+#: "I think", "I'd say" before the user's description of themselves: a self-assessment, which
+#: is how people state a trait ("I think I'm moderate"), not a doubt; a plan after it ("I
+#: think I'm going to retire early") stays hedged.
+_ASSESSED = re.compile(
+    r"\b(?:i\s+(?:think|guess|suppose|believe|reckon|feel(?:\s+like)?|would\s+say)|i'?d\s+say|"
+    r"id\s+say)\s+(?:that\s+)?(?=(?:i'm|i am|im)\s+(?!(?:going|gonna|about|thinking|considering|"
+    r"planning|leaning|not\b|unsure|undecided|torn|still)\b))",
+    re.IGNORECASE,
+)
+
+
 def _without_hedges(words: str, *, whole: bool = True) -> str:
     """``words`` without the comma clauses that hedge; all of it hedged when a hedging clause
-    names nothing of its own ("..., I don't know yet")."""
+    names nothing of its own ("..., I don't know yet"). A self-assessment ("I'd say I'm
+    fairly conservative") is no hedge."""
     # Separators are kept: a dash is part of a revision ("aggressive - well, moderate").
     pieces = re.split(r"((?<=,)\s*|\s+-{1,2}\s+|\s+(?=but\b))", words)
     kept = []
     for clause, separator in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
-        hedge = _HEDGE.search(clause)
+        hedge = _HEDGE.search(_ASSESSED.sub(" ", clause))
         if hedge is None:
             kept.append(clause + (separator or " "))
             continue

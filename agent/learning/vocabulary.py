@@ -29,7 +29,15 @@ RISK: dict[str, tuple[str, ...]] = {
         "consevative",
         "conservativ",
     ),
-    "moderate": ("balanced", "medium", "medium risk", "middle of the road", "moderat", "modarate"),
+    "moderate": (
+        "balanced",
+        "medium",
+        "medium risk",
+        "middle of the road",
+        "in the middle",
+        "moderat",
+        "modarate",
+    ),
     "aggressive": (
         "high",
         "growth",

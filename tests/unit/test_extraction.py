@@ -119,7 +119,7 @@ def test_stated_facts(text: str, expected: list[tuple[str, Any]]) -> None:
         "Someday my horizon is 30 years.",
         "I'm thinking about adding NVDA to my watchlist.",
         "Not sure, my horizon is 5 years or so.",
-        "I think I'm a conservative investor.",
+        "I think I'm going to be a conservative investor.",
         "If my horizon were 10 years, what would you buy?",
         "Is my horizon 10 years?",
         "I'm not a conservative investor.",
