@@ -5,7 +5,9 @@ A group qualifies when every write is a record (:attr:`PendingWrite.starts` set:
 only seek is ``neighbours(key, starts)``). A group of appends -- every write after everything
 on its key, the usual import and ``record_many`` group -- needs no rule run per write
 (:meth:`Plan._appends`): a backend with :class:`SetAppends` checks and writes it in SQL
-(SQLite: :mod:`memory.facts.sqlite_appends`), the others over the prefetched rows. For any
+(SQLite: :mod:`memory.facts.sqlite_appends`; Postgres: :mod:`memory.facts.postgres_appends`,
+for groups of :data:`memory.facts.postgres.SET_WISE_GROUP` writes or more), the others over
+the prefetched rows. For any
 other group the backend fetches per key the active facts from the one starting last at or
 before the key's first start to the one starting first after its last start (:func:`spans`):
 one statement on Postgres; on SQLite each key's open fact first, which alone is the answer
@@ -89,17 +91,19 @@ class SetAppends(Protocol):
         ...
 
 
-class AsyncSetAppends(Protocol):
+class AsyncSetAppends(SetAppends, Protocol):
     """:class:`SetAppends` for an async backend (Postgres:
-    :class:`memory.facts.postgres_appends.PgAppends`), asked before a :class:`Plan` is made:
-    a group it accepts needs no plan at all."""
+    :class:`memory.facts.postgres_appends.PgAppends`): its statements are sent around the
+    plan's run, which stays synchronous -- the check before it (:meth:`check`; then
+    :meth:`appendable` answers from it), the writes :meth:`append_all` made after it
+    (:meth:`write`)."""
 
-    async def appendable(self, group: list[PendingWrite]) -> bool:
-        """As :meth:`SetAppends.appendable`."""
+    async def check(self, group: list[PendingWrite]) -> bool:
+        """:meth:`SetAppends.appendable`, asked of the database."""
         ...
 
-    async def append_all(self, group: list[PendingWrite]) -> None:
-        """As :meth:`SetAppends.append_all`."""
+    async def write(self) -> None:
+        """Send the writes of the group :meth:`append_all` answered."""
         ...
 
 

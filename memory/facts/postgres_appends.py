@@ -13,17 +13,22 @@ arrays (``unnest``; ``COPY`` cannot travel in a pipeline): first what the check 
 once the check has passed, each write's memory id and clock reading -- so a group that fails
 the check runs its rules with the clock read as often as row by row. Everything runs inside
 the group's transaction as the principal's application role: row security checks every row
-the statements read and write (the second wall; a row the Python check let through that the
+the statements read and write (the second wall: a row the check let through that the
 policies forbid fails the statement, and the group runs again row by row).
 
-Round trips: the check's statements travel in the group's first pipeline flush with its
-``BEGIN`` and key locks, with the authorities and superseded facts the results are made from;
-the writes in the second, whose row counts are checked before ``COMMIT``, the third.
+The backend is async and the plan (:class:`memory.facts.batch.Plan`) is not: the check is
+sent before the plan runs (:meth:`PgAppends.check`), the plan then writes the group through
+:meth:`PgAppends.append_all` (the clock readings and the results, in Python) and the rows are
+sent after it (:meth:`PgAppends.write`). Round trips: after ``BEGIN``, the check's statements
+travel in the group's pipeline with its key locks, and the authorities and superseded facts
+the results are made from come back with the check's answer; the writes go at the pipeline's
+end, whose row counts are checked before ``COMMIT``: four, as many as a group planned in
+Python over its prefetched rows.
 """
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -194,12 +199,15 @@ class PgAppends:
     def __init__(self, conn: psycopg.AsyncConnection[Any], cipher: MemoryCipher) -> None:
         self.conn = conn
         self.cipher = cipher
+        self._checked = False
         self._authority: dict[tuple[str, str, str], str | None] = {}
         self._cover: Covers = {}
+        #: What :meth:`append_all` made: each write's memory id and clock reading.
+        self._made: tuple[list[str], list[datetime]] | None = None
         #: The closing update, once sent: its cursor and the rows it must change.
         self._closing: tuple[psycopg.AsyncCursor[Any], int] | None = None
 
-    async def appendable(self, group: list[PendingWrite]) -> bool:
+    async def check(self, group: list[PendingWrite]) -> bool:
         """The check in SQL; its answer, the authorities and the superseded facts fetched
         together (in a pipeline, one round trip with whatever was queued before)."""
         conn = self.conn
@@ -219,7 +227,8 @@ class PgAppends:
             (r[0], r[1], r[2]): (r[3], None if r[4] is None else r[4].astimezone(UTC), r[5])
             for r in await superseded.fetchall()
         }
-        return found is not None and not found[0]
+        self._checked = found is not None and not found[0]
+        return self._checked
 
     def _staged(self, group: list[PendingWrite]) -> list[list[Any]]:
         """The group as columns, key by key (rows land in key order, each key's in the
@@ -229,7 +238,7 @@ class PgAppends:
         for seq in sorted(range(len(group)), key=lambda i: group[i].key):
             w = group[seq]
             d = w.delta
-            assert d is not None  # checked by appendable
+            assert d is not None  # checked by check
             row = (
                 w.key[0], d.subject, d.attribute, seq, canonical_json(seal(d.value)),
                 d.memory_type, d.valid_from, d.source_episode_id, d.source, d.confidence,
@@ -239,22 +248,32 @@ class PgAppends:
                 column.append(item)
         return columns
 
-    async def append_all(self, group: list[PendingWrite]) -> None:
-        """The writes, queued (in a pipeline they travel at its next flush); the caller runs
-        :meth:`check_closed` once their row counts are in, before it commits."""
-        conn = self.conn
+    def appendable(self, group: list[PendingWrite]) -> bool:
+        """What :meth:`check` found."""
+        return self._checked
+
+    def append_all(self, group: list[PendingWrite]) -> None:
+        """Each write's memory id, clock reading and result; :meth:`write` sends the rows."""
         ids, times = [], []
         for w in group:
-            times.append(w.now())  # type: ignore[misc]  # checked by appendable
+            times.append(w.now())  # type: ignore[misc]  # checked by check
             ids.append(new_memory_id())
-        await conn.execute(_MADE, (list(range(len(group))), ids, times))
+        self._made = ids, times
+        append_results(group, ids, times, self._authority, dict(self._cover))
+
+    async def write(self) -> None:
+        """The writes, queued (in a pipeline they travel at its next flush); the caller runs
+        :meth:`check_closed` once their row counts are in, before it commits."""
+        assert self._made is not None  # made by append_all
+        conn = self.conn
+        ids, times = self._made
+        await conn.execute(_MADE, (list(range(len(ids))), ids, times))
         close = conn.cursor()
         await close.execute(_CLOSE)
         self._closing = (close, len(self._cover))
         params = {"version": RECORD_SCHEMA_VERSION}
         await conn.execute(_INSERT, params)
         await conn.execute(_INSERT_CANDIDATES, params)
-        append_results(group, ids, times, self._authority, self._cover)
 
     def check_closed(self) -> None:
         """Every key's open fact the check found was closed (the key locks keep them)."""

@@ -72,9 +72,9 @@ def set_wise(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     sizes: list[int] = []
     append_all = appends.PgAppends.append_all
 
-    async def counted(self: appends.PgAppends, group: list[PendingWrite]) -> None:
+    def counted(self: appends.PgAppends, group: list[PendingWrite]) -> None:
         sizes.append(len(group))
-        await append_all(self, group)
+        append_all(self, group)
 
     monkeypatch.setattr(appends.PgAppends, "append_all", counted)
     monkeypatch.setattr(postgres_backend, "SET_WISE_GROUP", 4)
@@ -264,7 +264,7 @@ def test_the_authority_statement_answers_as_the_rule_does() -> None:
     group = [_pending(u, s) for u, s in itertools.product(WRITERS, SUBJECTS)]
 
     async def authorities(conn: psycopg.AsyncConnection[Any]) -> dict[Any, Any]:
-        await appends.PgAppends(conn, PLAIN).appendable(group)
+        await appends.PgAppends(conn, PLAIN).check(group)
         cursor = await conn.execute(appends.AUTHORITIES)
         return {(r[1], r[2]): r[3] for r in await cursor.fetchall()}
 
@@ -328,8 +328,9 @@ def _smuggled(ledger: PgLedger, acting: tuple[str, str], group: list[PendingWrit
 
     async def write(conn: psycopg.AsyncConnection[Any]) -> None:
         sql = appends.PgAppends(conn, PLAIN)
-        assert await sql.appendable(group)
-        await sql.append_all(group)
+        assert await sql.check(group)
+        sql.append_all(group)
+        await sql.write()
         assert all(w.error is None for w in group)  # the SQL check let every write through
 
     asyncio.run(_in_transaction(ledger.app_url, acting, write))
