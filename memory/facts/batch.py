@@ -5,7 +5,9 @@ A group qualifies when every write is a record (:attr:`PendingWrite.starts` set:
 only seek is ``neighbours(key, starts)``). A group of appends -- every write after everything
 on its key, the usual import and ``record_many`` group -- needs no rule run per write
 (:meth:`Plan._appends`): a backend with :class:`SetAppends` checks and writes it in SQL
-(SQLite: :mod:`memory.facts.sqlite_appends`), the others over the prefetched rows. For any
+(SQLite: :mod:`memory.facts.sqlite_appends`; Postgres: :mod:`memory.facts.postgres_appends`,
+for groups of :data:`memory.facts.postgres.SET_WISE_GROUP` writes or more), the others over
+the prefetched rows. For any
 other group the backend fetches per key the active facts from the one starting last at or
 before the key's first start to the one starting first after its last start (:func:`spans`):
 one statement on Postgres; on SQLite each key's open fact first, which alone is the answer
@@ -31,8 +33,8 @@ from typing import Protocol
 
 from memory.errors import FactLedgerError
 from memory.facts.group import PendingWrite
-from memory.facts.records import FactRecord
-from memory.facts.rules import Key, appended, run_sync, write_authority
+from memory.facts.records import RECORD_SCHEMA_VERSION, FactRecord
+from memory.facts.rules import Key, appended, no_authority, run_sync, write_authority
 
 #: (tenant, user) -> the user's grants as ``(role, subject)`` rows, read in the transaction.
 GrantsOf = Callable[[str, str], list[tuple[str, str]]]
@@ -87,6 +89,66 @@ class SetAppends(Protocol):
     def append_all(self, group: list[PendingWrite]) -> None:
         """Write a group :meth:`appendable` accepted and set each write's result or error."""
         ...
+
+
+class AsyncSetAppends(SetAppends, Protocol):
+    """:class:`SetAppends` for an async backend (Postgres:
+    :class:`memory.facts.postgres_appends.PgAppends`): its statements are sent around the
+    plan's run, which stays synchronous -- the check before it (:meth:`check`; then
+    :meth:`appendable` answers from it), the writes :meth:`append_all` made after it
+    (:meth:`write`)."""
+
+    async def check(self, group: list[PendingWrite]) -> bool:
+        """:meth:`SetAppends.appendable`, asked of the database."""
+        ...
+
+    async def write(self) -> None:
+        """Send the writes of the group :meth:`append_all` answered."""
+        ...
+
+
+#: Per key, what a group of appends' next write on it supersedes: the key's open fact (or
+#: the group's write before it) by memory id, and the retraction the last write inherits.
+Covers = dict[Key, tuple[str | None, datetime | None, str | None]]
+
+
+def append_results(
+    group: list[PendingWrite],
+    ids: list[str],
+    times: list[datetime],
+    authority: dict[tuple[str, str, str], str | None],
+    cover: Covers,
+) -> None:
+    """What each write of a group of appends returns, as :func:`memory.facts.rules.
+    record_rules` makes it: the new record (superseding the key's open fact or the group's
+    write before it, and inheriting that one's retraction), a candidate, or a refusal; an
+    import's write its outcome alone (:attr:`PendingWrite.returns_record`). ``authority`` is
+    each (tenant, writer, subject)'s, ``cover`` each key's stored open fact (changed here)."""
+    nothing = (None, None, None)
+    for w, memory_id, at in zip(group, ids, times, strict=True):
+        key = w.key
+        found = authority[(key[0], w.user_id, key[1])]
+        if found is None:
+            w.result, w.error = None, no_authority(key, w.user_id, "write")
+            continue
+        w.error = None
+        candidate = found == "candidate"
+        if candidate:
+            superseded, retracted, episode = nothing
+        else:
+            superseded, retracted, episode = cover.get(key, nothing)
+            cover[key] = (memory_id, retracted, episode)
+        if not w.returns_record:
+            w.result = "recorded"
+            continue
+        d = w.delta
+        assert d is not None  # checked by appendable
+        w.result = FactRecord(
+            key[0], memory_id, d.subject, d.attribute, d.value, d.memory_type,
+            RECORD_SCHEMA_VERSION, d.valid_from, None, at, superseded, d.source_episode_id,
+            "inferred" if candidate else d.source, d.confidence, d.retention_policy,
+            retracted, episode, at if candidate else None, (), w.user_id, "recorded",
+        )  # fmt: skip
 
 
 #: What a plan loads when its rules need the stored rows: those rows and the spans asked.

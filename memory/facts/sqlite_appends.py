@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from memory.facts.batch import Covers, append_results
 from memory.facts.group import PendingWrite
-from memory.facts.records import RECORD_SCHEMA_VERSION, FactRecord, canonical_json, new_memory_id
-from memory.facts.rules import no_authority
+from memory.facts.records import RECORD_SCHEMA_VERSION, canonical_json, new_memory_id
 from memory.sealing import MemoryCipher
 from memory.sql.clock import encode_time
 
@@ -249,42 +249,14 @@ class SqliteAppends:
         return ids, times, texts
 
     def _results(self, group: list[PendingWrite], ids: list[str], times: list[datetime]) -> None:
-        """What each write returns, as :func:`memory.facts.rules.record_rules` makes it: the
-        new record (superseding the key's open fact or the group's write before it, and
-        inheriting that one's retraction), a candidate, or a refusal; an import's write its
-        outcome alone (:attr:`PendingWrite.returns_record`)."""
+        """What each write returns (:func:`memory.facts.batch.append_results`)."""
         conn = self.conn
         authority = {(r[0], r[1], r[2]): r[3] for r in conn.execute(_AUTHORITIES)}
-        #: Per key, what its next write supersedes: (memory id, retracted at, by episode).
-        cover: dict[tuple[str, str, str], tuple[str | None, datetime | None, str | None]] = {
+        cover: Covers = {
             (r[0], r[1], r[2]): (r[3], None if r[4] is None else _time(r[4]), r[5])
             for r in conn.execute(_SUPERSEDED)
         }
-        nothing = (None, None, None)
-        for w, memory_id, at in zip(group, ids, times, strict=True):
-            key = w.key
-            found = authority[(key[0], w.user_id, key[1])]
-            if found is None:
-                w.result, w.error = None, no_authority(key, w.user_id, "write")
-                continue
-            w.error = None
-            candidate = found == "candidate"
-            if candidate:
-                superseded, retracted, episode = nothing
-            else:
-                superseded, retracted, episode = cover.get(key, nothing)
-                cover[key] = (memory_id, retracted, episode)
-            if not w.returns_record:
-                w.result = "recorded"
-                continue
-            d = w.delta
-            assert d is not None  # checked by appendable
-            w.result = FactRecord(
-                key[0], memory_id, d.subject, d.attribute, d.value, d.memory_type,
-                RECORD_SCHEMA_VERSION, d.valid_from, None, at, superseded, d.source_episode_id,
-                "inferred" if candidate else d.source, d.confidence, d.retention_policy,
-                retracted, episode, at if candidate else None, (), w.user_id, "recorded",
-            )  # fmt: skip
+        append_results(group, ids, times, authority, cover)
 
 
 def _time(text: str) -> datetime:
