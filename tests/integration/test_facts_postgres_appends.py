@@ -1,12 +1,10 @@
-"""A group of appends on Postgres, its rules applied in SQL (``memory.facts.postgres_appends``).
-
-The cases of ``test_facts_sqlite_appends`` on a Postgres ledger used through its application
-role (row security in force): a key's versions chained in one ``record_many`` group (written
-by the set-wise statements: counted), keys mixed, a candidate, a write refused for want of
-authority, the authority statement against :func:`memory.facts.rules.authority_of`, and a
-group the check turns away reading the clock no more often than row by row does. Then row
-security as the second wall: a write the SQL check lets through that the policies forbid
-(another tenant's row, a subject without a grant) fails in the database.
+"""A group of appends on Postgres, its rules applied in SQL (``memory.facts.postgres_appends``):
+what only Postgres has, on a ledger used through its application role (row security in
+force). The authority statement against :func:`memory.facts.rules.authority_of`, a group the
+check turns away reading the clock no more often than row by row does, and row security as the
+second wall: a write the SQL check lets through that the policies forbid (another tenant's
+row, a subject without a grant) fails in the database. The cases both backends share are in
+``test_facts_set_appends``.
 """
 
 from __future__ import annotations
@@ -22,19 +20,18 @@ import pytest
 
 import memory.facts.postgres as postgres_backend
 import memory.facts.postgres_appends as appends
-from agent.errors import FactAuthorityError
 from memory.facts import FactRecord, MemoryDelta, open_fact_store
 from memory.facts.group import PendingWrite
 from memory.facts.postgres_ops import SET_TENANT
 from memory.facts.rules import authority_of
 from memory.identity import Principal
 from memory.sealing import PLAIN
+from tests.support.authority_cases import GRANTS, SUBJECTS, WRITERS
 from tests.support.servers import PgLedger, postgres_ledger
 
 pytestmark = pytest.mark.integration
 
 MIRA = Principal("acme", "mira")
-CARL = Principal("acme", "carl")
 BASE = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -79,155 +76,6 @@ def set_wise(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     monkeypatch.setattr(appends.PgAppends, "append_all", counted)
     monkeypatch.setattr(postgres_backend, "SET_WISE_GROUP", 4)
     yield sizes
-
-
-Histories = dict[tuple[str, str], list[FactRecord]]
-
-
-def _write(
-    ledger: PgLedger, principal: Principal, first: list[MemoryDelta], group: list[MemoryDelta]
-) -> tuple[list[Any], Histories]:
-    """``first`` recorded by mira, then ``group`` by ``principal`` in one ``record_many``;
-    its results and the histories of every key written (read by mira, the admin)."""
-
-    async def run() -> tuple[list[Any], Histories]:
-        async with open_fact_store(ledger.app_url, MIRA, clock=lambda: NOW) as facts:
-            if first:
-                await facts.record_many(first)
-            results = await facts.with_principal(principal).record_many(group)
-            keys = sorted({(d.subject, d.attribute) for d in first + group})
-            histories = {key: await facts.history(*key) for key in keys}
-            return results, histories
-
-    return asyncio.run(run())
-
-
-def test_a_keys_versions_in_one_group_chain_their_supersession(
-    ledger: PgLedger, set_wise: list[int]
-) -> None:
-    stored = [_delta("team:a", "risk", "low", 0)]
-    group = [_delta("team:a", "risk", v, d, source_episode_id=f"e{d}") for d, v in
-             [(3, "mid"), (5, "high"), (9, "mid"), (12, "low")]]  # fmt: skip
-    results, histories = _write(ledger, MIRA, stored, group)
-
-    assert set_wise == [4]
-    history = histories[("team:a", "risk")]
-    assert [(r.value, r.valid_from, r.valid_to) for r in history] == [
-        ("low", _at(0), _at(3)),
-        ("mid", _at(3), _at(5)),
-        ("high", _at(5), _at(9)),
-        ("mid", _at(9), _at(12)),
-        ("low", _at(12), None),
-    ]
-    assert [r.supersedes_memory_id for r in history] == [None] + [r.memory_id for r in history[:-1]]
-    assert [r.source_episode_id for r in history[1:]] == ["e3", "e5", "e9", "e12"]
-    assert all(r.retracted_at is None and r.withdrawn_at is None for r in history)
-    # What each write returns is the record as it was written: open, superseding the last.
-    assert [r.memory_id for r in results] == [r.memory_id for r in history[1:]]
-    assert all(r.outcome == "recorded" and r.valid_to is None for r in results)
-    assert [r.supersedes_memory_id for r in results] == [r.memory_id for r in history[:-1]]
-    assert {r.recorded_at for r in results} == {NOW} and {r.recorded_by for r in results} == {
-        "mira"
-    }
-
-
-def test_mixed_keys_each_chain_on_their_own(ledger: PgLedger, set_wise: list[int]) -> None:
-    stored = [_delta("team:a", "risk", "low", 0), _delta("user:mira", "horizon", "5y", 1)]
-    group = [
-        _delta("team:a", "risk", "mid", 2),
-        _delta("user:mira", "horizon", "10y", 2, confidence=0.4),
-        _delta("team:b", "style", "value", 1),  # a key with nothing stored
-        _delta("team:a", "risk", "high", 4),
-        _delta("team:b", "style", "growth", 3, memory_type="profile"),
-        _delta("user:mira", "horizon", {"years": 12}, 6, source="confirmed"),
-    ]
-    results, histories = _write(ledger, MIRA, stored, group)
-
-    assert set_wise == [6]
-    spans = {
-        key: [(r.value, r.valid_from, r.valid_to) for r in history]
-        for key, history in histories.items()
-    }
-    assert spans == {
-        ("team:a", "risk"): [("low", _at(0), _at(2)), ("mid", _at(2), _at(4)), ("high", _at(4), None)],
-        ("team:b", "style"): [("value", _at(1), _at(3)), ("growth", _at(3), None)],
-        ("user:mira", "horizon"): [
-            ("5y", _at(1), _at(2)), ("10y", _at(2), _at(6)), ({"years": 12}, _at(6), None),
-        ],
-    }  # fmt: skip
-    mira = histories[("user:mira", "horizon")]
-    assert (mira[1].confidence, mira[2].source) == (0.4, "confirmed")
-    assert histories[("team:b", "style")][1].memory_type == "profile"
-    assert histories[("team:b", "style")][0].supersedes_memory_id is None
-    assert results[2].supersedes_memory_id is None
-    assert results[4].supersedes_memory_id == results[2].memory_id
-
-
-def test_a_candidate_in_a_group_stays_outside_the_timeline(
-    ledger: PgLedger, set_wise: list[int]
-) -> None:
-    stored = [_delta("user:bob", "horizon", "3y", 0)]  # as mira's candidate already
-    group = [
-        _delta("team:a", "risk", "low", 1),
-        _delta("user:bob", "horizon", "20y", 2, source="confirmed"),
-        _delta("team:a", "risk", "high", 3),
-        _delta("user:bob", "horizon", "25y", 0),  # before the other: a candidate has no order
-    ]
-    results, histories = _write(ledger, MIRA, stored, group)
-
-    assert set_wise == [4]
-    bob = histories[("user:bob", "horizon")]
-    assert [(r.value, r.status, r.source, r.withdrawn_at) for r in bob] == [
-        ("3y", "candidate", "inferred", NOW),
-        ("25y", "candidate", "inferred", NOW),
-        ("20y", "candidate", "inferred", NOW),
-    ]
-    assert all(r.valid_to is None and r.supersedes_memory_id is None for r in bob)
-    assert results[1].status == "candidate" and results[1].source == "inferred"
-    assert results[3].withdrawn_at == NOW
-    team = histories[("team:a", "risk")]
-    assert [(r.value, r.valid_to) for r in team] == [("low", _at(3)), ("high", None)]
-
-
-def test_a_write_without_authority_is_refused_alone_and_writes_nothing(
-    ledger: PgLedger, set_wise: list[int]
-) -> None:
-    stored = [_delta("team:a", "risk", "low", 0)]
-    group = [
-        _delta("user:carl", "horizon", "5y", 1),
-        _delta("team:a", "risk", "high", 2),  # carl holds no grant on team:a
-        _delta("user:carl", "horizon", "7y", 3),
-        _delta("user:carl", "risk", "low", 1),
-    ]
-    results, histories = _write(ledger, CARL, stored, group)
-
-    assert set_wise == [4]
-    refused = results[1]
-    assert isinstance(refused, FactAuthorityError)
-    assert "user 'carl' of tenant 'acme' may not write facts about team:a" in str(refused)
-    assert "analyst facts grant carl team:a" in str(refused)
-    assert "Nothing was written" in str(refused)
-    # The refused write left team:a as it was; the others were written.
-    team = histories[("team:a", "risk")]
-    assert [(r.value, r.valid_to, r.recorded_by) for r in team] == [("low", None, "mira")]
-    carl = histories[("user:carl", "horizon")]
-    assert [(r.value, r.valid_to) for r in carl] == [("5y", _at(3)), ("7y", None)]
-    assert [r.memory_id for r in carl] == [results[0].memory_id, results[2].memory_id]
-
-
-GRANTS = [
-    [],
-    [("writer", "team:a")],
-    [("writer", "team:*")],
-    [("reader", "team:a")],
-    [("writer", "user:*")],
-    [("writer", "*")],
-    [("admin", "*")],
-    [("writer", "user:bob"), ("reader", "*")],
-    [("writer", "team:a*b")],
-]
-WRITERS = ["mira", "bob", ""]
-SUBJECTS = ["team:a", "team:ab", "team:a*b", "teams", "user:bob", "user:mira", "user:", "*"]
 
 
 def _pending(user: str, subject: str, days: int = 0, tenant: str = "acme") -> PendingWrite:

@@ -1,0 +1,222 @@
+"""A group of appends written set-wise in SQL, on SQLite and on Postgres alike.
+
+Each test writes one ``record_many`` group through the backend's set-wise statements
+(:mod:`memory.facts.sqlite_appends`, :mod:`memory.facts.postgres_appends`; checked by
+counting the groups they write) and reads the ledger back: a key's versions chained in one
+group, keys mixed, a candidate, and a write refused for want of authority (its error names the
+subject and the fix, and it writes nothing while the others are written). Postgres runs
+through its application role, so row security is in force. What only one backend has (the
+authority statement against the rule, the clock of a group the check turns away, row security
+as the second wall) is in ``test_facts_sqlite_appends`` and ``test_facts_postgres_appends``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memory.facts.postgres as postgres_backend
+import memory.facts.postgres_appends as pg_appends
+import memory.facts.sqlite_appends as sqlite_appends
+from agent.errors import FactAuthorityError
+from memory.facts import FactRecord, MemoryDelta, open_fact_store
+from memory.facts.group import PendingWrite
+from memory.identity import Principal
+from tests.support.servers import postgres_ledger
+
+pytestmark = pytest.mark.integration
+
+MIRA = Principal("acme", "mira")
+CARL = Principal("acme", "carl")
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def _at(days: int) -> datetime:
+    return BASE + timedelta(days=days)
+
+
+def _delta(subject: str, attribute: str, value: object, days: int, **more: Any) -> MemoryDelta:
+    return MemoryDelta(
+        subject=subject, attribute=attribute, value=value, valid_from=_at(days), **more
+    )
+
+
+@dataclass
+class Appending:
+    """A ledger where mira administers acme (carl holds no grant), and the sizes of the
+    groups its set-wise statements wrote."""
+
+    url: str
+    sizes: list[int] = field(default_factory=list)
+
+
+def _make_admin(url: str) -> None:
+    async def make_admin() -> None:
+        async with open_fact_store(url, MIRA) as facts:
+            await facts.bootstrap_admin(MIRA.user_id)
+
+    asyncio.run(make_admin())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def appending(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Appending]:
+    backend: Any = sqlite_appends.SqliteAppends
+    if request.param == "postgres":
+        backend = pg_appends.PgAppends
+        # From four writes on, as on SQLite: the tests' groups are small.
+        monkeypatch.setattr(postgres_backend, "SET_WISE_GROUP", 4)
+    append_all = backend.append_all
+
+    def counted(self: Any, group: list[PendingWrite]) -> None:
+        made.sizes.append(len(group))
+        append_all(self, group)
+
+    monkeypatch.setattr(backend, "append_all", counted)
+    if request.param == "sqlite":
+        made = Appending(f"sqlite:///{tmp_path / 'facts.sqlite'}")
+        _make_admin(made.url)
+        yield made
+        return
+    with postgres_ledger() as ledger:
+        _make_admin(ledger.owner_url)
+        made = Appending(ledger.app_url)
+        yield made
+
+
+Histories = dict[tuple[str, str], list[FactRecord]]
+
+
+def _write(
+    url: str, principal: Principal, first: list[MemoryDelta], group: list[MemoryDelta]
+) -> tuple[list[Any], Histories]:
+    """``first`` recorded by mira, then ``group`` by ``principal`` in one ``record_many``;
+    its results and the histories of every key written (read by mira, the admin)."""
+
+    async def run() -> tuple[list[Any], Histories]:
+        async with open_fact_store(url, MIRA, clock=lambda: NOW) as facts:
+            if first:
+                await facts.record_many(first)
+            results = await facts.with_principal(principal).record_many(group)
+            keys = sorted({(d.subject, d.attribute) for d in first + group})
+            histories = {key: await facts.history(*key) for key in keys}
+            return results, histories
+
+    return asyncio.run(run())
+
+
+def test_a_keys_versions_in_one_group_chain_their_supersession(appending: Appending) -> None:
+    stored = [_delta("team:a", "risk", "low", 0)]
+    group = [_delta("team:a", "risk", v, d, source_episode_id=f"e{d}") for d, v in
+             [(3, "mid"), (5, "high"), (9, "mid"), (12, "low")]]  # fmt: skip
+    results, histories = _write(appending.url, MIRA, stored, group)
+
+    assert appending.sizes == [4]
+    history = histories[("team:a", "risk")]
+    assert [(r.value, r.valid_from, r.valid_to) for r in history] == [
+        ("low", _at(0), _at(3)),
+        ("mid", _at(3), _at(5)),
+        ("high", _at(5), _at(9)),
+        ("mid", _at(9), _at(12)),
+        ("low", _at(12), None),
+    ]
+    assert [r.supersedes_memory_id for r in history] == [None] + [r.memory_id for r in history[:-1]]
+    assert [r.source_episode_id for r in history[1:]] == ["e3", "e5", "e9", "e12"]
+    assert all(r.retracted_at is None and r.withdrawn_at is None for r in history)
+    # What each write returns is the record as it was written: open, superseding the last.
+    assert [r.memory_id for r in results] == [r.memory_id for r in history[1:]]
+    assert all(r.outcome == "recorded" and r.valid_to is None for r in results)
+    assert [r.supersedes_memory_id for r in results] == [r.memory_id for r in history[:-1]]
+    assert {r.recorded_at for r in results} == {NOW} and {r.recorded_by for r in results} == {
+        "mira"
+    }
+
+
+def test_mixed_keys_each_chain_on_their_own(appending: Appending) -> None:
+    stored = [_delta("team:a", "risk", "low", 0), _delta("user:mira", "horizon", "5y", 1)]
+    group = [
+        _delta("team:a", "risk", "mid", 2),
+        _delta("user:mira", "horizon", "10y", 2, confidence=0.4),
+        _delta("team:b", "style", "value", 1),  # a key with nothing stored
+        _delta("team:a", "risk", "high", 4),
+        _delta("team:b", "style", "growth", 3, memory_type="profile"),
+        _delta("user:mira", "horizon", {"years": 12}, 6, source="confirmed"),
+    ]
+    results, histories = _write(appending.url, MIRA, stored, group)
+
+    assert appending.sizes == [6]
+    spans = {
+        key: [(r.value, r.valid_from, r.valid_to) for r in history]
+        for key, history in histories.items()
+    }
+    assert spans == {
+        ("team:a", "risk"): [("low", _at(0), _at(2)), ("mid", _at(2), _at(4)), ("high", _at(4), None)],
+        ("team:b", "style"): [("value", _at(1), _at(3)), ("growth", _at(3), None)],
+        ("user:mira", "horizon"): [
+            ("5y", _at(1), _at(2)), ("10y", _at(2), _at(6)), ({"years": 12}, _at(6), None),
+        ],
+    }  # fmt: skip
+    mira = histories[("user:mira", "horizon")]
+    assert (mira[1].confidence, mira[2].source) == (0.4, "confirmed")
+    assert histories[("team:b", "style")][1].memory_type == "profile"
+    assert histories[("team:b", "style")][0].supersedes_memory_id is None
+    assert results[2].supersedes_memory_id is None
+    assert results[4].supersedes_memory_id == results[2].memory_id
+
+
+def test_a_candidate_in_a_group_stays_outside_the_timeline(appending: Appending) -> None:
+    stored = [_delta("user:bob", "horizon", "3y", 0)]  # as mira's candidate already
+    group = [
+        _delta("team:a", "risk", "low", 1),
+        _delta("user:bob", "horizon", "20y", 2, source="confirmed"),
+        _delta("team:a", "risk", "high", 3),
+        _delta("user:bob", "horizon", "25y", 0),  # before the other: a candidate has no order
+    ]
+    results, histories = _write(appending.url, MIRA, stored, group)
+
+    assert appending.sizes == [4]
+    bob = histories[("user:bob", "horizon")]
+    assert [(r.value, r.status, r.source, r.withdrawn_at) for r in bob] == [
+        ("3y", "candidate", "inferred", NOW),
+        ("25y", "candidate", "inferred", NOW),
+        ("20y", "candidate", "inferred", NOW),
+    ]
+    assert all(r.valid_to is None and r.supersedes_memory_id is None for r in bob)
+    assert results[1].status == "candidate" and results[1].source == "inferred"
+    assert results[3].withdrawn_at == NOW
+    team = histories[("team:a", "risk")]
+    assert [(r.value, r.valid_to) for r in team] == [("low", _at(3)), ("high", None)]
+
+
+def test_a_write_without_authority_is_refused_alone_and_writes_nothing(
+    appending: Appending,
+) -> None:
+    stored = [_delta("team:a", "risk", "low", 0)]
+    group = [
+        _delta("user:carl", "horizon", "5y", 1),
+        _delta("team:a", "risk", "high", 2),  # carl holds no grant on team:a
+        _delta("user:carl", "horizon", "7y", 3),
+        _delta("user:carl", "risk", "low", 1),
+    ]
+    results, histories = _write(appending.url, CARL, stored, group)
+
+    assert appending.sizes == [4]
+    refused = results[1]
+    assert isinstance(refused, FactAuthorityError)
+    assert "user 'carl' of tenant 'acme' may not write facts about team:a" in str(refused)
+    assert "analyst facts grant carl team:a" in str(refused)
+    assert "Nothing was written" in str(refused)
+    # The refused write left team:a as it was; the others were written.
+    team = histories[("team:a", "risk")]
+    assert [(r.value, r.valid_to, r.recorded_by) for r in team] == [("low", None, "mira")]
+    carl = histories[("user:carl", "horizon")]
+    assert [(r.value, r.valid_to) for r in carl] == [("5y", _at(3)), ("7y", None)]
+    assert [r.memory_id for r in carl] == [results[0].memory_id, results[2].memory_id]
