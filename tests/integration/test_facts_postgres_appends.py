@@ -1,8 +1,7 @@
 """A group of appends on Postgres, its rules applied in SQL (``memory.facts.postgres_appends``):
 what only Postgres has, on a ledger used through its application role (row security in
-force). The authority statement against :func:`memory.facts.rules.authority_of`, a group the
-check turns away reading the clock no more often than row by row does, and row security as the
-second wall: a write the SQL check lets through that the policies forbid (another tenant's
+force). The authority statement against :func:`memory.facts.rules.authority_of`, and row
+security as the second wall: a write the SQL check lets through that the policies forbid (another tenant's
 row, a subject without a grant) fails in the database. The cases both backends share are in
 ``test_facts_set_appends``.
 """
@@ -18,9 +17,8 @@ from typing import Any
 import psycopg
 import pytest
 
-import memory.facts.postgres as postgres_backend
 import memory.facts.postgres_appends as appends
-from memory.facts import FactRecord, MemoryDelta, open_fact_store
+from memory.facts import MemoryDelta, open_fact_store
 from memory.facts.group import PendingWrite
 from memory.facts.postgres_ops import SET_TENANT
 from memory.facts.rules import authority_of
@@ -60,22 +58,6 @@ def ledger() -> Iterator[PgLedger]:
     with postgres_ledger() as made:
         _make_admin(made)
         yield made
-
-
-@pytest.fixture
-def set_wise(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The sizes of the groups written by the set-wise statements (from four writes on, as on
-    SQLite: the tests' groups are small)."""
-    sizes: list[int] = []
-    append_all = appends.PgAppends.append_all
-
-    def counted(self: appends.PgAppends, group: list[PendingWrite]) -> None:
-        sizes.append(len(group))
-        append_all(self, group)
-
-    monkeypatch.setattr(appends.PgAppends, "append_all", counted)
-    monkeypatch.setattr(postgres_backend, "SET_WISE_GROUP", 4)
-    yield sizes
 
 
 def _pending(user: str, subject: str, days: int = 0, tenant: str = "acme") -> PendingWrite:
@@ -130,45 +112,6 @@ def test_the_authority_statement_answers_as_the_rule_does() -> None:
                 for u, s in itertools.product(WRITERS, SUBJECTS)
             }
             assert found == expected, grants
-
-
-def _ticking_run(url: str, group: list[MemoryDelta]) -> tuple[int, list[Any]]:
-    """``group`` written under a clock moving a second a reading: how often it was read, and
-    the keys' histories."""
-    read = itertools.count()
-
-    def clock() -> datetime:
-        return NOW + timedelta(seconds=next(read))
-
-    async def write() -> list[FactRecord]:
-        async with open_fact_store(url, MIRA, clock=clock) as facts:
-            await facts.record_many(group)
-            return [r for k in ("team:a", "team:b") for r in await facts.history(k, "risk")]
-
-    found = asyncio.run(write())
-    return next(read), [(r.value, r.valid_from, r.valid_to, r.recorded_at) for r in found]
-
-
-def test_a_group_the_check_turns_away_reads_the_clock_as_row_by_row(
-    set_wise: list[int], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The check reads no clock: a group with a write before its key's latest runs its rules
-    with one reading per write, and records what row by row records."""
-    group = [
-        _delta("team:a", "risk", "low", 5),
-        _delta("team:a", "risk", "mid", 8),
-        _delta("team:a", "risk", "high", 6),  # inside the one before's interval
-        _delta("team:b", "risk", "high", 6),
-    ]
-    with postgres_ledger() as ledger:
-        _make_admin(ledger)
-        setwise = _ticking_run(ledger.app_url, group)
-    assert set_wise == [] and setwise[0] == 4
-
-    monkeypatch.setattr(postgres_backend, "plannable", lambda group: False)
-    with postgres_ledger() as ledger:
-        _make_admin(ledger)
-        assert _ticking_run(ledger.app_url, group) == setwise
 
 
 def _smuggled(ledger: PgLedger, acting: tuple[str, str], group: list[PendingWrite]) -> None:

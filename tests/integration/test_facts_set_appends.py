@@ -13,7 +13,9 @@ as the second wall) is in ``test_facts_sqlite_appends`` and ``test_facts_postgre
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +25,7 @@ import pytest
 
 import memory.facts.postgres as postgres_backend
 import memory.facts.postgres_appends as pg_appends
+import memory.facts.sqlite as sqlite_backend
 import memory.facts.sqlite_appends as sqlite_appends
 from agent.errors import FactAuthorityError
 from memory.facts import FactRecord, MemoryDelta, open_fact_store
@@ -53,16 +56,29 @@ class Appending:
     """A ledger where mira administers acme (carl holds no grant), and the sizes of the
     groups its set-wise statements wrote."""
 
+    backend: str
     url: str
     sizes: list[int] = field(default_factory=list)
 
 
-def _make_admin(url: str) -> None:
-    async def make_admin() -> None:
+@contextmanager
+def _fresh_ledger(backend: str, folder: Path) -> Iterator[str]:
+    """A new ledger (a SQLite file in ``folder``, or Postgres through its application role)
+    where mira administers acme."""
+
+    async def make_admin(url: str) -> None:
         async with open_fact_store(url, MIRA) as facts:
             await facts.bootstrap_admin(MIRA.user_id)
 
-    asyncio.run(make_admin())
+    if backend == "sqlite":
+        folder.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{folder / 'facts.sqlite'}"
+        asyncio.run(make_admin(url))
+        yield url
+        return
+    with postgres_ledger() as ledger:
+        asyncio.run(make_admin(ledger.owner_url))
+        yield ledger.app_url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -81,14 +97,8 @@ def appending(
         append_all(self, group)
 
     monkeypatch.setattr(backend, "append_all", counted)
-    if request.param == "sqlite":
-        made = Appending(f"sqlite:///{tmp_path / 'facts.sqlite'}")
-        _make_admin(made.url)
-        yield made
-        return
-    with postgres_ledger() as ledger:
-        _make_admin(ledger.owner_url)
-        made = Appending(ledger.app_url)
+    with _fresh_ledger(request.param, tmp_path / "set-wise") as url:
+        made = Appending(request.param, url)
         yield made
 
 
@@ -220,3 +230,40 @@ def test_a_write_without_authority_is_refused_alone_and_writes_nothing(
     carl = histories[("user:carl", "horizon")]
     assert [(r.value, r.valid_to) for r in carl] == [("5y", _at(3)), ("7y", None)]
     assert [r.memory_id for r in carl] == [results[0].memory_id, results[2].memory_id]
+
+
+def _ticking_run(url: str, group: list[MemoryDelta]) -> tuple[int, list[Any]]:
+    """``group`` written under a clock moving a second a reading: how often it was read, and
+    the keys' histories."""
+    read = itertools.count()
+
+    def clock() -> datetime:
+        return NOW + timedelta(seconds=next(read))
+
+    async def write() -> list[FactRecord]:
+        async with open_fact_store(url, MIRA, clock=clock) as facts:
+            await facts.record_many(group)
+            return [r for k in ("team:a", "team:b") for r in await facts.history(k, "risk")]
+
+    found = asyncio.run(write())
+    return next(read), [(r.value, r.valid_from, r.valid_to, r.recorded_at) for r in found]
+
+
+def test_a_group_the_check_turns_away_reads_the_clock_as_row_by_row(
+    appending: Appending, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check reads no clock: a group with a write before its key's latest runs its rules
+    with one reading per write, and records what row by row records."""
+    group = [
+        _delta("team:a", "risk", "low", 5),
+        _delta("team:a", "risk", "mid", 8),
+        _delta("team:a", "risk", "high", 6),  # inside the one before's interval
+        _delta("team:b", "risk", "high", 6),
+    ]
+    setwise = _ticking_run(appending.url, group)
+    assert appending.sizes == [] and setwise[0] == 4
+
+    backend = sqlite_backend if appending.backend == "sqlite" else postgres_backend
+    monkeypatch.setattr(backend, "plannable", lambda group: False)
+    with _fresh_ledger(appending.backend, tmp_path / "row-by-row") as url:
+        assert _ticking_run(url, group) == setwise
