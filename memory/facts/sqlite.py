@@ -72,9 +72,13 @@ def _open_connection(where: str) -> sqlite3.Connection:
 
 
 def _prepare(conn: sqlite3.Connection, where: str) -> list[int]:
-    """Switch the file to WAL and migrate it; return the versions applied."""
+    """Switch the file to WAL and migrate it, through the writing connection, whose temporary
+    tables (a group of appends' staging) are then kept in memory; return the versions
+    applied. Run off the event loop, like every other step of opening."""
     try:
-        return prepare(conn, where, migrate_sqlite_sync)
+        applied = prepare(conn, where, migrate_sqlite_sync)
+        conn.execute(TEMP_IN_MEMORY)
+        return applied
     except sqlite3.Error as e:
         raise FactLedgerUnavailableError(
             f"Cannot use {where} as the fact ledger: {e}. Is it an analyst facts "
@@ -104,7 +108,6 @@ class _Connection:
     _waits: bool = field(init=False, default=True)
 
     def __post_init__(self) -> None:
-        self.writer.execute(TEMP_IN_MEMORY)
         self.reads = Reads(self.reader, self.read_lock, self.cipher)
         self.async_reads = (ThreadedReads if self.reads_off_loop else AsyncReads)(self.reads)
         self.turns = WriterTurns(self.where)
