@@ -1,0 +1,171 @@
+"""Whose words a sentence speaks: the user's, someone else's view of the user, or someone
+else's own.
+
+Read from the grammar rather than from a list of verbs (:mod:`agent.learning.understanding`
+uses it for every sentence):
+
+- someone else as the subject and the user as the object of what they say, think, assume or
+  are sure of ("my brother assumes I'm ...", "a guy on a forum told me my ...") is that
+  person's view of the user, whatever the verb (:data:`REPORTED`; the source is read by
+  :func:`agent.learning.discourse.source_of`);
+- a part about another person ("my friend is an aggressive trader", "META is my wife's")
+  is left out; another person's value named by its noun ("my wife's horizon is 5 years") is
+  theirs, and a "mine" after it is the user's value of the same noun;
+- the voice changes after a "but" that does not set a value aside ("not income but
+  growth", "I said twelve but ...") and at a conjunction that turns to another subject ("I'm
+  41 and my planner says ...", :data:`NEW_VOICE`);
+- a last clause that adopts or concedes a claim ("..., and honestly that's fair", "and I
+  agree with him") makes it the user's (:func:`adopted_after`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.learning import discourse
+
+_PEOPLE = (
+    r"(?:friend|friends|husband|wife|partner|spouse|brother|sister|dad|father|mum|mom|mother|"
+    r"son|daughter|kids?|children|parents?|boss|colleague|co-?worker|neighbou?r|"
+    r"advis[eo]rs?|banker|broker|planner|accountant|manager|uncle|aunt|cousin|boyfriend|"
+    r"girlfriend|family|fianc[ée]e?|grandpa|grandma|grandfather|grandmother|in-laws?|"
+    r"mother-in-law|father-in-law|therapist|coach|teacher|bank|brother-in-law|sister-in-law|"
+    r"guy|lady|person|bloke|mate|buddy|pal|bff|bestie|roommate|flatmate|housemate|mentor|"
+    r"tutor|professor|doctor|lawyer|attorney|solicitor|consultant|counsell?or|"
+    r"(?:wealth|relationship|fund|portfolio) manager|ex(?:-wife|-husband)?|stepdad|stepmom|"
+    r"stepmum|grandad|granny|nan|niece|nephew|siblings?|twin|"
+    r"esposo|esposa|marido|mujer|mari|femme)"
+)
+_REPORTING = (
+    r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|believed|reckons|"
+    r"reckoned|claims|claimed|told me|tells me|tell me|wrote(?: down)?|writes|put(?: me)? down|"
+    r"noted|recorded|rated|rates|labels|labelled|labeled|called|calls|classified|classifies|"
+    r"considers|suggests|suggested|recommends|recommended|wants|figures|feels|felt|argues|"
+    r"keeps saying|has me(?: down)? as|had me(?: down)? as|marked|puts me|put me|scored|"
+    r"(?:keeps|keep|kept|is always|always) (?:telling me|saying|insisting)|set|sets|assigned|"
+    r"assigns|estimated|estimates|pegged|calculated|computed|dice(?: que)?|cree(?: que)?|"
+    rf"{discourse.REPORTS})"
+)
+_FILLER = r"(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
+#: Who, or what, may hold a view of the user: a person, or a quiz, an app, a tool.
+_SOURCES = (
+    rf"(?:{_PEOPLE[3:-1]}|quiz|questionnaire|survey|assessment|test|app|robo-?advis[eo]rs?|"
+    r"tool|calculator|algorithm|website|site|platform|form|profiler?|report|bank|broker|"
+    r"newsletter|spouse|adviser|advisor|wife|husband|forum|thread|book|article|podcast|blog|"
+    r"video|post|guide|chatbot)"
+)
+#: A determiner of who holds a view: "my", "the", or a name's possessive ("Vanguard's").
+_WHOSE = (
+    r"(?:my|mi|our|the|his|her|their|a|an|(?!(?:it|that|what|there|here|he|she|who|let)'s)[\w-]+'s)"
+)
+REPORTED = re.compile(
+    # At least one word names who: "the thought of losing" is no one's report.
+    rf"^{_FILLER}(?:{_WHOSE}\s+(?:[\w-]+\s+){{1,3}}?"
+    rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others)\s+){_REPORTING}\b"
+    rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
+    rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
+    rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
+    rf"|\baccording to\b|^{_FILLER}per\s+(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
+    # Whose words: someone else is the subject and the user the object of what they say,
+    # think or assume, whatever the verb ("my brother assumes I'm ...", "my dad is adamant
+    # that I ...", "a guy on a forum told me my ...").
+    rf"|^{_FILLER}(?P<who>(?:(?:{_WHOSE}|some|this|that|one|another)\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"{_SOURCES}|{_PEOPLE}))(?:'s)?\b"
+    r"(?:\s+(?:on|at|from|in|of|with)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?"
+    r"\s+(?!(?:and|or|&)\b)(?:[\w'-]+\s+){1,2}?(?=(?:that\s+)?(?:i|i'm|i've|i'd|i'll|im|me|my)\b)",
+    re.IGNORECASE,
+)
+#: Where a sentence turns to someone else's view ("I'm 41 and my planner says ...").
+NEW_VOICE = re.compile(
+    rf",?\s+(?:and|while|whereas|but)\s+(?=(?:my|our|the|his|her|their)\s+"
+    rf"(?:[\w-]+\s+){{0,2}}?{_SOURCES}\b)",
+    re.IGNORECASE,
+)
+_OTHER_PERSON = re.compile(
+    rf"^{_FILLER}(?:(?:my|our|his|her|their)\s+{_PEOPLE}(?!\s+and\s+i\b)|he|she|they|"
+    r"he's|she's|they're)\s+(?!and\s+i\b)(?:[\w'-]+\s+){0,2}?"
+    r"(?:is|'s|was|are|were|been|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
+    r"holds?|owns?|works?|buys?|goes|went|keeps?|kept|uses?|used|measures?|saves?|lives?|"
+    r"sold|sells?|bought|dumped|dropped|got rid of|exited|added|"
+    r"reports?|thinks? in|counts? in)\b",
+    re.IGNORECASE,
+)
+_OWN_AFTER = re.compile(
+    r"(?:[,;]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?|\s+(?:and|while|whereas)\s+)"
+    r"(?=(?:i'm|i am|im|i|my|me|mine)\b)"
+    # "my wife works at Microsoft, so to be safe we avoid MSFT": what follows from it is ours
+    r"|,?\s+so\s+(?:(?!(?:he|she|they|him|her|them)\b)[\w']+\s+){0,4}?(?=(?:i|i'm|we|we're)\s)",
+    re.I,
+)
+#: Someone else's value named by its noun ("my wife's horizon is 5 years"): theirs, and a
+#: "mine" after it is the user's value of the same noun ("..., mine's more like 25").
+_THEIR_NOUN = re.compile(
+    rf"^{_FILLER}(?:my|our|his|her|their)\s+{_PEOPLE}(?:'s|s')\s+(?:[\w-]+\s+){{0,2}}?"
+    rf"(?P<noun>{'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})\b",
+    re.IGNORECASE,
+)
+#: Something said to be another person's ("META is my wife's").
+_THEIRS = re.compile(
+    rf"\b(?:is|are|'s|was|were)\s+(?:(?:all|actually|really)\s+)?(?:my|our|his|her)\s+"
+    rf"{_PEOPLE}'s\b",
+    re.IGNORECASE,
+)
+_BUT = re.compile(r",?\s+\bbut\b\s+|\s+-+\s+but\s+", re.IGNORECASE)
+
+
+def adopted_after(words: str) -> bool:
+    """Whether the last clause of a sentence adopts the claim before it ("..., and honestly
+    that's fair")."""
+    clauses = re.split(
+        r"[,;]|\s+[-\u2013\u2014]+\s+|\s+(?:and|which)\s+"
+        r"(?=(?:i|i'd|honestly|he|she|they|he's|she's|they're|that's|it's)\b)",
+        words,
+        flags=re.I,
+    )
+    return len(clauses) > 1 and discourse.adopts(clauses[-1])
+
+
+#: A "but" that sets a value aside rather than turning to another voice ("not income but
+#: growth", "I said twelve but it's twenty").
+_SET_ASIDE = re.compile(
+    r"(?:\bnot (?:a |an |the )?[\w-]+,?|\bi (?:said|wrote|put|typed|gave you)\s+[^,;.!?]{1,30}?)$",
+    re.IGNORECASE,
+)
+
+
+def _but_split(words: str) -> list[str]:
+    """``words`` split at each "but" that turns to another voice (:data:`_BUT`)."""
+    parts, start = [], 0
+    for match in _BUT.finditer(words):
+        if not _SET_ASIDE.search(words[start : match.start()]):
+            parts.append(words[start : match.start()])
+            start = match.end()
+    return [*parts, words[start:]]
+
+
+def voices(words: str) -> list[tuple[str, str, list[str]]]:
+    """The parts of a sentence with who speaks in each: ``""`` for the user, else the source
+    of a view of the user someone else holds ("wife"); parts about another person are left
+    out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
+    user's part after them, which names it by "mine"."""
+    out: list[tuple[str, str, list[str]]] = []
+    source = ""
+    for part in (p for piece in _but_split(words) for p in NEW_VOICE.split(piece)):
+        elided: list[str] = []
+        if (reported := REPORTED.search(part)) is not None:
+            source = discourse.source_of(part, subject=reported["who"] or "")
+        elif (theirs := _THEIR_NOUN.search(part)) or _OTHER_PERSON.search(part):
+            # "He is aggressive, I'm moderate": the user speaks again after the comma.
+            mine = _OWN_AFTER.search(part)
+            if mine is None:
+                continue
+            part, source = part[mine.end() :], ""
+            if theirs is not None and re.match(r"mine\b", part, re.IGNORECASE):
+                nouns = discourse.NOUNS.items()
+                elided = [a for a, n in nouns if re.fullmatch(n, theirs["noun"], re.IGNORECASE)]
+        elif out:
+            source = ""  # "..., but honestly moderate fits me better": the user again
+        if re.match(r"^\s*that'?s (?:him|her|them)\b", part, re.IGNORECASE) or _THEIRS.search(part):
+            continue
+        out.append((part, source, elided[:1]))
+    return out
