@@ -12,18 +12,18 @@ It reads the message sentence by sentence:
   before a self-description ("I think I'm moderate") is no hedge;
 - a holding named by a pronoun ("Apple had a rough quarter. I own a chunk of it.") is the
   one company the sentence before names, quoted from that sentence;
-- a part whose subject is someone else is either that person's view of the user ("my
-  advisor says I'm aggressive", "says I should be conservative", "said my tolerance is
-  moderate": the reading is marked ``reported``, a candidate), or about that person ("my
-  friend is an aggressive trader": nothing). Whose words they are is read from the grammar,
-  not from a list of verbs (:mod:`agent.learning.voices`): someone else as the subject and the user as the object of what
-  they say, think, assume or are sure of ("my brother assumes I'm ...", "a guy on a forum
-  told me my ...") is a view of the user whatever the verb; another person's value named by
-  its noun ("my wife's horizon is 5 years") is theirs, and a "mine" after it is the user's
-  value of the same noun. After "but" (one that does not set a value aside, as in "not
-  income but growth") or a conjunction that turns to another subject ("I'm 41 and my
-  planner says ...") the voice changes, and a last clause that adopts or concedes the claim
-  ("..., and honestly that's fair", "and I agree with him") makes it the user's;
+- a part whose subject is someone else is either that person's view of the user ("my advisor
+  says I'm aggressive", "says I should be conservative", "said my tolerance is moderate": the
+  reading is marked ``reported``, a candidate), or about that person ("my friend is an
+  aggressive trader": nothing). Whose words they are is read from the grammar, not from a list
+  of verbs (:mod:`agent.learning.voices`): someone else as the subject and the user as the
+  object of what they say, think, assume or are sure of ("my brother assumes I'm ...", "a guy
+  on a forum told me my ...") is a view of the user whatever the verb; another person's value
+  named by its noun ("my wife's horizon is 5 years") is theirs, and a "mine" after it is the
+  user's value of the same noun. After "but" (one that does not set a value aside, as in "not
+  income but growth") or a conjunction that turns to another subject ("I'm 41 and my planner
+  says ...") the voice changes, and a last clause that adopts or concedes the claim ("..., and
+  honestly that's fair", "and I agree with him") makes it the user's;
 - what is left is read by the detectors of :mod:`agent.learning.phrasing`, each of which needs
   a cue that the words are about the user (a self-reference, a key such as "risk:", or an
   instruction), so talk about the market ("high risk to buy at these levels") states nothing;
