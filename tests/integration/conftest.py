@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
@@ -28,6 +27,7 @@ from agent.errors import ThreadNotFoundError
 from agent.settings import Settings
 from memory.identity import Principal
 from tests.support.servers import PgLedger, postgres_ledger
+from tests.support.waiting import wait_until
 
 EXE = Path(sys.executable).with_name("analyst")
 T = TypeVar("T")
@@ -152,17 +152,21 @@ class Analyst:
     def wait_for_executor_step(
         self, proc: subprocess.Popen[str], thread_id: str, timeout: float = 180
     ) -> int:
-        """Poll until the running ``proc`` has checkpointed an executor step; return the count."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Wait until the running ``proc`` has checkpointed an executor step; return the count.
+
+        Fails at once, with the run's output, if the process ends first."""
+        steps = 0
+
+        def stepped() -> bool:
+            nonlocal steps
             if proc.poll() is not None:
                 out, err = proc.communicate()
                 raise AssertionError(f"the run ended before it could be stopped: {out}{err}")
             steps = self.executor_steps(thread_id)
-            if steps:
-                return steps
-            time.sleep(0.05)
-        raise AssertionError(f"no executor checkpoint for {thread_id} within {timeout}s")
+            return bool(steps)
+
+        wait_until(stepped, f"an executor checkpoint for {thread_id}", timeout)
+        return steps
 
 
 @pytest.fixture
