@@ -444,3 +444,66 @@ async def build_postgres_era(
             key = bytes.fromhex(row[0])
             insert_keyed_rows(conn.execute, version, "postgres", key)
     return key
+
+
+# -- many facts ----------------------------------------------------------------------------------
+
+
+def bulk_rows(
+    version: int, count: int, *, chain: int = 4
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """``count`` facts of schema ``version`` on ``count / chain`` keys (``bulk:<n>``, attribute
+    ``price``): each key a chain of ``chain`` superseded facts, the last one open. Returns the
+    facts table's columns and the rows, as :func:`fact_row` writes them."""
+    columns = list(fact_row(FACTS[0], version))
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    days = [_time(base + timedelta(days=step)) for step in range(chain + 1)]
+    sample = fact_row(replace(FACTS[0], episode=None, recorded_by=None), version)
+    rows = []
+    for n in range(count):
+        key, step = divmod(n, chain)
+        value = str(n) if version < 2 else json.dumps(str(n))
+        row = sample | {
+            "memory_id": f"bulk-{n}",
+            "subject": f"bulk:{key}",
+            "attribute": "price",
+            "value": value,
+            "valid_from": days[step],
+            "valid_to": days[step + 1] if step < chain - 1 else None,
+            "recorded_at": days[step],
+            "supersedes_memory_id": f"bulk-{n - 1}" if step else None,
+        }
+        rows.append(tuple(row.values()))
+    return columns, rows
+
+
+def insert_bulk_sqlite(path: str, version: int, count: int) -> None:
+    """Add :func:`bulk_rows` to the SQLite ledger at ``path`` (of schema ``version``)."""
+    import sqlite3
+
+    columns, rows = bulk_rows(version, count)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            f"INSERT INTO facts ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+            rows,
+        )
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+
+
+def insert_bulk_postgres(admin_url: str, version: int, count: int) -> None:
+    """Add :func:`bulk_rows` to the Postgres ledger at ``admin_url`` (a superuser's URL)."""
+    import psycopg
+
+    columns, rows = bulk_rows(version, count)
+    with psycopg.connect(admin_url) as conn, conn.transaction():
+        with conn.cursor().copy(
+            f"COPY analyst_facts.facts ({', '.join(columns)}) FROM STDIN"
+        ) as copy:
+            for row in rows:
+                copy.write_row(row)
+        conn.execute("ANALYZE analyst_facts.facts")

@@ -1,0 +1,128 @@
+"""kill -9 of a process halfway through migrating a Postgres ledger leaves the old layout whole
+(schema, policies, privileges, bookkeeping, rows); the owner's next setup migrates it and the
+application role's answers are as before. The Postgres twin of tests/unit/test_migration_crash.py
+(the child: tests/support/migration_child.py).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from memory.facts import setup_fact_store
+from memory.facts.migrations import LATEST_VERSION
+from tests.support.ledger_eras import build_postgres_era, check_answers, insert_bulk_postgres
+from tests.support.servers import postgres_ledger
+
+ROOT = Path(__file__).resolve().parents[2]
+BULK = 5_000
+#: How long the child may take to reach its statement, and the server to end its session.
+DEADLINE = 120.0
+
+_CATALOG = (
+    "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
+    " coalesce(c.relacl::text, '') FROM pg_class c JOIN pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE n.nspname = 'analyst_facts' ORDER BY 1",
+    "SELECT table_name, column_name, data_type, is_nullable, coalesce(column_default, '')"
+    " FROM information_schema.columns WHERE table_schema = 'analyst_facts' ORDER BY 1, 2",
+    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint"
+    " WHERE connamespace = 'analyst_facts'::regnamespace ORDER BY 1, 2",
+    "SELECT tablename, policyname, permissive, cmd, coalesce(qual, ''),"
+    " coalesce(with_check, '') FROM pg_policies WHERE schemaname = 'analyst_facts' ORDER BY 1, 2",
+    "SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid) FROM pg_trigger"
+    " WHERE NOT tgisinternal AND tgrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1, 2",
+    "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p"
+    " WHERE p.pronamespace = 'analyst_facts'::regnamespace ORDER BY 1",
+    "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
+    " WHERE indrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1",
+)
+
+
+def _state(admin_url: str) -> dict[str, list[Any]]:
+    """Everything a layout is: catalog entries, bookkeeping and every row of every table."""
+    with psycopg.connect(admin_url) as conn:
+        state: dict[str, list[Any]] = {
+            query: [tuple(r) for r in conn.execute(query).fetchall()] for query in _CATALOG
+        }
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts' ORDER BY 1"
+        ).fetchall()
+        for (table,) in tables:
+            rows = conn.execute(f"SELECT * FROM analyst_facts.{table}").fetchall()
+            state[table] = sorted((tuple(r) for r in rows), key=repr)
+    return state
+
+
+def _gone(admin_url: str, pid: int) -> None:
+    """Wait until the server has ended the killed child's session (its transaction rolled
+    back), for at most DEADLINE."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        deadline = time.monotonic() + DEADLINE
+        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+            assert time.monotonic() < deadline, "the killed child's session did not end"
+            time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("version", "marker"),
+    [
+        # Right after migration 2 rewrote every value as jsonb.
+        (1, "ALTER COLUMN value TYPE jsonb"),
+        # Migration 10 halfway: the grants' role constraint dropped, the new one not added.
+        (8, "DROP CONSTRAINT grants_role_check"),
+        # Every migration applied and recorded, the application role's grants under way.
+        (1, "GRANT USAGE ON SCHEMA"),
+    ],
+)
+async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_resumes(
+    version: int, marker: str
+) -> None:
+    with postgres_ledger(migrate=False) as ledger:
+        key = await build_postgres_era(ledger.owner_url, ledger.admin_url, ledger.app_role, version)
+        insert_bulk_postgres(ledger.admin_url, version, BULK)
+        before = _state(ledger.admin_url)
+
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.migration_child", "postgres",
+             ledger.owner_url, marker, "--app-role", ledger.app_role],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert child.stdout is not None
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(child.stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout=DEADLINE):
+                child.kill()
+                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
+        word, pid = child.stdout.readline().split()
+        assert word == "inside"
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+        _gone(ledger.admin_url, int(pid))
+
+        assert _state(ledger.admin_url) == before
+
+        applied = await setup_fact_store(ledger.owner_url, app_roles=[ledger.app_role])
+        assert applied == list(range(version + 1, LATEST_VERSION + 1))
+        await check_answers(ledger.app_url, version, key)
+        with psycopg.connect(ledger.admin_url) as conn:
+            row = conn.execute(
+                "SELECT count(*), count(DISTINCT subject), min(schema_version),"
+                " max(schema_version) FROM analyst_facts.facts WHERE subject LIKE 'bulk:%'"
+            ).fetchone()
+            value = conn.execute(
+                "SELECT value FROM analyst_facts.facts WHERE memory_id = 'bulk-7'"
+            ).fetchone()
+        assert row == (BULK, BULK // 4, 4, 4)
+        assert value == ("7",)
