@@ -1,5 +1,5 @@
-"""Benchmark: a SQLite fact ledger of an earlier layout migrates to the newest, against a
-plain load of its rows measured in the same run.
+"""Benchmark: a fact ledger of an earlier layout (SQLite file, Postgres database) migrates to
+the newest, against a plain load of its rows measured in the same run.
 
 Data: ``--facts`` facts (default 1,000,000) on ``--facts / 4`` keys, each key a chain of four
 superseded facts (the last one open), written in the SQL of the layout they start from.
@@ -20,6 +20,18 @@ constraints and indexes (primary key, one open fact per key, one fact per key an
 without the overlap triggers (a plain load) -- with ``executemany`` in one transaction and
 the same connection settings.
 
+Postgres (``--backends``, the server at ``--pg-admin``, a superuser; ``--pg-facts`` facts,
+default 100,000: from version 1 its migration of 1M takes about 25 min): the source ledgers are
+databases built the same way, their facts loaded with ``COPY`` and vacuumed; each round copies
+one (``CREATE DATABASE ... TEMPLATE``, not timed) and times ``migrate_postgres`` on it. Every
+Postgres migration before 13 does work there (2 retypes the values as jsonb, rewriting the
+table and every index, and rebuilds the indexes and the exclusion constraint; 3 and 4 update
+every row, and a row update writes every index, since ``schema_version`` changes; the others
+change policies, functions or small tables). Its baseline: a copy of an empty newest
+ledger, loaded with one ``COPY`` of the same rows (formatted beforehand: only the server's
+work is timed) in one transaction, into the facts table with its indexes and exclusion
+constraint.
+
 Prints each figure's median and range over ``--rounds`` rounds, the ratio of each migration
 to the baseline of its own round (median and range), and the load average (``os.getloadavg``)
 before and after. Target (issue 42): a 1M-fact ledger of the previous layout migrates in at
@@ -29,6 +41,7 @@ most 2x the plain load. A script, not a test.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -37,18 +50,28 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.facts.migrations import LATEST_VERSION, MIGRATIONS, migrate_sqlite_sync
+from memory.facts.migrations import (
+    LATEST_VERSION,
+    MIGRATIONS,
+    migrate_postgres,
+    migrate_sqlite_sync,
+)
 from memory.sql.connect import connect, enable_wal, prepare
 from scripts._targets import Size, verdict
 
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 STATED_FACTS = 1_000_000
+#: Postgres's default size: from version 1, its migration of 1M facts takes about 25 min.
+PG_FACTS = 100_000
 TARGET_RATIO = 2.0
 CHAIN = 4
 TENANT = "acme"
@@ -187,6 +210,147 @@ def time_plain_load(work: Path, rows: list[tuple[Any, ...]]) -> float:
     return elapsed
 
 
+# -- Postgres -------------------------------------------------------------------------------------
+
+
+def _database(admin_url: str, name: str) -> str:
+    parts = urlsplit(admin_url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def _copy_text(rows: list[tuple[Any, ...]]) -> bytes:
+    """``rows`` in COPY's text format (no value here needs escaping)."""
+
+    def field(value: Any) -> str:
+        return "\\N" if value is None else str(value)
+
+    return "".join("\t".join(field(v) for v in row) + "\n" for row in rows).encode()
+
+
+def _copy(conn: Any, version: int, data: bytes) -> None:
+    names = ", ".join(columns_of(version))
+    with conn.cursor().copy(f"COPY analyst_facts.facts ({names}) FROM STDIN") as copy:
+        for start in range(0, len(data), 1 << 20):
+            copy.write(data[start : start + (1 << 20)])
+
+
+class Postgres:
+    """Scratch databases on the server at ``admin_url``, dropped on exit."""
+
+    def __init__(self, admin_url: str) -> None:
+        import psycopg
+
+        self.admin_url = admin_url
+        self.admin = psycopg.connect(admin_url, autocommit=True)
+        self.tag = uuid.uuid4().hex[:8]
+        self.made: list[str] = []
+
+    def create(self, name: str, template: str | None = None) -> str:
+        full = f"bench_mig_{self.tag}_{name}"
+        self.admin.execute(f"DROP DATABASE IF EXISTS {full}")
+        self.admin.execute(
+            f"CREATE DATABASE {full}" + (f" TEMPLATE {template}" if template else "")
+        )
+        self.made.append(full)
+        return full
+
+    def drop(self, name: str) -> None:
+        self.admin.execute(f"DROP DATABASE IF EXISTS {name}")
+
+    def close(self) -> None:
+        for name in self.made:
+            self.drop(name)
+        self.admin.close()
+
+    def migrated(self, name: str, version: int, rows: bytes | None) -> str:
+        """A database migrated to ``version`` holding ``rows`` (COPY text of that version)."""
+        import psycopg
+
+        full = self.create(name)
+        url = _database(self.admin_url, full)
+
+        async def setup() -> None:
+            conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+            async with conn:
+                await migrate_postgres(conn, where=full, target=version)
+
+        asyncio.run(setup())
+        if rows is not None:
+            with psycopg.connect(url) as conn:
+                with conn.transaction():
+                    _copy(conn, version, rows)
+                conn.autocommit = True
+                conn.execute("VACUUM (ANALYZE) analyst_facts.facts")
+        return full
+
+    def time_migration(self, template: str) -> float:
+        import psycopg
+
+        work = self.create("work", template)
+        url = _database(self.admin_url, work)
+
+        async def run() -> tuple[float, list[int]]:
+            conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
+            async with conn:
+                started = time.perf_counter()
+                applied = await migrate_postgres(conn, where=work)
+                return time.perf_counter() - started, applied
+
+        elapsed, applied = asyncio.run(run())
+        self.drop(work)
+        assert applied and applied[-1] == LATEST_VERSION, applied
+        return elapsed
+
+    def time_plain_load(self, empty: str, rows: bytes) -> float:
+        import psycopg
+
+        work = self.create("work", empty)
+        with psycopg.connect(_database(self.admin_url, work)) as conn:
+            started = time.perf_counter()
+            with conn.transaction():
+                _copy(conn, LATEST_VERSION, rows)
+            elapsed = time.perf_counter() - started
+        self.drop(work)
+        return elapsed
+
+
+def bench_postgres(
+    admin_url: str, sources: list[int], count: int, rounds: int
+) -> tuple[list[float], dict[int, list[float]]]:
+    pg = Postgres(admin_url)
+    try:
+        templates = {v: pg.migrated(f"v{v}", v, _copy_text(rows_of(v, count))) for v in sources}
+        empty = pg.migrated("empty", LATEST_VERSION, None)
+        rows = _copy_text(rows_of(LATEST_VERSION, count))
+        plain: list[float] = []
+        migrated: dict[int, list[float]] = {v: [] for v in sources}
+        for _ in range(rounds):
+            plain.append(pg.time_plain_load(empty, rows))
+            for version in sources:
+                migrated[version].append(pg.time_migration(templates[version]))
+        return plain, migrated
+    finally:
+        pg.close()
+
+
+def bench_sqlite(
+    folder: Path, sources: list[int], count: int, rounds: int
+) -> tuple[list[float], dict[int, list[float]]]:
+    templates = {}
+    for version in sources:
+        templates[version] = folder / f"v{version}.sqlite"
+        build_ledger(templates[version], version, count)
+    rows = rows_of(LATEST_VERSION, count)
+    work = folder / "work.sqlite"
+    plain: list[float] = []
+    migrated: dict[int, list[float]] = {v: [] for v in sources}
+    for _ in range(rounds):
+        plain.append(time_plain_load(work, rows))
+        for version in sources:
+            migrated[version].append(time_migration(templates[version], work))
+    return plain, migrated
+
+
 def spread(values: list[float], unit: Callable[[float], str]) -> str:
     return (
         f"median {unit(statistics.median(values))}"
@@ -198,65 +362,82 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--facts", type=int, default=STATED_FACTS)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--from", dest="sources", type=int, nargs="+", default=[1, 4, 12])
-    parser.add_argument("--dir", type=Path, default=None, help="where the files go (a tmp dir)")
-    args = parser.parse_args()
-    for version in args.sources:
-        if not 1 <= version < LATEST_VERSION:
-            parser.error(f"--from {version}: choose versions in 1..{LATEST_VERSION - 1}")
-
-    noop = [m.version for m in MIGRATIONS if m.sqlite == ("SELECT 1",)]
-    rewrites = [m.version for m in MIGRATIONS if any("UPDATE facts" in s for s in m.sqlite)]
-    print(
-        f"bench_migration: {args.facts:,} facts, SQLite {sqlite3.sqlite_version}, newest "
-        f"version {LATEST_VERSION}, {args.rounds} rounds; load average before: {load()}"
-    )
-    print(f"  versions that rewrite every facts row on SQLite: {rewrites}; no-ops: {noop}")
-    folder = Path(tempfile.mkdtemp(prefix="bench-migration-", dir=args.dir))
-    try:
-        started = time.perf_counter()
-        templates = {}
-        for version in args.sources:
-            templates[version] = folder / f"v{version}.sqlite"
-            build_ledger(templates[version], version, args.facts)
-        rows = rows_of(LATEST_VERSION, args.facts)
-        size = templates[args.sources[0]].stat().st_size / 1e6
-        print(f"  built the source ledgers in {time.perf_counter() - started:.0f} s "
-              f"({size:,.0f} MB each)")  # fmt: skip
-
-        work = folder / "work.sqlite"
-        plain: list[float] = []
-        migrated: dict[int, list[float]] = {v: [] for v in args.sources}
-        for _ in range(args.rounds):
-            plain.append(time_plain_load(work, rows))
-            for version in args.sources:
-                migrated[version].append(time_migration(templates[version], work))
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
+def report(
+    backend: str,
+    sources: list[int],
+    facts: int,
+    plain: list[float],
+    migrated: dict[int, list[float]],
+) -> None:
     def seconds(x: float) -> str:
         return f"{x:.2f} s"
 
     def times(x: float) -> str:
         return f"{x:.2f}x"
 
+    print(f"{backend}:")
     print(f"  plain load of the rows (baseline, one transaction): {spread(plain, seconds)}")
-    for version in args.sources:
+    for version in sources:
         ratios = [m / p for m, p in zip(migrated[version], plain, strict=True)]
         print(f"  migrate {version} -> {LATEST_VERSION}: {spread(migrated[version], seconds)};")
         print(f"      against the plain load of the same round: {spread(ratios, times)}")
-    oldest = min(args.sources)
+    oldest = min(sources)
     ratio = statistics.median(m / p for m, p in zip(migrated[oldest], plain, strict=True))
-    sizes = (Size("facts", args.facts, STATED_FACTS),)
+    sizes = (Size("facts", facts, STATED_FACTS),)
     print(
         f"  target: a ledger of version {oldest} migrates in <= {TARGET_RATIO:.0f}x the plain "
         f"load: {ratio:.2f}x, {verdict(ratio <= TARGET_RATIO, *sizes)}"
     )
-    print(f"  load average after: {load()}")
+    print(f"  load average now: {load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--facts", type=int, default=STATED_FACTS)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--from", dest="sources", type=int, nargs="+", default=[1, 4, 12])
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--pg-admin", default=PG_ADMIN, help="a Postgres superuser's URL")
+    parser.add_argument(
+        "--pg-facts",
+        type=int,
+        default=PG_FACTS,
+        help="facts for Postgres (a migration from version 1 takes about 25 min at 1M)",
+    )
+    parser.add_argument("--dir", type=Path, default=None, help="where SQLite files go (tmp)")
+    args = parser.parse_args()
+    for version in args.sources:
+        if not 1 <= version < LATEST_VERSION:
+            parser.error(f"--from {version}: choose versions in 1..{LATEST_VERSION - 1}")
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if set(backends) - {"sqlite", "postgres"}:
+        parser.error("--backends: sqlite, postgres or both")
+
+    print(
+        f"bench_migration: {args.facts:,} facts, newest version {LATEST_VERSION}, "
+        f"{args.rounds} rounds; load average before: {load()}"
+    )
+    for backend in backends:
+        noop = [m.version for m in MIGRATIONS if m.statements(backend) == ("SELECT 1",)]
+        print(f"  {backend}: versions that record a no-op: {noop}")
+    rewrites = [m.version for m in MIGRATIONS if any("UPDATE facts" in s for s in m.sqlite)]
+    print(f"  sqlite: versions that rewrite every facts row: {rewrites}")
+    for backend in backends:
+        started = time.perf_counter()
+        facts = args.facts
+        if backend == "sqlite":
+            folder = Path(tempfile.mkdtemp(prefix="bench-migration-", dir=args.dir))
+            try:
+                plain, migrated = bench_sqlite(folder, args.sources, args.facts, args.rounds)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            name = f"SQLite {sqlite3.sqlite_version} ({facts:,} facts)"
+        else:
+            facts = args.pg_facts
+            plain, migrated = bench_postgres(args.pg_admin, args.sources, facts, args.rounds)
+            name = f"Postgres ({facts:,} facts)"
+        report(name, args.sources, facts, plain, migrated)
+        print(f"  ({time.perf_counter() - started:.0f} s with building the sources)")
 
 
 if __name__ == "__main__":
