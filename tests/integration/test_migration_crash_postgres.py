@@ -72,19 +72,37 @@ def _gone(admin_url: str, pid: int) -> None:
             time.sleep(0.05)
 
 
+def _running(admin_url: str, pid: int, marker: str) -> None:
+    """Wait until the server has the statement containing ``marker`` of session ``pid``:
+    running it (the usual case: it updates every row), or done with it, the transaction
+    still open (the child then waits to be killed either way)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        deadline = time.monotonic() + DEADLINE
+        while not conn.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+            " AND state IN ('active', 'idle in transaction')"
+            " AND position(%s in regexp_replace(query, '\\s+', ' ', 'g')) > 0",
+            (pid, marker),
+        ).fetchone():
+            assert time.monotonic() < deadline, f"the server never got {marker!r}"
+            time.sleep(0.01)
+
+
 @pytest.mark.parametrize(
-    ("version", "marker"),
+    ("version", "marker", "during"),
     [
         # Right after migration 2 rewrote every value as jsonb.
-        (1, "ALTER COLUMN value TYPE jsonb"),
+        (1, "ALTER COLUMN value TYPE jsonb", False),
+        # While the server updates every row (migration 3): the client dies mid-statement.
+        (1, "SET schema_version = 3", True),
         # Migration 10 halfway: the grants' role constraint dropped, the new one not added.
-        (8, "DROP CONSTRAINT grants_role_check"),
+        (8, "DROP CONSTRAINT grants_role_check", False),
         # Every migration applied and recorded, the application role's grants under way.
-        (1, "GRANT USAGE ON SCHEMA"),
+        (1, "GRANT USAGE ON SCHEMA", False),
     ],
 )
 async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_resumes(
-    version: int, marker: str
+    version: int, marker: str, during: bool
 ) -> None:
     with postgres_ledger(migrate=False) as ledger:
         key = await build_postgres_era(ledger.owner_url, ledger.admin_url, ledger.app_role, version)
@@ -93,7 +111,8 @@ async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_res
 
         child = subprocess.Popen(
             [sys.executable, "-m", "tests.support.migration_child", "postgres",
-             ledger.owner_url, marker, "--app-role", ledger.app_role],
+             ledger.owner_url, marker, "--app-role", ledger.app_role]
+            + (["--during"] if during else []),
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.PIPE,
@@ -107,6 +126,8 @@ async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_res
                 pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
         word, pid = child.stdout.readline().split()
         assert word == "inside"
+        if during:
+            _running(ledger.admin_url, int(pid), marker)
         os.kill(child.pid, signal.SIGKILL)
         assert child.wait() == -signal.SIGKILL
         _gone(ledger.admin_url, int(pid))

@@ -5,14 +5,15 @@ Run by ``tests/unit/test_migration_crash.py`` and its Postgres twin::
 
     python -m tests.support.migration_child sqlite PATH MARKER [--nth K] [--steps N]
         [--cache-pages P]
-    python -m tests.support.migration_child postgres OWNER_URL MARKER --app-role ROLE
+    python -m tests.support.migration_child postgres OWNER_URL MARKER --app-role ROLE [--during]
 
 It runs the real runner on the real migration list. Nothing in the code under test knows of
 it: it only watches the statements the runner sends. SQLite: a trace callback sees each
 statement start; when the ``K``-th one (default 1) contains ``MARKER`` (whitespace collapsed), a progress handler
 lets SQLite run ``N`` more batches of 1,000 virtual-machine steps inside it (``N = 0``: stop
 before it runs) and then stops. Postgres: the connection's ``execute`` stops right after the
-server has run the first statement containing ``MARKER``. Stopping means: print ``inside
+server has run the first statement containing ``MARKER`` (``--during``: it says so as it
+sends it, and the parent waits until the server is running it). Stopping means: print ``inside
 <backend pid>`` on stdout, then wait forever for the kill.
 """
 
@@ -28,8 +29,13 @@ from typing import Any
 PROGRESS_EVERY = 1000
 
 
-def _stop(backend_pid: int = 0) -> None:
+def _say_inside(backend_pid: int = 0) -> None:
     print(f"inside {backend_pid}", flush=True)
+
+
+def _stop(backend_pid: int = 0, *, said: bool = False) -> None:
+    if not said:
+        _say_inside(backend_pid)
     threading.Event().wait()  # until killed
 
 
@@ -72,7 +78,7 @@ def migrate_sqlite(path: str, marker: str, nth: int, steps: int, cache_pages: in
     print("committed", flush=True)
 
 
-async def migrate_postgres(url: str, marker: str, app_role: str) -> None:
+async def migrate_postgres(url: str, marker: str, app_role: str, during: bool) -> None:
     import psycopg
 
     from memory.facts.migrations import migrate_postgres
@@ -80,9 +86,12 @@ async def migrate_postgres(url: str, marker: str, app_role: str) -> None:
     class Stopping(psycopg.AsyncConnection[Any]):
         async def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
             text = query if isinstance(query, str) else query.as_string(self)
+            hit = marker in _normal(text)
+            if hit and during:  # the parent kills once the server runs it
+                _say_inside(self.info.backend_pid)
             cursor = await super().execute(query, *args, **kwargs)
-            if marker in _normal(text):
-                _stop(self.info.backend_pid)
+            if hit:
+                _stop(self.info.backend_pid, said=during)
             return cursor
 
     conn = await Stopping.connect(url, autocommit=True)
@@ -100,11 +109,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--steps", type=int, default=0)
     parser.add_argument("--cache-pages", type=int, default=0)
     parser.add_argument("--app-role", default="")
+    parser.add_argument("--during", action="store_true")
     args = parser.parse_args(argv)
     if args.backend == "sqlite":
         migrate_sqlite(args.target, _normal(args.marker), args.nth, args.steps, args.cache_pages)
     else:
-        asyncio.run(migrate_postgres(args.target, _normal(args.marker), args.app_role))
+        asyncio.run(migrate_postgres(args.target, _normal(args.marker), args.app_role, args.during))
 
 
 if __name__ == "__main__":
