@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from memory.facts.migrations import LATEST_VERSION, MIGRATIONS
-from tests.support.ledger_eras import LAYOUTS, build_sqlite_era, check_answers
+from tests.support.ledger_eras import (
+    LAYOUTS,
+    build_sqlite_era,
+    check_answers,
+    insert_era_data,
+    insert_keyed_rows,
+)
+from tests.support.ledger_v8 import build_old_ledger
 
 NO_OP = ("SELECT 1",)
 
@@ -69,3 +76,23 @@ async def test_a_ledger_of_an_earlier_version_migrates_and_answers_as_its_rows_m
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     conn.close()
     assert shapes == [(4,)]
+
+
+async def test_a_file_of_the_frozen_version_8_statements_with_data_answers_as_it_meant(
+    tmp_path: Path,
+) -> None:
+    """The same from the frozen copy of the statements the old code ran (tests/support/
+    ledger_v8.py) rather than from the list."""
+    path = tmp_path / "facts.sqlite"
+    build_old_ledger(str(path))
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        insert_era_data(conn.execute, 8, "sqlite")
+        (secret,) = conn.execute("SELECT secret FROM memory_secrets").fetchone()
+        key = bytes.fromhex(secret)
+        insert_keyed_rows(conn.execute, 8, "sqlite", key)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    await check_answers(f"sqlite:///{path}", 8, key)
