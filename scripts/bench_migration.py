@@ -24,10 +24,10 @@ Postgres (``--backends``, the server at ``--pg-admin``, a superuser; ``--pg-fact
 default 100,000: from version 1 its migration of 1M takes about 25 min): the source ledgers are
 databases built the same way, their facts loaded with ``COPY`` and vacuumed; each round copies
 one (``CREATE DATABASE ... TEMPLATE``, not timed) and times ``migrate_postgres`` on it. Every
-Postgres migration before 13 does work there (2 retypes the values as jsonb, rewriting the
-table and every index, and rebuilds the indexes and the exclusion constraint; 3 and 4 update
-every row, and a row update writes every index, since ``schema_version`` changes; the others
-change policies, functions or small tables). Its baseline: a copy of an empty newest
+Postgres migration but 11 does work there (2 retypes the values as jsonb, rewriting the table
+and every index, and rebuilds the indexes and the GiST exclusion constraint; 3 and 4 update
+every row, and on full pages each new row version goes into every index, the GiST one
+included; the others change policies, functions or small tables). Its baseline: a copy of an empty newest
 ledger, loaded with one ``COPY`` of the same rows (formatted beforehand: only the server's
 work is timed) in one transaction, into the facts table with its indexes and exclusion
 constraint.
@@ -414,7 +414,7 @@ def main() -> None:
         parser.error("--backends: sqlite, postgres or both")
 
     print(
-        f"bench_migration: {args.facts:,} facts, newest version {LATEST_VERSION}, "
+        f"bench_migration: newest version {LATEST_VERSION}, from {args.sources}, "
         f"{args.rounds} rounds; load average before: {load()}"
     )
     for backend in backends:
