@@ -21,7 +21,7 @@ import pytest
 from memory.facts import setup_fact_store
 from memory.facts.migrations import LATEST_VERSION
 from tests.support.ledger_eras import build_postgres_era, check_answers, insert_bulk_postgres
-from tests.support.servers import postgres_ledger
+from tests.support.servers import PgLedger, postgres_ledger
 
 ROOT = Path(__file__).resolve().parents[2]
 BULK = 5_000
@@ -62,14 +62,41 @@ def _state(admin_url: str) -> dict[str, list[Any]]:
     return state
 
 
-def _gone(admin_url: str, pid: int) -> None:
+def _gone(admin_url: str, pid: int, within: float = DEADLINE) -> None:
     """Wait until the server has ended the killed child's session (its transaction rolled
-    back), for at most DEADLINE."""
+    back), for at most ``within`` seconds."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        deadline = time.monotonic() + DEADLINE
+        deadline = time.monotonic() + within
         while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
             assert time.monotonic() < deadline, "the killed child's session did not end"
             time.sleep(0.05)
+
+
+def _start_child(ledger: PgLedger, marker: str, during: bool) -> tuple[subprocess.Popen[str], int]:
+    """The migrating child, once it says it is inside the migration; and its server pid."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.migration_child", "postgres",
+         ledger.owner_url, marker, "--app-role", ledger.app_role]
+        + (["--during"] if during else []),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert child.stdout is not None
+    with selectors.DefaultSelector() as waiting:
+        waiting.register(child.stdout, selectors.EVENT_READ)
+        if not waiting.select(timeout=DEADLINE):
+            child.kill()
+            pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
+    word, pid = child.stdout.readline().split()
+    assert word == "inside"
+    return child, int(pid)
+
+
+def _kill(child: subprocess.Popen[str]) -> None:
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
 
 
 def _running(admin_url: str, pid: int, marker: str) -> None:
@@ -109,28 +136,11 @@ async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_res
         insert_bulk_postgres(ledger.admin_url, version, BULK)
         before = _state(ledger.admin_url)
 
-        child = subprocess.Popen(
-            [sys.executable, "-m", "tests.support.migration_child", "postgres",
-             ledger.owner_url, marker, "--app-role", ledger.app_role]
-            + (["--during"] if during else []),
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        assert child.stdout is not None
-        with selectors.DefaultSelector() as waiting:
-            waiting.register(child.stdout, selectors.EVENT_READ)
-            if not waiting.select(timeout=DEADLINE):
-                child.kill()
-                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
-        word, pid = child.stdout.readline().split()
-        assert word == "inside"
+        child, pid = _start_child(ledger, marker, during)
         if during:
-            _running(ledger.admin_url, int(pid), marker)
-        os.kill(child.pid, signal.SIGKILL)
-        assert child.wait() == -signal.SIGKILL
-        _gone(ledger.admin_url, int(pid))
+            _running(ledger.admin_url, pid, marker)
+        _kill(child)
+        _gone(ledger.admin_url, pid)
 
         assert _state(ledger.admin_url) == before
 
@@ -147,3 +157,33 @@ async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_res
             ).fetchone()
         assert row == (BULK, BULK // 4, 4, 4)
         assert value == ("7",)
+
+
+async def test_a_killed_migration_waiting_on_the_server_lets_go_of_the_ledger_at_once() -> None:
+    """The server notices that a migrating client is gone while a statement still runs or
+    waits (the runner sets ``client_connection_check_interval``), and rolls back then: the
+    ledger's locks are free at once, not when the statement would have ended. Here the
+    statement waits on a lock another session holds, and the session must end while that
+    lock is still held (without the check it waits for as long as the lock is held)."""
+    with postgres_ledger(migrate=False) as ledger:
+        key = await build_postgres_era(ledger.owner_url, ledger.admin_url, ledger.app_role, 8)
+        before = _state(ledger.admin_url)
+        marker = "DROP CONSTRAINT grants_role_check"
+        with psycopg.connect(ledger.admin_url) as holder:
+            holder.execute("LOCK TABLE analyst_facts.grants IN ACCESS SHARE MODE")
+            child, pid = _start_child(ledger, marker, during=True)
+            with psycopg.connect(ledger.admin_url, autocommit=True) as watch:
+                deadline = time.monotonic() + DEADLINE
+                while not watch.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'",
+                    (pid,),
+                ).fetchone():
+                    assert time.monotonic() < deadline, "the migration never waited on the lock"
+                    time.sleep(0.01)
+            _kill(child)
+            _gone(ledger.admin_url, pid, within=30.0)
+            holder.rollback()
+
+        assert _state(ledger.admin_url) == before
+        await setup_fact_store(ledger.owner_url, app_roles=[ledger.app_role])
+        await check_answers(ledger.app_url, 8, key)
