@@ -84,17 +84,22 @@ def _start_child(ledger: PgLedger, marker: str, during: bool) -> tuple[subproces
         text=True,
     )  # fmt: skip
     assert child.stdout is not None
-    with selectors.DefaultSelector() as waiting:
-        waiting.register(child.stdout, selectors.EVENT_READ)
-        if not waiting.select(timeout=DEADLINE):
-            child.kill()
-            pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
-    word, pid = child.stdout.readline().split()
-    assert word == "inside"
+    try:
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(child.stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout=DEADLINE):
+                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
+        word, pid = child.stdout.readline().split()
+        assert word == "inside"
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
     return child, int(pid)
 
 
 def _kill(child: subprocess.Popen[str]) -> None:
+    """SIGKILL the child (if a failed check left it running, kill it all the same)."""
     os.kill(child.pid, signal.SIGKILL)
     assert child.wait() == -signal.SIGKILL
 
@@ -137,9 +142,11 @@ async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_res
         before = _state(ledger.admin_url)
 
         child, pid = _start_child(ledger, marker, during)
-        if during:
-            _running(ledger.admin_url, pid, marker)
-        _kill(child)
+        try:
+            if during:
+                _running(ledger.admin_url, pid, marker)
+        finally:
+            _kill(child)
         _gone(ledger.admin_url, pid)
 
         assert _state(ledger.admin_url) == before
@@ -172,15 +179,18 @@ async def test_a_killed_migration_waiting_on_the_server_lets_go_of_the_ledger_at
         with psycopg.connect(ledger.admin_url) as holder:
             holder.execute("LOCK TABLE analyst_facts.grants IN ACCESS SHARE MODE")
             child, pid = _start_child(ledger, marker, during=True)
-            with psycopg.connect(ledger.admin_url, autocommit=True) as watch:
-                deadline = time.monotonic() + DEADLINE
-                while not watch.execute(
-                    "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'",
-                    (pid,),
-                ).fetchone():
-                    assert time.monotonic() < deadline, "the migration never waited on the lock"
-                    time.sleep(0.01)
-            _kill(child)
+            try:
+                with psycopg.connect(ledger.admin_url, autocommit=True) as watch:
+                    deadline = time.monotonic() + DEADLINE
+                    while not watch.execute(
+                        "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+                        " AND wait_event_type = 'Lock'",
+                        (pid,),
+                    ).fetchone():
+                        assert time.monotonic() < deadline, "the migration never waited"
+                        time.sleep(0.01)
+            finally:
+                _kill(child)
             _gone(ledger.admin_url, pid, within=30.0)
             holder.rollback()
 

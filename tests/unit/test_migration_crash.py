@@ -10,6 +10,7 @@ ignore.
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import sqlite3
 import subprocess
@@ -54,15 +55,17 @@ def _run_child_until_inside(*args: str) -> subprocess.Popen[str]:
         text=True,
     )
     assert child.stdout is not None
-    import selectors
-
-    with selectors.DefaultSelector() as waiting:
-        waiting.register(child.stdout, selectors.EVENT_READ)
-        if not waiting.select(timeout=DEADLINE):
-            child.kill()
-            pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
-    line = child.stdout.readline()
-    assert line.startswith("inside"), f"the child did not stop inside the migration: {line!r}"
+    try:
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(child.stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout=DEADLINE):
+                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
+        line = child.stdout.readline()
+        assert line.startswith("inside"), f"the child did not stop inside the migration: {line!r}"
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
     return child
 
 
@@ -93,10 +96,13 @@ async def test_a_migration_killed_halfway_leaves_the_old_layout_and_resumes(
     child = _run_child_until_inside(
         "sqlite", str(path), marker, "--nth", str(nth), "--steps", str(steps), "--cache-pages", "50"
     )
-    # The migration's rewritten pages are in the WAL already, uncommitted.
-    assert (wal.stat().st_size > 0) == spilled
-    os.kill(child.pid, signal.SIGKILL)
-    assert child.wait() == -signal.SIGKILL
+    try:
+        wal_size = wal.stat().st_size
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+    # The migration's rewritten pages were in the WAL already, uncommitted.
+    assert (wal_size > 0) == spilled
 
     assert _state(path) == before  # the old layout, whole: schema, bookkeeping, rows
 
