@@ -32,6 +32,7 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/bench_store.py
 	$(BIN)/python scripts/bench_documents.py
 	$(BIN)/python scripts/bench_facts.py
+	$(BIN)/python scripts/bench_migration.py
 	$(BIN)/python scripts/bench_learning.py
 	$(BIN)/python scripts/eval_learning.py
 	$(BIN)/python scripts/bench_understanding.py

@@ -176,6 +176,14 @@ CREATE TABLE IF NOT EXISTS {PG_SCHEMA}.migrations (
 """
 
 
+#: Have the server check, in this transaction, every second while a statement runs or waits,
+#: that the client is still there (Postgres 14 on; a no-op on older servers).
+_CHECK_CLIENT = (
+    "SELECT set_config(name, '1s', true) FROM pg_settings"
+    " WHERE name = 'client_connection_check_interval'"
+)
+
+
 async def migrate_postgres(
     conn: psycopg.AsyncConnection[Any],
     migrations: Sequence[Migration],
@@ -186,9 +194,14 @@ async def migrate_postgres(
 ) -> list[int]:
     """Apply pending migrations, then run ``then`` (e.g. the grants), in one transaction
     under :data:`PG_MIGRATION_LOCK`. Run as the tables' owner (or a superuser). Returns the
-    versions applied now."""
+    versions applied now. If the client dies, the server rolls it all back within a second
+    or so, even mid-statement (``client_connection_check_interval``)."""
     goal = target_version(migrations, target)
     async with conn.transaction():
+        # A server notices a vanished client only when it next reads from it: a migration
+        # killed mid-statement would keep rewriting (or waiting on a lock) and hold the
+        # ledger's locks until the statement ends. Checked each second, it rolls back then.
+        await conn.execute(_CHECK_CLIENT)
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (PG_MIGRATION_LOCK,))
         await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")
         await conn.execute(_PG_MIGRATIONS_TABLE)

@@ -1,0 +1,199 @@
+"""kill -9 of a process halfway through migrating a Postgres ledger leaves the old layout whole
+(schema, policies, privileges, bookkeeping, rows); the owner's next setup migrates it and the
+application role's answers are as before. The Postgres twin of tests/unit/test_migration_crash.py
+(the child: tests/support/migration_child.py).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from memory.facts import setup_fact_store
+from memory.facts.migrations import LATEST_VERSION
+from tests.support.ledger_eras import build_postgres_era, check_answers, insert_bulk_postgres
+from tests.support.servers import PgLedger, postgres_ledger
+
+ROOT = Path(__file__).resolve().parents[2]
+BULK = 5_000
+#: How long the child may take to reach its statement, and the server to end its session.
+DEADLINE = 120.0
+
+_CATALOG = (
+    "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
+    " coalesce(c.relacl::text, '') FROM pg_class c JOIN pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE n.nspname = 'analyst_facts' ORDER BY 1",
+    "SELECT table_name, column_name, data_type, is_nullable, coalesce(column_default, '')"
+    " FROM information_schema.columns WHERE table_schema = 'analyst_facts' ORDER BY 1, 2",
+    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint"
+    " WHERE connamespace = 'analyst_facts'::regnamespace ORDER BY 1, 2",
+    "SELECT tablename, policyname, permissive, cmd, coalesce(qual, ''),"
+    " coalesce(with_check, '') FROM pg_policies WHERE schemaname = 'analyst_facts' ORDER BY 1, 2",
+    "SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid) FROM pg_trigger"
+    " WHERE NOT tgisinternal AND tgrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1, 2",
+    "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p"
+    " WHERE p.pronamespace = 'analyst_facts'::regnamespace ORDER BY 1",
+    "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
+    " WHERE indrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1",
+)
+
+
+def _state(admin_url: str) -> dict[str, list[Any]]:
+    """Everything a layout is: catalog entries, bookkeeping and every row of every table."""
+    with psycopg.connect(admin_url) as conn:
+        state: dict[str, list[Any]] = {
+            query: [tuple(r) for r in conn.execute(query).fetchall()] for query in _CATALOG
+        }
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts' ORDER BY 1"
+        ).fetchall()
+        for (table,) in tables:
+            rows = conn.execute(f"SELECT * FROM analyst_facts.{table}").fetchall()
+            state[table] = sorted((tuple(r) for r in rows), key=repr)
+    return state
+
+
+def _gone(admin_url: str, pid: int, within: float = DEADLINE) -> None:
+    """Wait until the server has ended the killed child's session (its transaction rolled
+    back), for at most ``within`` seconds."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        deadline = time.monotonic() + within
+        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
+            assert time.monotonic() < deadline, "the killed child's session did not end"
+            time.sleep(0.05)
+
+
+def _start_child(ledger: PgLedger, marker: str, during: bool) -> tuple[subprocess.Popen[str], int]:
+    """The migrating child, once it says it is inside the migration; and its server pid."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.migration_child", "postgres",
+         ledger.owner_url, marker, "--app-role", ledger.app_role]
+        + (["--during"] if during else []),
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert child.stdout is not None
+    try:
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(child.stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout=DEADLINE):
+                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
+        word, pid = child.stdout.readline().split()
+        assert word == "inside"
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    return child, int(pid)
+
+
+def _kill(child: subprocess.Popen[str]) -> None:
+    """SIGKILL the child (if a failed check left it running, kill it all the same)."""
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
+
+
+def _running(admin_url: str, pid: int, marker: str) -> None:
+    """Wait until the server has the statement containing ``marker`` of session ``pid``:
+    running it (the usual case: it updates every row), or done with it, the transaction
+    still open (the child then waits to be killed either way)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        deadline = time.monotonic() + DEADLINE
+        while not conn.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+            " AND state IN ('active', 'idle in transaction')"
+            " AND position(%s in regexp_replace(query, '\\s+', ' ', 'g')) > 0",
+            (pid, marker),
+        ).fetchone():
+            assert time.monotonic() < deadline, f"the server never got {marker!r}"
+            time.sleep(0.01)
+
+
+@pytest.mark.parametrize(
+    ("version", "marker", "during"),
+    [
+        # Right after migration 2 rewrote every value as jsonb.
+        (1, "ALTER COLUMN value TYPE jsonb", False),
+        # While the server updates every row (migration 3): the client dies mid-statement.
+        (1, "SET schema_version = 3", True),
+        # Migration 10 halfway: the grants' role constraint dropped, the new one not added.
+        (8, "DROP CONSTRAINT grants_role_check", False),
+        # Every migration applied and recorded, the application role's grants under way.
+        (1, "GRANT USAGE ON SCHEMA", False),
+    ],
+)
+async def test_a_postgres_migration_killed_halfway_leaves_the_old_layout_and_resumes(
+    version: int, marker: str, during: bool
+) -> None:
+    with postgres_ledger(migrate=False) as ledger:
+        key = await build_postgres_era(ledger.owner_url, ledger.admin_url, ledger.app_role, version)
+        insert_bulk_postgres(ledger.admin_url, version, BULK)
+        before = _state(ledger.admin_url)
+
+        child, pid = _start_child(ledger, marker, during)
+        try:
+            if during:
+                _running(ledger.admin_url, pid, marker)
+        finally:
+            _kill(child)
+        _gone(ledger.admin_url, pid)
+
+        assert _state(ledger.admin_url) == before
+
+        applied = await setup_fact_store(ledger.owner_url, app_roles=[ledger.app_role])
+        assert applied == list(range(version + 1, LATEST_VERSION + 1))
+        await check_answers(ledger.app_url, version, key)
+        with psycopg.connect(ledger.admin_url) as conn:
+            row = conn.execute(
+                "SELECT count(*), count(DISTINCT subject), min(schema_version),"
+                " max(schema_version) FROM analyst_facts.facts WHERE subject LIKE 'bulk:%'"
+            ).fetchone()
+            value = conn.execute(
+                "SELECT value FROM analyst_facts.facts WHERE memory_id = 'bulk-7'"
+            ).fetchone()
+        assert row == (BULK, BULK // 4, 4, 4)
+        assert value == ("7",)
+
+
+async def test_a_killed_migration_waiting_on_the_server_lets_go_of_the_ledger_at_once() -> None:
+    """The server notices that a migrating client is gone while a statement still runs or
+    waits (the runner sets ``client_connection_check_interval``), and rolls back then: the
+    ledger's locks are free at once, not when the statement would have ended. Here the
+    statement waits on a lock another session holds, and the session must end while that
+    lock is still held (without the check it waits for as long as the lock is held)."""
+    with postgres_ledger(migrate=False) as ledger:
+        key = await build_postgres_era(ledger.owner_url, ledger.admin_url, ledger.app_role, 8)
+        before = _state(ledger.admin_url)
+        marker = "DROP CONSTRAINT grants_role_check"
+        with psycopg.connect(ledger.admin_url) as holder:
+            holder.execute("LOCK TABLE analyst_facts.grants IN ACCESS SHARE MODE")
+            child, pid = _start_child(ledger, marker, during=True)
+            try:
+                with psycopg.connect(ledger.admin_url, autocommit=True) as watch:
+                    deadline = time.monotonic() + DEADLINE
+                    while not watch.execute(
+                        "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+                        " AND wait_event_type = 'Lock'",
+                        (pid,),
+                    ).fetchone():
+                        assert time.monotonic() < deadline, "the migration never waited"
+                        time.sleep(0.01)
+            finally:
+                _kill(child)
+            _gone(ledger.admin_url, pid, within=30.0)
+            holder.rollback()
+
+        assert _state(ledger.admin_url) == before
+        await setup_fact_store(ledger.owner_url, app_roles=[ledger.app_role])
+        await check_answers(ledger.app_url, 8, key)
