@@ -16,7 +16,9 @@ write transaction. Rows go in key by key, each key's in the group's order: the o
 row gives every key's rows (reads break ties by insertion only within a key), and the start
 index is walked in order (a third less than in the group's order, at 2,000 keys). The
 overlap guards still check every row inserted: they are the second wall, SQLite has no
-constraint to replace them, and in key order they cost about 8% of the insert.
+constraint to replace them (skipping them would take another trigger: a schema change), and
+they cost about as much as the rest of the insert (100,000 rows copied in key order: 0.65 s
+of processor time without them, 1.1 s with them).
 """
 
 from __future__ import annotations
