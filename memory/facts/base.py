@@ -16,7 +16,8 @@ import asyncio
 import copy
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from functools import partial
 from typing import Any, Self, TypeVar, cast
@@ -27,6 +28,7 @@ from memory.errors import (
     FactTenantError,
     InvalidFactError,
 )
+from memory.facts.collector import full_collections_held
 from memory.facts.group import GroupCommit, PendingWrite, commit_with_retries
 from memory.facts.reads import SyncFacts, by_attribute, chronological
 from memory.facts.records import (  # noqa: F401  (the ledger's public names, re-exported)
@@ -437,32 +439,40 @@ class FactStore(ABC):
         now = self.now
         # One batch commits on the writer while the next one is read and validated here.
         in_flight: tuple[asyncio.Task[None], list[PendingWrite], list[int]] | None = None
-        try:
-            for index, item in enumerate(deltas):
-                if isinstance(item, BaseException):
-                    refused.append((index, str(item)))
-                    continue
-                try:
-                    batch.append(self._pending_record(item, policy, now, returns=False))
-                    places.append(index)
-                except FactLedgerError as e:
-                    refused.append((index, str(e)))
-                if len(batch) >= size:
-                    if in_flight is not None:
-                        await settle(*in_flight)
-                    in_flight = (asyncio.create_task(self._submit(batch)), batch, places)
-                    batch, places = [], []
-                if index % 256 == 0:
-                    await asyncio.sleep(0)  # let the commit (and anything else) get on
-            if in_flight is not None:
-                await settle(*in_flight)
-                in_flight = None
-            if batch:
-                await settle(self._submit(batch), batch, places)
-        finally:
-            if in_flight is not None:  # failed mid-way: the batch under way still ends
-                await asyncio.gather(in_flight[0], return_exceptions=True)
+        async with self._importing():
+            try:
+                for index, item in enumerate(deltas):
+                    if isinstance(item, BaseException):
+                        refused.append((index, str(item)))
+                        continue
+                    try:
+                        batch.append(self._pending_record(item, policy, now, returns=False))
+                        places.append(index)
+                    except FactLedgerError as e:
+                        refused.append((index, str(e)))
+                    if len(batch) >= size:
+                        if in_flight is not None:
+                            await settle(*in_flight)
+                        in_flight = (asyncio.create_task(self._submit(batch)), batch, places)
+                        batch, places = [], []
+                    if index % 256 == 0:
+                        await asyncio.sleep(0)  # let the commit (and anything else) get on
+                if in_flight is not None:
+                    await settle(*in_flight)
+                    in_flight = None
+                if batch:
+                    await settle(self._submit(batch), batch, places)
+            finally:
+                if in_flight is not None:  # failed mid-way: the batch under way still ends
+                    await asyncio.gather(in_flight[0], return_exceptions=True)
         return report()
+
+    @asynccontextmanager
+    async def _importing(self) -> AsyncIterator[None]:
+        """Held while :meth:`import_facts` runs: the collector's full collections held off
+        (:mod:`memory.facts.collector`); a backend may hold more (SQLite: checkpoints)."""
+        with full_collections_held():
+            yield
 
     async def retract(
         self,

@@ -65,6 +65,11 @@ from memory.sql.connect import (
 PLANNED_GROUP = 4
 #: The largest group written on the event loop when the file is free (see ``_run_group``).
 INLINE_GROUP = 64
+#: The writer's automatic checkpoint, in WAL pages: SQLite's default, and while an import runs
+#: (256 MB: every few batches instead of after each, whose pages a checkpoint would write
+#: to the file again -- half the import's writes at 300,000 facts).
+CHECKPOINT_PAGES = 1_000
+IMPORT_CHECKPOINT_PAGES = 65_536
 
 
 def _open_connection(where: str) -> sqlite3.Connection:
@@ -106,6 +111,10 @@ class _Connection:
     turns: WriterTurns = field(init=False)
     #: Whether the writing connection's SQLite busy wait is on (it was opened with it on).
     _waits: bool = field(init=False, default=True)
+    #: Imports under way from this process (see :meth:`SqliteFactStore._importing`), and the
+    #: writing connection's automatic checkpoint as set (it was opened with the default).
+    imports: int = field(init=False, default=0)
+    _checkpoint_pages: int = field(init=False, default=CHECKPOINT_PAGES)
 
     def __post_init__(self) -> None:
         self.reads = Reads(self.reader, self.read_lock, self.cipher)
@@ -120,12 +129,34 @@ class _Connection:
             self.writer.execute(f"PRAGMA busy_timeout = {timeout}")
             self._waits = on
 
+    def _checkpoints(self) -> None:
+        """The writer's automatic checkpoint held off while an import runs, as usual otherwise
+        (the write lock held); a ``PRAGMA`` only when it changes. A connection's setting, not
+        the file's: a crash leaves a longer WAL, which the next opening replays."""
+        pages = IMPORT_CHECKPOINT_PAGES if self.imports else CHECKPOINT_PAGES
+        if pages != self._checkpoint_pages:
+            self.writer.execute(f"PRAGMA wal_autocheckpoint = {pages}")
+            self._checkpoint_pages = pages
+
+    def checkpoint(self) -> None:
+        """After an import: the automatic checkpoint as usual again, and what the import left
+        in the WAL copied into the file now rather than by the next write (``PASSIVE``: it
+        waits for no reader; if another process holds the file past the busy timeout, a later
+        write's automatic checkpoint does it)."""
+        try:
+            with self.writing() as conn:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.OperationalError as e:
+            if not is_locked(e):
+                raise
+
     @contextmanager
     def writing(self) -> Iterator[sqlite3.Connection]:
         """The writing connection, this process's writers and then every process's taking
         turns (:class:`memory.sql.connect.WriterTurns`) for one write transaction."""
         with self.write_lock, self.turns.turn(BUSY_TIMEOUT):
             self._busy_wait(True)
+            self._checkpoints()
             yield self.writer
 
     @contextmanager
@@ -141,6 +172,7 @@ class _Connection:
                     yield None
                     return
                 self._busy_wait(False)
+                self._checkpoints()
                 yield self.writer
         finally:
             self.write_lock.release()
@@ -237,6 +269,22 @@ class SqliteFactStore(FactStore):
         return self._connection.reads
 
     # -- writes ---------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _importing(self) -> AsyncIterator[None]:
+        """:meth:`FactStore._importing`, and the writer's automatic checkpoint held off
+        (:meth:`_Connection._checkpoints`) until the last import of this process ends, which
+        then checkpoints once."""
+        shared = self._connection
+        async with super()._importing():
+            shared.imports += 1
+            try:
+                yield
+            finally:
+                shared.imports -= 1
+                if not shared.imports and shared.where != ":memory:":
+                    loop = asyncio.get_running_loop()
+                    await loop.run_in_executor(shared.worker, shared.checkpoint)
 
     def _is_transient(self, error: BaseException) -> bool:
         return is_locked(error)

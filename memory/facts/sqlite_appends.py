@@ -16,7 +16,9 @@ write transaction. Rows go in key by key, each key's in the group's order: the o
 row gives every key's rows (reads break ties by insertion only within a key), and the start
 index is walked in order (a third less than in the group's order, at 2,000 keys). The
 overlap guards still check every row inserted: they are the second wall, SQLite has no
-constraint to replace them, and in key order they cost about 8% of the insert.
+constraint to replace them (skipping them would take another trigger: a schema change), and
+they cost about as much as the rest of the insert (100,000 rows copied in key order: 0.65 s
+of processor time without them, 1.1 s with them).
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ JOIN temp.fact_batch_key k
 WINDOW key AS (PARTITION BY b.tenant_id, b.subject, b.attribute ORDER BY b.seq)
 """
 #: The group's candidates: kept withdrawn, with source ``inferred``, outside any timeline
-#: (found from the writers' authorities: a group without one reads no staged row).
+#: (run only when some writer's authority is ``candidate``: it scans the staged rows).
 _INSERT_CANDIDATES = f"""
 INSERT INTO main.facts ({_COLUMNS})
 SELECT b.tenant_id, m.memory_id, b.subject, b.attribute, b.value, b.memory_type, :version,
@@ -177,6 +179,9 @@ JOIN temp.fact_batch b
 JOIN temp.fact_batch_made m ON m.seq = b.seq
 WHERE w.authority = 'candidate'
 """
+#: Whether the group has candidates at all (most have none: then their insert, which scans
+#: the staged rows, is not run).
+_HAS_CANDIDATES = "SELECT EXISTS (SELECT 1 FROM temp.fact_batch_who WHERE authority = 'candidate')"
 _AUTHORITIES = "SELECT tenant_id, user_id, subject, authority FROM temp.fact_batch_who"
 _SUPERSEDED = (
     "SELECT tenant_id, subject, attribute, memory_id, retracted_at, retraction_episode_id"
@@ -229,7 +234,8 @@ class SqliteAppends:
         if conn.execute(_CLOSE).rowcount != closed:
             raise RuntimeError("a key's open fact vanished inside the write transaction")
         conn.execute(_INSERT, {"version": RECORD_SCHEMA_VERSION})
-        conn.execute(_INSERT_CANDIDATES, {"version": RECORD_SCHEMA_VERSION})
+        if conn.execute(_HAS_CANDIDATES).fetchone()[0]:
+            conn.execute(_INSERT_CANDIDATES, {"version": RECORD_SCHEMA_VERSION})
         self._results(group, ids, times)
 
     @staticmethod

@@ -54,7 +54,7 @@ def _delta(subject: str, attribute: str, value: object, days: int, **more: Any) 
 @dataclass
 class Appending:
     """A ledger where mira administers acme (carl holds no grant), and the sizes of the
-    groups its set-wise statements wrote."""
+    groups its set-wise statements wrote (without a failure that sent them row by row)."""
 
     backend: str
     url: str
@@ -93,8 +93,8 @@ def appending(
     append_all = backend.append_all
 
     def counted(self: Any, group: list[PendingWrite]) -> None:
-        made.sizes.append(len(group))
         append_all(self, group)
+        made.sizes.append(len(group))  # written: not refused by the database, then row by row
 
     monkeypatch.setattr(backend, "append_all", counted)
     with _fresh_ledger(request.param, tmp_path / "set-wise") as url:
@@ -230,6 +230,31 @@ def test_a_write_without_authority_is_refused_alone_and_writes_nothing(
     carl = histories[("user:carl", "horizon")]
     assert [(r.value, r.valid_to) for r in carl] == [("5y", _at(3)), ("7y", None)]
     assert [r.memory_id for r in carl] == [results[0].memory_id, results[2].memory_id]
+
+
+def test_texts_and_numbers_come_back_exactly_as_written(appending: Appending) -> None:
+    """What the set-wise statements carry in one text (SQLite: a JSON array of rows) comes
+    back bit for bit: names and values beyond ASCII, quotes, backslashes and control
+    characters, and confidences whose decimal form is long."""
+    odd = 'Zoë "quoted" \\ back\nline\ttab\x01 漢字 😀'
+    group = [
+        _delta("team:é😀", 'risk "a"', odd, 1, confidence=0.1, source_episode_id=odd),
+        _delta("team:é😀", 'risk "a"', {"k😀": [odd, 2**62, 0.1, None, True]}, 2, confidence=1 / 3),
+        _delta("team:b\\c", "漢", 7.000000000000001, 1, confidence=0.7000000000000001),
+        _delta("team:b\\c", "漢", [odd], 2, confidence=5e-324, retention_policy=odd),
+    ]
+    _, histories = _write(appending.url, MIRA, [], group)
+
+    assert appending.sizes == [4]
+    written = [r for key in sorted(histories) for r in histories[key]]
+    expected = sorted(group, key=lambda d: (d.subject, d.attribute, d.valid_from))
+    assert [
+        (r.subject, r.attribute, r.value, r.confidence, r.source_episode_id, r.retention_policy)
+        for r in written
+    ] == [
+        (d.subject, d.attribute, d.value, d.confidence, d.source_episode_id, d.retention_policy)
+        for d in expected
+    ]
 
 
 def _ticking_run(url: str, group: list[MemoryDelta]) -> tuple[int, list[Any]]:
