@@ -11,37 +11,22 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 import pytest
 
 import memory.facts.postgres_appends as appends
-from memory.facts import MemoryDelta, open_fact_store
+from memory.facts import open_fact_store
 from memory.facts.group import PendingWrite
 from memory.facts.postgres_ops import SET_TENANT
 from memory.facts.rules import authority_of
-from memory.identity import Principal
 from memory.sealing import PLAIN
 from tests.support.authority_cases import GRANTS, SUBJECTS, WRITERS
+from tests.support.fact_deltas import MIRA, NOW, at, delta
 from tests.support.servers import PgLedger, postgres_ledger
 
 pytestmark = pytest.mark.integration
-
-MIRA = Principal("acme", "mira")
-BASE = datetime(2026, 1, 1, tzinfo=UTC)
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
-
-
-def _at(days: int) -> datetime:
-    return BASE + timedelta(days=days)
-
-
-def _delta(subject: str, attribute: str, value: object, days: int, **more: Any) -> MemoryDelta:
-    return MemoryDelta(
-        subject=subject, attribute=attribute, value=value, valid_from=_at(days), **more
-    )
 
 
 def _make_admin(ledger: PgLedger) -> None:
@@ -65,8 +50,8 @@ def _pending(user: str, subject: str, days: int = 0, tenant: str = "acme") -> Pe
         (tenant, subject, "risk"),
         lambda: iter(()),
         user,
-        starts=_at(days),
-        delta=_delta(subject, "risk", "x", days),
+        starts=at(days),
+        delta=delta(subject, "risk", "x", days),
         now=lambda: NOW,
     )
 

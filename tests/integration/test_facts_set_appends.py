@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,24 +31,12 @@ from agent.errors import FactAuthorityError
 from memory.facts import FactRecord, MemoryDelta, open_fact_store
 from memory.facts.group import PendingWrite
 from memory.identity import Principal
+from tests.support.fact_deltas import MIRA, NOW, at, delta
 from tests.support.servers import postgres_ledger
 
 pytestmark = pytest.mark.integration
 
-MIRA = Principal("acme", "mira")
 CARL = Principal("acme", "carl")
-BASE = datetime(2026, 1, 1, tzinfo=UTC)
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
-
-
-def _at(days: int) -> datetime:
-    return BASE + timedelta(days=days)
-
-
-def _delta(subject: str, attribute: str, value: object, days: int, **more: Any) -> MemoryDelta:
-    return MemoryDelta(
-        subject=subject, attribute=attribute, value=value, valid_from=_at(days), **more
-    )
 
 
 @dataclass
@@ -124,19 +112,19 @@ def _write(
 
 
 def test_a_keys_versions_in_one_group_chain_their_supersession(appending: Appending) -> None:
-    stored = [_delta("team:a", "risk", "low", 0)]
-    group = [_delta("team:a", "risk", v, d, source_episode_id=f"e{d}") for d, v in
+    stored = [delta("team:a", "risk", "low", 0)]
+    group = [delta("team:a", "risk", v, d, source_episode_id=f"e{d}") for d, v in
              [(3, "mid"), (5, "high"), (9, "mid"), (12, "low")]]  # fmt: skip
     results, histories = _write(appending.url, MIRA, stored, group)
 
     assert appending.sizes == [4]
     history = histories[("team:a", "risk")]
     assert [(r.value, r.valid_from, r.valid_to) for r in history] == [
-        ("low", _at(0), _at(3)),
-        ("mid", _at(3), _at(5)),
-        ("high", _at(5), _at(9)),
-        ("mid", _at(9), _at(12)),
-        ("low", _at(12), None),
+        ("low", at(0), at(3)),
+        ("mid", at(3), at(5)),
+        ("high", at(5), at(9)),
+        ("mid", at(9), at(12)),
+        ("low", at(12), None),
     ]
     assert [r.supersedes_memory_id for r in history] == [None] + [r.memory_id for r in history[:-1]]
     assert [r.source_episode_id for r in history[1:]] == ["e3", "e5", "e9", "e12"]
@@ -151,14 +139,14 @@ def test_a_keys_versions_in_one_group_chain_their_supersession(appending: Append
 
 
 def test_mixed_keys_each_chain_on_their_own(appending: Appending) -> None:
-    stored = [_delta("team:a", "risk", "low", 0), _delta("user:mira", "horizon", "5y", 1)]
+    stored = [delta("team:a", "risk", "low", 0), delta("user:mira", "horizon", "5y", 1)]
     group = [
-        _delta("team:a", "risk", "mid", 2),
-        _delta("user:mira", "horizon", "10y", 2, confidence=0.4),
-        _delta("team:b", "style", "value", 1),  # a key with nothing stored
-        _delta("team:a", "risk", "high", 4),
-        _delta("team:b", "style", "growth", 3, memory_type="profile"),
-        _delta("user:mira", "horizon", {"years": 12}, 6, source="confirmed"),
+        delta("team:a", "risk", "mid", 2),
+        delta("user:mira", "horizon", "10y", 2, confidence=0.4),
+        delta("team:b", "style", "value", 1),  # a key with nothing stored
+        delta("team:a", "risk", "high", 4),
+        delta("team:b", "style", "growth", 3, memory_type="profile"),
+        delta("user:mira", "horizon", {"years": 12}, 6, source="confirmed"),
     ]
     results, histories = _write(appending.url, MIRA, stored, group)
 
@@ -168,10 +156,10 @@ def test_mixed_keys_each_chain_on_their_own(appending: Appending) -> None:
         for key, history in histories.items()
     }
     assert spans == {
-        ("team:a", "risk"): [("low", _at(0), _at(2)), ("mid", _at(2), _at(4)), ("high", _at(4), None)],
-        ("team:b", "style"): [("value", _at(1), _at(3)), ("growth", _at(3), None)],
+        ("team:a", "risk"): [("low", at(0), at(2)), ("mid", at(2), at(4)), ("high", at(4), None)],
+        ("team:b", "style"): [("value", at(1), at(3)), ("growth", at(3), None)],
         ("user:mira", "horizon"): [
-            ("5y", _at(1), _at(2)), ("10y", _at(2), _at(6)), ({"years": 12}, _at(6), None),
+            ("5y", at(1), at(2)), ("10y", at(2), at(6)), ({"years": 12}, at(6), None),
         ],
     }  # fmt: skip
     mira = histories[("user:mira", "horizon")]
@@ -183,12 +171,12 @@ def test_mixed_keys_each_chain_on_their_own(appending: Appending) -> None:
 
 
 def test_a_candidate_in_a_group_stays_outside_the_timeline(appending: Appending) -> None:
-    stored = [_delta("user:bob", "horizon", "3y", 0)]  # as mira's candidate already
+    stored = [delta("user:bob", "horizon", "3y", 0)]  # as mira's candidate already
     group = [
-        _delta("team:a", "risk", "low", 1),
-        _delta("user:bob", "horizon", "20y", 2, source="confirmed"),
-        _delta("team:a", "risk", "high", 3),
-        _delta("user:bob", "horizon", "25y", 0),  # before the other: a candidate has no order
+        delta("team:a", "risk", "low", 1),
+        delta("user:bob", "horizon", "20y", 2, source="confirmed"),
+        delta("team:a", "risk", "high", 3),
+        delta("user:bob", "horizon", "25y", 0),  # before the other: a candidate has no order
     ]
     results, histories = _write(appending.url, MIRA, stored, group)
 
@@ -203,18 +191,18 @@ def test_a_candidate_in_a_group_stays_outside_the_timeline(appending: Appending)
     assert results[1].status == "candidate" and results[1].source == "inferred"
     assert results[3].withdrawn_at == NOW
     team = histories[("team:a", "risk")]
-    assert [(r.value, r.valid_to) for r in team] == [("low", _at(3)), ("high", None)]
+    assert [(r.value, r.valid_to) for r in team] == [("low", at(3)), ("high", None)]
 
 
 def test_a_write_without_authority_is_refused_alone_and_writes_nothing(
     appending: Appending,
 ) -> None:
-    stored = [_delta("team:a", "risk", "low", 0)]
+    stored = [delta("team:a", "risk", "low", 0)]
     group = [
-        _delta("user:carl", "horizon", "5y", 1),
-        _delta("team:a", "risk", "high", 2),  # carl holds no grant on team:a
-        _delta("user:carl", "horizon", "7y", 3),
-        _delta("user:carl", "risk", "low", 1),
+        delta("user:carl", "horizon", "5y", 1),
+        delta("team:a", "risk", "high", 2),  # carl holds no grant on team:a
+        delta("user:carl", "horizon", "7y", 3),
+        delta("user:carl", "risk", "low", 1),
     ]
     results, histories = _write(appending.url, CARL, stored, group)
 
@@ -228,7 +216,7 @@ def test_a_write_without_authority_is_refused_alone_and_writes_nothing(
     team = histories[("team:a", "risk")]
     assert [(r.value, r.valid_to, r.recorded_by) for r in team] == [("low", None, "mira")]
     carl = histories[("user:carl", "horizon")]
-    assert [(r.value, r.valid_to) for r in carl] == [("5y", _at(3)), ("7y", None)]
+    assert [(r.value, r.valid_to) for r in carl] == [("5y", at(3)), ("7y", None)]
     assert [r.memory_id for r in carl] == [results[0].memory_id, results[2].memory_id]
 
 
@@ -238,10 +226,10 @@ def test_texts_and_numbers_come_back_exactly_as_written(appending: Appending) ->
     characters, and confidences whose decimal form is long."""
     odd = 'Zoë "quoted" \\ back\nline\ttab\x01 漢字 😀'
     group = [
-        _delta("team:é😀", 'risk "a"', odd, 1, confidence=0.1, source_episode_id=odd),
-        _delta("team:é😀", 'risk "a"', {"k😀": [odd, 2**62, 0.1, None, True]}, 2, confidence=1 / 3),
-        _delta("team:b\\c", "漢", 7.000000000000001, 1, confidence=0.7000000000000001),
-        _delta("team:b\\c", "漢", [odd], 2, confidence=5e-324, retention_policy=odd),
+        delta("team:é😀", 'risk "a"', odd, 1, confidence=0.1, source_episode_id=odd),
+        delta("team:é😀", 'risk "a"', {"k😀": [odd, 2**62, 0.1, None, True]}, 2, confidence=1 / 3),
+        delta("team:b\\c", "漢", 7.000000000000001, 1, confidence=0.7000000000000001),
+        delta("team:b\\c", "漢", [odd], 2, confidence=5e-324, retention_policy=odd),
     ]
     _, histories = _write(appending.url, MIRA, [], group)
 
@@ -280,10 +268,10 @@ def test_a_group_the_check_turns_away_reads_the_clock_as_row_by_row(
     """The check reads no clock: a group with a write before its key's latest runs its rules
     with one reading per write, and records what row by row records."""
     group = [
-        _delta("team:a", "risk", "low", 5),
-        _delta("team:a", "risk", "mid", 8),
-        _delta("team:a", "risk", "high", 6),  # inside the one before's interval
-        _delta("team:b", "risk", "high", 6),
+        delta("team:a", "risk", "low", 5),
+        delta("team:a", "risk", "mid", 8),
+        delta("team:a", "risk", "high", 6),  # inside the one before's interval
+        delta("team:b", "risk", "high", 6),
     ]
     setwise = _ticking_run(appending.url, group)
     assert appending.sizes == [] and setwise[0] == 4
