@@ -494,10 +494,23 @@ _ADOPTS = re.compile(
     _I,
 )
 _DOUBT = re.compile(r"\b(?:not|don't|dont|disagree|wrong|doubt|but|no way)\b", _I)
+#: What leaves an adoption open anywhere in its sentence: a question, a condition, a hedge
+#: ("I haven't decided if I agree", "do I agree?", "I'd agree if ...", "whether she's right").
+_OPEN = re.compile(
+    r"\?|\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:being\s+)?honest|you ask me)\b)|whether|unless|maybe|perhaps|might|not sure|unsure|undecided|"
+    r"(?:haven't|have not|not) (?:yet )?decided|don't know|do not know|dunno|wonder\w*|"
+    r"not convinced|on the fence|(?:do|does|did|would|should|could|can) (?:i|you) agree)\b",
+    _I,
+)
 
 
 def adopts(sentence: str) -> bool:
     """Whether ``sentence`` makes the claim before it the user's own ("and I agree, that's me
-    too", "she's right"); not when it doubts it ("I don't agree", "she's not right")."""
+    too", "she's right"); not when it doubts it ("I don't agree", "she's not right"), asks it,
+    or leaves it open or on a condition ("I haven't decided if I agree", "I'd agree if ...")."""
     found = _ADOPTS.search(sentence)
-    return found is not None and not _DOUBT.search(sentence[: found.end()])
+    return (
+        found is not None
+        and not _DOUBT.search(sentence[: found.end()])
+        and not _OPEN.search(sentence)
+    )
