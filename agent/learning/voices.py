@@ -15,7 +15,12 @@ uses it for every sentence):
   growth", "I said twelve but ...") and at a conjunction that turns to another subject ("I'm
   41 and my planner says ...", :data:`NEW_VOICE`);
 - a last clause that adopts or concedes a claim ("..., and honestly that's fair", "and I
-  agree with him") makes it the user's (:func:`adopted_after`).
+  agree with him") makes it the user's (:func:`adopted_after`);
+- a view may be named as someone else's after it is said ("I'm conservative, my husband
+  says", "..., or so my planner says", "..., per the app": :func:`said_by`), by hearsay with
+  no one named ("I'm told I'm ...", "apparently I'm ..."), by another subject judging "me"
+  ("Vanguard rated me conservative") or as an instrument's verdict ("the result of my risk
+  quiz was aggressive"): each is that source's claim, never the user's fact.
 """
 
 from __future__ import annotations
@@ -111,6 +116,82 @@ _THEIRS = re.compile(
     re.IGNORECASE,
 )
 _BUT = re.compile(r",?\s+\bbut\b\s+|\s+-+\s+but\s+", re.IGNORECASE)
+#: Who holds a view, as a noun phrase ("my planner", "the robo-adviser", "Vanguard's tool").
+_HOLDER = (
+    rf"(?:(?:{_WHOSE}|some|this|that|one|another)\s+(?:[\w-]+\s+){{0,2}}?{_SOURCES}|{_PEOPLE})"
+)
+#: Verbs that close a sentence the user attributes to someone else ("..., my husband says").
+_CLOSING = rf"(?:{_REPORTING}|concluded|concludes|decided|found|showed|shows|came up with|gave)"
+#: A view named as someone else's after it is said: "I'm a conservative investor, my husband
+#: says", "15 years, or so my planner says", "moderate - at least that's what the app
+#: thinks", "growth over dividends, says my dad", "..., per the app", "..., based on the quiz".
+_SAID_AFTER = re.compile(
+    r"(?:[,;:]|\s+[-\u2013\u2014]+|\s+(?=(?:or so|at least)\b))\s*"
+    r"(?:(?:or so|or at least|at least|well|so|and|that's|thats|that is|is|was)\s+)*"
+    r"(?:(?:what|how)\s+)?"
+    rf"(?:(?P<who>{_HOLDER})(?:'s)?\s+(?:(?:always|keeps|apparently)\s+)?{_CLOSING}"
+    rf"|{_CLOSING}\s+(?P<by>{_HOLDER})|(?:per|based on|going by|according to)\s+(?P<per>{_HOLDER}))"
+    r"(?:\s+(?:me|so|it|of me|about me|too|anyway|at least))*\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+#: Hearsay with no one named: "I'm told I'm aggressive", "apparently I'm a growth investor".
+_HEARSAY = re.compile(
+    rf"^{_FILLER}(?:apparently|supposedly|allegedly|reportedly|(?:i'm|i am|im|i was|i've been|"
+    r"i have been|i get|i got|i keep getting|i keep being) told|i(?:'ve| have)? heard)\b",
+    re.IGNORECASE,
+)
+#: A judgment of the user by anyone but the user ("Vanguard rated me conservative").
+_JUDGED = re.compile(
+    rf"^{_FILLER}(?!(?:i|we|i've|we've|i'd|i'm)\b)(?P<who>[\w.&-]+(?:'s)?(?:\s+[\w-]+)?)\s+"
+    r"(?:rated|rates|classed|classes|classified|classifies|labell?ed|labels|scored|scores|"
+    r"pegged|pegs|profiled|profiles|assessed|assesses|graded|grades|ranked|ranks|"
+    r"categori[sz]ed|categori[sz]es|flagged|flags|has me|had me|puts me|put me)\s+(?:me|my)?\b",
+    re.IGNORECASE,
+)
+#: An instrument's verdict ("the result of my risk quiz was aggressive", "my score on the
+#: risk assessment was moderate"): the instrument's view, not the user's word.
+_INSTRUMENT = re.compile(
+    r"\b(?:quiz(?:zes)?|questionnaires?|surveys?|assessments?|profilers?|robo-?advis[eo]rs?|"
+    r"calculators?|scorecards?)\b",
+    re.IGNORECASE,
+)
+_VERDICT = re.compile(
+    r"\b(?:results?|scores?|scored|ratings?|rated|outcomes?|verdict|came (?:out|back)|"
+    r"classifi\w+|label\w*|said|says|gave|put|puts)\b",
+    re.IGNORECASE,
+)
+
+
+def _holder(who: str) -> str:
+    """``who`` as a source's short name ("my financial planner" -> "financial planner")."""
+    who = re.sub(
+        r"^(?:my|our|the|his|her|their|a|an|some|this|that|one|another)\s+", "", who, flags=re.I
+    )
+    return re.sub(r"'s$", "", who.strip().lower()) or "someone else"
+
+
+def said_by(words: str) -> tuple[str, str] | None:
+    """The words before a closing attribution (:data:`_SAID_AFTER`) and who it names, or None
+    when the sentence ends with none."""
+    after = _SAID_AFTER.search(words)
+    if after is not None and after.start() > 0:
+        who = after["who"] or after["by"] or after["per"] or ""
+        return words[: after.start()], _holder(who)
+    return None
+
+
+def _judged_by(part: str) -> str:
+    """Who a part of a sentence gives as the source of what it says of the user: hearsay
+    ("I'm told ..."), another subject judging "me" ("Vanguard rated me ..."), an instrument's
+    verdict ("the result of my risk quiz was ..."); ``""`` when the part is the user's own."""
+    if _HEARSAY.search(part):
+        return "someone else"
+    if (judged := _JUDGED.search(part)) is not None:
+        return _holder(judged["who"])
+    instrument = _INSTRUMENT.search(part)
+    if instrument is not None and _VERDICT.search(part) and not discourse.adopts(part):
+        return _holder(instrument[0])
+    return ""
 
 
 def adopted_after(words: str) -> bool:
@@ -148,12 +229,18 @@ def voices(words: str) -> list[tuple[str, str, list[str]]]:
     of a view of the user someone else holds ("wife"); parts about another person are left
     out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
     user's part after them, which names it by "mine"."""
+    held = said_by(words)
+    if held is not None and not REPORTED.search(words):
+        # "I'm a conservative investor, my husband says": every part before it is theirs.
+        return [(held[0], held[1], [])]
     out: list[tuple[str, str, list[str]]] = []
     source = ""
     for part in (p for piece in _but_split(words) for p in NEW_VOICE.split(piece)):
         elided: list[str] = []
         if (reported := REPORTED.search(part)) is not None:
             source = discourse.source_of(part, subject=reported["who"] or "")
+        elif judged := _judged_by(part):
+            source = judged
         elif (theirs := _THEIR_NOUN.search(part)) or _OTHER_PERSON.search(part):
             # "He is aggressive, I'm moderate": the user speaks again after the comma.
             mine = _OWN_AFTER.search(part)

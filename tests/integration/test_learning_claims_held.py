@@ -1,7 +1,8 @@
 """Someone else's claim about the user stays a claim unless the user plainly makes it theirs,
 through the chat path with a real ledger: an adoption that is doubted, asked or made on a
 condition ("I haven't decided if I agree", "do I agree?", "I'd agree if ...") adopts nothing;
-an adoption said as "that's my limit too" or "same here" does.
+a claim attributed after it ("..., my husband says"), by hearsay ("I've been told ...") or as
+an instrument's verdict ("the result of my risk quiz was ...") is theirs too.
 
 Real graph and stores (embedded defaults), one application per session at an injected time.
 """
@@ -49,3 +50,41 @@ async def test_an_adoption_doubted_asked_or_made_on_a_condition_adopts_nothing(
         await chat(app, "t1", *turns)
         assert await current(app, "risk_tolerance") is None
         assert ("risk_tolerance", "moderate") in await pending_claims(app)
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value", "source"),
+    [
+        (
+            "I'm a conservative investor, my husband says.",
+            "risk_tolerance",
+            "conservative",
+            "husband",
+        ),
+        ("My horizon is 15 years, or so my planner says.", "horizon_years", 15, "planner"),
+        ("I can handle a 30% drop, my advisor reckons.", "max_drawdown_pct", 30, "advisor"),
+        ("Growth over dividends, says my dad.", "income_preference", "growth", "dad"),
+        (
+            "I'm moderate - at least that's what the app thinks.",
+            "risk_tolerance",
+            "moderate",
+            "app",
+        ),
+        ("I've been told I can stomach a 40% drop.", "max_drawdown_pct", 40, "someone else"),
+        ("Apparently I'm a growth investor.", "income_preference", "growth", "someone else"),
+        ("Vanguard rated me conservative.", "risk_tolerance", "conservative", "vanguard"),
+        ("The result of my risk quiz was aggressive.", "risk_tolerance", "aggressive", "quiz"),
+    ],
+)
+async def test_a_claim_attributed_after_it_by_hearsay_or_as_a_verdict_is_theirs(
+    text: str, attribute: str, value: Any, source: str
+) -> None:
+    async with session("said-" + hashlib.sha256(text.encode()).hexdigest()[:10]) as app:
+        await chat(app, "t1", text)
+        assert await current(app, attribute) is None
+        claims = {
+            (c["payload"]["attribute"], c["payload"]["value"], c["payload"]["source"])
+            for c in await app.memory.review(status=None)
+            if c["kind"] == "fact" and c["status"] == "pending"
+        }
+        assert (attribute, value, source) in claims
