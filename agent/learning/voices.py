@@ -66,7 +66,8 @@ _WHOSE = (
 REPORTED = re.compile(
     # At least one word names who: "the thought of losing" is no one's report.
     rf"^{_FILLER}(?:{_WHOSE}\s+(?:[\w-]+\s+){{1,3}}?"
-    rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others)\s+){_REPORTING}\b"
+    rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others|anyone|nobody)"
+    rf"(?:\s+(?:in|at|on|from|of|around)\s+(?:[\w-]+\s+){{0,2}}?[\w-]+)?\s+){_REPORTING}\b"
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
     rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
     rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"

@@ -74,6 +74,12 @@ async def test_an_adoption_doubted_asked_or_made_on_a_condition_adopts_nothing(
         ("Apparently I'm a growth investor.", "income_preference", "growth", "someone else"),
         ("Vanguard rated me conservative.", "risk_tolerance", "conservative", "vanguard"),
         ("The result of my risk quiz was aggressive.", "risk_tolerance", "aggressive", "quiz"),
+        (
+            "Everyone in my family says I'm too cautious.",
+            "risk_tolerance",
+            "conservative",
+            "everyone",
+        ),
     ],
 )
 async def test_a_claim_attributed_after_it_by_hearsay_or_as_a_verdict_is_theirs(
