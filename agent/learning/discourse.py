@@ -51,6 +51,7 @@ class ListEdit:
 _OWNING = (
     r"sold|sold off|selling off|dumped|got rid of|exited|closed(?: out)?(?: of)?|offloaded|"
     r"unloaded|cashed out(?: of)?|liquidated|let go of|parted with|bailed on|bailed out of|"
+    r"got out of|pulled out of|pulled (?:my|our) money out of|walked away from|"
     r"no longer (?:hold|own|have|hold any|own any|have any)|"
     r"(?:don't|do not|dont) (?:hold|own|have)(?= [^,;.]*\b(?:anymore|any more|now)\b)|"
     r"(?:not holding|not in)(?= [^,;.]*\b(?:anymore|any more)\b)|(?:i'm|im|i am) out of"
@@ -109,6 +110,7 @@ _BOUGHT = re.compile(
 #: user's own.
 _BOUGHT_ELIDED = re.compile(
     r"^\W*(?:(?:also|just|then|and|so|recently|finally|yesterday|today|oh|ok|okay)[\s,]+)*"
+    r"(?:(?:i|we)(?:'ve| have)?\s+(?:(?:also|just|then|recently|finally|since)\s+)*)?"
     r"(?:bought|picked up)\b",
     _I,
 )

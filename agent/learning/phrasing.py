@@ -301,8 +301,8 @@ _CURRENCY_CUE = re.compile(
 )
 _EXCLUDED_WORDS = _words_of(vocabulary.EXCLUDED_SECTORS)
 _EXCLUDE = re.compile(
-    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|keep\s+(?:\w+\s+){0,3}?"
-    r"(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
+    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|(?:keep|leave)\s+"
+    r"(?:\w+\s+){0,3}?(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
     r"won'?t|will not|refuse|ban|boycott|against|not)\b",
     _I,
 )
@@ -550,6 +550,8 @@ def _currency(part: str, known: set[str]) -> list[Found]:
 
 
 def _sectors(part: str, known: set[str]) -> list[Found]:
+    if refused := exclusions.refused_sectors(part, _EXCLUDED_WORDS, personal=_has_self(part)):
+        return refused
     excluding = _EXCLUDE.search(part)
     if excluding is not None:
         named = [
@@ -637,13 +639,14 @@ def detect(part: str, known: set[str]) -> list[Found]:
 
 # -- bare values (after a correction marker) ---------------------------------------------------
 
-#: A number standing alone as the corrected value ("14.", "sorry, 55", "18 not 8"), not one
-#: that counts something else ("one more thing", "2 questions").
+#: A number standing alone as the corrected value ("14.", "sorry, 55", "18 not 8", "20 is my
+#: real limit"), not one that counts something else ("one more thing", "2 questions").
 _BARE_NUMBER = re.compile(
     rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])"
     r"(?=\s*(?:[.,;:!?)]|$|%|percent|years?\b|yrs?\b|y/?o\b|(?:not|instead|rather|then|"
     r"actually|sorry|typo|as of|since|now|today|these days|nowadays|"
-    r"(?:this|last) (?:week|month|year|spring|summer|autumn|fall|winter))\b))",
+    r"(?:this|last) (?:week|month|year|spring|summer|autumn|fall|winter))\b|\s*(?:is|'s|would be)"
+    r"\s+(?:(?:my|the|more|a)\s+)?(?:\w+\s+)?(?:limit|max\w*|cap|number|figure|right|true)\b))",
     _I,
 )
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+){0,1}$", _I)

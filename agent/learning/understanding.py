@@ -92,7 +92,7 @@ _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might|mite|i may|may be|could be|not sure|unsure|"
     r"undecided|not decided|haven't decided|have not decided|not yet decided|don't know|"
     r"do not know|dont know|dunno|no idea|no clue|we'll see|we will see|will see|toying|"
-    r"thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
+    r"thinking (?:about|of)(?!\s+(?:it|that|this)\b)|(?:i'm|i am|im|still|been) thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
     r"at some point|i guess|i suppose|i think(?!\s+in\b)|i wonder|wondering|tempted|not certain|"
     r"who knows|idk|if at all|doubt|hard to say|it depends|depends on|on the fence|torn between|"
     r"not convinced|can't decide|cannot decide|still deciding|figuring out|figure out|"
@@ -102,6 +102,7 @@ _HEDGE = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|i meant|i mean|meant to say|i misspoke|misspoke|sorry|"
     r"no wait|wait|scratch that|let me revise|let me rephrase|revised?|revising|on reflection|"
+    r"(?:thinking|now that i think|having thought) about (?:it|that)|come to think of it|"
     r"(?:let me |i'll )?take (?:that|it) back|changed my mind|let me be honest|to be honest|"
     r"if (?:i'm|i am|im) (?:being )?honest(?: with myself)?|(?:the )?real (?:number|figure|answer)|"
     r"i was going to say|was gonna say|(?<=-\s)well|(?<=\.\s)well|too (?:bold|high|low|much)|"

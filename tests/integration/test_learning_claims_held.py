@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 
 def session(user: str) -> AbstractAsyncContextManager[AnalystApp]:
-    return app_at(datetime(2026, 12, 7, 9, tzinfo=UTC), user)
+    return app_at(datetime(2026, 11, 20, 9, tzinfo=UTC), user)
 
 
 async def pending_claims(app: AnalystApp) -> set[tuple[str, Any]]:

@@ -1,0 +1,65 @@
+"""Families of phrasing the rules had not heard, through the chat path with a real ledger: a
+bare number given as what it is ("25 is my real limit") after a reflection that is no hedge
+("thinking about it"); purchases and exits told with "I also picked up" and "got out of";
+an excluded sector as the subject of a refusal ("coal and oil go against my values", "casinos
+are off the table for me"); and the negatives beside them (a view of a sector with no self in
+it, a reflection that is a plan).
+
+Real graph and stores (embedded defaults), one application per session at an injected time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tests.support.sessions import app_at, chat, current
+
+pytestmark = pytest.mark.integration
+
+
+async def learned(attribute: str, *turns: str) -> Any:
+    user = "unheard-" + hashlib.sha256("|".join(turns).encode()).hexdigest()[:10]
+    async with app_at(datetime(2026, 11, 20, 9, tzinfo=UTC), user) as app:
+        await chat(app, "t1", *turns)
+        return await current(app, attribute)
+
+
+async def test_a_bare_number_given_as_the_real_limit_after_a_reflection_revises() -> None:
+    value = await learned(
+        "max_drawdown_pct",
+        "I can take a 35% drop.",
+        "hmm, thinking about that, 25 is my true limit",
+    )
+    assert value == 25
+
+
+async def test_a_reflection_about_a_plan_is_still_a_hedge() -> None:
+    assert await learned("max_drawdown_pct", "I'm thinking about it, maybe 20% at most") is None
+
+
+async def test_a_purchase_told_with_also_and_an_exit_told_with_got_out_of_edit_holdings() -> None:
+    turns = (
+        "I own Apple and Meta.",
+        "I also picked up some Tesla today",
+        "got out of Meta completely",
+    )
+    assert sorted(await learned("holdings", *turns)) == ["AAPL", "TSLA"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Coal and oil go against my values.", ["fossil_fuels"]),
+        ("Casinos are off the table for me.", ["gambling"]),
+        ("Bitcoin is a scam in my opinion, leave it out.", ["crypto"]),
+        ("Crypto is a scam, the market says otherwise though.", None),
+    ],
+)
+async def test_a_sector_refused_as_the_subject_of_its_clause_is_excluded(
+    text: str, expected: list[str] | None
+) -> None:
+    assert await learned("excluded_sectors", text) == expected
