@@ -485,6 +485,7 @@ _ADOPTS = re.compile(
     r"(?:right|correct|spot on)|"
     r"(?:he|she|they) (?:has|have|got) (?:a point|it right)|fair enough|spot on|"
     r"(?:i'm|i am|im) with (?:him|her|them) on that|same (?:here|for me)|me too|so am i|"
+    r"(?:that's|thats|that is|it's) (?:my|our) (?:\w+ ){0,2}?(?:too|as well)|mine too|"
     r"(?:he|she|they) (?:is|are|was|were) right about (?:that|me)|"
     r"(?:which|and) (?:is|it's) (?:true|right|fair)|true,? that's me|"
     # conceding it: "I can't argue with that", "no argument from me", "guilty as charged"

@@ -331,7 +331,9 @@ LIMIT_REACTIONS = re.compile(
 #: A negated reaction is no limit ("a 30% drop wouldn't make me sell").
 NOT_A_LIMIT = re.compile(
     r"\b(?:wouldn'?t|would not|won'?t|will not|didn'?t|did not|never|not)\s+(?:\w+\s+){0,2}?"
-    r"(?:sell|panic|bail|flinch|bother|worry|cash out|get out)\b",
+    r"(?:sell|panic|bail|flinch|bother|worry|cash out|get out)\b"
+    # a fall told as a chance to buy: "a 30% drawdown would just be a buying opportunity"
+    r"|\b(?:buying opportunit\w*|chance to buy|(?:be|is|'s) (?:just )?a (?:sale|bargain|gift))\b",
     _I,
 )
 

@@ -187,7 +187,7 @@ _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b",
 _LOSS = re.compile(
     r"\b(?:drawdown|draw[\s-]down|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
-    r"haircut|red|crash\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
+    r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
     _I,
 )
 #: A fall told as what happened, just before its size ("fell like 25%", "lost about 30%").
@@ -199,7 +199,8 @@ _PAST_FALL = re.compile(
 _LIMIT = re.compile(
     r"\b(?:max|maximum|most|up to|tolerat\w*|accept\w*|stomach|handle|take|bear|afford|"
     r"live with|ok(?:ay)? with|fine with|comfortable|limit|cap|no more|not more|more than|"
-    r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell)\b|"
+    r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell|"
+    r"keep (?:my |the |our )?(?:losses|drawdowns?|downside) (?:under|below|within|to))\b|"
     r"\bdrawdown\b",
     _I,
 )

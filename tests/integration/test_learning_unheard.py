@@ -63,3 +63,19 @@ async def test_a_sector_refused_as_the_subject_of_its_clause_is_excluded(
     text: str, expected: list[str] | None
 ) -> None:
     assert await learned("excluded_sectors", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        (("I'd get out if my savings halved.",), 50),
+        (("The most I'd let the portfolio shrink is a quarter.",), 25),
+        (("Honestly, a 35% drawdown would just be a buying opportunity for me.",), None),
+        (("My portfolio halved in 2008 and I held on.",), None),
+        (("My planner says I should keep my losses under 15%.", "Yeah, that's my number too."), 15),
+    ],
+)
+async def test_a_loss_limit_said_by_the_falls_verb_or_adopted_as_my_number_too(
+    turns: tuple[str, ...], expected: int | None
+) -> None:
+    assert await learned("max_drawdown_pct", *turns) == expected
