@@ -340,7 +340,8 @@ NOT_A_LIMIT = re.compile(
 
 # -- a name or an address in passing ------------------------------------------------------------
 
-_WORD = r"[A-Z][a-z'-]+"
+#: A capitalised word of a name, with its prefixes and accents ("O'Neill", "McKay", "Tomás").
+_WORD = r"(?:[A-Z]'|Mc|Mac)?[A-ZÀ-Þ][a-zß-ÿ'-]+"
 #: Particles inside a name ("Pieter de Vries", "Ludwig van Beethoven").
 _PARTICLE = r"(?:de|van|von|der|den|da|di|du|la|le|del|della|dos|das|bin|ibn|al|el)"
 #: Two to four capitalised words: the shape of a full name as people type it.
@@ -374,6 +375,8 @@ _NAMES = [
         rf"\b(?:call me|i go by|people call me|the name'?s|the name is|name's)\s+{_PERSON}"
         rf"{_NAME_END}",
         rf"{_PERSON}\s+is\s+my\s+(?:full\s+)?name\b",
+        # "Sign any letters to Tomás Herrera, that's me"
+        rf"\b(?:to|for|under|as)\s+{_PERSON}\s*(?:,|-+)\s*(?:that'?s|that is|thats)\s+me\b",
     )
 ]
 #: Capitalised words that open a sentence but name no one ("I'm Very Happy ...").
@@ -415,7 +418,7 @@ _STREET = (
     r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr|way|close|court|ct|place|pl|crescent|"
     r"boulevard|blvd|terrace|gardens|square|sq|row|hill|park|mews|grove|walk|parade|rue|"
     r"strasse|straße|str|gasse|weg|plein|via|calle|avenida|mnt|tee|allee|platz|highway|hwy|"
-    r"circle|cir|parkway|pkwy)"
+    r"circle|cir|parkway|pkwy|view|heights|green|rise|quay|wharf)"
 )
 _POSTCODE = (
     r"(?-i:\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b[A-Z]\d[A-Z]\s?\d[A-Z]\d\b|"
@@ -426,6 +429,8 @@ _ADDRESS_CUE = (
     r"(?<=,\s)(?:based|located|living)|"
     r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+|recently\s+)?moved)|living|"
     r"(?:my|our)\s+(?:house|home|flat|apartment|place|address|condo)\s+is|home is|"
+    r"(?:my|our)\s+(?:new\s+)?(?:house|home|flat|apartment|place|condo)(?=\s+(?:at|on)\s+\d)|"
+    r"writing\s+(?:in\s+)?from|"
     r"(?:reach|find|write to|visit)\s+(?:me|us)|"
     r"(?:send|post|mail|ship)\s+(?:\w+\s+){0,3}?(?:to\s+)?(?:me|us))"
 )

@@ -391,6 +391,12 @@ def _values(clause: str, part: str, score: dict[str, float], known: set[str]) ->
     return [(a, raw) for a, raw in found if raw is not None]
 
 
+#: A company named as what another subject does something to ("a bank that audits Meta"):
+#: the object or subject of a relative clause ("a company that Google bought") is not where
+#: the user works.
+_OBJECT_OF_ANOTHER = re.compile(r"\b(?:that|which|who|whose)\s+(?:[\w'-]+\s+){0,3}$", re.I)
+
+
 def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | None:
     """The value of ``attribute`` the words of ``clause`` name, or None."""
     if attribute in ("excluded_tickers", "excluded_sectors"):
@@ -421,6 +427,7 @@ def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | 
             m.group(0)
             for m in _COMPANY.finditer(clause)
             if not re.match(employment.PRODUCT, clause[m.end() :], _I)
+            and not _OBJECT_OF_ANOTHER.search(clause[: m.start()])
         ]
         return named[-1] if named else None
     return bare_value(attribute, clause, known)

@@ -68,7 +68,11 @@ class Reading:
     withdrawn: bool = False
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[a-z])\s*!+\s*")
+#: Where a sentence ends; not after an abbreviation of an address or a title ("Co. Cork").
+_SENTENCE = re.compile(
+    r"(?<=[.!?;])(?<!\s(?:Co|St|Rd|Dr|Mr|Ms|Jr|Sr|Mt)\.)(?<!\s(?:Ave|Apt|Mrs)\.)\s+|\n+|"
+    r"(?<=[a-z])\s*!+\s*"
+)
 _SARCASM = re.compile(
     r"\b(?:yeah right|yea right|oh sure|sure sure|as if|not!|/s\b|lol as if|yeah,? sure,? "
     r"totally|(?:right|sure),? because|oh great|oh totally)"

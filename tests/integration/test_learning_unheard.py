@@ -79,3 +79,37 @@ async def test_a_loss_limit_said_by_the_falls_verb_or_adopted_as_my_number_too(
     turns: tuple[str, ...], expected: int | None
 ) -> None:
     assert await learned("max_drawdown_pct", *turns) == expected
+
+
+async def test_a_company_in_a_relative_clause_about_another_is_no_employer() -> None:
+    said = "I work in audit at a firm that reviews Nvidia, so I can't own it."
+    assert await learned("employer", said) is None
+    assert await learned("excluded_tickers", said) == ["NVDA"]
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "expected"),
+    [
+        ("Put the account under Siobhán McKay, that's me.", "full_name", "Siobhán McKay"),
+        (
+            "this is Declan O'Brien writing from 9 Marine View, Dalkey",
+            "full_name",
+            "Declan O'Brien",
+        ),
+        (
+            "this is Declan O'Brien writing from 9 Marine View, Dalkey",
+            "address",
+            "9 Marine View, Dalkey",
+        ),
+        (
+            "Letters can go to my new flat at 4 Rue Oberkampf, 75011 Paris.",
+            "address",
+            "4 Rue Oberkampf, 75011 Paris",
+        ),
+        ("We visited 12 Main St. Dublin last year, lovely.", "address", None),
+    ],
+)
+async def test_a_name_or_address_given_in_passing_is_read_whole(
+    text: str, attribute: str, expected: str | None
+) -> None:
+    assert await learned(attribute, text) == expected
