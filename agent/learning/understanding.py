@@ -268,6 +268,12 @@ def _sentence(
             # mine's 25": the user's own value of what was claimed, named bare after it.
             mine = _answered(sentence, part, claimed, known)
         readings += [r for r in mine if only is None or r.attribute in only]
+    levels = [r for r in readings if r.attribute == "risk_tolerance" and not r.reported]
+    if len({r.value for r in levels}) > 1 and not any(r.correction for r in levels):
+        # "I'm in the middle: some swings are fine, but I don't want to gamble": levels that
+        # differ in one sentence, neither correcting the other, meet at moderate.
+        between = _reading("risk_tolerance", "moderate", sentence)
+        readings = [r for r in readings if r not in levels] + ([between] if between else [])
     return readings
 
 

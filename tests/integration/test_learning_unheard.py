@@ -113,3 +113,19 @@ async def test_a_name_or_address_given_in_passing_is_read_whole(
     text: str, attribute: str, expected: str | None
 ) -> None:
     assert await learned(attribute, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Market swings give me heartburn.", "conservative"),
+        ("I've got an iron stomach for volatility.", "aggressive"),
+        ("Some swings are fine by me, but I won't gamble.", "moderate"),
+        ("Middle of the road for me, nothing fancy.", "moderate"),
+        ("I'm in the middle of a move, so reply later.", None),
+    ],
+)
+async def test_risk_told_as_a_bodily_reaction_a_place_between_or_two_leanings_that_meet(
+    text: str, expected: str | None
+) -> None:
+    assert await learned("risk_tolerance", text) == expected
