@@ -450,7 +450,10 @@ def source_of(part: str, subject: str = "") -> str:
     reporting verb's subject, or ``subject`` (the grammatical subject a reader found) when the
     verb is none this module knows; "someone else" when the words do not say."""
     according = re.search(
-        r"\b(?:according to|per)\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
+        r"\b(?:according to|per|going by|judging by|based on|if i go by)\s+"
+        r"(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)",
+        part,
+        _I,
     ) or re.search(IN_VIEW, part, _I)
     if according is not None:
         return _short(according.group(1))

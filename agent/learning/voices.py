@@ -71,7 +71,8 @@ REPORTED = re.compile(
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
     rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
     rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
-    rf"|\baccording to\b|^{_FILLER}per\s+(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
+    rf"|\baccording to\b|^{_FILLER}(?:per|going by|judging by|based on|if i go by)\s+"
+    rf"(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
     # Whose words: someone else is the subject and the user the object of what they say,
     # think or assume, whatever the verb ("my brother assumes I'm ...", "my dad is adamant
     # that I ...", "a guy on a forum told me my ...").
@@ -181,13 +182,25 @@ def said_by(words: str) -> tuple[str, str] | None:
     return None
 
 
+#: Someone else doing something to "my <attribute>" ("my planner pencilled in 20 years as my
+#: horizon"): their setting of the user's value, whatever the verb.
+_SETS_MINE = re.compile(
+    rf"^{_FILLER}(?P<who>{_HOLDER})\s+(?!(?:is|are|was|were|and|or)\b)[\w'-]+"
+    r"(?:\s+[\w'-]+){0,6}?\s+(?:as|for|at|to|on)\s+my\s+"
+    rf"(?:{'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})\b",
+    re.IGNORECASE,
+)
+#: An aside about who someone is ("my dad, who's a banker, says ..."): left out of the reading.
+_ASIDE = re.compile(r",\s*(?:who|whom|whose)\b[^,;.!?]{1,60},", re.IGNORECASE)
+
+
 def _judged_by(part: str) -> str:
     """Who a part of a sentence gives as the source of what it says of the user: hearsay
     ("I'm told ..."), another subject judging "me" ("Vanguard rated me ..."), an instrument's
     verdict ("the result of my risk quiz was ..."); ``""`` when the part is the user's own."""
     if _HEARSAY.search(part):
         return "someone else"
-    if (judged := _JUDGED.search(part)) is not None:
+    if (judged := _JUDGED.search(part) or _SETS_MINE.search(part)) is not None:
         return _holder(judged["who"])
     instrument = _INSTRUMENT.search(part)
     if instrument is not None and _VERDICT.search(part) and not discourse.adopts(part):
@@ -230,6 +243,7 @@ def voices(words: str) -> list[tuple[str, str, list[str]]]:
     of a view of the user someone else holds ("wife"); parts about another person are left
     out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
     user's part after them, which names it by "mine"."""
+    words = _ASIDE.sub("", words)
     held = said_by(words)
     if held is not None and not REPORTED.search(words):
         # "I'm a conservative investor, my husband says": every part before it is theirs.

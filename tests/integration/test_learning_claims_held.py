@@ -80,6 +80,19 @@ async def test_an_adoption_doubted_asked_or_made_on_a_condition_adopts_nothing(
             "conservative",
             "everyone",
         ),
+        (
+            "My mum, who's an accountant, says I'm too aggressive.",
+            "risk_tolerance",
+            "aggressive",
+            "mum",
+        ),
+        (
+            "Judging by the questionnaire, I'm conservative.",
+            "risk_tolerance",
+            "conservative",
+            "questionnaire",
+        ),
+        ("My adviser pencilled in 25 years as my horizon.", "horizon_years", 25, "adviser"),
     ],
 )
 async def test_a_claim_attributed_after_it_by_hearsay_or_as_a_verdict_is_theirs(
