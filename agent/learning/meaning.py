@@ -402,9 +402,9 @@ def _values(clause: str, part: str, score: dict[str, float], known: set[str]) ->
 
 
 #: A company named as what another subject does something to ("a bank that audits Meta"):
-#: the object or subject of a relative clause ("a company that Google bought") is not where
-#: the user works.
-_OBJECT_OF_ANOTHER = re.compile(r"\b(?:that|which|who|whose)\s+(?:[\w'-]+\s+){0,3}$", re.I)
+#: the object or subject of a "that" or "which" clause ("a company that Google bought") is
+#: not where the user works ("a guy who has been on Amazon's payroll" is the user).
+_OBJECT_OF_ANOTHER = re.compile(r"\b(?:that|which)\s+(?:[\w'-]+\s+){0,3}$", re.I)
 
 
 def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | None:
