@@ -144,30 +144,3 @@ def _pronoun_exclusions(text: str, known: set[str]) -> list[tuple[str, int]]:
         if not someone_else(text, match.start()):
             out += [(s, match.start("t") + at) for s, at in symbols.tickers_in(match["t"], known)]
     return out
-
-
-#: A sector refused as the subject of the clause: "oil and gas goes against everything I
-#: believe in", "crypto is a scam in my book", "beer and wine are off the table for me".
-_REFUSED = re.compile(
-    r"^\W*(?:(?:and|also|plus|honestly|so)\s+)?(?P<s>(?:[\w-]+[\s,]+){0,6}?)"
-    r"(?:companies|stocks|names|firms|makers|producers|sector|industry|shares|stuff)?\s*"
-    r"(?:go(?:es)?\s+against\s+(?:everything|all|my)|(?:is|are|'s|'re)\s+(?:(?:just|simply|"
-    r"basically|totally|a)\s+)*(?:a\s+)?(?:scam|con|no(?:\s+from me|-go| go)?\b|off(?:\s+the "
-    r"table|\s+limits)|out of the question|not for me|a hard no|unethical|immoral|evil|"
-    r"a non-starter|dead to me))",
-    _I,
-)
-
-
-def refused_sectors(part: str, words: str, *, personal: bool) -> list[Found]:
-    """Excluded sectors (``words``, an alternation) named as the subject of a refusal
-    (:data:`_REFUSED`) by a user who speaks of themselves in the clause (``personal``), or
-    says "no from me" or "off the table"."""
-    match = _REFUSED.search(part)
-    if match is None:
-        return []
-    personal = personal or bool(re.search(r"off the table|off limits|no from me", part, _I))
-    named = list(re.finditer(rf"\b(?:{words})\b", match["s"], _I))
-    if not (named and personal):
-        return []
-    return [("excluded_sectors", [m.group(0) for m in named], named[0].start())]

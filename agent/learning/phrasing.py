@@ -22,6 +22,7 @@ from agent.learning import (
     indirect,
     quantities,
     scope,
+    sectors,
     symbols,
     timeline,
     vocabulary,
@@ -34,8 +35,7 @@ Found = tuple[str, object, int]
 #: Attributes whose statements carry a negation ("no tobacco", "no more than 20%").
 NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdown_pct"})
 
-#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%", "if it
-#: dropped 30% I'd buy more"): a limit, and a reaction to losses.
+#: Attributes a conditional sentence may state ("I'd sell if it fell over 20%"): a limit, a reaction.
 CONDITIONAL = frozenset({"max_drawdown_pct", "risk_tolerance"})
 #: A condition or supposition: a trait named in it is no statement ("if I were aggressive").
 _SUPPOSING = re.compile(
@@ -551,8 +551,8 @@ def _currency(part: str, known: set[str]) -> list[Found]:
 
 
 def _sectors(part: str, known: set[str]) -> list[Found]:
-    if refused := exclusions.refused_sectors(part, _EXCLUDED_WORDS, personal=_has_self(part)):
-        return refused
+    if said := sectors.said(part, _SECTOR_WORDS, _EXCLUDED_WORDS, personal=_has_self(part)):
+        return said
     excluding = _EXCLUDE.search(part)
     if excluding is not None:
         named = [

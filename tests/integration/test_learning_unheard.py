@@ -129,3 +129,13 @@ async def test_risk_told_as_a_bodily_reaction_a_place_between_or_two_leanings_th
     text: str, expected: str | None
 ) -> None:
     assert await learned("risk_tolerance", text) == expected
+
+
+async def test_sectors_added_to_the_list_just_named_join_it() -> None:
+    turns = ("I'm interested in energy and utilities.", "Add telecom to that too.")
+    assert sorted(await learned("sectors_of_interest", *turns)) == [
+        "energy",
+        "telecom",
+        "utilities",
+    ]
+    assert await learned("sectors_of_interest", "Add more detail on energy please.") is None
