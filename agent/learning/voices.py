@@ -190,6 +190,15 @@ _SETS_MINE = re.compile(
     rf"(?:{'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})\b",
     re.IGNORECASE,
 )
+#: Someone named, then taken up by a pronoun ("my wife, she thinks ...", "my advisor - he
+#: reckons ..."): read as "my wife thinks ...".
+_TAKEN_UP = re.compile(
+    rf"^({_FILLER}(?:my|our|the|his|her|their)\s+(?:[\w-]+\s+){{0,2}}?{_SOURCES})\s*"
+    r"(?:[,:?-]+\s*)+(?:he|she|they|it)\b",
+    re.IGNORECASE,
+)
+#: Someone else sent for as the authority: "ask my wife and she'll tell you I'm ...".
+_ASK = re.compile(rf"^{_FILLER}(?:just\s+)?(?:ask|go ask)\s+(?P<who>{_HOLDER})\b", re.IGNORECASE)
 #: An aside about who someone is ("my dad, who's a banker, says ..."): left out of the reading.
 _ASIDE = re.compile(r",\s*(?:who|whom|whose)\b[^,;.!?]{1,60},", re.IGNORECASE)
 
@@ -200,7 +209,7 @@ def _judged_by(part: str) -> str:
     verdict ("the result of my risk quiz was ..."); ``""`` when the part is the user's own."""
     if _HEARSAY.search(part):
         return "someone else"
-    if (judged := _JUDGED.search(part) or _SETS_MINE.search(part)) is not None:
+    if (judged := _JUDGED.search(part) or _SETS_MINE.search(part) or _ASK.search(part)) is not None:
         return _holder(judged["who"])
     instrument = _INSTRUMENT.search(part)
     if instrument is not None and _VERDICT.search(part) and not discourse.adopts(part):
@@ -243,7 +252,7 @@ def voices(words: str) -> list[tuple[str, str, list[str]]]:
     of a view of the user someone else holds ("wife"); parts about another person are left
     out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
     user's part after them, which names it by "mine"."""
-    words = _ASIDE.sub("", words)
+    words = _TAKEN_UP.sub(r"\1", _ASIDE.sub("", words))
     held = said_by(words)
     if held is not None and not REPORTED.search(words):
         # "I'm a conservative investor, my husband says": every part before it is theirs.

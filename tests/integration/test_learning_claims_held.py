@@ -93,6 +93,13 @@ async def test_an_adoption_doubted_asked_or_made_on_a_condition_adopts_nothing(
             "questionnaire",
         ),
         ("My adviser pencilled in 25 years as my horizon.", "horizon_years", 25, "adviser"),
+        ("My sister, she thinks I'm aggressive.", "risk_tolerance", "aggressive", "sister"),
+        (
+            "Ask my husband and he'll tell you I'm cautious.",
+            "risk_tolerance",
+            "conservative",
+            "husband",
+        ),
     ],
 )
 async def test_a_claim_attributed_after_it_by_hearsay_or_as_a_verdict_is_theirs(
