@@ -429,7 +429,7 @@ _DETERMINER = re.compile(
     r"^\W*(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
     r"(?:according to\s+)?(?:(?:my|mi|our|the|his|her|their|a|an)\s+)?(?P<who>[^,;.!?]*?)\s+"
     r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|reckons|reckoned|claims|"
-    r"claimed|told|tells|wrote|writes|put|puts|noted|recorded|rated|rates|labels|labelled|"
+    r"claimed|(?:would|will|can|could) tell|told|tells|wrote|writes|put|puts|noted|recorded|rated|rates|labels|labelled|"
     r"labeled|called|calls|classified|classifies|considers|suggests|suggested|recommends|"
     r"recommended|wants|figures|feels|felt|argues|keeps|has|had|marked|scored|gave|gives|"
     r"came back|came out|set|sets|assigned|estimated|pegged|calculated|dice|cree|is always|"

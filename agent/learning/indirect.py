@@ -328,6 +328,16 @@ LIMIT_REACTIONS = re.compile(
     r"i'?d be out|i would be out)\b",
     _I,
 )
+_GAIN = re.compile(r"\b(?:profits?|gains?|up|returns?|yield\w*|rall\w*|target|upside)\b", _I)
+
+
+def bail_point(text: str) -> re.Match[str] | None:
+    """A reaction that marks a limit with no loss named ("I'd jump ship long before that, say
+    at 35%"), when nothing speaks of gains ("I'd cash out at 35% profit" is a target)."""
+    found = LIMIT_REACTIONS.search(text)
+    return None if found is None or _GAIN.search(text) else found
+
+
 #: A negated reaction is no limit ("a 30% drop wouldn't make me sell").
 NOT_A_LIMIT = re.compile(
     r"\b(?:wouldn'?t|would not|won'?t|will not|didn'?t|did not|never|not)\s+(?:\w+\s+){0,2}?"

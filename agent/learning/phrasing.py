@@ -396,7 +396,7 @@ def _age(part: str, known: set[str]) -> list[Found]:
 
 
 def _drawdown(part: str, known: set[str]) -> list[Found]:
-    loss = _LOSS.search(part)
+    loss = _LOSS.search(part) or indirect.bail_point(part)
     if loss is None or indirect.NOT_A_LIMIT.search(part):
         return []
     if not (_LIMIT.search(part) or indirect.LIMIT_REACTIONS.search(part)):

@@ -179,7 +179,7 @@ FEAR = (
     r"heartburn|ulcers?|can'?t (?:focus|concentrate|think straight|eat)"
 )
 APPETITE = (
-    r"love|thrill\w*|excit\w*|happy|happily|enjoy\w*|bring it on|buy(?:ing)? more|bought more|"
+    r"love|thrill\w*|excit\w*|happy|happily|enjoy\w*|bring it on|buy(?:s|ing)? more|bought more|"
     r"add(?:ed|ing)? more|kept buying|back up the truck|cheap|cheaper|bargains?|sales?|"
     r"discounts?|opportunit\w*|gambl\w*|bets?|moonshots?|wild|wilder|all in|high[- ]octane|"
     r"reckless|flinch\w*|blink\w*|swing for|(?:can|could) (?:take|stomach|handle)|aggressive\w*|"

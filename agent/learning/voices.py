@@ -43,6 +43,7 @@ _PEOPLE = (
 )
 _REPORTING = (
     r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|believed|reckons|"
+    r"(?:would|will|'d|'ll|can|could) tell you|"
     r"reckoned|claims|claimed|told me|tells me|tell me|wrote(?: down)?|writes|put(?: me)? down|"
     r"noted|recorded|rated|rates|labels|labelled|labeled|called|calls|classified|classifies|"
     r"considers|suggests|suggested|recommends|recommended|wants|figures|feels|felt|argues|"
@@ -94,7 +95,10 @@ _OTHER_PERSON = re.compile(
     r"(?:is|'s|was|are|were|been|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
     r"holds?|owns?|works?|buys?|goes|went|keeps?|kept|uses?|used|measures?|saves?|lives?|"
     r"sold|sells?|bought|dumped|dropped|got rid of|exited|added|"
-    r"reports?|thinks? in|counts? in)\b",
+    r"reports?|thinks? in|counts? in|"
+    # what they would do or cannot bear: "my friend would bail at 20%", "my wife can't stomach"
+    r"would|will|can|could|should|might|must|can't|cannot|won't|wouldn't|doesn't|does|did|"
+    r"never|always|panics?|panicked|bails?|bailed|freaks?|freaked|hates?|hated|gets?|got)\b",
     re.IGNORECASE,
 )
 _OWN_AFTER = re.compile(
@@ -247,12 +251,18 @@ def _but_split(words: str) -> list[str]:
     return [*parts, words[start:]]
 
 
+def _spelt(match: re.Match[str]) -> str:
+    return f"{match[1]} {'would' if match[2].lower() == 'd' else 'will'}"
+
+
 def voices(words: str) -> list[tuple[str, str, list[str]]]:
     """The parts of a sentence with who speaks in each: ``""`` for the user, else the source
     of a view of the user someone else holds ("wife"); parts about another person are left
     out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
     user's part after them, which names it by "mine"."""
     words = _TAKEN_UP.sub(r"\1", _ASIDE.sub("", words))
+    # "my wife'd tell you ...": someone's contracted "would" or "will" spelt out.
+    words = re.sub(rf"\b({_PEOPLE})'(d|ll)\b", _spelt, words, flags=re.IGNORECASE)
     held = said_by(words)
     if held is not None and not REPORTED.search(words):
         # "I'm a conservative investor, my husband says": every part before it is theirs.

@@ -114,3 +114,20 @@ async def test_a_claim_attributed_after_it_by_hearsay_or_as_a_verdict_is_theirs(
             if c["kind"] == "fact" and c["status"] == "pending"
         }
         assert (attribute, value, source) in claims
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My friend would bail if it fell 20%.", "My wife can't stomach more than a 10% drop."],
+)
+async def test_what_someone_else_would_do_or_cannot_bear_is_theirs_not_the_users(text: str) -> None:
+    async with session("theirs-" + hashlib.sha256(text.encode()).hexdigest()[:10]) as app:
+        await chat(app, "t1", text)
+        assert await current(app, "max_drawdown_pct") is None
+
+
+async def test_what_someone_else_would_tell_you_of_the_user_is_their_claim() -> None:
+    async with session("tell-you") as app:
+        await chat(app, "t1", "My wife'd tell you my horizon is 5 years.")
+        assert await current(app, "horizon_years") is None
+        assert ("horizon_years", 5) in await pending_claims(app)

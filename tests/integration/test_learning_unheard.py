@@ -72,6 +72,8 @@ async def test_a_sector_refused_as_the_subject_of_its_clause_is_excluded(
         (("The most I'd let the portfolio shrink is a quarter.",), 25),
         (("Honestly, a 35% drawdown would just be a buying opportunity for me.",), None),
         (("My portfolio halved in 2008 and I held on.",), None),
+        (("A third down? No way. I'd jump ship well before that, say at 30%.",), 30),
+        (("I'd cash out at 30% profit.",), None),
         (("My planner says I should keep my losses under 15%.", "Yeah, that's my number too."), 15),
     ],
 )
