@@ -141,3 +141,17 @@ async def test_sectors_added_to_the_list_just_named_join_it() -> None:
         "utilities",
     ]
     assert await learned("sectors_of_interest", "Add more detail on energy please.") is None
+
+
+async def test_a_ticker_never_to_be_brought_up_after_a_dislike_is_a_standing_exclusion() -> None:
+    user = "bring-up"
+    async with app_at(datetime(2026, 11, 20, 9, tzinfo=UTC), user) as app:
+        await chat(app, "t1", "I can't stand Zuck, please never bring up Meta.")
+        await chat(app, "t2", "My wife says never bring up Amazon.")
+        rules = [
+            c["payload"].get("rule")
+            for c in await app.memory.review(status=None)
+            if c["kind"] in ("preference", "procedure")
+        ]
+    assert {"exclude_ticker": "META"} in rules
+    assert {"exclude_ticker": "AMZN"} not in rules
