@@ -51,6 +51,7 @@ class ListEdit:
 _OWNING = (
     r"sold|sold off|selling off|dumped|got rid of|exited|closed(?: out)?(?: of)?|offloaded|"
     r"unloaded|cashed out(?: of)?|liquidated|let go of|parted with|bailed on|bailed out of|"
+    r"got out of|pulled out of|pulled (?:my|our) money out of|walked away from|"
     r"no longer (?:hold|own|have|hold any|own any|have any)|"
     r"(?:don't|do not|dont) (?:hold|own|have)(?= [^,;.]*\b(?:anymore|any more|now)\b)|"
     r"(?:not holding|not in)(?= [^,;.]*\b(?:anymore|any more)\b)|(?:i'm|im|i am) out of"
@@ -109,6 +110,7 @@ _BOUGHT = re.compile(
 #: user's own.
 _BOUGHT_ELIDED = re.compile(
     r"^\W*(?:(?:also|just|then|and|so|recently|finally|yesterday|today|oh|ok|okay)[\s,]+)*"
+    r"(?:(?:i|we)(?:'ve| have)?\s+(?:(?:also|just|then|recently|finally|since)\s+)*)?"
     r"(?:bought|picked up)\b",
     _I,
 )
@@ -427,7 +429,7 @@ _DETERMINER = re.compile(
     r"^\W*(?:(?:well|so|and|also|oh|btw|fyi|fwiw|plus|honestly|apparently|but)[\s,]+)*"
     r"(?:according to\s+)?(?:(?:my|mi|our|the|his|her|their|a|an)\s+)?(?P<who>[^,;.!?]*?)\s+"
     r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|reckons|reckoned|claims|"
-    r"claimed|told|tells|wrote|writes|put|puts|noted|recorded|rated|rates|labels|labelled|"
+    r"claimed|(?:would|will|can|could) tell|told|tells|wrote|writes|put|puts|noted|recorded|rated|rates|labels|labelled|"
     r"labeled|called|calls|classified|classifies|considers|suggests|suggested|recommends|"
     r"recommended|wants|figures|feels|felt|argues|keeps|has|had|marked|scored|gave|gives|"
     r"came back|came out|set|sets|assigned|estimated|pegged|calculated|dice|cree|is always|"
@@ -448,7 +450,10 @@ def source_of(part: str, subject: str = "") -> str:
     reporting verb's subject, or ``subject`` (the grammatical subject a reader found) when the
     verb is none this module knows; "someone else" when the words do not say."""
     according = re.search(
-        r"\b(?:according to|per)\s+(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)", part, _I
+        r"\b(?:according to|per|going by|judging by|based on|if i go by)\s+"
+        r"(?:my|our|the|his|her|their|a|an)?\s*([\w -]+)",
+        part,
+        _I,
     ) or re.search(IN_VIEW, part, _I)
     if according is not None:
         return _short(according.group(1))
@@ -483,6 +488,7 @@ _ADOPTS = re.compile(
     r"(?:right|correct|spot on)|"
     r"(?:he|she|they) (?:has|have|got) (?:a point|it right)|fair enough|spot on|"
     r"(?:i'm|i am|im) with (?:him|her|them) on that|same (?:here|for me)|me too|so am i|"
+    r"(?:that's|thats|that is|it's) (?:my|our) (?:\w+ ){0,2}?(?:too|as well)|mine too|"
     r"(?:he|she|they) (?:is|are|was|were) right about (?:that|me)|"
     r"(?:which|and) (?:is|it's) (?:true|right|fair)|true,? that's me|"
     # conceding it: "I can't argue with that", "no argument from me", "guilty as charged"
@@ -494,10 +500,23 @@ _ADOPTS = re.compile(
     _I,
 )
 _DOUBT = re.compile(r"\b(?:not|don't|dont|disagree|wrong|doubt|but|no way)\b", _I)
+#: What leaves an adoption open anywhere in its sentence: a question, a condition, a hedge
+#: ("I haven't decided if I agree", "do I agree?", "I'd agree if ...", "whether she's right").
+_OPEN = re.compile(
+    r"\?|\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:being\s+)?honest|you ask me)\b)|whether|unless|maybe|perhaps|might|not sure|unsure|undecided|"
+    r"(?:haven't|have not|not) (?:yet )?decided|don't know|do not know|dunno|wonder\w*|"
+    r"not convinced|on the fence|(?:do|does|did|would|should|could|can) (?:i|you) agree)\b",
+    _I,
+)
 
 
 def adopts(sentence: str) -> bool:
     """Whether ``sentence`` makes the claim before it the user's own ("and I agree, that's me
-    too", "she's right"); not when it doubts it ("I don't agree", "she's not right")."""
+    too", "she's right"); not when it doubts it ("I don't agree", "she's not right"), asks it,
+    or leaves it open or on a condition ("I haven't decided if I agree", "I'd agree if ...")."""
     found = _ADOPTS.search(sentence)
-    return found is not None and not _DOUBT.search(sentence[: found.end()])
+    return (
+        found is not None
+        and not _DOUBT.search(sentence[: found.end()])
+        and not _OPEN.search(sentence)
+    )

@@ -178,7 +178,7 @@ Item = TypeVar("Item", bound=Evidence)
 # Clauses that state nothing for sure. Whole words; a hedge anywhere in a clause drops it.
 _HEDGE = re.compile(
     r"\b(maybe|might|perhaps|possibly|probably|someday|some day|one day|sometime|"
-    r"thinking (?:about|of)|considering|not sure|unsure|i guess|i suppose|i think|"
+    r"thinking (?:about|of)(?!\s+(?:it|that|this)\b)|(?:i'm|i am|im|still|been) thinking (?:about|of)|considering|not sure|unsure|i guess|i suppose|i think|"
     r"i wonder|wondering|if|unless|could be|may)\b",
     re.IGNORECASE,
 )

@@ -328,17 +328,30 @@ LIMIT_REACTIONS = re.compile(
     r"i'?d be out|i would be out)\b",
     _I,
 )
+_GAIN = re.compile(r"\b(?:profits?|gains?|up|returns?|yield\w*|rall\w*|target|upside)\b", _I)
+
+
+def bail_point(text: str) -> re.Match[str] | None:
+    """A reaction that marks a limit with no loss named ("I'd jump ship long before that, say
+    at 35%"), when nothing speaks of gains ("I'd cash out at 35% profit" is a target)."""
+    found = LIMIT_REACTIONS.search(text)
+    return None if found is None or _GAIN.search(text) else found
+
+
 #: A negated reaction is no limit ("a 30% drop wouldn't make me sell").
 NOT_A_LIMIT = re.compile(
     r"\b(?:wouldn'?t|would not|won'?t|will not|didn'?t|did not|never|not)\s+(?:\w+\s+){0,2}?"
-    r"(?:sell|panic|bail|flinch|bother|worry|cash out|get out)\b",
+    r"(?:sell|panic|bail|flinch|bother|worry|cash out|get out)\b"
+    # a fall told as a chance to buy: "a 30% drawdown would just be a buying opportunity"
+    r"|\b(?:buying opportunit\w*|chance to buy|(?:be|is|'s) (?:just )?a (?:sale|bargain|gift))\b",
     _I,
 )
 
 
 # -- a name or an address in passing ------------------------------------------------------------
 
-_WORD = r"[A-Z][a-z'-]+"
+#: A capitalised word of a name, with its prefixes and accents ("O'Neill", "McKay", "Tomás").
+_WORD = r"(?:[A-Z]'|Mc|Mac)?[A-ZÀ-Þ][a-zß-ÿ'-]+"
 #: Particles inside a name ("Pieter de Vries", "Ludwig van Beethoven").
 _PARTICLE = r"(?:de|van|von|der|den|da|di|du|la|le|del|della|dos|das|bin|ibn|al|el)"
 #: Two to four capitalised words: the shape of a full name as people type it.
@@ -372,6 +385,8 @@ _NAMES = [
         rf"\b(?:call me|i go by|people call me|the name'?s|the name is|name's)\s+{_PERSON}"
         rf"{_NAME_END}",
         rf"{_PERSON}\s+is\s+my\s+(?:full\s+)?name\b",
+        # "Sign any letters to Tomás Herrera, that's me"
+        rf"\b(?:to|for|under|as)\s+{_PERSON}\s*(?:,|-+)\s*(?:that'?s|that is|thats)\s+me\b",
     )
 ]
 #: Capitalised words that open a sentence but name no one ("I'm Very Happy ...").
@@ -413,7 +428,7 @@ _STREET = (
     r"(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr|way|close|court|ct|place|pl|crescent|"
     r"boulevard|blvd|terrace|gardens|square|sq|row|hill|park|mews|grove|walk|parade|rue|"
     r"strasse|straße|str|gasse|weg|plein|via|calle|avenida|mnt|tee|allee|platz|highway|hwy|"
-    r"circle|cir|parkway|pkwy)"
+    r"circle|cir|parkway|pkwy|view|heights|green|rise|quay|wharf)"
 )
 _POSTCODE = (
     r"(?-i:\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b[A-Z]\d[A-Z]\s?\d[A-Z]\d\b|"
@@ -424,6 +439,8 @@ _ADDRESS_CUE = (
     r"(?<=,\s)(?:based|located|living)|"
     r"(?:i|we)\s+(?:live|reside|(?:have\s+|just\s+|recently\s+)?moved)|living|"
     r"(?:my|our)\s+(?:house|home|flat|apartment|place|address|condo)\s+is|home is|"
+    r"(?:my|our)\s+(?:new\s+)?(?:house|home|flat|apartment|place|condo)(?=\s+(?:at|on)\s+\d)|"
+    r"writing\s+(?:in\s+)?from|"
     r"(?:reach|find|write to|visit)\s+(?:me|us)|"
     r"(?:send|post|mail|ship)\s+(?:\w+\s+){0,3}?(?:to\s+)?(?:me|us))"
 )

@@ -100,6 +100,11 @@ _MEASURED = re.compile(
     r"bucks|quid|pounds?|euros?|\d))",
     _I,
 )
+#: A place between two ends ("somewhere in the middle", "middle of the road"), not the middle
+#: of something ("in the middle of a move").
+_BETWEEN = re.compile(
+    r"\b(?:middle of the road|middle(?!\s+of\b)|in[\s-]between|somewhere between)\b", _I
+)
 #: A negation in the few words before a feeling turns it ("doesn't bother me").
 _TURNED = re.compile(r"(?:\b(?:not|never|no|without|hardly|barely)|n't)\s+(?:[\w']+\s+){0,3}$", _I)
 #: A supposition states no trait ("if the euro keeps falling I'd hate ...").
@@ -293,7 +298,11 @@ def risk_level(clause: str, score: dict[str, float]) -> str | None:
         return None  # "I won't invest in gambling": an exclusion, not a fear of losses
     if indirect.OUTGROWN.search(clause):
         return None  # "I used to panic in every dip"
-    return _leaning(clause)
+    level = _leaning(clause)
+    if level is None and top == "risk:moderate" and not _FEELING.search(clause):
+        # "I'm somewhere in the middle": a place between, said of oneself, with no feeling.
+        return "moderate" if _BETWEEN.search(clause) and _SELF.search(clause) else None
+    return level
 
 
 def _leaning(clause: str) -> str | None:
@@ -374,6 +383,7 @@ def _worth_reading(clause: str, named: bool) -> bool:
         or any(True for _ in quantities.durations(clause))
         or any(True for _ in quantities.currencies(clause))
         or _SECTORS.search(clause)
+        or _BETWEEN.search(clause)
     )
 
 
@@ -389,6 +399,12 @@ def _values(clause: str, part: str, score: dict[str, float], known: set[str]) ->
         return []
     found = [(a, _value(a, clause, part, known)) for a in senses.ATTRIBUTES[sense]]
     return [(a, raw) for a, raw in found if raw is not None]
+
+
+#: A company named as what another subject does something to ("a bank that audits Meta"):
+#: the object or subject of a "that" or "which" clause ("a company that Google bought") is
+#: not where the user works ("a guy who has been on Amazon's payroll" is the user).
+_OBJECT_OF_ANOTHER = re.compile(r"\b(?:that|which)\s+(?:[\w'-]+\s+){0,3}$", re.I)
 
 
 def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | None:
@@ -421,6 +437,7 @@ def _value(attribute: str, clause: str, part: str, known: set[str]) -> object | 
             m.group(0)
             for m in _COMPANY.finditer(clause)
             if not re.match(employment.PRODUCT, clause[m.end() :], _I)
+            and not _OBJECT_OF_ANOTHER.search(clause[: m.start()])
         ]
         return named[-1] if named else None
     return bare_value(attribute, clause, known)

@@ -22,6 +22,7 @@ from agent.learning import (
     indirect,
     quantities,
     scope,
+    sectors,
     symbols,
     timeline,
     vocabulary,
@@ -34,8 +35,7 @@ Found = tuple[str, object, int]
 #: Attributes whose statements carry a negation ("no tobacco", "no more than 20%").
 NEGATIVE_FORMS = frozenset({"excluded_sectors", "excluded_tickers", "max_drawdown_pct"})
 
-#: Attributes a conditional sentence may state ("I'd sell if it fell more than 20%", "if it
-#: dropped 30% I'd buy more"): a limit, and a reaction to losses.
+#: Attributes a conditional sentence may state ("I'd sell if it fell over 20%"): a limit, a reaction.
 CONDITIONAL = frozenset({"max_drawdown_pct", "risk_tolerance"})
 #: A condition or supposition: a trait named in it is no statement ("if I were aggressive").
 _SUPPOSING = re.compile(
@@ -187,7 +187,7 @@ _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b",
 _LOSS = re.compile(
     r"\b(?:drawdown|draw[\s-]down|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
-    r"haircut|red|crash\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
+    r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
     _I,
 )
 #: A fall told as what happened, just before its size ("fell like 25%", "lost about 30%").
@@ -199,7 +199,8 @@ _PAST_FALL = re.compile(
 _LIMIT = re.compile(
     r"\b(?:max|maximum|most|up to|tolerat\w*|accept\w*|stomach|handle|take|bear|afford|"
     r"live with|ok(?:ay)? with|fine with|comfortable|limit|cap|no more|not more|more than|"
-    r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell)\b|"
+    r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell|"
+    r"keep (?:my |the |our )?(?:losses|drawdowns?|downside) (?:under|below|within|to))\b|"
     r"\bdrawdown\b",
     _I,
 )
@@ -301,8 +302,8 @@ _CURRENCY_CUE = re.compile(
 )
 _EXCLUDED_WORDS = _words_of(vocabulary.EXCLUDED_SECTORS)
 _EXCLUDE = re.compile(
-    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|keep\s+(?:\w+\s+){0,3}?"
-    r"(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
+    r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|(?:keep|leave)\s+"
+    r"(?:\w+\s+){0,3}?(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
     r"won'?t|will not|refuse|ban|boycott|against|not)\b",
     _I,
 )
@@ -395,7 +396,7 @@ def _age(part: str, known: set[str]) -> list[Found]:
 
 
 def _drawdown(part: str, known: set[str]) -> list[Found]:
-    loss = _LOSS.search(part)
+    loss = _LOSS.search(part) or indirect.bail_point(part)
     if loss is None or indirect.NOT_A_LIMIT.search(part):
         return []
     if not (_LIMIT.search(part) or indirect.LIMIT_REACTIONS.search(part)):
@@ -550,6 +551,8 @@ def _currency(part: str, known: set[str]) -> list[Found]:
 
 
 def _sectors(part: str, known: set[str]) -> list[Found]:
+    if said := sectors.said(part, _SECTOR_WORDS, _EXCLUDED_WORDS, personal=_has_self(part)):
+        return said
     excluding = _EXCLUDE.search(part)
     if excluding is not None:
         named = [
@@ -637,13 +640,14 @@ def detect(part: str, known: set[str]) -> list[Found]:
 
 # -- bare values (after a correction marker) ---------------------------------------------------
 
-#: A number standing alone as the corrected value ("14.", "sorry, 55", "18 not 8"), not one
-#: that counts something else ("one more thing", "2 questions").
+#: A number standing alone as the corrected value ("14.", "sorry, 55", "18 not 8", "20 is my
+#: real limit"), not one that counts something else ("one more thing", "2 questions").
 _BARE_NUMBER = re.compile(
     rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])"
     r"(?=\s*(?:[.,;:!?)]|$|%|percent|years?\b|yrs?\b|y/?o\b|(?:not|instead|rather|then|"
     r"actually|sorry|typo|as of|since|now|today|these days|nowadays|"
-    r"(?:this|last) (?:week|month|year|spring|summer|autumn|fall|winter))\b))",
+    r"(?:this|last) (?:week|month|year|spring|summer|autumn|fall|winter))\b|\s*(?:is|'s|would be)"
+    r"\s+(?:(?:my|the|more|a)\s+)?(?:\w+\s+)?(?:limit|max\w*|cap|number|figure|right|true)\b))",
     _I,
 )
 _NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+){0,1}$", _I)

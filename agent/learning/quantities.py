@@ -174,6 +174,9 @@ _FRACTIONS = {
     "a tenth": 10.0,
     "one tenth": 10.0,
     "two thirds": 200 / 3,
+    # the fall named by its verb: "I'd bail if it halved"
+    "halved": 50.0,
+    "cut in half": 50.0,
     "three quarters": 75.0,
 }
 _FRACTION = "|".join(re.escape(f).replace(r"\ ", r"\s+") for f in sorted(_FRACTIONS, key=len)[::-1])

@@ -175,14 +175,15 @@ FEAR = (
     r"cold sweats?|twitchy|jumpy|jittery|on edge|edgy|sell (?:too )?(?:early|soon)|sleep\w*|slept|knots?|ruins?|ruined|hate|"
     r"upset\w*|shaken|shook|bother\w*|sold|sell(?:ing)? (?:it all|everything)|(?:to|into) cash|safe|safety|"
     r"boring|careful|cautious|protect\w*|preserv\w*|bail\w*|pull(?:ed)? out|want out|get out|"
-    r"can'?t (?:take|bear|stand|handle|stomach)|lose sleep|dread\w*|queasy|gut[- ]wrench\w*"
+    r"can'?t (?:take|bear|stand|handle|stomach)|lose sleep|dread\w*|queasy|gut[- ]wrench\w*|"
+    r"heartburn|ulcers?|can'?t (?:focus|concentrate|think straight|eat)"
 )
 APPETITE = (
-    r"love|thrill\w*|excit\w*|happy|happily|enjoy\w*|bring it on|buy(?:ing)? more|bought more|"
+    r"love|thrill\w*|excit\w*|happy|happily|enjoy\w*|bring it on|buy(?:s|ing)? more|bought more|"
     r"add(?:ed|ing)? more|kept buying|back up the truck|cheap|cheaper|bargains?|sales?|"
     r"discounts?|opportunit\w*|gambl\w*|bets?|moonshots?|wild|wilder|all in|high[- ]octane|"
     r"reckless|flinch\w*|blink\w*|swing for|(?:can|could) (?:take|stomach|handle)|aggressive\w*|"
-    r"risky|big risks?|huge risks?|don'?t care"
+    r"risky|big risks?|huge risks?|don'?t care|(?:strong|iron|cast[- ]iron) stomach|thick skin"
 )
 MEASURED = (
     r"some|a bit|a little|a few|reasonable|within reason|middle|balanced|(?:a|some) balance|moderate\w*|"

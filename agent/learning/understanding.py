@@ -68,7 +68,11 @@ class Reading:
     withdrawn: bool = False
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+|(?<=[a-z])\s*!+\s*")
+#: Where a sentence ends; not after an abbreviation of an address or a title ("Co. Cork").
+_SENTENCE = re.compile(
+    r"(?<=[.!?;])(?<!\s(?:Co|St|Rd|Dr|Mr|Ms|Jr|Sr|Mt)\.)(?<!\s(?:Ave|Apt|Mrs)\.)\s+|\n+|"
+    r"(?<=[a-z])\s*!+\s*"
+)
 _SARCASM = re.compile(
     r"\b(?:yeah right|yea right|oh sure|sure sure|as if|not!|/s\b|lol as if|yeah,? sure,? "
     r"totally|(?:right|sure),? because|oh great|oh totally)"
@@ -92,7 +96,7 @@ _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might|mite|i may|may be|could be|not sure|unsure|"
     r"undecided|not decided|haven't decided|have not decided|not yet decided|don't know|"
     r"do not know|dont know|dunno|no idea|no clue|we'll see|we will see|will see|toying|"
-    r"thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
+    r"thinking (?:about|of)(?!\s+(?:it|that|this)\b)|(?:i'm|i am|im|still|been) thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
     r"at some point|i guess|i suppose|i think(?!\s+in\b)|i wonder|wondering|tempted|not certain|"
     r"who knows|idk|if at all|doubt|hard to say|it depends|depends on|on the fence|torn between|"
     r"not convinced|can't decide|cannot decide|still deciding|figuring out|figure out|"
@@ -102,6 +106,7 @@ _HEDGE = re.compile(
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|i meant|i mean|meant to say|i misspoke|misspoke|sorry|"
     r"no wait|wait|scratch that|let me revise|let me rephrase|revised?|revising|on reflection|"
+    r"(?:thinking|now that i think|having thought) about (?:it|that)|come to think of it|"
     r"(?:let me |i'll )?take (?:that|it) back|changed my mind|let me be honest|to be honest|"
     r"if (?:i'm|i am|im) (?:being )?honest(?: with myself)?|(?:the )?real (?:number|figure|answer)|"
     r"i was going to say|was gonna say|(?<=-\s)well|(?<=\.\s)well|too (?:bold|high|low|much)|"
@@ -263,6 +268,12 @@ def _sentence(
             # mine's 25": the user's own value of what was claimed, named bare after it.
             mine = _answered(sentence, part, claimed, known)
         readings += [r for r in mine if only is None or r.attribute in only]
+    levels = [r for r in readings if r.attribute == "risk_tolerance" and not r.reported]
+    if len({r.value for r in levels}) > 1 and not any(r.correction for r in levels):
+        # "I'm in the middle: some swings are fine, but I don't want to gamble": levels that
+        # differ in one sentence, neither correcting the other, meet at moderate.
+        between = _reading("risk_tolerance", "moderate", sentence)
+        readings = [r for r in readings if r not in levels] + ([between] if between else [])
     return readings
 
 

@@ -15,7 +15,12 @@ uses it for every sentence):
   growth", "I said twelve but ...") and at a conjunction that turns to another subject ("I'm
   41 and my planner says ...", :data:`NEW_VOICE`);
 - a last clause that adopts or concedes a claim ("..., and honestly that's fair", "and I
-  agree with him") makes it the user's (:func:`adopted_after`).
+  agree with him") makes it the user's (:func:`adopted_after`);
+- a view may be named as someone else's after it is said ("I'm conservative, my husband
+  says", "..., or so my planner says", "..., per the app": :func:`said_by`), by hearsay with
+  no one named ("I'm told I'm ...", "apparently I'm ..."), by another subject judging "me"
+  ("Vanguard rated me conservative") or as an instrument's verdict ("the result of my risk
+  quiz was aggressive"): each is that source's claim, never the user's fact.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ _PEOPLE = (
 )
 _REPORTING = (
     r"(?:says|said|say|thinks|thought|think|insists|insisted|believes|believed|reckons|"
+    r"(?:would|will|'d|'ll|can|could) tell you|"
     r"reckoned|claims|claimed|told me|tells me|tell me|wrote(?: down)?|writes|put(?: me)? down|"
     r"noted|recorded|rated|rates|labels|labelled|labeled|called|calls|classified|classifies|"
     r"considers|suggests|suggested|recommends|recommended|wants|figures|feels|felt|argues|"
@@ -61,11 +67,13 @@ _WHOSE = (
 REPORTED = re.compile(
     # At least one word names who: "the thought of losing" is no one's report.
     rf"^{_FILLER}(?:{_WHOSE}\s+(?:[\w-]+\s+){{1,3}}?"
-    rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others)\s+){_REPORTING}\b"
+    rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others|anyone|nobody)"
+    rf"(?:\s+(?:in|at|on|from|of|around)\s+(?:[\w-]+\s+){{0,2}}?[\w-]+)?\s+){_REPORTING}\b"
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"
     rf"|^{_FILLER}{_WHOSE}\s+[^,;.!?]{{0,60}}?\b{_SOURCES}\b"
     rf"[^,;.!?]{{0,40}}?\s+{_REPORTING}\b"
-    rf"|\baccording to\b|^{_FILLER}per\s+(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
+    rf"|\baccording to\b|^{_FILLER}(?:per|going by|judging by|based on|if i go by)\s+"
+    rf"(?:my|our|the|his|her|their)\b|{discourse.IN_VIEW}"
     # Whose words: someone else is the subject and the user the object of what they say,
     # think or assume, whatever the verb ("my brother assumes I'm ...", "my dad is adamant
     # that I ...", "a guy on a forum told me my ...").
@@ -87,7 +95,10 @@ _OTHER_PERSON = re.compile(
     r"(?:is|'s|was|are|were|been|has|have|likes?|loves?|prefers?|wants?|invests?|trades?|"
     r"holds?|owns?|works?|buys?|goes|went|keeps?|kept|uses?|used|measures?|saves?|lives?|"
     r"sold|sells?|bought|dumped|dropped|got rid of|exited|added|"
-    r"reports?|thinks? in|counts? in)\b",
+    r"reports?|thinks? in|counts? in|"
+    # what they would do or cannot bear: "my friend would bail at 20%", "my wife can't stomach"
+    r"would|will|can|could|should|might|must|can't|cannot|won't|wouldn't|doesn't|does|did|"
+    r"never|always|panics?|panicked|bails?|bailed|freaks?|freaked|hates?|hated|gets?|got)\b",
     re.IGNORECASE,
 )
 _OWN_AFTER = re.compile(
@@ -111,6 +122,103 @@ _THEIRS = re.compile(
     re.IGNORECASE,
 )
 _BUT = re.compile(r",?\s+\bbut\b\s+|\s+-+\s+but\s+", re.IGNORECASE)
+#: Who holds a view, as a noun phrase ("my planner", "the robo-adviser", "Vanguard's tool").
+_HOLDER = (
+    rf"(?:(?:{_WHOSE}|some|this|that|one|another)\s+(?:[\w-]+\s+){{0,2}}?{_SOURCES}|{_PEOPLE})"
+)
+#: Verbs that close a sentence the user attributes to someone else ("..., my husband says").
+_CLOSING = rf"(?:{_REPORTING}|concluded|concludes|decided|found|showed|shows|came up with|gave)"
+#: A view named as someone else's after it is said: "I'm a conservative investor, my husband
+#: says", "15 years, or so my planner says", "moderate - at least that's what the app
+#: thinks", "growth over dividends, says my dad", "..., per the app", "..., based on the quiz".
+_SAID_AFTER = re.compile(
+    r"(?:[,;:]|\s+[-\u2013\u2014]+|\s+(?=(?:or so|at least)\b))\s*"
+    r"(?:(?:or so|or at least|at least|well|so|and|that's|thats|that is|is|was)\s+)*"
+    r"(?:(?:what|how)\s+)?"
+    rf"(?:(?P<who>{_HOLDER})(?:'s)?\s+(?:(?:always|keeps|apparently)\s+)?{_CLOSING}"
+    rf"|{_CLOSING}\s+(?P<by>{_HOLDER})|(?:per|based on|going by|according to)\s+(?P<per>{_HOLDER}))"
+    r"(?:\s+(?:me|so|it|of me|about me|too|anyway|at least))*\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+#: Hearsay with no one named: "I'm told I'm aggressive", "apparently I'm a growth investor".
+_HEARSAY = re.compile(
+    rf"^{_FILLER}(?:apparently|supposedly|allegedly|reportedly|(?:i'm|i am|im|i was|i've been|"
+    r"i have been|i get|i got|i keep getting|i keep being) told|i(?:'ve| have)? heard)\b",
+    re.IGNORECASE,
+)
+#: A judgment of the user by anyone but the user ("Vanguard rated me conservative").
+_JUDGED = re.compile(
+    rf"^{_FILLER}(?!(?:i|we|i've|we've|i'd|i'm)\b)(?P<who>[\w.&-]+(?:'s)?(?:\s+[\w-]+)?)\s+"
+    r"(?:rated|rates|classed|classes|classified|classifies|labell?ed|labels|scored|scores|"
+    r"pegged|pegs|profiled|profiles|assessed|assesses|graded|grades|ranked|ranks|"
+    r"categori[sz]ed|categori[sz]es|flagged|flags|has me|had me|puts me|put me)\s+(?:me|my)?\b",
+    re.IGNORECASE,
+)
+#: An instrument's verdict ("the result of my risk quiz was aggressive", "my score on the
+#: risk assessment was moderate"): the instrument's view, not the user's word.
+_INSTRUMENT = re.compile(
+    r"\b(?:quiz(?:zes)?|questionnaires?|surveys?|assessments?|profilers?|robo-?advis[eo]rs?|"
+    r"calculators?|scorecards?)\b",
+    re.IGNORECASE,
+)
+_VERDICT = re.compile(
+    r"\b(?:results?|scores?|scored|ratings?|rated|outcomes?|verdict|came (?:out|back)|"
+    r"classifi\w+|label\w*|said|says|gave|put|puts)\b",
+    re.IGNORECASE,
+)
+
+
+def _holder(who: str) -> str:
+    """``who`` as a source's short name ("my financial planner" -> "financial planner")."""
+    who = re.sub(
+        r"^(?:my|our|the|his|her|their|a|an|some|this|that|one|another)\s+", "", who, flags=re.I
+    )
+    return re.sub(r"'s$", "", who.strip().lower()) or "someone else"
+
+
+def said_by(words: str) -> tuple[str, str] | None:
+    """The words before a closing attribution (:data:`_SAID_AFTER`) and who it names, or None
+    when the sentence ends with none."""
+    after = _SAID_AFTER.search(words)
+    if after is not None and after.start() > 0:
+        who = after["who"] or after["by"] or after["per"] or ""
+        return words[: after.start()], _holder(who)
+    return None
+
+
+#: Someone else doing something to "my <attribute>" ("my planner pencilled in 20 years as my
+#: horizon"): their setting of the user's value, whatever the verb.
+_SETS_MINE = re.compile(
+    rf"^{_FILLER}(?P<who>{_HOLDER})\s+(?!(?:is|are|was|were|and|or)\b)[\w'-]+"
+    r"(?:\s+[\w'-]+){0,6}?\s+(?:as|for|at|to|on)\s+my\s+"
+    rf"(?:{'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})\b",
+    re.IGNORECASE,
+)
+#: Someone named, then taken up by a pronoun ("my wife, she thinks ...", "my advisor - he
+#: reckons ..."): read as "my wife thinks ...".
+_TAKEN_UP = re.compile(
+    rf"^({_FILLER}(?:my|our|the|his|her|their)\s+(?:[\w-]+\s+){{0,2}}?{_SOURCES})\s*"
+    r"(?:[,:?-]+\s*)+(?:he|she|they|it)\b",
+    re.IGNORECASE,
+)
+#: Someone else sent for as the authority: "ask my wife and she'll tell you I'm ...".
+_ASK = re.compile(rf"^{_FILLER}(?:just\s+)?(?:ask|go ask)\s+(?P<who>{_HOLDER})\b", re.IGNORECASE)
+#: An aside about who someone is ("my dad, who's a banker, says ..."): left out of the reading.
+_ASIDE = re.compile(r",\s*(?:who|whom|whose)\b[^,;.!?]{1,60},", re.IGNORECASE)
+
+
+def _judged_by(part: str) -> str:
+    """Who a part of a sentence gives as the source of what it says of the user: hearsay
+    ("I'm told ..."), another subject judging "me" ("Vanguard rated me ..."), an instrument's
+    verdict ("the result of my risk quiz was ..."); ``""`` when the part is the user's own."""
+    if _HEARSAY.search(part):
+        return "someone else"
+    if (judged := _JUDGED.search(part) or _SETS_MINE.search(part) or _ASK.search(part)) is not None:
+        return _holder(judged["who"])
+    instrument = _INSTRUMENT.search(part)
+    if instrument is not None and _VERDICT.search(part) and not discourse.adopts(part):
+        return _holder(instrument[0])
+    return ""
 
 
 def adopted_after(words: str) -> bool:
@@ -143,17 +251,30 @@ def _but_split(words: str) -> list[str]:
     return [*parts, words[start:]]
 
 
+def _spelt(match: re.Match[str]) -> str:
+    return f"{match[1]} {'would' if match[2].lower() == 'd' else 'will'}"
+
+
 def voices(words: str) -> list[tuple[str, str, list[str]]]:
     """The parts of a sentence with who speaks in each: ``""`` for the user, else the source
     of a view of the user someone else holds ("wife"); parts about another person are left
     out, and the attribute they named by its noun ("my wife's horizon ...") goes with the
     user's part after them, which names it by "mine"."""
+    words = _TAKEN_UP.sub(r"\1", _ASIDE.sub("", words))
+    # "my wife'd tell you ...": someone's contracted "would" or "will" spelt out.
+    words = re.sub(rf"\b({_PEOPLE})'(d|ll)\b", _spelt, words, flags=re.IGNORECASE)
+    held = said_by(words)
+    if held is not None and not REPORTED.search(words):
+        # "I'm a conservative investor, my husband says": every part before it is theirs.
+        return [(held[0], held[1], [])]
     out: list[tuple[str, str, list[str]]] = []
     source = ""
     for part in (p for piece in _but_split(words) for p in NEW_VOICE.split(piece)):
         elided: list[str] = []
         if (reported := REPORTED.search(part)) is not None:
             source = discourse.source_of(part, subject=reported["who"] or "")
+        elif judged := _judged_by(part):
+            source = judged
         elif (theirs := _THEIR_NOUN.search(part)) or _OTHER_PERSON.search(part):
             # "He is aggressive, I'm moderate": the user speaks again after the comma.
             mine = _OWN_AFTER.search(part)

@@ -36,7 +36,8 @@ _IDIOMS = re.compile(
 _EXCLUSION = re.compile(
     r"\b(?:(?:never|don't|dont|do not|no more)\s+(?:\w+\s+){0,2}?"
     r"(?:include|includ\w*|analy[sz]\w*|cover\w*|mention\w*|recommend\w*|show\w*|"
-    r"consider\w*|research\w*|look\s+at|touch\w*|use|using)"
+    r"consider\w*|research\w*|look\s+at|touch\w*|use|using|bring\w*\s+up|suggest\w*|"
+    r"pitch\w*|talk\w*\s+about)"
     r"|avoid|exclude|skip|leave\s+out|drop|no\s+more)\b(?P<rest>.*)",
     re.IGNORECASE,
 )
@@ -44,7 +45,7 @@ _SENTENCES = re.compile(r"(?<=[.!?;])\s+|\n+")
 # A comma followed by a rule starts a new clause: "Analyze NVDA, but never include TSLA".
 _CLAUSES = re.compile(
     r",\s*(?!never mind|nevermind|don't forget|dont forget|do not forget)"
-    r"(?=(?:(?:but|and|also)\s+)?(?:never|always|don't|dont|do not|avoid|exclude|"
+    r"(?=(?:(?:but|and|also|so|please|pls)\s+)?(?:never|always|don't|dont|do not|avoid|exclude|"
     r"from now on|going forward)\b)",
     re.IGNORECASE,
 )
