@@ -23,6 +23,7 @@ from memory.facts.migrations import LATEST_VERSION, MIGRATIONS
 from memory.identity import Principal
 from memory.journal import Episode, open_journal
 from tests.support.ledger_v8_postgres import RELEASED_POSTGRES, build_old_postgres_ledger
+from tests.support.pg_catalog import catalog
 from tests.support.servers import PgLedger, postgres_ledger
 
 MIRA = Principal("acme", "mira")
@@ -58,24 +59,8 @@ def _bookkeeping(url: str) -> list[tuple[Any, ...]]:
 
 def _schema(url: str) -> list[tuple[Any, ...]]:
     """Every relation, column, constraint, policy, trigger and privilege in the schema."""
-    queries = (
-        "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
-        " coalesce(c.relacl::text, '') FROM pg_class c JOIN pg_namespace n"
-        " ON n.oid = c.relnamespace WHERE n.nspname = 'analyst_facts' ORDER BY 1",
-        "SELECT table_name, column_name, data_type, is_nullable, coalesce(column_default, '')"
-        " FROM information_schema.columns WHERE table_schema = 'analyst_facts' ORDER BY 1, 2",
-        "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint"
-        " WHERE connamespace = 'analyst_facts'::regnamespace ORDER BY 1, 2",
-        "SELECT tablename, policyname, permissive, roles::text, cmd, coalesce(qual, ''),"
-        " coalesce(with_check, '') FROM pg_policies WHERE schemaname = 'analyst_facts'"
-        " ORDER BY 1, 2",
-        "SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid) FROM pg_trigger"
-        " WHERE NOT tgisinternal AND tgrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1, 2",
-        "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p"
-        " WHERE p.pronamespace = 'analyst_facts'::regnamespace ORDER BY 1",
-    )
     with psycopg.connect(url) as conn:
-        return [tuple(row) for query in queries for row in conn.execute(query).fetchall()]
+        return [row for rows in catalog(conn).values() for row in rows]
 
 
 async def test_a_database_set_up_by_the_old_layout_is_upgraded_then_reads_and_writes(

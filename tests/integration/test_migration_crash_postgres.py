@@ -7,12 +7,9 @@ application role's answers are as before. The Postgres twin of tests/unit/test_m
 from __future__ import annotations
 
 import os
-import selectors
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -21,38 +18,19 @@ import pytest
 from memory.facts import setup_fact_store
 from memory.facts.migrations import LATEST_VERSION
 from tests.support.ledger_eras import build_postgres_era, check_answers, insert_bulk_postgres
+from tests.support.migration_child import start_inside
+from tests.support.pg_catalog import catalog
 from tests.support.servers import PgLedger, postgres_ledger
 
-ROOT = Path(__file__).resolve().parents[2]
 BULK = 5_000
 #: How long the child may take to reach its statement, and the server to end its session.
 DEADLINE = 120.0
-
-_CATALOG = (
-    "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
-    " coalesce(c.relacl::text, '') FROM pg_class c JOIN pg_namespace n"
-    " ON n.oid = c.relnamespace WHERE n.nspname = 'analyst_facts' ORDER BY 1",
-    "SELECT table_name, column_name, data_type, is_nullable, coalesce(column_default, '')"
-    " FROM information_schema.columns WHERE table_schema = 'analyst_facts' ORDER BY 1, 2",
-    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint"
-    " WHERE connamespace = 'analyst_facts'::regnamespace ORDER BY 1, 2",
-    "SELECT tablename, policyname, permissive, cmd, coalesce(qual, ''),"
-    " coalesce(with_check, '') FROM pg_policies WHERE schemaname = 'analyst_facts' ORDER BY 1, 2",
-    "SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid) FROM pg_trigger"
-    " WHERE NOT tgisinternal AND tgrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1, 2",
-    "SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p"
-    " WHERE p.pronamespace = 'analyst_facts'::regnamespace ORDER BY 1",
-    "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
-    " WHERE indrelid::regclass::text LIKE 'analyst_facts.%' ORDER BY 1",
-)
 
 
 def _state(admin_url: str) -> dict[str, list[Any]]:
     """Everything a layout is: catalog entries, bookkeeping and every row of every table."""
     with psycopg.connect(admin_url) as conn:
-        state: dict[str, list[Any]] = {
-            query: [tuple(r) for r in conn.execute(query).fetchall()] for query in _CATALOG
-        }
+        state: dict[str, list[Any]] = dict(catalog(conn))
         tables = conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'analyst_facts' ORDER BY 1"
         ).fetchall()
@@ -74,28 +52,8 @@ def _gone(admin_url: str, pid: int, within: float = DEADLINE) -> None:
 
 def _start_child(ledger: PgLedger, marker: str, during: bool) -> tuple[subprocess.Popen[str], int]:
     """The migrating child, once it says it is inside the migration; and its server pid."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.migration_child", "postgres",
-         ledger.owner_url, marker, "--app-role", ledger.app_role]
-        + (["--during"] if during else []),
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    assert child.stdout is not None
-    try:
-        with selectors.DefaultSelector() as waiting:
-            waiting.register(child.stdout, selectors.EVENT_READ)
-            if not waiting.select(timeout=DEADLINE):
-                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
-        word, pid = child.stdout.readline().split()
-        assert word == "inside"
-    except BaseException:
-        child.kill()
-        child.wait()
-        raise
-    return child, int(pid)
+    args = ["postgres", ledger.owner_url, marker, "--app-role", ledger.app_role]
+    return start_inside(*args, *(["--during"] if during else []), deadline=DEADLINE)
 
 
 def _kill(child: subprocess.Popen[str]) -> None:

@@ -14,19 +14,54 @@ lets SQLite run ``N`` more batches of 1,000 virtual-machine steps inside it (``N
 before it runs) and then stops. Postgres: the connection's ``execute`` stops right after the
 server has run the first statement containing ``MARKER`` (``--during``: it says so as it
 sends it, and the parent waits until the server is running it). Stopping means: print ``inside
-<backend pid>`` on stdout, then wait forever for the kill.
+<backend pid>`` on stdout, then wait forever for the kill. :func:`start_inside` is the
+parent's side: it starts this process and returns once it says it is inside.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import selectors
+import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 #: Virtual-machine instructions between two calls of the SQLite progress handler.
 PROGRESS_EVERY = 1000
+
+
+def start_inside(*args: str, deadline: float) -> tuple[subprocess.Popen[str], int]:
+    """Start this module with ``args`` and wait, at most ``deadline`` seconds, until it says it
+    is inside the migration; return the process and the backend pid it named (0 on SQLite).
+    If it does not get there, it is killed and the test fails, naming what it said."""
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.migration_child", *args],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    try:
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(child.stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout=deadline):
+                pytest.fail(f"the migrating child did not reach its statement in {deadline} s")
+        line = child.stdout.readline()
+        word, _, pid = line.partition(" ")
+        assert word == "inside", f"the child did not stop inside the migration: {line!r}"
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    return child, int(pid)
 
 
 def _say_inside(backend_pid: int = 0) -> None:

@@ -10,19 +10,17 @@ ignore.
 from __future__ import annotations
 
 import os
-import selectors
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memory.facts.migrations import LATEST_VERSION
 from tests.support.ledger_eras import build_sqlite_era, check_answers, insert_bulk_sqlite
+from tests.support.migration_child import start_inside
 
-ROOT = Path(__file__).resolve().parents[2]
 BULK = 20_000
 #: How long the child may take to reach the chosen statement (it normally takes a second).
 DEADLINE = 120.0
@@ -47,26 +45,7 @@ def _state(path: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def _run_child_until_inside(*args: str) -> subprocess.Popen[str]:
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.migration_child", *args],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    try:
-        with selectors.DefaultSelector() as waiting:
-            waiting.register(child.stdout, selectors.EVENT_READ)
-            if not waiting.select(timeout=DEADLINE):
-                pytest.fail(f"the migrating child did not reach its statement in {DEADLINE} s")
-        line = child.stdout.readline()
-        assert line.startswith("inside"), f"the child did not stop inside the migration: {line!r}"
-    except BaseException:
-        child.kill()
-        child.wait()
-        raise
-    return child
+    return start_inside(*args, deadline=DEADLINE)[0]
 
 
 @pytest.mark.parametrize(
