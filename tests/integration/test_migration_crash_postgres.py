@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from typing import Any
 
 import psycopg
@@ -21,6 +20,7 @@ from tests.support.ledger_eras import build_postgres_era, check_answers, insert_
 from tests.support.migration_child import start_inside
 from tests.support.pg_catalog import catalog
 from tests.support.servers import PgLedger, postgres_ledger
+from tests.support.waiting import wait_until
 
 BULK = 5_000
 #: How long the child may take to reach its statement, and the server to end its session.
@@ -44,10 +44,13 @@ def _gone(admin_url: str, pid: int, within: float = DEADLINE) -> None:
     """Wait until the server has ended the killed child's session (its transaction rolled
     back), for at most ``within`` seconds."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        deadline = time.monotonic() + within
-        while conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone():
-            assert time.monotonic() < deadline, "the killed child's session did not end"
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                not conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+            ),
+            "the end of the killed child's session",
+            within,
+        )
 
 
 def _start_child(ledger: PgLedger, marker: str, during: bool) -> tuple[subprocess.Popen[str], int]:
@@ -67,15 +70,19 @@ def _running(admin_url: str, pid: int, marker: str) -> None:
     running it (the usual case: it updates every row), or done with it, the transaction
     still open (the child then waits to be killed either way)."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        deadline = time.monotonic() + DEADLINE
-        while not conn.execute(
-            "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
-            " AND state IN ('active', 'idle in transaction')"
-            " AND position(%s in regexp_replace(query, '\\s+', ' ', 'g')) > 0",
-            (pid, marker),
-        ).fetchone():
-            assert time.monotonic() < deadline, f"the server never got {marker!r}"
-            time.sleep(0.01)
+        wait_until(
+            lambda: (
+                conn.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+                    " AND state IN ('active', 'idle in transaction')"
+                    " AND position(%s in regexp_replace(query, '\\s+', ' ', 'g')) > 0",
+                    (pid, marker),
+                ).fetchone()
+                is not None
+            ),
+            f"the server getting {marker!r}",
+            DEADLINE,
+        )
 
 
 @pytest.mark.parametrize(
@@ -139,14 +146,18 @@ async def test_a_killed_migration_waiting_on_the_server_lets_go_of_the_ledger_at
             child, pid = _start_child(ledger, marker, during=True)
             try:
                 with psycopg.connect(ledger.admin_url, autocommit=True) as watch:
-                    deadline = time.monotonic() + DEADLINE
-                    while not watch.execute(
-                        "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
-                        " AND wait_event_type = 'Lock'",
-                        (pid,),
-                    ).fetchone():
-                        assert time.monotonic() < deadline, "the migration never waited"
-                        time.sleep(0.01)
+                    wait_until(
+                        lambda: (
+                            watch.execute(
+                                "SELECT 1 FROM pg_stat_activity WHERE pid = %s"
+                                " AND wait_event_type = 'Lock'",
+                                (pid,),
+                            ).fetchone()
+                            is not None
+                        ),
+                        "the migration waiting on the held lock",
+                        DEADLINE,
+                    )
             finally:
                 _kill(child)
             _gone(ledger.admin_url, pid, within=30.0)
