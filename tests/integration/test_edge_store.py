@@ -8,7 +8,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from memory.embeddings import HashingEmbedder
 from memory.errors import StoreIndexMismatchError, StoreLockedError
 from memory.store.edge import EdgeStore
 from memory.store.factory import edge_path, index_config, open_store
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -230,28 +230,31 @@ def test_the_index_is_built_out_of_place_while_the_store_stays_readable(tmp_path
         )
         before = [(h.key, h.score) for h in store.search(("m",), query="topic 5", limit=10)]
         written = 0
-        deadline = time.monotonic() + 600
-        while not (folder / "analyst-index.json").exists():  # written by a swap
-            assert time.monotonic() < deadline, "the index was not built within 10 minutes"
+
+        def swapped_in() -> bool:
+            """Whether the built index is in (a swap writes its file); meanwhile reads give what
+            they gave before, and writes made during the build must survive its copy."""
+            nonlocal written
+            if (folder / "analyst-index.json").exists():
+                return True
             assert [
                 (h.key, h.score) for h in store.search(("m",), query="topic 5", limit=10)
             ] == before
-            if written < 3:  # writes while the build runs: its copy must not replace them
+            if written < 3:
                 store.put(
                     ("other",), f"w{written}", {"text": "written during the build"}, index=False
                 )
                 written += 1
-            time.sleep(0.2)
+            return False
+
+        wait_until(swapped_in, "the index build and its swap", timeout=600, interval=0.2)
         assert [(h.key, h.score) for h in store.search(("m",), query="topic 5", limit=10)] == before
         assert store.shard_info()["segments"] >= 2  # the indexed segment and a new appendable one
         assert {i.key for i in store.search(("other",), limit=10)} == {
             f"w{n}" for n in range(written)
         }
         store.close()
-        deadline = time.monotonic() + 60
-        while indexer_running(folder):
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until(lambda: not indexer_running(folder), "the indexer's exit", interval=0.1)
         assert not folder.with_name("qdrant-edge.new").exists()
         assert not folder.with_name("qdrant-edge.old").exists()
     finally:

@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +27,7 @@ from agent.settings import Settings
 from memory.facts import subject_for
 from memory.recall import alist_memories
 from tests.integration.conftest import Analyst
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -250,8 +250,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_results_exist_once(
     assert any(job_id == lost for *_, job_id in partial["candidates"]), partial["candidates"]
 
     # The next worker takes the job once its lease has expired (seconds, not minutes).
-    while datetime.now(UTC) <= leased_until:
-        time.sleep(0.05)
+    wait_until(lambda: datetime.now(UTC) > leased_until, "the lease's expiry", interval=0.05)
     (redone,) = analyst.json("memory", "worker")["jobs"]
     assert (redone["job_id"], redone["status"], redone["attempts"]) == (lost, "done", 2)
     assert "lost its lease" in (redone["last_error"] or "")

@@ -20,7 +20,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -32,6 +31,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+
+from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 120.0
@@ -109,8 +110,7 @@ def server_config(target: Path) -> Path:
 
 
 def _wait_until_ready(url: str, proc: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         if proc.poll() is not None:
             pytest.fail(
                 f"langgraph dev exited with code {proc.returncode} before it was ready.\n"
@@ -118,15 +118,17 @@ def _wait_until_ready(url: str, proc: subprocess.Popen[bytes], log_path: Path) -
             )
         try:
             with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)
-    pytest.fail(
-        f"langgraph dev did not answer GET /ok within {STARTUP_TIMEOUT_S:.0f}s.\n"
-        f"--- server log ---\n{log_path.read_text(errors='replace')}"
-    )
+            return False
+
+    try:
+        wait_until(ready, "GET /ok", timeout=STARTUP_TIMEOUT_S, interval=0.25)
+    except AssertionError:
+        pytest.fail(
+            f"langgraph dev did not answer GET /ok within {STARTUP_TIMEOUT_S:.0f}s.\n"
+            f"--- server log ---\n{log_path.read_text(errors='replace')}"
+        )
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -15,12 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    """Return once ``condition()`` holds; fail after ``timeout`` seconds, naming ``what``."""
+def wait_until(
+    condition: Callable[[], bool], what: str, timeout: float = 60.0, interval: float = 0.01
+) -> None:
+    """Return once ``condition()`` holds, asking it every ``interval`` seconds (longer for a
+    condition that costs work of its own); fail after ``timeout`` seconds, naming ``what``."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"{what} did not happen within {timeout:.0f} s"
-        time.sleep(0.01)
+        time.sleep(interval)
 
 
 def blocked_at(thread: threading.Thread, function: Callable[..., Any], line: str) -> bool:
