@@ -201,7 +201,19 @@ def run_sync(
 
 
 async def _result(conn: psycopg.AsyncConnection[Any]) -> pq.abc.PGresult | None:
-    """The last result of what was sent on ``conn``, waiting on its socket in the loop."""
+    """The last result of what was sent on ``conn``, waiting on its socket in the loop.
+
+    Cancelled while the statement is on the server (a caller's timeout), it first waits out
+    the answer, as psycopg does: the connection goes back to the pool idle, its session and
+    statements kept, instead of busy (which the pool would close)."""
+    try:
+        return await _results(conn)
+    except asyncio.CancelledError:
+        await _results(conn)
+        raise
+
+
+async def _results(conn: psycopg.AsyncConnection[Any]) -> pq.abc.PGresult | None:
     pgconn = conn.pgconn
     loop = asyncio.get_running_loop()
     fd = pgconn.socket
@@ -282,9 +294,15 @@ class AsyncReads:
         reader = self._reader(tenant_id)
         for attempt in (1, 2):
             conn: psycopg.AsyncConnection[Any] | None = None
+            pool = self._store._pool
             try:
-                async with self._store._pool.connection() as conn:
+                # getconn / putconn, not connection(): a read in autocommit has no transaction
+                # to end, and the context managers cost a few us a read.
+                conn = await pool.getconn()
+                try:
                     return await run_async(conn, _session(sessions, conn), reader, sql, params)
+                finally:
+                    await pool.putconn(conn)
             except psycopg.OperationalError as e:
                 if attempt == 1 and conn is not None and conn.broken:
                     continue  # a pooled connection the server dropped: once more, afresh
@@ -345,9 +363,13 @@ class SyncReads:
         reader = (tenant_id, user, "on" if self._personal else "off")
         for attempt in (1, 2):
             conn: psycopg.Connection[Any] | None = None
+            pool = shared.sync_pool()
             try:
-                with shared.sync_pool().connection() as conn:
+                conn = pool.getconn()
+                try:
                     return run_sync(conn, _session(shared.sessions, conn), reader, sql, params)
+                finally:
+                    pool.putconn(conn)
             except psycopg.OperationalError as e:
                 if attempt == 1 and conn is not None and conn.broken:
                     continue  # a pooled connection the server dropped: once more, afresh

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 import pytest
 
 from memory.errors import FactAuthorityError
@@ -149,3 +150,48 @@ async def test_reads_answer_the_same_after_the_session_is_reset(
                 assert before == _expected(who.tenant_id, "ticker:NVDA")
                 await _on_pooled_connections(facts, reset)
                 assert await _reads(view, "ticker:NVDA") == before
+
+
+async def _until(condition: Any, what: str) -> None:
+    """Let the loop run until ``condition()`` holds (a generous deadline, no fixed pause)."""
+    for _ in range(6000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{what} did not happen within 60 s")
+
+
+async def test_a_read_cancelled_in_flight_leaves_its_connection_usable(ledger: PgLedger) -> None:
+    """A read cancelled while its statement is on the server (a caller's timeout) gives its
+    connection back idle: the pool keeps it, and the next read on it answers its own
+    question, not the cancelled one's. The statement is held on the server by a lock the
+    test takes on the facts table, so the read is surely in flight when it is cancelled."""
+    async with one_connection(ledger) as facts:
+        alice, bob = facts.with_principal(ALICE), facts.with_principal(BOB)
+        assert await _reads(alice, "ticker:NVDA") == _expected("tenant-a", "ticker:NVDA")
+        pool: Any = facts._shared.pool  # type: ignore[attr-defined]
+        opened = pool.get_stats()["connections_num"]
+        with (
+            psycopg.connect(ledger.admin_url, autocommit=True) as watcher,
+            psycopg.connect(ledger.admin_url) as locker,
+        ):
+
+            def waiting_on_the_lock() -> bool:
+                row = watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE usename = %s AND wait_event_type = 'Lock'",
+                    (ledger.app_role,),
+                ).fetchone()
+                return bool(row and row[0])
+
+            for view in (alice, bob):
+                locker.execute("LOCK TABLE analyst_facts.facts IN ACCESS EXCLUSIVE MODE")
+                read = asyncio.create_task(view.current("ticker:NVDA", "horizon"))
+                await _until(waiting_on_the_lock, "the read waiting on the server")
+                read.cancel()
+                locker.commit()
+                with pytest.raises(asyncio.CancelledError):
+                    await read
+                assert await _reads(bob, "team:desk") == _expected("tenant-b", "team:desk")
+                assert await _reads(alice, "team:desk") == _expected("tenant-a", "team:desk")
+        assert pool.get_stats()["connections_num"] == opened
