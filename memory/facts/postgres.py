@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Any, Self
 
 import psycopg
@@ -39,24 +39,16 @@ from memory.facts.postgres_ops import (
     FACTS,
     GRANT_COLUMNS,
     GRANTS,
-    GRANTS_OF,
-    HISTORY,
-    LAST_FROM,
-    OPEN_FACT,
     ORDERED_SEEKS,
-    PROFILE,
-    RELATED,
-    SET_SESSION_READER,
     SET_TENANT,
     TRANSIENT,
     Writes,
-    grants_and_answer,
-    grants_and_query,
     lock_keys,
     record_of,
 )
+from memory.facts.postgres_reads import AsyncReads, Sessions, SyncReads
 from memory.facts.records import FactRecord, Grant
-from memory.facts.rules import NOT_READ, Key, Request, grant_refused, run_async
+from memory.facts.rules import grant_refused, run_async
 from memory.identity import Principal
 from memory.sql.migrations import PG_SCHEMA, refuse_unsafe_role
 from memory.urls import redact
@@ -71,143 +63,6 @@ LOCK_TIMEOUT = "10s"
 SET_WISE_GROUP = 64
 
 
-class _AsyncReads:
-    """:class:`memory.facts.base.ReadOps` over the async pool: one statement per read, as the
-    store's principal (``personal``: an admin asked for another user's personal attributes)."""
-
-    def __init__(self, store: PostgresFactStore, personal: bool = False) -> None:
-        self._store = store
-        self._personal = personal
-
-    def _reader(self, tenant_id: str) -> tuple[str, str, str]:
-        principal = self._store._principal
-        user = "" if principal is None else principal.user_id
-        return (tenant_id, user, "on" if self._personal else "off")
-
-    async def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        readers = self._store._shared.readers
-        reader = self._reader(tenant_id)
-        for attempt in (1, 2):
-            conn: psycopg.AsyncConnection[Any] | None = None
-            try:
-                async with self._store._pool.connection() as conn:
-                    if readers.get(conn) != reader:
-                        readers.pop(conn, None)
-                        await conn.execute(SET_SESSION_READER, reader)
-                        readers[conn] = reader
-                    cursor = await conn.execute(sql, params)
-                    return await cursor.fetchall()
-            except psycopg.OperationalError as e:
-                if attempt == 1 and conn is not None and conn.broken:
-                    continue  # a pooled connection the server dropped: once more, afresh
-                raise self._store._unavailable(e) from e
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def open_fact(self, key: Key) -> FactRecord | None:
-        rows = await self._rows(key[0], OPEN_FACT, key)
-        return record_of(rows[0], self._store.cipher) if rows else None
-
-    async def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        rows = await self._rows(key[0], LAST_FROM, (*key, at))
-        return record_of(rows[0], self._store.cipher) if rows else None
-
-    async def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
-        params = {"tenant": tenant_id, "subject": subject, "at": at}
-        rows = await self._rows(tenant_id, PROFILE, params)
-        return [record_of(row, self._store.cipher) for row in rows]
-
-    async def history(self, key: Key) -> list[FactRecord]:
-        rows = await self._rows(key[0], HISTORY, key)
-        return [record_of(row, self._store.cipher) for row in rows]
-
-    async def related(
-        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
-    ) -> list[FactRecord]:
-        params = (tenant_id, subject, list(ids), list(episodes), list(episodes))
-        rows = await self._rows(tenant_id, RELATED, params)
-        return [record_of(row, self._store.cipher) for row in rows]
-
-    async def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        rows = await self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
-        return [(r[0], r[1]) for r in rows]
-
-    async def grants_and(
-        self, tenant_id: str, user_id: str, request: Request
-    ) -> tuple[list[tuple[str, str]], Any]:
-        """The grants and ``request``'s answer in one statement, row security limiting the
-        seek; an admin's audited read of personal data makes its seek only once allowed."""
-        query = None if self._personal else grants_and_query(tenant_id, user_id, request)
-        if query is None:
-            return await self.grants(tenant_id, user_id), NOT_READ
-        sql, params, one = query
-        return grants_and_answer(await self._rows(tenant_id, sql, params), one, self._store.cipher)
-
-
-class _SyncReads:
-    """The same reads over a blocking pool, opened on first use."""
-
-    def __init__(self, store: PostgresFactStore, personal: bool = False) -> None:
-        self._store = store
-        self._personal = personal
-
-    def _rows(self, tenant_id: str, sql: str, params: Any) -> list[tuple[Any, ...]]:
-        shared = self._store._shared
-        principal = self._store._principal
-        user = "" if principal is None else principal.user_id
-        reader = (tenant_id, user, "on" if self._personal else "off")
-        for attempt in (1, 2):
-            conn: psycopg.Connection[Any] | None = None
-            try:
-                with shared.sync_pool().connection() as conn:
-                    if shared.readers.get(conn) != reader:
-                        shared.readers.pop(conn, None)
-                        conn.execute(SET_SESSION_READER, reader)
-                        shared.readers[conn] = reader
-                    return conn.execute(sql, params).fetchall()
-            except psycopg.OperationalError as e:
-                if attempt == 1 and conn is not None and conn.broken:
-                    continue  # a pooled connection the server dropped: once more, afresh
-                raise self._store._unavailable(e) from e
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def open_fact(self, key: Key) -> FactRecord | None:
-        rows = self._rows(key[0], OPEN_FACT, key)
-        return record_of(rows[0], self._store.cipher) if rows else None
-
-    def last_from(self, key: Key, at: datetime) -> FactRecord | None:
-        rows = self._rows(key[0], LAST_FROM, (*key, at))
-        return record_of(rows[0], self._store.cipher) if rows else None
-
-    def profile(self, tenant_id: str, subject: str, at: datetime) -> list[FactRecord]:
-        params = {"tenant": tenant_id, "subject": subject, "at": at}
-        rows = self._rows(tenant_id, PROFILE, params)
-        return [record_of(row, self._store.cipher) for row in rows]
-
-    def history(self, key: Key) -> list[FactRecord]:
-        rows = self._rows(key[0], HISTORY, key)
-        return [record_of(row, self._store.cipher) for row in rows]
-
-    def related(
-        self, tenant_id: str, subject: str, ids: Sequence[str], episodes: Sequence[str]
-    ) -> list[FactRecord]:
-        params = (tenant_id, subject, list(ids), list(episodes), list(episodes))
-        rows = self._rows(tenant_id, RELATED, params)
-        return [record_of(row, self._store.cipher) for row in rows]
-
-    def grants(self, tenant_id: str, user_id: str) -> list[tuple[str, str]]:
-        rows = self._rows(tenant_id, GRANTS_OF, (tenant_id, user_id))
-        return [(r[0], r[1]) for r in rows]
-
-    def grants_and(
-        self, tenant_id: str, user_id: str, request: Request
-    ) -> tuple[list[tuple[str, str]], Any]:
-        query = None if self._personal else grants_and_query(tenant_id, user_id, request)
-        if query is None:
-            return self.grants(tenant_id, user_id), NOT_READ
-        sql, params, one = query
-        return grants_and_answer(self._rows(tenant_id, sql, params), one, self._store.cipher)
-
-
 @dataclass
 class _Shared:
     """The pools every principal view of one opened ledger shares."""
@@ -218,13 +73,13 @@ class _Shared:
     connect_timeout: float
     _sync_pool: ConnectionPool[Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The reader (tenant, user, personal) each pooled connection's session is set to. A read
-    #: sets it first when it differs (one statement, then never again for that reader), so a
-    #: read is one statement in autocommit: row security sees the principal, and nothing else
-    #: of the session changes. Writes set tenant and user locally in their transaction.
-    readers: weakref.WeakKeyDictionary[Any, tuple[str, str, str]] = field(
-        default_factory=weakref.WeakKeyDictionary
-    )
+    #: Per pooled connection, what its session is set up with for reads: the reader (tenant,
+    #: user, personal) and the statements prepared (:mod:`memory.facts.postgres_reads`). A
+    #: read sets the reader first when it differs (one statement, then never again for that
+    #: reader), so a read is one statement in autocommit: row security sees the principal,
+    #: and nothing else of the session changes. Writes set tenant and user locally in their
+    #: transaction.
+    sessions: Sessions = field(default_factory=weakref.WeakKeyDictionary)
 
     def sync_pool(self) -> ConnectionPool[Any]:
         with self._lock:
@@ -262,20 +117,20 @@ class PostgresFactStore(FactStore):
         self._shared = shared
         self._pool = shared.pool
         self._where = where
-        self._async_reads = _AsyncReads(self)
-        self._blocking_reads = _SyncReads(self)
+        self._async_reads = AsyncReads(self)
+        self._blocking_reads = SyncReads(self)
 
     def with_principal(self, principal: Principal) -> Self:
         view = super().with_principal(principal)
-        view._async_reads = _AsyncReads(view)
-        view._blocking_reads = _SyncReads(view)
+        view._async_reads = AsyncReads(view)
+        view._blocking_reads = SyncReads(view)
         return view
 
-    def _async_ops(self, personal: bool) -> _AsyncReads:
-        return _AsyncReads(self, personal=True) if personal else self._async_reads
+    def _async_ops(self, personal: bool) -> AsyncReads:
+        return AsyncReads(self, personal=True) if personal else self._async_reads
 
-    def _sync_ops(self, personal: bool) -> _SyncReads:
-        return _SyncReads(self, personal=True) if personal else self._blocking_reads
+    def _sync_ops(self, personal: bool) -> SyncReads:
+        return SyncReads(self, personal=True) if personal else self._blocking_reads
 
     @classmethod
     @asynccontextmanager
@@ -325,11 +180,11 @@ class PostgresFactStore(FactStore):
     # -- reads ----------------------------------------------------------------------------
 
     @property
-    def _reads(self) -> _AsyncReads:
+    def _reads(self) -> AsyncReads:
         return self._async_reads
 
     @property
-    def _sync_reads(self) -> _SyncReads:
+    def _sync_reads(self) -> SyncReads:
         return self._blocking_reads
 
     def _unavailable(self, error: Exception) -> FactLedgerUnavailableError:
