@@ -127,6 +127,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._kept_values: dict[tuple[Any, ...], Any] = {}
         self._kept_at: int | None = None
         self._kept_until = 0.0
+        #: whether the shard keeps sentence views, by its config file's path and time
+        self._views_known: tuple[tuple[str, int], bool] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -371,7 +373,18 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return True  # the shard always declares the BM25 vector
 
     def keeps_views(self) -> bool:
-        return bool(self.dims) and has_views(self._shard_path())
+        """Whether the open shard declares the views' vector (its ``edge_config.json``, read
+        again only when that file changes: a rewrite by another process swaps it)."""
+        if not self.dims:
+            return False
+        path = self._shard_path()
+        try:
+            stamp = (str(path), (path / "edge_config.json").stat().st_mtime_ns)
+        except OSError:
+            return False
+        if self._views_known is None or self._views_known[0] != stamp:
+            self._views_known = (stamp, has_views(path))
+        return self._views_known[1]
 
     def _shard_path(self) -> Path:
         """The folder the open shard is read from (a read-only folder's private copy)."""
