@@ -77,6 +77,13 @@ class Knobs:
     when its own is lower (:mod:`memory.recall_context`): just below, so the turn the question
     matches keeps the first place. Chosen leave-one-conversation-out on the LoCoMo development
     split (figures in :mod:`memory.recall_context`)."""
+    view_weight: float = 0.1
+    """The share of the total a memory's best sentence view decides (the best cosine of the
+    question to the memory's text or one of its sentences, :mod:`memory.store.views`): a long
+    turn whose one sentence answers the question is lifted toward where that sentence alone
+    would rank. Chosen
+    leave-one-conversation-out on the LoCoMo development split (``scripts/
+    eval_views_weight.py``; figures in :mod:`memory.store.views`)."""
     replies_per_result: int = 2
     """Whose replies a search reads: those of this many of its most relevant candidates per
     result asked for (20 for a limit of 10), so a search reads at most 2 × limit more keys."""
@@ -150,6 +157,9 @@ class ScoreParts:
     #: the share of the question's keys the memory holds (:mod:`memory.recall_keys`); None
     #: when the question has none
     keys: float | None = None
+    #: the best cosine of the question to the memory's text or one of its sentence views
+    #: (:mod:`memory.store.views`); None where the store keeps no views
+    view: float | None = None
 
     def to_json(self) -> dict[str, float]:
         data = {
@@ -162,6 +172,8 @@ class ScoreParts:
             data["window"] = self.window
         if self.keys is not None:
             data["keys"] = round(self.keys, 6)
+        if self.view is not None:
+            data["view"] = round(self.view, 6)
         return data
 
 
@@ -230,6 +242,14 @@ def memory_text(value: Mapping[str, Any]) -> str:
     )
 
 
+def view_of(item: Item) -> float | None:
+    """The best sentence-view cosine the store found for a searched item
+    (:mod:`memory.store.views`); None for a store that keeps no views or an unsearched item."""
+    found = item.found if isinstance(item, RankedItem) else item
+    view = getattr(found, "view", None)
+    return None if view is None or not math.isfinite(view) else float(view)
+
+
 def similarity_of(item: Item) -> float | None:
     """The store's similarity of a searched item (its score before any ranking); None for an
     item of a listing."""
@@ -251,7 +271,11 @@ def score(
     """The score of one stored memory (a ``SearchItem`` contributes its relevance).
 
     ``with_query`` (default: whether the item carries a search score) selects the bounded
-    form ``(1 − B)·relevance + B·boost``; without a query the total is the boost alone.
+    form ``(1 − B)·relevance + B·boost``; without a query the total is the boost alone. With
+    a query, the item's best sentence view (:func:`view_of`: the best cosine of the question
+    to its text or one of its sentences) then takes :attr:`Knobs.view_weight` of the total;
+    in a store that keeps no views (Postgres) no item has one, and the total is as without
+    views.
     A time ``window`` (not "recently") then takes :attr:`Knobs.window_weight` of the total: 1
     for a memory it holds (:func:`memory.timewindows.matches`), 0 for one it does not. The
     question's ``keys`` (with a query, when it has any) then take :attr:`Knobs.key_weight`:
@@ -272,6 +296,9 @@ def score(
     else:
         bound = min(KNOBS.max_boost, boost_weight)
         total = (1.0 - bound) * relevance + bound * boost
+    view = view_of(item) if queried else None
+    if view is not None:
+        total = (1.0 - KNOBS.view_weight) * total + KNOBS.view_weight * _clip(view)
     inside = None
     if window is not None and not window.recent:
         inside = 1.0 if matches(window, happened_at(item), memory_text(item.value)) else 0.0
@@ -280,7 +307,7 @@ def score(
     if queried and keys is not None and keys.count:
         held = key_match(keys, memory_keys(memory_text(item.value)))
         total = (1.0 - KNOBS.key_weight) * total + KNOBS.key_weight * held
-    return ScoreParts(recency, importance, relevance, _clip(total), inside, held)
+    return ScoreParts(recency, importance, relevance, _clip(total), inside, held, view)
 
 
 # -- one search's ranking -------------------------------------------------------------------------
@@ -404,4 +431,5 @@ __all__ = [
     "relevance_score",
     "score",
     "similarity_of",
+    "view_of",
 ]

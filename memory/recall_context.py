@@ -39,6 +39,7 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, SearchItem
 
 from memory.ranking import KNOBS, parse_at
+from memory.store.scoring import ScoredItem
 
 #: The share of the relevance of the turn it answers that a reply is ranked with (when its
 #: own is lower): :attr:`memory.ranking.Knobs.reply_weight`.
@@ -94,9 +95,24 @@ def _replies_of(items: Sequence[Item], parents: int) -> dict[str, float]:
     return lifted
 
 
-def _as_candidate(item: Item, relevance: float) -> SearchItem:
-    return SearchItem(
-        item.namespace, item.key, item.value, item.created_at, item.updated_at, relevance
+def _as_candidate(item: Item, relevance: float, views: bool) -> SearchItem:
+    """``item`` ranked with ``relevance``; where the search's candidates carry sentence views
+    (:mod:`memory.store.views`), its lifted relevance is its view part too (a reply read by
+    key has no view of its own), so it is ranked as a candidate of that relevance."""
+    if not views:
+        return SearchItem(
+            item.namespace, item.key, item.value, item.created_at, item.updated_at, relevance
+        )
+    own = getattr(item, "view", None)
+    return ScoredItem(
+        item.namespace,
+        item.key,
+        item.value,
+        item.created_at,
+        item.updated_at,
+        relevance,
+        dense=getattr(item, "dense", None),
+        view=relevance if own is None else max(float(own), relevance),
     )
 
 
@@ -134,9 +150,10 @@ class Lift:
         candidate ranked by the better of its own relevance and its lift; a reply that names
         no stored memory (forgotten) is skipped."""
         merged: list[Item] = []
+        views = any(getattr(item, "view", None) is not None for item in items)
         for item in [*items, *(r for r in read if isinstance(r, Item))]:
             lift = self.lifted.get(item.key, 0.0)
-            merged.append(_as_candidate(item, lift) if lift > _relevance(item) else item)
+            merged.append(_as_candidate(item, lift, views) if lift > _relevance(item) else item)
         return merged
 
 

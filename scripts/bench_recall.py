@@ -58,6 +58,7 @@ from memory.identity import Principal  # noqa: E402
 from memory.recall import NewMemory, arecall, aremember_many  # noqa: E402
 from memory.store.factory import open_store  # noqa: E402
 from memory.store.indexing import indexer_running, start_indexer, unindexed  # noqa: E402
+from memory.store.views import sentence_views  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo-dev"
 WHO = Principal("bench", "recall")
@@ -71,8 +72,10 @@ def load_text() -> str:
 
 def corpus(
     n: int, cache: Path, locomo: Path = LOCOMO
-) -> tuple[list[NewMemory], np.ndarray, list[str], np.ndarray]:
-    """``n`` memories with their vectors, and the questions with theirs."""
+) -> tuple[list[NewMemory], np.ndarray, list[str], np.ndarray, dict[str, list[float]]]:
+    """``n`` memories with their vectors, the questions with theirs, and the vectors of the
+    memories' sentence views (:mod:`memory.store.views`; a copy's view is the turn's view
+    vector with the copy's noise, as its text vector is the turn's)."""
     turns = [t for sample in load(locomo) for t in turns_of(sample)]
     questions = [
         str(qa["question"])
@@ -84,6 +87,10 @@ def corpus(
     store.setup()
     embedder = CachedEmbedder(MiniLMEmbedder(), store=store, lru_size=50_000)
     base = np.asarray(embedder.embed_documents([t.text for t in turns]), dtype=np.float32)
+    turn_views = [sentence_views(t.text.strip()) for t in turns]
+    distinct = list(dict.fromkeys(v for views in turn_views for v in views))
+    view_base = dict(zip(distinct, embedder.embed_documents(distinct), strict=True))
+    view_vectors: dict[str, list[float]] = {}
     qvecs = np.asarray([embedder.embed_query(q) for q in questions], dtype=np.float32)
     rng = np.random.default_rng(7)
     picks = np.arange(n) % len(turns)
@@ -93,16 +100,26 @@ def corpus(
     for i, p in enumerate(picks.tolist()):
         turn = turns[p]
         copy = i // len(turns)
+        text = f"{turn.text.strip()} ({copy})" if copy else turn.text.strip()
+        views = sentence_views(text)
+        if len(views) == len(turn_views[p]):
+            noise = vectors[i] - base[p] / np.linalg.norm(base[p])
+            for view, seen in zip(views, turn_views[p], strict=True):
+                vector = np.asarray(view_base[seen], dtype=np.float32)
+                vector = vector / np.linalg.norm(vector) + noise
+                view_vectors[view] = (vector / np.linalg.norm(vector)).tolist()
+        else:  # the copy's mark split differently: its text's vector stands for each view
+            view_vectors.update({view: vectors[i].tolist() for view in views})
         memories.append(
             NewMemory(
-                f"{turn.text.strip()} ({copy})" if copy else turn.text.strip(),
+                text,
                 at=turn.at - timedelta(days=400 * copy),
                 kind="dialogue",
                 source="bench",
                 episode_ids=[f"{turn.dia_id}#{copy}"],
             )
         )
-    return memories, vectors, questions, qvecs
+    return memories, vectors, questions, qvecs, view_vectors
 
 
 def spread(ms: list[float]) -> str:
@@ -116,12 +133,13 @@ def spread(ms: list[float]) -> str:
 
 async def bench(args: argparse.Namespace) -> None:
     print(f"before: {load_text()}", flush=True)
-    memories, vectors, questions, qvecs = corpus(args.n, Path(args.cache), Path(args.locomo))
+    memories, vectors, questions, qvecs, views = corpus(args.n, Path(args.cache), Path(args.locomo))
     questions, qvecs = questions[: args.queries], qvecs[: args.queries]
     lookup: dict[str, list[float]] = {
         m.text: v.tolist() for m, v in zip(memories, vectors, strict=True)
     }
     lookup.update({q: v.tolist() for q, v in zip(questions, qvecs, strict=True)})
+    lookup.update(views)
     now = max(m.at for m in memories if m.at is not None) + timedelta(days=1)
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         async with open_store(

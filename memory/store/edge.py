@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import qdrant_edge as qe
-from langgraph.store.base import IndexConfig, TTLConfig, get_text_at_path
+from langgraph.store.base import IndexConfig, TTLConfig
 
 import memory.store.erasing as erasing
 from memory.errors import StorageReadOnlyError, StoreIndexMismatchError
@@ -43,10 +43,11 @@ from memory.store.common import (
     VECTOR,
     LocalAccess,
     namespace_text,
-    prefilter,
 )
+from memory.store.edge_parts import edge_prefilter, exact_cosines, view_part
+from memory.store.edge_upgrade import add_views, import_local_mode
 from memory.store.engine import QdrantFormatStore
-from memory.store.erasing import META_FILE, create_indexes, live_copy, shard_config
+from memory.store.erasing import META_FILE, create_indexes, has_views, live_copy, shard_config
 from memory.store.indexing import (
     bump_generation,
     generation,
@@ -58,7 +59,8 @@ from memory.store.indexing import (
 )
 from memory.store.lock import folder_lock
 from memory.store.primitives import NewPoint, Payload, Terms
-from memory.store.scoring import COSINE_DIGITS, Hit, fused_score, term_sharer
+from memory.store.scoring import Hit, fused_score, term_sharer
+from memory.store.views import VIEWS
 
 logger = logging.getLogger(__name__)
 
@@ -73,26 +75,6 @@ YIELD_PAUSE = 0.05
 INDEX_AFTER = 10_000
 _SCAN_PAGE = 1024
 _FACET_LIMIT = 1_000_000
-
-
-# -- filters ------------------------------------------------------------------------------------
-
-
-def _edge_prefilter(filter: Mapping[str, Any] | None) -> list[Any]:
-    """:func:`memory.store.common.prefilter` for the shard. Booleans are left to the exact
-    check (the binding reads ``True`` as the integer 1)."""
-
-    def equal(path: str, value: Any) -> Any:
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, str):
-            return qe.FieldCondition(path, match=qe.MatchValue(value))
-        return qe.FieldCondition(path, range=qe.RangeFloat(gte=float(value), lte=float(value)))
-
-    def compare(path: str, name: str, bound: float) -> Any:
-        return qe.FieldCondition(path, range=qe.RangeFloat(**{name: bound}))
-
-    return prefilter(filter, equal=equal, compare=compare)
 
 
 # -- the store ----------------------------------------------------------------------------------
@@ -145,6 +127,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._kept_values: dict[tuple[Any, ...], Any] = {}
         self._kept_at: int | None = None
         self._kept_until = 0.0
+        #: whether the shard keeps sentence views, by its config file's path and time
+        self._views_known: tuple[tuple[str, int], bool] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -296,6 +280,19 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 lock.__exit__(*sys.exc_info())
                 raise
             self._held = lock
+        upgrade = not fresh and bool(self.dims) and not has_views(self.path)
+        if upgrade and self._view is None and os.access(self.path, os.W_OK):
+            # A shard from before sentence views: rewritten with their vector, then each
+            # item's views embedded (memory.store.edge_upgrade.add_views).
+            self.rebuild()
+            with self._connected() as shard:
+                added = add_views(self, shard)
+            logger.warning(
+                "Gave the %d items of the Qdrant Edge shard %s their sentence views "
+                "(memory.store.views).",
+                added,
+                self.path,
+            )
         if not fresh and _has_store_idf(self.path):
             kept = self.rebuild()
             logger.warning(
@@ -308,7 +305,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             self._check_meta()
             create_indexes(shard)
             if fresh and import_from is not None:
-                copied = self._import_local_mode(shard, import_from)
+                copied = import_local_mode(self, shard, import_from)
                 if copied:
                     logger.warning(
                         "Copied %d long-term memories from the local-mode folder %s into the "
@@ -317,49 +314,6 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                         import_from,
                         self.path,
                     )
-
-    def _import_local_mode(self, shard: qe.EdgeShard, folder: Path) -> int:
-        if not (folder / "collection").is_dir():
-            return 0  # checked first: importing qdrant-client takes over a second
-        from memory.store.qdrant import DEFAULT_COLLECTION, open_qdrant_client
-
-        if not (folder / "collection" / DEFAULT_COLLECTION).exists():
-            return 0
-        client = open_qdrant_client(path=folder, lock_timeout=self.lock_timeout)
-        copied = 0
-        try:
-            offset: Any = None
-            while True:
-                records, offset = client.scroll(
-                    DEFAULT_COLLECTION,
-                    limit=256,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=True,
-                )
-                points: list[qe.Point] = []
-                for record in records:
-                    payload = dict(record.payload or {})
-                    vector: dict[str, Any] = {}
-                    stored = record.vector if isinstance(record.vector, dict) else {}
-                    if self.dims and stored.get(VECTOR):
-                        vector[VECTOR] = stored[VECTOR]
-                        texts: list[str] = []
-                        for _, tokens in self.fields:
-                            value = self.cipher.open_object(payload.get("value", {}))
-                            texts.extend(get_text_at_path(value, tokens))
-                        if texts:
-                            terms = self.document_terms(texts)
-                            vector[SPARSE] = qe.SparseVector(terms.indices, terms.values)
-                            payload[TERMS] = sorted(set(terms.indices))
-                    points.append(qe.Point(str(record.id), vector, payload))
-                if points:
-                    shard.update(qe.UpdateOperation.upsert_points(points))
-                    copied += len(points)
-                if offset is None:
-                    return copied
-        finally:
-            client.close()
 
     def close(self) -> None:
         """Release the shard and the folder lock now (the store can be used again: shared
@@ -418,6 +372,26 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     def keeps_terms(self) -> bool:
         return True  # the shard always declares the BM25 vector
 
+    def keeps_views(self) -> bool:
+        """Whether the open shard declares the views' vector (its ``edge_config.json``, read
+        again only when that file changes: a rewrite by another process swaps it)."""
+        if not self.dims:
+            return False
+        path = self._shard_path()
+        try:
+            stamp = (str(path), (path / "edge_config.json").stat().st_mtime_ns)
+        except OSError:
+            return False
+        if self._views_known is None or self._views_known[0] != stamp:
+            self._views_known = (stamp, has_views(path))
+        return self._views_known[1]
+
+    def _shard_path(self) -> Path:
+        """The folder the open shard is read from (a read-only folder's private copy)."""
+        if self._view is not None:
+            return Path(self._view.name) / self.path.name
+        return self.path
+
     def _query(
         self, handle: qe.EdgeShard, vector: list[float], lexical: Terms | None, flt: Any, depth: int
     ) -> list[Hit]:
@@ -430,7 +404,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             request = qe.QueryRequest(
                 limit=depth, query=dense, filter=flt, params=params, with_payload=True
             )
-            return [Hit(p.payload or {}, float(p.score)) for p in handle.query(request)]
+            found = handle.query(request)
+            seen = self._viewexact_cosines(handle, vector, [p.id for p in found])
+            return [
+                Hit(p.payload or {}, float(p.score), view=view_part(seen, p.id, float(p.score)))
+                for p in found
+            ]
         request = qe.QueryRequest(
             limit=2 * depth,
             prefetches=[
@@ -451,7 +430,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         # engine took three quarters of a search at 100k items); their cosines are the scores
         # of an exact dense query over their ids, and their terms are in the payload.
         points = handle.query(request)
-        cosines = _cosines(handle, vector, [p.id for p in points])
+        cosines = exact_cosines(handle, vector, [p.id for p in points])
+        seen = self._viewexact_cosines(handle, vector, [p.id for p in points])
         share = term_sharer(lexical.indices, lexical.values)
         return [
             Hit(
@@ -459,9 +439,19 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 cosines.get(p.id),
                 share((p.payload or {}).get(TERMS) or ()),
                 fused_score(p.score),
+                view_part(seen, p.id, cosines.get(p.id)),
             )
             for p in points
         ]
+
+    def _viewexact_cosines(
+        self, handle: qe.EdgeShard, vector: list[float], ids: list[Any]
+    ) -> dict[Any, float] | None:
+        """The candidates' best sentence-view cosines (:mod:`memory.store.views`), read from
+        the on-disk views vector for these ids only; None when the shard keeps no views."""
+        if not self.keeps_views():
+            return None
+        return exact_cosines(handle, vector, ids, using=VIEWS)
 
     def _recent(
         self, handle: qe.EdgeShard, flt: Any, limit: int, fields: list[str] | None = None
@@ -511,6 +501,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 vector[VECTOR] = point.vectors
             if point.terms is not None:
                 vector[SPARSE] = qe.SparseVector(point.terms.indices, point.terms.values)
+            if point.views:
+                vector[VIEWS] = point.views
             rows.append(qe.Point(point.id, vector, point.payload))
         handle.update(qe.UpdateOperation.upsert_points(rows))
 
@@ -590,7 +582,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         return qe.FieldCondition("ns_prefixes", match=qe.MatchValue(namespace_text(prefix)))
 
     def _value_conditions(self, filter: Mapping[str, Any] | None) -> list[Any]:
-        return _edge_prefilter(filter)
+        return edge_prefilter(filter)
 
     def _term_condition(self, term: int) -> Any:
         return qe.FieldCondition(TERMS, match=qe.MatchValue(term))
@@ -654,22 +646,6 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
         with self._connected() as shard:
             return bool(shard.optimize())
-
-
-def _cosines(shard: qe.EdgeShard, vector: list[float], ids: list[Any]) -> dict[Any, float]:
-    """Point id → cosine of ``vector`` to the point's closest dense vector (the engine's
-    MaxSim score of an exact query over ``ids``), rounded as :func:`best_cosines` rounds;
-    points without a dense vector are absent."""
-    if not ids or not any(vector):
-        return {}
-    request = qe.QueryRequest(
-        limit=len(ids),
-        query=qe.Query.Nearest([vector], using=VECTOR),
-        filter=qe.Filter(must=[qe.HasIdCondition(set(ids))]),
-        params=qe.SearchParams(exact=True),
-        with_payload=False,
-    )
-    return {p.id: round(float(p.score), COSINE_DIGITS) for p in shard.query(request)}
 
 
 def _has_store_idf(path: Path) -> bool:

@@ -120,6 +120,11 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
         """Whether embedded items get a BM25 vector (the collection or shard declares one)."""
         return self.hybrid
 
+    def keeps_views(self) -> bool:
+        """Whether embedded items get sentence views (:mod:`memory.store.views`): the shard or
+        collection declares their vector."""
+        return False
+
     def document_terms(self, texts: Sequence[str]) -> Terms:
         """The BM25 document vector of an item's embedded texts (no IDF: see the class doc)."""
         vector = self.bm25.embed_document(" \n".join(texts))
@@ -129,7 +134,8 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
 
     def plan(self, ops: Iterable[Op]) -> BatchPlan:
         """Validate ``ops`` and split them into a :class:`BatchPlan` (the last put of a key wins)."""
-        return plan_batch(ops, self.fields, embeds=self.embeddings is not None)
+        embeds = self.embeddings is not None
+        return plan_batch(ops, self.fields, embeds=embeds, views=embeds and self.keeps_views())
 
     def _vectors(
         self, plan: BatchPlan, docs: list[list[float]], queries: list[list[float]]
@@ -414,7 +420,8 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
                     op, created.get(pid, now), now, self.cipher, terms.indices if terms else ()
                 )
                 vectors = [doc_vectors[t] for t in texts]
-                points.append(NewPoint(pid, payload, texts, vectors, terms))
+                views = [doc_vectors[v] for v in plan.put_views.get(ident, [])]
+                points.append(NewPoint(pid, payload, texts, vectors, terms, views))
             self._upsert(handle, points)
         if deletes:
             self._delete(handle, deletes)
@@ -561,6 +568,7 @@ def scored_item(hit: Hit, cipher: MemoryCipher) -> ScoredItem:
         dense=hit.dense,
         lexical=hit.lexical,
         fused=hit.fused,
+        view=hit.view,
     )
 
 

@@ -21,6 +21,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from memory.store.views import views_of
+
 
 def validate_op(op: Op) -> Op:
     """``op`` with its namespaces as tuples, or ``InvalidNamespaceError`` (``TypeError`` for an
@@ -61,13 +63,19 @@ class BatchPlan:
     put_texts: dict[tuple[tuple[str, ...], str], list[str]] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
+    #: the sentence views each put keeps (:mod:`memory.store.views`), embedded with ``texts``
+    put_views: dict[tuple[tuple[str, ...], str], list[str]] = field(default_factory=dict)
 
 
-def plan_batch(ops: Iterable[Op], fields: Sequence[tuple[str, Any]], *, embeds: bool) -> BatchPlan:
+def plan_batch(
+    ops: Iterable[Op], fields: Sequence[tuple[str, Any]], *, embeds: bool, views: bool = False
+) -> BatchPlan:
     """Validate ``ops`` and split them into a :class:`BatchPlan` (the last put of a key wins).
 
     ``fields``: the index's embedded fields, (path, tokenized path); ``embeds``: whether the
-    store has an embedder (without one nothing is embedded)."""
+    store has an embedder (without one nothing is embedded); ``views``: whether it keeps the
+    sentence views of what it embeds (:mod:`memory.store.views`), embedded in the same call as
+    the texts (one batch, one pass through the embedding cache)."""
     plan = BatchPlan(ops=[validate_op(op) for op in ops])
     texts: dict[str, None] = {}
     queries: dict[str, None] = {}
@@ -97,6 +105,9 @@ def plan_batch(ops: Iterable[Op], fields: Sequence[tuple[str, Any]], *, embeds: 
         if found:
             plan.put_texts[ident] = found
             texts.update(dict.fromkeys(found))
+            if views:
+                plan.put_views[ident] = views_of(found)
+                texts.update(dict.fromkeys(plan.put_views[ident]))
     plan.texts = list(texts)
     plan.queries = list(queries)
     return plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from memory.store.scoring import Hit
@@ -33,13 +33,16 @@ class Terms:
 class NewPoint:
     """A point to upsert: its id and payload, the texts it embeds with their dense vectors
     (one per text, same order; both empty for an item without an index), and its BM25
-    document vector (``None`` without an index or where the store keeps no BM25)."""
+    document vector (``None`` without an index or where the store keeps no BM25), and the
+    vectors of its sentence views."""
 
     id: str
     payload: Payload
     texts: list[str]
     vectors: list[list[float]]
     terms: Terms | None = None
+    #: the vectors of its sentence views (:mod:`memory.store.views`); empty: none
+    views: list[list[float]] = field(default_factory=list)
 
 
 class EnginePrimitives(ABC, Generic[H]):

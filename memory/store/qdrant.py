@@ -42,6 +42,7 @@ from memory.store.common import (
 from memory.store.engine import QdrantFormatStore
 from memory.store.primitives import NewPoint, Payload, Terms
 from memory.store.scoring import Hit, fused_hits
+from memory.store.views import VIEWS
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +133,8 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         super().__init__(index, cipher)
         #: whether the collection has the BM25 vector (set by :meth:`setup`)
         self.hybrid = False
+        #: the collection keeps sentence views (:mod:`memory.store.views`): made since them
+        self.views = False
         self._lock = threading.RLock()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -217,6 +220,18 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
                             comparator=qm.MultiVectorComparator.MAX_SIM
                         ),
                     )
+                    # Sentence views: on disk, float16, no HNSW graph (never searched, only read
+                    # for a query's candidates; memory.store.views).
+                    vectors[VIEWS] = qm.VectorParams(
+                        size=self.dims,
+                        distance=qm.Distance.COSINE,
+                        multivector_config=qm.MultiVectorConfig(
+                            comparator=qm.MultiVectorComparator.MAX_SIM
+                        ),
+                        on_disk=True,
+                        datatype=qm.Datatype.FLOAT16,
+                        hnsw_config=qm.HnswConfigDiff(m=0),
+                    )
                 sparse: dict[str, qm.SparseVectorParams] = {}
                 if self.dims:
                     # No IDF modifier: the server would count every principal's items; the
@@ -233,6 +248,7 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
                     },
                 )
                 self.hybrid = bool(sparse)
+                self.views = bool(self.dims)
             with warnings.catch_warnings():
                 # Local mode warns that payload indexes have no effect there; a server uses them.
                 warnings.simplefilter("ignore", UserWarning)
@@ -249,6 +265,9 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         info = self.client.get_collection(self.collection)
         sparse = (info.config.params.sparse_vectors or {}).get(SPARSE)
         self.hybrid = bool(self.dims) and sparse is not None
+        named = info.config.params.vectors
+        # A collection made before sentence views keeps none (no view part in its ranking).
+        self.views = bool(self.dims) and isinstance(named, dict) and VIEWS in named
         if sparse is not None and sparse.modifier == qm.Modifier.IDF:
             self._drop_collection_idf()
         vectors = info.config.params.vectors
@@ -320,6 +339,9 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
         records = handle.retrieve(self.collection, ids=ids, with_payload=payload)
         return {str(r.id): r.payload or {} for r in records}
 
+    def keeps_views(self) -> bool:
+        return self.views
+
     def _query(
         self, handle: QdrantClient, vector: list[float], lexical: Terms | None, flt: Any, depth: int
     ) -> list[Hit]:
@@ -353,7 +375,7 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
             with_payload=True,
             with_vectors=True,
         ).points
-        return fused_hits(points, vector, lexical.indices, lexical.values)
+        return fused_hits(points, vector, lexical.indices, lexical.values, views=self.views)
 
     def _recent(
         self, handle: QdrantClient, flt: Any, limit: int, fields: list[str] | None = None
@@ -397,6 +419,8 @@ class QdrantStore(QdrantFormatStore[QdrantClient]):
             vector: dict[str, Any] = {}
             if point.texts:
                 vector[VECTOR] = point.vectors
+            if point.views and self.views:
+                vector[VIEWS] = point.views
             if point.terms is not None:
                 vector[SPARSE] = qm.SparseVector(
                     indices=point.terms.indices, values=point.terms.values

@@ -28,6 +28,7 @@ from langgraph.store.base import SearchItem
 
 from memory.ranking import KNOBS
 from memory.store.common import RRF_K, RRF_WEIGHTS, SPARSE, VECTOR
+from memory.store.views import VIEWS
 
 #: How many candidates each ranking (dense, BM25) contributes at least
 #: (:attr:`memory.ranking.Knobs.store_candidates`).
@@ -42,6 +43,9 @@ class Hit:
     dense: float | None
     lexical: float = 0.0
     fused: float | None = None
+    #: the best cosine of the query to the item's text or one of its sentence views
+    #: (:mod:`memory.store.views`); None where the store keeps no views
+    view: float | None = None
 
     @property
     def score(self) -> float:
@@ -154,17 +158,21 @@ def fused_hits(
     query: Sequence[float],
     query_terms: Sequence[int],
     weights: Sequence[float] = (),
+    *,
+    views: bool = False,
 ) -> list[Hit]:
     """The :class:`Hit` of each point a fused (dense + BM25) query returned with its vectors:
     its payload, best cosine to ``query``, :func:`term_share` of ``query_terms`` (weighted by
     their IDF ``weights``) and fused score. The engines' points have the same shape
-    (``payload``, ``vector`` by name, ``score``)."""
+    (``payload``, ``vector`` by name, ``score``). With ``views`` (the store keeps them), each
+    hit's ``view`` is its best cosine over its text and its sentence views."""
     points = list(points)
     named = [p.vector if isinstance(p.vector, dict) else {} for p in points]
     cosines = best_cosines(query, [v.get(VECTOR) or [] for v in named])
+    seen = best_cosines(query, [v.get(VIEWS) or [] for v in named]) if views else []
     share = term_sharer(query_terms, weights)
     hits = []
-    for point, vectors, cosine in zip(points, named, cosines, strict=True):
+    for i, (point, vectors, cosine) in enumerate(zip(points, named, cosines, strict=True)):
         terms = vectors.get(SPARSE)
         hits.append(
             Hit(
@@ -172,16 +180,26 @@ def fused_hits(
                 cosine,
                 share(terms.indices if terms is not None else ()),
                 fused_score(point.score),
+                best_view(cosine, seen[i]) if views else None,
             )
         )
     return hits
 
 
+def best_view(dense: float | None, views: float | None) -> float | None:
+    """The view part of a hit: the better of its text's cosine and its best sentence view's
+    (a text of one sentence has no view: its own cosine is that sentence's)."""
+    if views is None:
+        return dense
+    return views if dense is None else max(dense, views)
+
+
 class ScoredItem(SearchItem):
     """A ``SearchItem`` of a query search that also carries its score's parts:
-    ``dense`` (cosine, raw), ``lexical`` (share of query terms) and ``fused`` (RRF in [0, 1])."""
+    ``dense`` (cosine, raw), ``lexical`` (share of query terms), ``fused`` (RRF in [0, 1]) and
+    ``view`` (best cosine over the text and its sentence views; None: the store keeps none)."""
 
-    __slots__ = ("dense", "fused", "lexical")
+    __slots__ = ("dense", "fused", "lexical", "view")
 
     def __init__(
         self,
@@ -195,15 +213,22 @@ class ScoredItem(SearchItem):
         dense: float | None = None,
         lexical: float | None = None,
         fused: float | None = None,
+        view: float | None = None,
     ) -> None:
         super().__init__(namespace, key, value, created_at, updated_at, score)
         self.dense = dense
         self.lexical = lexical
         self.fused = fused
+        self.view = view
 
     def parts(self) -> dict[str, float | None]:
         """The parts of the score, by name."""
-        return {"dense": self.dense, "lexical": self.lexical, "fused": self.fused}
+        return {
+            "dense": self.dense,
+            "lexical": self.lexical,
+            "fused": self.fused,
+            "view": self.view,
+        }
 
 
 __all__ = [
@@ -211,6 +236,7 @@ __all__ = [
     "Hit",
     "ScoredItem",
     "best_cosines",
+    "best_view",
     "fused_hits",
     "fused_score",
     "idf",

@@ -16,6 +16,7 @@ from agent.errors import InvalidMemoryError, MemoryNotFoundError
 from memory.embedding_cache import CachedEmbedder
 from memory.embeddings import HashingEmbedder, MiniLMEmbedder
 from memory.identity import Principal
+from memory.ranking import KNOBS
 from memory.recall import (
     DEFAULT_WEIGHTS,
     MAX_BOOST,
@@ -36,6 +37,7 @@ from memory.recall import (
     score,
 )
 from memory.store.factory import index_config
+from memory.store.scoring import ScoredItem
 from memory.timewindows import TimeWindow, time_window
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
@@ -118,6 +120,16 @@ def test_total_is_relevance_plus_a_bounded_boost() -> None:
     assert (parts.recency, parts.importance, parts.relevance) == pytest.approx((0.5, 1.0, 0.6))
     boost = (0.3 * 0.5 + 0.2 * 1.0) / 0.5
     assert parts.total == pytest.approx((1 - MAX_BOOST) * 0.6 + MAX_BOOST * boost)
+    assert parts.view is None  # a store without sentence views: no view part
+    # With a view (memory.store.views), its best sentence's cosine takes a share.
+    viewed = ScoredItem(("m",), "a", {"text": "t"}, NOW, NOW, 0.6, dense=0.5, view=0.9)
+    viewed_parts = score(viewed, NOW)
+    fresh = (0.3 * 1.0 + 0.2 * 4 / 9) / 0.5  # stored now, importance 5 (the default)
+    w = KNOBS.view_weight
+    assert viewed_parts.view == 0.9
+    assert viewed_parts.total == pytest.approx(
+        (1 - w) * ((1 - MAX_BOOST) * 0.6 + MAX_BOOST * fresh) + w * 0.9
+    )
     # Without a query the boost is the whole score.
     plain = score(item("a", age_days=30, importance=10), NOW)
     assert plain.relevance == 0.0 and plain.total == pytest.approx(boost)
