@@ -297,8 +297,9 @@ def score(
         bound = min(KNOBS.max_boost, boost_weight)
         total = (1.0 - bound) * relevance + bound * boost
     view = view_of(item) if queried else None
-    if view is not None:
-        total = (1.0 - KNOBS.view_weight) * total + KNOBS.view_weight * _clip(view)
+    if view is not None:  # a cosine: below 0 it counts (and shows) as 0, like relevance
+        view = _clip(view)
+        total = (1.0 - KNOBS.view_weight) * total + KNOBS.view_weight * view
     inside = None
     if window is not None and not window.recent:
         inside = 1.0 if matches(window, happened_at(item), memory_text(item.value)) else 0.0

@@ -18,6 +18,7 @@ import pytest
 from agent.settings import Settings
 from memory.embedding_cache import SqliteEmbeddingCache
 from memory.identity import Principal
+from memory.ranking import KNOBS
 from memory.recall import MAX_BOOST, aremember
 from memory.store.factory import open_store_from_settings
 
@@ -71,11 +72,12 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
     assert "I love aggressive, risky bets" not in {m["text"] for m in memories}
     for m in memories:
         parts = m["score"]
-        assert set(parts) == {"recency", "importance", "relevance", "total"}
+        assert set(parts) == {"recency", "importance", "relevance", "view", "total"}
         assert all(0.0 <= parts[k] <= 1.0 for k in parts)
         boost = (0.3 * parts["recency"] + 0.2 * parts["importance"]) / 0.5
+        bounded = (1 - MAX_BOOST) * parts["relevance"] + MAX_BOOST * boost
         assert parts["total"] == pytest.approx(
-            (1 - MAX_BOOST) * parts["relevance"] + MAX_BOOST * boost, abs=1e-5
+            (1 - KNOBS.view_weight) * bounded + KNOBS.view_weight * parts["view"], abs=1e-5
         )
     totals = [m["score"]["total"] for m in memories]
     assert totals == sorted(totals, reverse=True)
@@ -92,8 +94,10 @@ def test_search_shows_ranked_memories_with_their_score_parts(analyst: Any) -> No
         "memory", "search", "which sectors do I like", "--weights", "0,0,1"
     )
     assert relevance_only["weights"] == {"recency": 0.0, "importance": 0.0, "relevance": 1.0}
-    top = relevance_only["memories"][0]
-    assert top["score"]["total"] == pytest.approx(top["score"]["relevance"], abs=1e-6)
+    top = relevance_only["memories"][0]["score"]
+    # Relevance alone: the memory's own and its best sentence view's (no recency, importance).
+    w = KNOBS.view_weight
+    assert top["total"] == pytest.approx((1 - w) * top["relevance"] + w * top["view"], abs=1e-5)
 
     # The same question again: its embedding comes from the cache, no model load.
     before = cached_embeddings(analyst.data_dir)

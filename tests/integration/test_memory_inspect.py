@@ -112,7 +112,7 @@ async def test_why_lists_exactly_what_the_last_plan_used(isolated_env: Path) -> 
     assert [{k: v for k, v in m.items() if k != "cited"} for m in used["recalled"]] == view.recalled
     assert done["preference"] in [m["key"] for m in used["recalled"]]
     for m in used["recalled"]:
-        assert set(m["score"]) == {"recency", "importance", "relevance", "total"}
+        assert set(m["score"]) == {"recency", "importance", "relevance", "view", "total"}
         assert m["cited"] == (m["key"] in view.memories_used)
     assert used["procedures"] == view.procedures
     assert used["plan"] == [step["id"] for step in view.plan] and used["planned"]

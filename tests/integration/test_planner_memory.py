@@ -54,7 +54,8 @@ async def test_the_plan_cites_recalled_memories_and_current_facts(open_app: Any)
     assert view.memories_used == [key]
     assert [m["key"] for m in view.recalled] == [key]
     parts = view.recalled[0]["score"]
-    assert set(parts) == {"recency", "importance", "relevance", "total"}
+    # The embedded store keeps sentence views: the best one is a part of the score too.
+    assert set(parts) == {"recency", "importance", "relevance", "view", "total"}
     assert all(0.0 <= v <= 1.0 for v in parts.values())
     assert f"[{key}]" in view.plan_rationale
     # The memory changed the plan, visibly: a cautious user gets the risk step first.
