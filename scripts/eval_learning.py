@@ -13,7 +13,8 @@ case runs as a person would run it: in a fresh data folder, user and tenant
 (``ANALYST_DATA_DIR``, ``ANALYST_USER``, ``ANALYST_TENANT``; ``ANALYST_MEMORY_DIR`` a temporary
 copy of the checkout's ``.agent-memory``), each turn is typed into the real ``analyst chat``
 (any "remember it?" question is answered ``l``ater, so proposals stay pending), then
-``/quit`` ends the session and runs extraction. The offline path runs with
+``/quit`` ends the session and runs extraction; a turn that is exactly ``/quit`` ends a
+session early and the turns after it go into a new session of the same user. The offline path runs with
 ``ANALYST_MODEL=offline``; ``--model`` runs the same cases on the model path too
 (``OPENAI_BASE_URL`` and ``ANALYST_MODEL=openai:<name>`` from the environment, else the local
 server of ``scripts/model_server.sh env``; ``ANALYST_STRUCTURED_OUTPUT=json_schema`` and a
@@ -212,6 +213,18 @@ def _chat(turns: Sequence[str], env: Mapping[str, str], timeout: float) -> str:
     return "".join(log)
 
 
+def sessions(turns: Sequence[str]) -> list[list[str]]:
+    """The chat sessions of a case: a turn that is exactly ``/quit`` ends one session and the
+    turns after it are typed into a new ``analyst chat`` with the same data folder and user."""
+    out: list[list[str]] = [[]]
+    for turn in turns:
+        if turn.strip() == "/quit":
+            out.append([])
+        else:
+            out[-1].append(turn)
+    return [s for s in out if s] or [[]]
+
+
 def _cli(env: Mapping[str, str], *args: str) -> Any:
     run = subprocess.run(
         [str(EXE), *args, "--json"],
@@ -289,7 +302,9 @@ def run_case(
             memory_dir.mkdir()
         env = _environ(Path(tmp) / "data", memory_dir, case["id"], model)
         try:
-            outcome.transcript = _chat(case["turns"], env, timeout)
+            outcome.transcript = "".join(
+                _chat(turns, env, timeout) for turns in sessions(case["turns"])
+            )
             outcome.facts, outcome.candidates = read_back(env)
         except Exception as e:  # one broken case is reported, not fatal to the run
             outcome.error = f"{type(e).__name__}: {e}"

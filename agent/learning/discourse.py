@@ -7,7 +7,10 @@ what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what t
 ("also add GOOGL", and a purchase told with its subject left out, "bought back into
 Nvidia") and whether they named the whole list as it now is ("just NVDA now"); taking out
 includes bringing to nothing ("trimmed Tesla to zero"), saying it is gone ("Apple's gone
-from my portfolio") and repairing a name in the list ("Tesla, Meta - not Meta, Microsoft"). An
+from my portfolio") or off a list ("Nvidia's off the list"), taking back the part of what was
+said that named it ("forget the Tesla part"), a sale whose object is a pronoun for the ticker
+named before it ("Amazon, I have sell it") and repairing a name in the list ("Tesla, Meta - not
+Meta, Microsoft"); "add it back" and "added back some Apple" add. An
 edit names its list when the words do ("watchlist", "portfolio", a verb of owning); else it
 edits the list stated last (``recent``), else the stored list that holds the ticker taken out
 (``held``), else the verb's own list (sold: holdings; drop: the watchlist).
@@ -49,7 +52,7 @@ class ListEdit:
 
 
 _OWNING = (
-    r"sold|sold off|selling off|dumped|got rid of|exited|closed(?: out)?(?: of)?|offloaded|"
+    r"sold|sold off|selling off|selled|(?:have|has|had|did|already) sell|dumped|got rid of|exited|closed(?: out)?(?: of)?|offloaded|"
     r"unloaded|cashed out(?: of)?|liquidated|let go of|parted with|bailed on|bailed out of|"
     r"got out of|pulled out of|pulled (?:my|our) money out of|walked away from|"
     r"no longer (?:hold|own|have|hold any|own any|have any)|"
@@ -97,12 +100,12 @@ _ONLY = re.compile(
 _ADD = re.compile(
     r"(?:^|[,;.]\s*|\b(?:also|and|then|pls|please|plus|oh)\s+)(?:also\s+)?"
     r"(?:add|added|throw in|include|also|put|stick|pop)\s+(?P<v>[^,;.!?]+?)"
-    r"(?:\s+(?:on|in|back on|back in))?"
+    r"(?:\s+(?:on|in|back on|back in|back))?"
     r"(?:\s+(?:too|as well|also|instead|to (?:it|that|the list|the mix|my list)))?\s*(?=[,;.!?]|$)",
     _I,
 )
 _BOUGHT = re.compile(
-    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added)\s+(?:some\s+|a bit of\s+|shares of\s+|"
+    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added(?: back)?)\s+(?:some\s+|a bit of\s+|shares of\s+|"
     r"more\s+)?(?P<v>[^,;.!?]+)",
     _I,
 )
@@ -111,7 +114,7 @@ _BOUGHT = re.compile(
 _BOUGHT_ELIDED = re.compile(
     r"^\W*(?:(?:also|just|then|and|so|recently|finally|yesterday|today|oh|ok|okay)[\s,]+)*"
     r"(?:(?:i|we)(?:'ve| have)?\s+(?:(?:also|just|then|recently|finally|since)\s+)*)?"
-    r"(?:bought|picked up)\b",
+    r"(?:bought|picked up|added back)\b",
     _I,
 )
 #: Taken down to nothing: "trimmed Tesla to zero", "cut my Meta position to nothing".
@@ -126,6 +129,20 @@ _GONE = re.compile(
     r"(?:gone|out|sold)\b",
     _I,
 )
+#: Said to be off a list: "Nvidia's off the list", "Tesla is off my radar now".
+_OFF = re.compile(
+    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+goes|\s+comes|\s+has been|\s+have been)\s+"
+    r"(?:now\s+)?off\s+(?:the|my|our)\s+(?:list|watch[\s-]?list|radar)\b",
+    _I,
+)
+#: One part of what was said taken back: "forget the Tesla part", "scratch the horizon bit".
+RETRACT_PART = re.compile(
+    r"\b(?:forget|scratch|ignore|disregard|strike|skip|drop|delete|remove|cancel)\s+"
+    r"(?:about\s+)?(?:the|that|my)\s+(?P<a>[\w' -]+?)\s+(?:part|bit|thing|piece)\b",
+    _I,
+)
+#: A removal whose object is a pronoun ("Amazon, I sold it"): it names what came before.
+_PRONOUN_OBJECT = re.compile(r"\s*(?:it|them|those|these|that|all of (?:it|them))\b", _I)
 #: A repair inside a list: "Tesla, Meta - not Meta, Microsoft".
 _NOT_BUT = re.compile(
     r"\bnot\s+(?P<a>[^,;.!?]+?)\s*[,;:]\s*(?:but\s+|i meant\s+|it's\s+|its\s+)?(?P<b>[^,;.!?]+)",
@@ -160,11 +177,15 @@ def list_edits(
         out, into = _named(match["a"], known), _named(match["b"], known)
         if out and into and set(out) <= set(_named(part[: match.start()], known)):
             found.append((None, into, out, False, match.start()))  # the repair of a name said
-    for pattern in (_TO_ZERO, _GONE):
+    for pattern, list_of in ((_TO_ZERO, "holdings"), (_GONE, "holdings"), (_OFF, None)):
         for match in pattern.finditer(part):
             out = _named(match["a"], known)
             if out and not _NEGATED.search(part[: match.start("a")]):
-                found.append(("holdings", [], out, False, match.start()))
+                found.append((list_of, [], out, False, match.start()))
+    for match in RETRACT_PART.finditer(part):
+        out = _bare_tickers(match["a"], known)
+        if out:
+            found.append((None, [], out, False, match.start()))
     for match in _REMOVE.finditer(part):
         if _NEGATED.search(part[: match.start()]):
             continue
@@ -172,6 +193,8 @@ def list_edits(
         if _PARTIAL.match(scope):
             continue  # "sold half my NVDA": still held
         out = _named(scope, known)
+        if not out and _PRONOUN_OBJECT.match(scope):
+            out = _named(part[: match.start()], known)  # "Amazon I have sell it"
         if out:
             kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
             found.append((kind, [], out, False, match.start()))
@@ -300,7 +323,8 @@ def removal_stated(
         return True
     cue = _REMOVE.search(quote) or _SWAP.search(quote) or _NOT_BUT.search(quote)
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
-    cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote)
+    cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote) or _OFF.search(quote)
+    cue = cue or RETRACT_PART.search(quote)
     return cue is not None and all(names(t, quote) for t in removed)
 
 
@@ -403,8 +427,15 @@ NOUNS = {
 def withdrawn(sentence: str) -> str | None:
     """The attribute ``sentence`` withdraws without a new value ("scratch that, I honestly
     don't know my horizon yet", "forget I said my age, I'd rather not share it", "don't keep
-    my address"): a retraction cue with a statement of not knowing or of keeping it private
+    my address", "scratch the horizon bit"): the part taken back named by its noun, or a
+    retraction cue with a statement of not knowing or of keeping it private
     (or a request not to keep it), and the attribute named with "my"; ``None`` otherwise."""
+    part = RETRACT_PART.search(sentence)
+    if part is not None:
+        # "scratch the horizon bit": the attribute the part taken back names by its noun.
+        for attribute, noun in NOUNS.items():
+            if re.fullmatch(rf"(?:{noun})(?: one)?", part["a"].strip(), _I):
+                return attribute
     if not ((_WITHDRAW.search(sentence) and _UNKNOWN.search(sentence)) or _UNKEEP.search(sentence)):
         return None
     for attribute, noun in NOUNS.items():

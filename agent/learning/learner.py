@@ -334,6 +334,10 @@ class Learner(CandidateDesk):
             value = _merged(fact, current)
             if value is None:
                 return {}  # takes out only what the list does not hold: nothing changes
+            if not value:
+                # "forget the Tesla part" of the only ticker held: the list ends, and the
+                # ledger keeps its history (the value closed, as a withdrawal closes one).
+                return await self._withdraw(fact, said)
         reason = _doubt(fact, current, value, said)
         if reason is not None:
             (candidate,) = await self.journal.add_candidates(

@@ -46,7 +46,8 @@ from agent.learning import (
     symbols,
     vocabulary,
 )
-from agent.learning.phrasing import Found, bare_value
+from agent.learning.phrasing import Found
+from agent.learning.repairs import bare_value
 from agent.research.tickers import COMPANY_NAMES
 
 if TYPE_CHECKING:

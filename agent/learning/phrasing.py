@@ -6,8 +6,8 @@ sentence states with a cue that it is about the user: a self-reference ("I", "my
 me"), a key ("risk: high", "Goal = ..."), or an instruction ("short answers only"). The raw
 value is normalised by :mod:`agent.learning.profile`; the words for enumerated values come
 from :mod:`agent.learning.vocabulary`, numbers, durations, percentages and currencies from
-:mod:`agent.learning.quantities`. :func:`bare_value` reads a value with no cue of its own for
-a known attribute (the "14" of "no sorry, 14").
+:mod:`agent.learning.quantities`. (:func:`agent.learning.repairs.bare_value` reads a value
+with no cue of its own for a known attribute, the "14" of "no sorry, 14".)
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ _RISK_NOUN = r"(?:tolerance|appetite|profile|level|attitude|preference|capacity)
 _RISK_TAIL = (
     r"(?=\s*(?:investor|person|type|guy|gal|saver|trader|one|with (?:(?:my|our|the|his|her) )?"
     r"\w+|on risk|risk[\s-]?wise|when it comes to (?:risk|investing|money)|overall|really|"
-    r"at heart|by nature|tbh|to be honest|honestly|tho|though|lol|imo|[.,;!)]|-|$))"
+    r"at heart|by nature|tbh|to be honest|honestly|tho|though|lol|imo|now|these days|nowadays|"
+    r"again|from now on|[.,;!)]|-|$))"
 )
 _RISK = [
     rf"(?:\bmy\s+risk(?:\s+{_RISK_NOUN})?|\brisk\s+{_RISK_NOUN}|^\W*risk|"
@@ -185,7 +186,7 @@ _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b",
 # -- drawdown ----------------------------------------------------------------------------------
 
 _LOSS = re.compile(
-    r"\b(?:drawdown|draw[\s-]down|drops?|dropped|dip|declines?|declined|falls?|fell|"
+    r"\b(?:drawdown|draw[\s-]?d(?:ow|wo|w|o)n|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
     r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
     _I,
@@ -200,8 +201,8 @@ _LIMIT = re.compile(
     r"\b(?:max|maximum|most|up to|tolerat\w*|accept\w*|stomach|handle|take|bear|afford|"
     r"live with|ok(?:ay)? with|fine with|comfortable|limit|cap|no more|not more|more than|"
     r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell|"
-    r"keep (?:my |the |our )?(?:losses|drawdowns?|downside) (?:under|below|within|to))\b|"
-    r"\bdrawdown\b",
+    r"keep (?:my |the |our )?(?:losses|drawdowns?|downside) (?:under|below|within|to)|tops)\b|"
+    r"\bdraw[\s-]?d(?:ow|wo|w|o)n\b",
     _I,
 )
 
@@ -426,7 +427,7 @@ def _drawdown(part: str, known: set[str]) -> list[Found]:
     return [("max_drawdown_pct", value, match.start())]
 
 
-_LIMIT_NOUNS = frozenset({"max", "maximum", "most", "limit", "cap", "threshold"})
+_LIMIT_NOUNS = frozenset({"max", "maximum", "most", "limit", "cap", "threshold", "tops"})
 
 
 def _gap(a: re.Match[str], b: re.Match[str]) -> int:
@@ -636,65 +637,3 @@ def detect(part: str, known: set[str]) -> list[Found]:
     """Every ``(attribute, raw value, position)`` the detectors find in ``part``, in order."""
     found = [f for detector in _DETECTORS for f in detector(part, known)]
     return sorted(found, key=lambda f: f[2])
-
-
-# -- bare values (after a correction marker) ---------------------------------------------------
-
-#: A number standing alone as the corrected value ("14.", "sorry, 55", "18 not 8", "20 is my
-#: real limit"), not one that counts something else ("one more thing", "2 questions").
-_BARE_NUMBER = re.compile(
-    rf"(?<![\w.])(?:~\s*)?(?P<v>\d+(?:\.\d+)?|{quantities.WORD_NUMBER})(?![\w])"
-    r"(?=\s*(?:[.,;:!?)]|$|%|percent|years?\b|yrs?\b|y/?o\b|(?:not|instead|rather|then|"
-    r"actually|sorry|typo|as of|since|now|today|these days|nowadays|"
-    r"(?:this|last) (?:week|month|year|spring|summer|autumn|fall|winter))\b|\s*(?:is|'s|would be)"
-    r"\s+(?:(?:my|the|more|a)\s+)?(?:\w+\s+)?(?:limit|max\w*|cap|number|figure|right|true)\b))",
-    _I,
-)
-_NEGATED_BEFORE = re.compile(r"\b(?:not|no|never|isn't|wasn't)\s+(?:\w+\s+){0,1}$", _I)
-
-
-def bare_value(attribute: str, tail: str, known: set[str]) -> object | None:
-    """The value of ``attribute`` that ``tail`` names without a cue of its own ("14",
-    "make that 15%", "it's HKD", "I meant META", "more moderate really"); the last one named
-    that is not negated, or None."""
-    if attribute in ("horizon_years", "age", "max_drawdown_pct"):
-        if attribute == "horizon_years":
-            spans = [(m, y) for m, y in quantities.durations(tail)]
-            if spans:
-                return spans[-1][1]
-        if attribute == "max_drawdown_pct":
-            percents = list(quantities.percents(tail))
-            if percents:
-                return percents[-1][1]
-        numbers = [m["v"] for m in _BARE_NUMBER.finditer(tail)]
-        return numbers[-1] if numbers else None
-    if attribute == "base_currency":
-        codes = [c for _, c in quantities.currencies(tail)]
-        return codes[-1] if codes else None
-    if attribute in ("watchlist", "holdings", "excluded_tickers"):
-        named = [
-            s for s, at in symbols.tickers_in(tail, known) if not _NEGATED_BEFORE.search(tail[:at])
-        ]
-        return named or None
-    if attribute == "employer":
-        match = re.search(employment.COMPANY, tail)
-        return match.group(0) if match else None
-    table = {
-        "risk_tolerance": vocabulary.RISK,
-        "report_style": vocabulary.STYLE,
-        "goal": vocabulary.GOAL,
-        "income_preference": vocabulary.INCOME,
-        "excluded_sectors": vocabulary.EXCLUDED_SECTORS,
-        "sectors_of_interest": vocabulary.SECTORS,
-    }.get(attribute)
-    if table is None:
-        return None
-    named = [
-        m.group(0)
-        for m in re.finditer(rf"(?<![\w-])(?:{_words_of(table)})(?![\w-])", tail, _I)
-        if not _NEGATED_BEFORE.search(tail[: m.start()])
-        and not re.match(r"\s+(?:\w+\s+)?(?:not|n't)\b", tail[m.end() :])
-    ]
-    if not named:
-        return None
-    return named if attribute in ("excluded_sectors", "sectors_of_interest") else named[-1]

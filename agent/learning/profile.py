@@ -312,7 +312,9 @@ _NOT_AN_AGE = r"(?:months?|%|percent|decades?|(?:years?|yrs?)\b(?![\s-]+old))"
 #: An age said with "years" and no "old": "sixty-three years young", "I have 46 years".
 _YEARS_OF_AGE = re.compile(
     rf"(?:\bi\s+have\s+)?\b({quantities.NUMBER})\s+years?\s+(?:young\b|and\s+(?:\w+\s+)?"
-    r"(?:children|kids|a\s+\w+)\b)|\bi\s+have\s+(\d{2})\s+years\b",
+    r"(?:children|kids|a\s+\w+)\b)|\bi\s+have\s+(\d{2})\s+years\b|"
+    # "I am 37 years." (no "old"): a sentence that ends with the years
+    r"\b(?:i'?m|i\s+am|im)\s+(\d{1,3})\s+years?\s*(?:[.!;]|$)",
     re.IGNORECASE,
 )
 
@@ -321,7 +323,8 @@ def _age_mentions(value: JsonValue, text: str) -> bool:
     if any(n == value for n in _bare_numbers(text, _NOT_AN_AGE)):
         return True
     return any(
-        quantities.number(m.group(1) or m.group(2)) == value for m in _YEARS_OF_AGE.finditer(text)
+        quantities.number(m.group(1) or m.group(2) or m.group(3)) == value
+        for m in _YEARS_OF_AGE.finditer(text)
     )
 
 

@@ -27,8 +27,10 @@ It reads the message sentence by sentence:
 - what is left is read by the detectors of :mod:`agent.learning.phrasing`, each of which needs
   a cue that the words are about the user (a self-reference, a key such as "risk:", or an
   instruction), so talk about the market ("high risk to buy at these levels") states nothing;
-- a correction marker ("no wait", "scratch that", "I misspoke", "correction:", and the
-  repairs people type: "not X but Y", "I said X but ...", "er", "*word", "lower that to")
+- a correction marker (:mod:`agent.learning.repairs`: "no wait", "scratch that", "I
+  misspoke", "correction:", and the repairs people type: "not X but Y", "not 40 - 20", "I said
+  X but ...", "er", "*word", "lower that to", "srry ment", "I make mistake"), or a message
+  that opens on a bare value ("sixty-two, I had a birthday"),
   makes the value after it win over the one before, and a bare value after it ("no sorry,
   14") corrects the attribute stated last, in this message or in ``recent`` ones, or the one
   the words after the marker name by its noun ("put risk as conservative").
@@ -45,7 +47,16 @@ from dataclasses import dataclass, replace
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError
-from agent.learning import discourse, meaning, phrasing, profile, quantities, symbols, voices
+from agent.learning import (
+    discourse,
+    meaning,
+    phrasing,
+    profile,
+    quantities,
+    repairs,
+    symbols,
+    voices,
+)
 from agent.learning.quotes import plain
 
 
@@ -103,37 +114,6 @@ _HEDGE = re.compile(
     r"debating|mulling)\b",
     re.IGNORECASE,
 )
-_CORRECTION = re.compile(
-    r"\b(?:actually|correction|i meant|i mean|meant to say|i misspoke|misspoke|sorry|"
-    r"no wait|wait|scratch that|let me revise|let me rephrase|revised?|revising|on reflection|"
-    r"(?:thinking|now that i think|having thought) about (?:it|that)|come to think of it|"
-    r"(?:let me |i'll )?take (?:that|it) back|changed my mind|let me be honest|to be honest|"
-    r"if (?:i'm|i am|im) (?:being )?honest(?: with myself)?|(?:the )?real (?:number|figure|answer)|"
-    r"i was going to say|was gonna say|(?<=-\s)well|(?<=\.\s)well|too (?:bold|high|low|much)|"
-    r"strike that|make that|make it|change (?:that|it) to|typo|"
-    r"(?:replace|swap|switch|exchange|trade) (?:it|that|this|them|those)(?: out)? "
-    r"(?:with|for|to|into)|"
-    r"my bad|wrong|let me correct|on second thought|i was wrong|oops|whoops|fat fingers?|"
-    r"mistyped|typed wrong|nope|(?<![\w'])(?:no|nah)(?=\s*[,.!:-])|not \w+,\s*(?:it's|its|"
-    r"but|i meant)|"
-    # the value before named and set aside: "not income but growth", "I said twelve but ..."
-    r"not (?:a |an |the )?[\w-]+,?\s+but|i (?:said|wrote|put|typed|gave you)\s+[^,;.!?]{1,30}?\s+but|"
-    r"my mistake|my error|i got (?:that|it|this) wrong|(?:quick |small )?update(?=\s*[:-])|"
-    # a change of the value just given: "let me lower that to a quarter", "bump it to 12"
-    r"(?:lower|raise|bump|increase|reduce|decrease|cut|drop|change|move|push|bring|up|set) "
-    r"(?:it|that|this)(?: up| down| back)? to|"
-    # a self-repair: "I'm 45, er 46"; "that should read 12 years"; "ignore the 40%, it's 30%"
-    r"(?:er|erm|uh|um|umm|uhh)(?=[\s,.]+\w)|(?:that|it|this) should (?:read|say|have said|be)|"
-    r"ignore (?:the|that|my))\b"
-    # a chat correction by asterisk: "*moderate", "moderate*"
-    r"|(?<!\S)\*(?=\w)|(?<=\w)\*(?!\S)",
-    re.IGNORECASE,
-)
-_CORRECTED_TAIL = re.compile(
-    r"(?:,\s*|\s+)(?:and\s+)?(?:not(?!\s+(?:allowed|permitted|able|supposed|built|made|cut|going|gonna|to lose|losing)\b)|rather than|"
-    r"instead of)\s+[^,;.!?]*[.!?]*\s*$",
-    re.IGNORECASE,
-)
 _NEGATION = re.compile(
     r"\b(?:not|never|no|nothing|neither|nor|none|hardly|without)\b|n't\b|\bcannot\b",
     re.IGNORECASE,
@@ -168,7 +148,7 @@ def read(
         if 0 <= before < start and all(r.attribute != "holdings" for r in found):
             found += _held_by_pronoun(text[before : start + len(sentence)], sentence, known_set)
         before = start
-        marked = not found and start >= 0 and _CORRECTION.search(plain(sentence)) is not None
+        marked = not found and start >= 0 and repairs.CORRECTION.search(plain(sentence)) is not None
         pending = start if marked and pending < 0 else pending if marked else -1
         if any(r.reported for r in found) and voices.adopted_after(plain(sentence)):
             # "my wife would say I'm moderate, and honestly that's fair": the user's own now.
@@ -367,20 +347,6 @@ def _without_hedges(words: str, *, whole: bool = True) -> str:
     return "".join(kept).strip()
 
 
-#: Words that revise a value stated before without a correction marker ("so GBP again").
-_REVISION = re.compile(
-    r"\b(?:again|back to|instead|switched to|switching to|changed to|changing to|moved to|"
-    r"these days|nowadays|any ?more|from now on)\b",
-    re.IGNORECASE,
-)
-
-
-#: A new value of an attribute named outright ("new address is ...", "my new horizon: 12").
-_NEW_VALUE = re.compile(
-    rf"\b(?:my\s+)?new\s+({'|'.join(f'(?:{n})' for n in discourse.NOUNS.values())})"
-    r"\s*(?:is|'s|will be|:|=)\s*",
-    re.IGNORECASE,
-)
 #: Someone else's description of the user ("says I'm too cautious for my age", "says I
 #: should be conservative").
 _SELF_DESCRIBED = re.compile(
@@ -414,24 +380,32 @@ def _part(
     edits = [] if source else discourse.list_edits(part, known, recent, held)
     said = part
     # "..., not 10" / "... rather than 5 years": the value being replaced is not read.
-    tail = _CORRECTED_TAIL.search(part)
+    tail = repairs.CORRECTED_TAIL.search(part)
     correcting = tail is not None
     if tail is not None and not edits:
         part = part[: tail.start()]
-    markers = list(_CORRECTION.finditer(part))
+    markers = list(repairs.CORRECTION.finditer(part))
     found = _found(part, known, edits)
     bare: list[tuple[str, object]] = []
-    renamed = _NEW_VALUE.search(part) if not source and not found else None
+    renamed = repairs.NEW_VALUE.search(part) if not source and not found else None
     if renamed is not None:
         # "I moved! new address is 48 Mill Road, ...": a new value of the attribute named.
         nouns = discourse.NOUNS.items()
         which = [a for a, noun in nouns if re.fullmatch(noun, renamed[1], re.IGNORECASE)]
         bare = _bare(sentence, part[renamed.end() :], [], which[:1], known, marked=True)
+    # "sixty-two, I had a birthday": a message opening on a bare value revises as a marker does.
+    opens = (
+        bool(recent)
+        and not source
+        and not found
+        and not edits
+        and repairs.LEAD_VALUE.match(part) is not None
+    )
     claim = voices.REPORTED.search(part) if source and not found else None
     if claim is not None:
         bare = _claimed(sentence, part[claim.end() :], known)
         corrected = set()
-    elif markers or (not found and not edits and _REVISION.search(part)):
+    elif markers or (not found and not edits and (repairs.REVISION.search(part) or opens)):
         # A correction marker: what follows it wins; a bare value after it ("no sorry, 14")
         # corrects the attribute stated before it, here or in an earlier message (or stored).
         # A revision without a marker ("moved back, so GBP again") names a bare value too.
@@ -451,7 +425,9 @@ def _part(
         for tail_words in [part[m.end() :] for m in reversed(markers)] or [part]:
             if bare or (after and not before):
                 break
-            bare = _bare(sentence, tail_words, before, earlier, known, marked=bool(markers))
+            bare = _bare(
+                sentence, tail_words, before, earlier, known, marked=bool(markers) or opens
+            )
         lead = part[: markers[0].start()] if markers and not found else ""
         if not bare and re.search(r"\d", lead) and len(re.findall(r"[A-Za-z0-9]+", lead)) <= 4:
             # "no 14 years, sorry fat fingers": the number before the apology.
@@ -534,7 +510,7 @@ def _bare(
             continue
         # "sorry, I used to, I'm at Meta now": the employer is no pronoun.
         words = _PRONOUN.sub(" ", tail) if attribute == "employer" else tail
-        raw = phrasing.bare_value(attribute, words, known)
+        raw = repairs.bare_value(attribute, words, known)
         if raw is None and attribute in _BARE_TEXT:
             match = _BARE_TEXT[attribute].search(tail)
             raw = None if match is None else match.group(0).strip(" ,.")

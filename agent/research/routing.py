@@ -144,13 +144,19 @@ _FORGET = re.compile(
 )
 
 
+#: A part of what the user has just said ("forget the Tesla part", "the horizon bit"): taking
+#: it back is a revision the learner reads, not a request to search memory and forget.
+_PART_JUST_SAID = re.compile(r"^(?:the|that|my)\s+[\w' -]+?\s+(?:part|bit|piece)\b", re.IGNORECASE)
+
+
 def forget_topic(query: str) -> str | None:
     """What a message that starts with "forget" asks to forget ("Forget that I like dividend
-    stocks" -> "I like dividend stocks"), or ``None`` for any other message. Such a message is
-    no research request: the graph proposes what it finds and asks the user to confirm."""
+    stocks" -> "I like dividend stocks"), or ``None`` for any other message and for a part of
+    what was just said ("forget the Tesla part": a retraction). Such a message is no research
+    request: the graph proposes what it finds and asks the user to confirm."""
     found = _FORGET.match(query or "")
     topic = found.group("topic").strip() if found else ""
-    return topic if len(topic) >= 3 else None
+    return topic if len(topic) >= 3 and not _PART_JUST_SAID.match(topic) else None
 
 
 def check_request(

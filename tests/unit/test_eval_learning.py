@@ -20,6 +20,7 @@ from scripts.eval_learning import (
     render,
     report,
     score,
+    sessions,
     summarise,
     third_party_right,
 )
@@ -137,3 +138,11 @@ def test_an_unknown_case_id_or_a_missing_corpus_is_an_error(tmp_path: Path) -> N
         choose("all", corpus, {"m2"})
     with pytest.raises(ValueError, match="no corpus at"):
         choose("all", tmp_path / "absent.jsonl", set())
+
+
+def test_a_quit_turn_starts_a_new_session_of_the_same_case() -> None:
+    assert sessions(["I own Apple.", "/quit", "Sold the Apple."]) == [
+        ["I own Apple."],
+        ["Sold the Apple."],
+    ]
+    assert sessions(["I own Apple."]) == [["I own Apple."]]
