@@ -37,6 +37,7 @@ bench: venv-dev  ## benchmark figures (median, spread, ratios); not a test
 	$(BIN)/python scripts/eval_learning.py
 	$(BIN)/python scripts/bench_understanding.py
 	$(BIN)/python scripts/eval_recall.py ../shared/data/locomo-dev/
+	$(BIN)/python scripts/eval_views_weight.py ../shared/data/locomo-dev/
 	$(BIN)/python scripts/bench_recall.py
 	$(BIN)/python scripts/bench_ingest.py
 	$(BIN)/python scripts/bench_chat_start.py
