@@ -60,7 +60,7 @@ _DEGREE = (
 )
 
 
-def _words_of(table: Mapping[str, tuple[str, ...]]) -> str:
+def words_of(table: Mapping[str, tuple[str, ...]]) -> str:
     return vocabulary.alternation(
         [v.replace("_", " ") for v in table] + [w for ws in table.values() for w in ws]
     )
@@ -72,7 +72,7 @@ def _has_self(text: str) -> bool:
 
 # -- risk tolerance ----------------------------------------------------------------------------
 
-_RISK_ALL = _words_of(vocabulary.RISK)
+_RISK_ALL = words_of(vocabulary.RISK)
 #: Risk words that describe a person on their own ("I'm cautious"); "high" or "low" need
 #: the word "risk" beside them.
 _RISK_PERSON = vocabulary.alternation(
@@ -209,7 +209,7 @@ _LIMIT = re.compile(
 
 # -- goal and income ---------------------------------------------------------------------------
 
-_GOAL_WORDS = _words_of(vocabulary.GOAL)
+_GOAL_WORDS = words_of(vocabulary.GOAL)
 _GOAL_CUE = re.compile(
     r"\b(?:goals?|purpose|aim|objective|target|priority|priorities|saving|save|saved|"
     r"putting (?:it|money) (?:aside|away)|money is for|it'?s for|this is for|"
@@ -250,7 +250,7 @@ _PREFER = re.compile(
 
 # -- report style ------------------------------------------------------------------------------
 
-_STYLE_WORDS = _words_of(vocabulary.STYLE)
+_STYLE_WORDS = words_of(vocabulary.STYLE)
 _REPORT_NOUN = (
     r"(?:reports?|answers?|replies|reply|responses?|summar(?:y|ies)|analys[ie]s|"
     r"write[\s-]?ups?|notes|updates|briefings?|versions?|ones|texts?|explanations?|"
@@ -301,14 +301,14 @@ _CURRENCY_CUE = re.compile(
     r"numbers|prices|values|amounts|quote\w*|show\w*)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
 )
-_EXCLUDED_WORDS = _words_of(vocabulary.EXCLUDED_SECTORS)
+_EXCLUDED_WORDS = words_of(vocabulary.EXCLUDED_SECTORS)
 _EXCLUDE = re.compile(
     r"\b(?:never|don'?t|do not|no|avoid|exclude|excluding|skip|without|(?:keep|leave)\s+"
     r"(?:\w+\s+){0,3}?(?:out|away)|leave out|stay away from|not interested in|nothing (?:in|to do with)|"
     r"won'?t|will not|refuse|ban|boycott|against|not)\b",
     _I,
 )
-_SECTOR_WORDS = _words_of(vocabulary.SECTORS)
+_SECTOR_WORDS = words_of(vocabulary.SECTORS)
 _INTEREST = re.compile(
     r"\b(?:my\s+sectors?|sectors?\s+(?:i|we)\s+\w+|interest(?:s|ed|ing)?|into|"
     r"focus(?:ed|ing)?\s+on|keen\s+on|(?<!for\s)like|love|prefer|favou?rite|exposure\s+to|overweight|"

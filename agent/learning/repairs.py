@@ -136,7 +136,7 @@ def bare_value(attribute: str, tail: str, known: set[str]) -> object | None:
         return None
     named = [
         m.group(0)
-        for m in re.finditer(rf"(?<![\w-])(?:{phrasing._words_of(table)})(?![\w-])", tail, _I)
+        for m in re.finditer(rf"(?<![\w-])(?:{phrasing.words_of(table)})(?![\w-])", tail, _I)
         if not _NEGATED_BEFORE.search(tail[: m.start()])
         # "gambling is fine, only tobacco": a value let back in is not the one meant
         and not re.match(_LET_IN, tail[m.end() :], _I)

@@ -387,20 +387,9 @@ def _part(
     markers = list(repairs.CORRECTION.finditer(part))
     found = _found(part, known, edits)
     bare: list[tuple[str, object]] = []
-    renamed = repairs.NEW_VALUE.search(part) if not source and not found else None
-    if renamed is not None:
-        # "I moved! new address is 48 Mill Road, ...": a new value of the attribute named.
-        nouns = discourse.NOUNS.items()
-        which = [a for a, noun in nouns if re.fullmatch(noun, renamed[1], re.IGNORECASE)]
-        bare = _bare(sentence, part[renamed.end() :], [], which[:1], known, marked=True)
-    # "sixty-two, I had a birthday": a message opening on a bare value revises as a marker does.
-    opens = (
-        bool(recent)
-        and not source
-        and not found
-        and not edits
-        and repairs.LEAD_VALUE.match(part) is not None
-    )
+    if not source and not found:
+        bare = _renamed(sentence, part, known)
+    opens = _opens_on_value(part, recent, source, bool(found or edits))
     claim = voices.REPORTED.search(part) if source and not found else None
     if claim is not None:
         bare = _claimed(sentence, part[claim.end() :], known)
@@ -451,6 +440,22 @@ def _part(
             )
     readings = _swapped(_edited(readings, edits, sentence, held), said, sentence, held)
     return _without_removed(readings, part, held)
+
+
+def _renamed(sentence: str, part: str, known: set[str]) -> list[tuple[str, object]]:
+    """ "I moved! new address is 48 Mill Road, ...": a new value of the attribute named."""
+    renamed = repairs.NEW_VALUE.search(part)
+    if renamed is None:
+        return []
+    nouns = discourse.NOUNS.items()
+    which = [a for a, noun in nouns if re.fullmatch(noun, renamed[1], re.IGNORECASE)]
+    return _bare(sentence, part[renamed.end() :], [], which[:1], known, marked=True)
+
+
+def _opens_on_value(part: str, recent: Sequence[str], source: str, read: bool) -> bool:
+    """ "sixty-two, I had a birthday": a message (nothing else ``read`` in it) opening on a
+    bare value revises as a marker does."""
+    return bool(recent) and not source and not read and repairs.LEAD_VALUE.match(part) is not None
 
 
 def _claimed(sentence: str, said: str, known: set[str]) -> list[tuple[str, object]]:

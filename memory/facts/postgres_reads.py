@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 from psycopg import abc, pq
@@ -48,7 +48,11 @@ from memory.facts.records import FactRecord
 from memory.facts.rules import NOT_READ, Key, Request
 
 if TYPE_CHECKING:
-    from memory.facts.postgres import PostgresFactStore
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+    from memory.errors import FactLedgerUnavailableError
+    from memory.identity import Principal
+    from memory.sealing import MemoryCipher
 
 #: The reader a session is set to: tenant, user, personal ("on" / "off").
 Reader = tuple[str, str, str]
@@ -276,11 +280,40 @@ async def run_async(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+class SharedPools(Protocol):
+    """What the reads use of the pools every view of one ledger shares (the store's
+    ``_shared``)."""
+
+    @property
+    def sessions(self) -> Sessions: ...
+
+    def sync_pool(self) -> ConnectionPool[Any]: ...
+
+
+class ReadingStore(Protocol):
+    """What the reads use of the store they read for
+    (:class:`memory.facts.postgres.PostgresFactStore`, which imports this module)."""
+
+    @property
+    def cipher(self) -> MemoryCipher: ...
+
+    @property
+    def _principal(self) -> Principal | None: ...
+
+    @property
+    def _shared(self) -> SharedPools: ...
+
+    @property
+    def _pool(self) -> AsyncConnectionPool[Any]: ...
+
+    def _unavailable(self, error: Exception) -> FactLedgerUnavailableError: ...
+
+
 class AsyncReads:
     """:class:`memory.facts.base.ReadOps` over the async pool: one statement per read, as the
     store's principal (``personal``: an admin asked for another user's personal attributes)."""
 
-    def __init__(self, store: PostgresFactStore, personal: bool = False) -> None:
+    def __init__(self, store: ReadingStore, personal: bool = False) -> None:
         self._store = store
         self._personal = personal
 
@@ -352,7 +385,7 @@ class AsyncReads:
 class SyncReads:
     """The same reads over a blocking pool, opened on first use."""
 
-    def __init__(self, store: PostgresFactStore, personal: bool = False) -> None:
+    def __init__(self, store: ReadingStore, personal: bool = False) -> None:
         self._store = store
         self._personal = personal
 
