@@ -22,6 +22,7 @@ from memory.errors import FactAuthorityError
 from memory.facts import FactStore, MemoryDelta, open_fact_store
 from memory.identity import Principal
 from tests.support.servers import PgLedger, postgres_ledger
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -152,15 +153,6 @@ async def test_reads_answer_the_same_after_the_session_is_reset(
                 assert await _reads(view, "ticker:NVDA") == before
 
 
-async def _until(condition: Any, what: str) -> None:
-    """Let the loop run until ``condition()`` holds (a generous deadline, no fixed pause)."""
-    for _ in range(6000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{what} did not happen within 60 s")
-
-
 async def test_a_read_cancelled_in_flight_leaves_its_connection_usable(ledger: PgLedger) -> None:
     """A read cancelled while its statement is on the server (a caller's timeout) gives its
     connection back idle: the pool keeps it, and the next read on it answers its own
@@ -187,7 +179,7 @@ async def test_a_read_cancelled_in_flight_leaves_its_connection_usable(ledger: P
             for view in (alice, bob):
                 locker.execute("LOCK TABLE analyst_facts.facts IN ACCESS EXCLUSIVE MODE")
                 read = asyncio.create_task(view.current("ticker:NVDA", "horizon"))
-                await _until(waiting_on_the_lock, "the read waiting on the server")
+                await until(waiting_on_the_lock, "the read waiting on the server")
                 read.cancel()
                 locker.commit()
                 with pytest.raises(asyncio.CancelledError):

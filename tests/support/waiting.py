@@ -7,6 +7,7 @@ nothing when the waiter was not even scheduled yet. :func:`wait_until` polls a c
 
 from __future__ import annotations
 
+import asyncio
 import linecache
 import sys
 import threading
@@ -24,6 +25,17 @@ def wait_until(
     while not condition():
         assert time.monotonic() < deadline, f"{what} did not happen within {timeout:.0f} s"
         time.sleep(interval)
+
+
+async def until(
+    condition: Callable[[], bool], what: str, timeout: float = 60.0, interval: float = 0.01
+) -> None:
+    """:func:`wait_until` inside an event loop: the loop runs between the polls, so what the
+    condition waits for (a task on the same loop) can happen."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:.0f} s"
+        await asyncio.sleep(interval)
 
 
 def blocked_at(thread: threading.Thread, function: Callable[..., Any], line: str) -> bool:
