@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
@@ -30,6 +29,7 @@ import pytest
 from agent.errors import FactConflictError, FactNotFoundError, FactWriteContentionError
 from memory.facts import FactRecord, FactStore, MemoryDelta, open_fact_store
 from memory.identity import Principal
+from tests.support.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -415,10 +415,8 @@ async def test_a_writer_waits_for_its_turn_then_writes(tmp_path: Path) -> None:
         fd = _hold_turn(path)
         try:
             waiting = asyncio.create_task(facts.record(_delta("next", BASE + timedelta(days=1))))
-            deadline = time.monotonic() + 60  # the write reaches the turn and queues behind it
-            while not _queued_behind(path):
-                assert time.monotonic() < deadline, "the write never queued for its turn"
-                await asyncio.sleep(0.01)
+            # the write reaches the turn and queues behind it
+            await until(lambda: _queued_behind(path), "the write queueing for its turn")
             assert not waiting.done()
             rows = sqlite3.connect(path).execute("SELECT count(*) FROM facts").fetchone()
             assert rows == (1,)
