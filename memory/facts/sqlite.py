@@ -36,7 +36,8 @@ from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.facts.records import FactRecord, Grant
 from memory.facts.rules import grant_refused, may_administer, run_sync
-from memory.facts.sqlite_appends import TEMP_IN_MEMORY, SqliteAppends
+from memory.facts.sqlite_appends import TEMP_IN_MEMORY
+from memory.facts.sqlite_imports import SqliteImports
 from memory.facts.sqlite_ops import (
     COLUMNS,
     GRANT_COLUMNS,
@@ -494,7 +495,7 @@ class SqliteFactStore(FactStore):
                 asked = spans(group)
                 return ops.prefetch(asked), asked
 
-            plan = Plan(prefetch, ops.grants, SqliteAppends(conn, self.cipher))
+            plan = Plan(prefetch, ops.grants, SqliteImports(conn, self.cipher))
             plan.run(group)
             ops.apply(plan.ended, plan.changed, plan.inserted)
             conn.execute("COMMIT")

@@ -75,6 +75,18 @@ _TABLES = (
     )
     """,
     """
+    CREATE TEMP TABLE IF NOT EXISTS fact_batch_writer (
+        tenant_id TEXT, user_id TEXT, subject TEXT, PRIMARY KEY (tenant_id, user_id, subject)
+    ) WITHOUT ROWID
+    """,
+    f"""
+    CREATE TEMP TABLE IF NOT EXISTS fact_batch_first (
+        tenant_id TEXT, subject TEXT, attribute TEXT, first_us INTEGER,
+        first_start TEXT GENERATED ALWAYS AS ({sql_time_text("first_us")}) STORED,
+        PRIMARY KEY (tenant_id, subject, attribute)
+    ) WITHOUT ROWID
+    """,
+    """
     CREATE TEMP TABLE IF NOT EXISTS fact_batch_key (
         tenant_id TEXT, subject TEXT, attribute TEXT, first_start TEXT, memory_id TEXT,
         valid_from TEXT, valid_to TEXT, retracted_at TEXT, retraction_episode_id TEXT,
@@ -84,8 +96,11 @@ _TABLES = (
 )
 _EMPTY = tuple(
     f"DELETE FROM temp.{t}"
-    for t in ("fact_batch", "fact_batch_made", "fact_batch_who", "fact_batch_key")
-)
+    for t in (
+        "fact_batch", "fact_batch_made", "fact_batch_who", "fact_batch_writer", "fact_batch_first",
+        "fact_batch_key",
+    )
+)  # fmt: skip
 #: The staged columns (``memory_id`` is its default), and the most rows one statement stages:
 #: a statement per up to 2,048 writes rather than a step per write (each step hands the GIL
 #: over and back, and the loop reading the next batch holds it meanwhile).
@@ -97,9 +112,12 @@ _STAGED_WIDTH = _STAGED.count(",") + 1
 _STAGE_ROWS = 2048
 _MADE = "INSERT INTO temp.fact_batch_made VALUES (?, ?)"
 
-#: Each writer's authority over each subject it writes: :func:`memory.facts.rules.authority_of`
-#: (``own``, ``granted``, ``candidate`` or NULL), one grants seek per (writer, subject).
-_AUTHORITY = """
+
+def authority_sql(writers: str) -> str:
+    """Each writer's authority over each subject it writes, into ``temp.fact_batch_who``:
+    :func:`memory.facts.rules.authority_of` (``own``, ``granted``, ``candidate`` or NULL), one
+    grants seek per (writer, subject) of ``writers`` (rows of tenant, user and subject)."""
+    return f"""
 INSERT INTO temp.fact_batch_who
 SELECT w.tenant_id, w.user_id, w.subject, CASE
     WHEN w.user_id = '' THEN NULL
@@ -119,38 +137,54 @@ SELECT w.tenant_id, w.user_id, w.subject, CASE
     WHEN substr(w.subject, 1, 5) = 'user:' THEN 'candidate'
     ELSE 'granted'
 END
-FROM (SELECT DISTINCT tenant_id, user_id, subject FROM temp.fact_batch) w
+FROM ({writers}) w
 """
+
+
+_AUTHORITY = authority_sql("SELECT DISTINCT tenant_id, user_id, subject FROM temp.fact_batch")
 #: The group's writes on a timeline (authority ``own`` or ``granted``).
 _ON_TIMELINE = """
 temp.fact_batch b JOIN temp.fact_batch_who w
     ON w.tenant_id = b.tenant_id AND w.user_id = b.user_id AND w.subject = b.subject
     AND w.authority IN ('own', 'granted')
 """
-#: Per key the group writes on a timeline: its first start in the group and the key's stored
-#: active fact starting last (one seek on ``facts_one_start``), if any.
-_KEYS = f"""
+
+
+def keys_sql(firsts: str) -> str:
+    """Per key of ``firsts`` (rows of tenant, subject, attribute and the group's first start
+    there), that start and the key's stored active fact starting last (one seek on
+    ``facts_one_start``), if any, into ``temp.fact_batch_key``."""
+    return f"""
 INSERT INTO temp.fact_batch_key
 SELECT k.tenant_id, k.subject, k.attribute, k.first_start, f.memory_id, f.valid_from,
        f.valid_to, f.retracted_at, f.retraction_episode_id
-FROM (
-    SELECT b.tenant_id, b.subject, b.attribute, min(b.valid_from) AS first_start
-    FROM {_ON_TIMELINE} GROUP BY b.tenant_id, b.subject, b.attribute
-) k LEFT JOIN main.facts f ON f.rowid = (
+FROM ({firsts}) k LEFT JOIN main.facts f ON f.rowid = (
     SELECT h.rowid FROM main.facts h
     WHERE h.tenant_id = k.tenant_id AND h.subject = k.subject AND h.attribute = k.attribute
       AND h.withdrawn_at IS NULL
     ORDER BY h.valid_from DESC LIMIT 1
 )
 """
+
+
+#: Per key the group writes on a timeline: its first start in the group.
+_KEYS = keys_sql(
+    f"""SELECT b.tenant_id, b.subject, b.attribute, min(b.valid_from) AS first_start
+    FROM {_ON_TIMELINE} GROUP BY b.tenant_id, b.subject, b.attribute"""
+)
+#: Whether some key's stored active fact starting last is closed or starts at or after the
+#: group's first start there: then the group is not a group of appends.
+STORED_NOT_BEFORE = """
+SELECT EXISTS (
+    SELECT 1 FROM temp.fact_batch_key
+    WHERE memory_id IS NOT NULL AND (valid_to IS NOT NULL OR valid_from >= first_start)
+)
+"""
 #: Whether some timeline write is not an append: its key's last stored fact is closed or
 #: starts at or after the group's first start there, or it starts no later than the write
 #: before it on its key in the group.
 _NOT_APPENDS = f"""
-SELECT EXISTS (
-    SELECT 1 FROM temp.fact_batch_key
-    WHERE memory_id IS NOT NULL AND (valid_to IS NOT NULL OR valid_from >= first_start)
-) OR EXISTS (
+SELECT ({STORED_NOT_BEFORE}) OR EXISTS (
     SELECT 1 FROM (
         SELECT b.valid_from, lag(b.valid_from) OVER (
             PARTITION BY b.tenant_id, b.subject, b.attribute ORDER BY b.seq
@@ -160,13 +194,13 @@ SELECT EXISTS (
 )
 """
 #: Each key's open fact ends at the group's first start on it (superseded, not retracted).
-_CLOSE = """
+CLOSE = """
 UPDATE main.facts SET valid_to = k.first_start, retracted_at = NULL, retraction_episode_id = NULL
 FROM temp.fact_batch_key k
 WHERE k.memory_id IS NOT NULL AND facts.tenant_id = k.tenant_id
   AND facts.memory_id = k.memory_id AND facts.withdrawn_at IS NULL
 """
-_COLUMNS = """
+COLUMNS = """
     tenant_id, memory_id, subject, attribute, value, memory_type, schema_version, valid_from,
     valid_to, recorded_at, supersedes_memory_id, source_episode_id, source, confidence,
     retention_policy, retracted_at, retraction_episode_id, withdrawn_at, restated_in,
@@ -187,7 +221,7 @@ def _inserts(recorded_at: str, made: str) -> tuple[str, str]:
     candidates, kept withdrawn, with source ``inferred``, outside any timeline (run only when
     some writer's authority is ``candidate``: it scans the staged rows)."""
     timeline = f"""
-INSERT INTO main.facts ({_COLUMNS})
+INSERT INTO main.facts ({COLUMNS})
 SELECT b.tenant_id, b.memory_id, b.subject, b.attribute, b.value, b.memory_type, :version,
     b.valid_from, lead(b.valid_from) OVER key, {recorded_at},
     coalesce(lag(b.memory_id) OVER key, k.memory_id), b.source_episode_id, b.source,
@@ -202,7 +236,7 @@ JOIN temp.fact_batch_key k
 WINDOW key AS (PARTITION BY b.tenant_id, b.subject, b.attribute ORDER BY b.seq)
 """
     candidates = f"""
-INSERT INTO main.facts ({_COLUMNS})
+INSERT INTO main.facts ({COLUMNS})
 SELECT b.tenant_id, b.memory_id, b.subject, b.attribute, b.value, b.memory_type, :version,
     b.valid_from, NULL, {recorded_at}, NULL, b.source_episode_id, 'inferred', b.confidence,
     b.retention_policy, NULL, NULL, {recorded_at}, '[]', b.user_id
@@ -222,7 +256,7 @@ _HAS_CANDIDATES = "SELECT EXISTS (SELECT 1 FROM temp.fact_batch_who WHERE author
 _AUTHORITIES = "SELECT tenant_id, user_id, subject, authority FROM temp.fact_batch_who"
 #: The ids SQLite made, in the group's order (for the records ``record_many`` returns).
 _IDS = "SELECT memory_id FROM temp.fact_batch ORDER BY seq"
-_SUPERSEDED = (
+SUPERSEDED = (
     "SELECT tenant_id, subject, attribute, memory_id, retracted_at, retraction_episode_id"
     " FROM temp.fact_batch_key WHERE memory_id IS NOT NULL"
 )
@@ -240,10 +274,7 @@ class SqliteAppends:
         conn = self.conn
         if not all(w.delta is not None and w.now is not None for w in group):
             return False
-        for sql in _TABLES if not _has_tables(conn) else ():
-            conn.execute(sql)
-        for sql in _EMPTY:
-            conn.execute(sql)
+        reset_tables(conn)
         _stage(conn, self._staged(group))
         conn.execute(_AUTHORITY)
         conn.execute(_KEYS)
@@ -281,8 +312,8 @@ class SqliteAppends:
             times = [at] * len(group)
             params = {"version": RECORD_SCHEMA_VERSION, "recorded_at": encode_time(at)}
         timeline, candidates = _INSERTS[per_write]
-        closed = len(conn.execute(_SUPERSEDED).fetchall())
-        if conn.execute(_CLOSE).rowcount != closed:
+        closed = len(conn.execute(SUPERSEDED).fetchall())
+        if conn.execute(CLOSE).rowcount != closed:
             raise RuntimeError("a key's open fact vanished inside the write transaction")
         conn.execute(timeline, params)
         if conn.execute(_HAS_CANDIDATES).fetchone()[0]:
@@ -296,7 +327,7 @@ class SqliteAppends:
         authority = {(r[0], r[1], r[2]): r[3] for r in conn.execute(_AUTHORITIES)}
         cover: Covers = {
             (r[0], r[1], r[2]): (r[3], None if r[4] is None else _time(r[4]), r[5])
-            for r in conn.execute(_SUPERSEDED)
+            for r in conn.execute(SUPERSEDED)
         }
         append_results(group, ids, times, authority, cover)
 
@@ -338,6 +369,14 @@ def _stage_sql(rows: int) -> str:
 
 def _time(text: str) -> datetime:
     return datetime.fromisoformat(text)
+
+
+def reset_tables(conn: sqlite3.Connection) -> None:
+    """The connection's temporary tables, made if missing, emptied."""
+    for sql in _TABLES if not _has_tables(conn) else ():
+        conn.execute(sql)
+    for sql in _EMPTY:
+        conn.execute(sql)
 
 
 def _has_tables(conn: sqlite3.Connection) -> bool:
