@@ -484,8 +484,8 @@ class SqliteFactStore(FactStore):
 
     def _planned(self, group: list[PendingWrite]) -> None:
         """The group set-wise (:mod:`memory.facts.batch`), one commit: a group of appends by
-        a few statements over the whole group (:mod:`memory.facts.sqlite_appends`), any
-        other by one prefetch, the rules in memory and one statement per kind of change."""
+        a few statements over the whole group (:mod:`memory.facts.sqlite_appends`; an
+        import's, straight: :mod:`memory.facts.sqlite_imports`), any other by one prefetch, the rules in memory and one statement per kind of change."""
         conn = self._connection.writer
         ops = Writes(conn, self.cipher)
         conn.execute("BEGIN IMMEDIATE")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain, islice, repeat
 from operator import attrgetter, eq, ge, getitem, itemgetter
 from typing import Any
@@ -58,8 +58,10 @@ _GIVEN = (
     " supersedes_memory_id, source_episode_id, source, confidence, retention_policy,"
     " retracted_at, retraction_episode_id, recorded_by"
 )
-_WIDTH = _GIVEN.count(",") + 1
-#: The most writes one statement inserts (17 values each: SQLite takes up to 32,766).
+#: The columns of :data:`_GIVEN` that often have one value over a batch: tenant, memory type,
+#: clock reading, source, confidence, retention and writer.
+_BATCH_WIDE = (0, 5, 8, 11, 12, 13, 16)
+#: The most writes one statement inserts (up to 17 values each: SQLite takes up to 32,766).
 _ROWS = 1024
 
 
@@ -93,9 +95,8 @@ class SqliteImports(SqliteAppends):
         conn.execute(_AUTHORITY)
         if not conn.execute(_ALL_WRITE).fetchone()[0]:
             return super().appendable(group)
-        firsts: dict[tuple[str, str, str], int] = {}
-        for key, start in zip(reversed(keys), reversed(starts), strict=True):
-            firsts[key] = start  # the last one set, in reverse: each key's first
+        # Each key's first start: the last one a dict keeps of them in reverse.
+        firsts = dict(zip(reversed(keys), reversed(starts), strict=True))
         conn.executemany(_FIRSTS, [(*key, start) for key, start in firsts.items()])
         conn.execute(_KEYS)
         if conn.execute(STORED_NOT_BEFORE).fetchone()[0]:
@@ -114,20 +115,27 @@ class SqliteImports(SqliteAppends):
         cover = {(r[0], r[1], r[2]): (r[3], r[4], r[5]) for r in conn.execute(SUPERSEDED)}
         if conn.execute(CLOSE).rowcount != len(cover):
             raise RuntimeError("a key's open fact vanished inside the write transaction")
-        for rows in _chunks(self._rows(writes, keys, starts, encode_time(at), cover)):
-            conn.execute(_insert_sql(len(rows) // _WIDTH), rows)
+        columns = self._columns(writes, keys, starts, encode_time(at), cover)
+        # A column with one value over the batch (the tenant, the writer, the clock reading,
+        # most often the type, source, confidence and retention) is bound once a statement.
+        fixed = tuple(i for i in _BATCH_WIDE if len(set(columns[i])) == 1)
+        given = [c[0] for i, c in enumerate(columns) if i in fixed]
+        varying = [c for i, c in enumerate(columns) if i not in fixed]
+        for rows in _chunks(zip(*varying, strict=True)):
+            conn.execute(_insert_sql(len(rows) // len(varying), fixed), given + rows)
         for w in group:
             w.result, w.error = "recorded", None
 
-    def _rows(
+    def _columns(
         self,
         writes: list[PendingWrite],
         keys: list[tuple[str, str, str]],
         starts: list[int],
         recorded_at: str,
         cover: dict[tuple[str, str, str], tuple[str, str | None, str | None]],
-    ) -> Iterator[tuple[Any, ...]]:
-        """Each write's row (:data:`_GIVEN`), key by key, as the staged insert makes it."""
+    ) -> list[list[Any]]:
+        """The batch's rows (:data:`_GIVEN`) column by column, key by key, as the staged
+        insert makes them."""
         n = len(writes)
         deltas = list(map(_DELTA, writes))
         values: Iterator[Any] = map(_VALUE, deltas)
@@ -140,7 +148,7 @@ class SqliteImports(SqliteAppends):
         before = [False, *after[:-1]]
         stored = list(map(cover.get, keys, repeat(_NO_COVER, n)))
         last = list(map(bool.__xor__, after, repeat(True)))
-        return zip(
+        columns: list[Iterable[Any]] = [
             map(_TENANT, keys), ids, map(_SUBJECT, keys), map(_ATTRIBUTE, keys),
             map(canonical_json, values), map(_MEMORY_TYPE, deltas), starts,
             map(getitem, zip(repeat(None), chain(starts[1:], (None,))), after),
@@ -150,8 +158,9 @@ class SqliteImports(SqliteAppends):
             map(_RETENTION, deltas),
             map(getitem, zip(repeat(None), map(_SECOND, stored)), last),
             map(getitem, zip(repeat(None), map(_THIRD, stored)), last),
-            map(_USER, writes), strict=True,
-        )  # fmt: skip
+            map(_USER, writes),
+        ]  # fmt: skip
+        return [c if isinstance(c, list) else list(c) for c in columns]
 
 
 _NO_COVER: tuple[None, None, None] = (None, None, None)
@@ -202,23 +211,27 @@ def _chunks(rows: Iterator[tuple[Any, ...]]) -> Iterator[list[Any]]:
         return
 
 
-_CACHE: dict[int, str] = {}
+_CACHE: dict[tuple[int, tuple[int, ...]], str] = {}
 
 
-def _insert_sql(rows: int) -> str:
-    """The insert of ``rows`` writes' rows (:data:`_GIVEN`)."""
-    found = _CACHE.get(rows)
+def _insert_sql(rows: int, fixed: tuple[int, ...]) -> str:
+    """The insert of ``rows`` writes' rows (:data:`_GIVEN`): the columns numbered in ``fixed``
+    bound once, as its first parameters, the others per write."""
+    found = _CACHE.get((rows, fixed))
     if found is None:
-        row = "(" + ", ".join("?" * _WIDTH) + ")"
-        given = ", ".join(
-            f"column{i + 1} AS {name.strip()}" for i, name in enumerate(_GIVEN.split(","))
-        )
-        found = _CACHE[rows] = f"""
+        names = [name.strip() for name in _GIVEN.split(",")]
+        varying = [name for i, name in enumerate(names) if i not in fixed]
+        row = "(" + ", ".join("?" * len(varying)) + ")"
+        # The fixed columns' numbered parameters come first in the text: each ``?`` after
+        # them takes the next number.
+        given = [f"?{n + 1} AS {names[i]}" for n, i in enumerate(fixed)]
+        given += [f"column{n + 1} AS {name}" for n, name in enumerate(varying)]
+        found = _CACHE[(rows, fixed)] = f"""
 INSERT INTO main.facts ({COLUMNS})
 SELECT tenant_id, memory_id, subject, attribute, value, memory_type, {RECORD_SCHEMA_VERSION},
     {sql_time_text("from_us")}, {sql_time_text("to_us")}, recorded_at, supersedes_memory_id,
     source_episode_id, source, confidence, retention_policy, retracted_at,
     retraction_episode_id, NULL, '[]', recorded_by
-FROM (SELECT {given} FROM (VALUES {", ".join([row] * rows)}))
+FROM (SELECT {", ".join(given)} FROM (VALUES {", ".join([row] * rows)}))
 """
     return found

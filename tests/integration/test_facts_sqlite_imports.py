@@ -74,14 +74,14 @@ def _three_ways(
     """The batch imported straight, staged and row by row: the same each way. Returns how
     many writes went straight."""
     straight: list[int] = []
-    rows_of = sqlite_imports.SqliteImports._rows
+    rows_of = sqlite_imports.SqliteImports._columns
 
     def counted(self: Any, writes: list[Any], *more: Any) -> Any:
         straight.append(len(writes))
         return rows_of(self, writes, *more)
 
     with monkeypatch.context() as patch:
-        patch.setattr(sqlite_imports.SqliteImports, "_rows", counted)
+        patch.setattr(sqlite_imports.SqliteImports, "_columns", counted)
         found = _run(tmp_path / "straight", first, batch, principal)
     with monkeypatch.context() as patch:
         patch.setattr(sqlite_imports.SqliteImports, "appendable", SqliteAppends.appendable)
