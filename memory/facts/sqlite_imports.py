@@ -25,7 +25,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from itertools import chain, islice, repeat
+from itertools import chain, repeat
 from operator import attrgetter, eq, ge, getitem, itemgetter
 from typing import Any
 
@@ -121,8 +121,8 @@ class SqliteImports(SqliteAppends):
         fixed = tuple(i for i in _BATCH_WIDE if len(set(columns[i])) == 1)
         given = [c[0] for i, c in enumerate(columns) if i in fixed]
         varying = [c for i, c in enumerate(columns) if i not in fixed]
-        for rows in _chunks(zip(*varying, strict=True)):
-            conn.execute(_insert_sql(len(rows) // len(varying), fixed), given + rows)
+        for rows, parameters in _parameters(given, varying):
+            conn.execute(_insert_sql(rows, fixed), parameters)
         for w in group:
             w.result, w.error = "recorded", None
 
@@ -195,20 +195,19 @@ def _new_ids(n: int) -> list[str]:
     )
 
 
-def _chunks(rows: Iterator[tuple[Any, ...]]) -> Iterator[list[Any]]:
-    """``rows`` flattened, up to :data:`_ROWS` a chunk; each chunk's size a power of two, so
-    that every batch reuses the same few statements."""
-    size = _ROWS
-    while True:
-        chunk = list(islice(rows, size))
-        if len(chunk) == size:
-            yield list(chain.from_iterable(chunk))
-            continue
-        while chunk:
-            size = 1 << (len(chunk).bit_length() - 1)
-            yield list(chain.from_iterable(chunk[:size]))
-            chunk = chunk[size:]
-        return
+def _parameters(given: list[Any], columns: list[list[Any]]) -> Iterator[tuple[int, list[Any]]]:
+    """Each statement's rows and parameters: ``given``, then the rows of ``columns`` row by
+    row, laid in by one slice assignment a column (no tuple a row); up to :data:`_ROWS` rows
+    a statement, each statement's size a power of two, so that every batch reuses the same few
+    statements."""
+    width, total, done = len(columns), len(columns[0]), 0
+    while done < total:
+        size = min(_ROWS, 1 << ((total - done).bit_length() - 1))
+        flat = given + [None] * (size * width)
+        for i, column in enumerate(columns):
+            flat[len(given) + i :: width] = column[done : done + size]
+        yield size, flat
+        done += size
 
 
 _CACHE: dict[tuple[int, tuple[int, ...]], str] = {}
