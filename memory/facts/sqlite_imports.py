@@ -11,12 +11,13 @@ the key's stored open fact) and, for the key's last write, that open fact's retr
 batch that does not qualify -- a write not after the one before it on its key, a stored fact
 not before the batch's first start on its key, a candidate or a refused write -- goes through
 :class:`memory.facts.sqlite_appends.SqliteAppends` (or the rules) as before; so does
-``record_many``. Half the processor time of the staged statements for the same writes: no
-staging table of the writes, no window or join per write.
+``record_many``. No staging table of the writes, no window or join per write: the statements
+of 50,000 writes on 100,000 facts took 1.0-1.3 s of processor time straight, 2.1-2.5 s staged.
 
 Each start's text is made by SQLite from its microseconds (:func:`memory.sql.clock.
 sql_time_text`), the memory ids in Python as :func:`memory.facts.records.new_memory_id` makes
-them, a group at a time; the clock is read once (the instant the batch's transaction records).
+them, a batch at a time and in order; the clock is read once (the instant the batch's
+transaction records).
 """
 
 from __future__ import annotations
