@@ -36,7 +36,8 @@ from memory.facts.group import PendingWrite
 from memory.facts.migrations import migrate_sqlite_sync
 from memory.facts.records import FactRecord, Grant
 from memory.facts.rules import grant_refused, may_administer, run_sync
-from memory.facts.sqlite_appends import TEMP_IN_MEMORY, SqliteAppends
+from memory.facts.sqlite_appends import TEMP_IN_MEMORY
+from memory.facts.sqlite_imports import SqliteImports
 from memory.facts.sqlite_ops import (
     COLUMNS,
     GRANT_COLUMNS,
@@ -483,8 +484,8 @@ class SqliteFactStore(FactStore):
 
     def _planned(self, group: list[PendingWrite]) -> None:
         """The group set-wise (:mod:`memory.facts.batch`), one commit: a group of appends by
-        a few statements over the whole group (:mod:`memory.facts.sqlite_appends`), any
-        other by one prefetch, the rules in memory and one statement per kind of change."""
+        a few statements over the whole group (:mod:`memory.facts.sqlite_appends`; an
+        import's, straight: :mod:`memory.facts.sqlite_imports`), any other by one prefetch, the rules in memory and one statement per kind of change."""
         conn = self._connection.writer
         ops = Writes(conn, self.cipher)
         conn.execute("BEGIN IMMEDIATE")
@@ -494,7 +495,7 @@ class SqliteFactStore(FactStore):
                 asked = spans(group)
                 return ops.prefetch(asked), asked
 
-            plan = Plan(prefetch, ops.grants, SqliteAppends(conn, self.cipher))
+            plan = Plan(prefetch, ops.grants, SqliteImports(conn, self.cipher))
             plan.run(group)
             ops.apply(plan.ended, plan.changed, plan.inserted)
             conn.execute("COMMIT")
