@@ -39,7 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from eval_recall import CATEGORIES, load, normalise_evidence, turns_of  # noqa: E402
+from eval_recall import (  # noqa: E402
+    CATEGORIES,
+    load,
+    locomo_arguments,
+    normalise_evidence,
+    turns_of,
+)
 
 import memory.store.ranked as ranked_module  # noqa: E402
 from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
@@ -233,10 +239,7 @@ async def evaluate(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("path", help="LoCoMo JSON file or a folder holding them")
-    parser.add_argument("--store", default="qdrant://local")
-    parser.add_argument("--cache", default=str(ROOT / ".data" / "eval-embeddings.sqlite"))
+    parser = locomo_arguments(__doc__)
     parser.add_argument(
         "--pools",
         default=str(Path(tempfile.gettempdir()) / "analyst-eval-pools.json"),

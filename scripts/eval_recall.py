@@ -488,15 +488,23 @@ async def evaluate(args: argparse.Namespace) -> None:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("path", help="LoCoMo JSON file or a folder holding one")
+def locomo_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments every LoCoMo evaluation takes (this one, ``eval_views_weight.py``,
+    ``eval_pool_parts.py``): the conversations, the store URL and the embedding cache;
+    described by the first paragraph of the script's ``doc``."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("path", help="LoCoMo JSON file or a folder holding them")
     parser.add_argument("--store", default="qdrant://local", help="store URL to evaluate")
     parser.add_argument(
         "--cache",
         default=str(ROOT / ".data" / "eval-embeddings.sqlite"),
         help="embedding cache (SQLite), reused across runs",
     )
+    return parser
+
+
+def main() -> None:
+    parser = locomo_arguments(__doc__)
     parser.add_argument(
         "--cold", action="store_true", help="an empty embedding cache: ingest embeds every turn"
     )

@@ -24,7 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from eval_recall import CATEGORIES, load, normalise_evidence, turns_of  # noqa: E402
+from eval_recall import (  # noqa: E402
+    CATEGORIES,
+    load,
+    locomo_arguments,
+    normalise_evidence,
+    turns_of,
+)
 
 import memory.ranking as ranking  # noqa: E402
 from memory.embedding_cache import CachedEmbedder, SqliteEmbeddingCache  # noqa: E402
@@ -124,10 +130,7 @@ async def evaluate(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("path", help="LoCoMo JSON file or a folder holding them")
-    parser.add_argument("--store", default="qdrant://local")
-    parser.add_argument("--cache", default=str(ROOT / ".data" / "eval-embeddings.sqlite"))
+    parser = locomo_arguments(__doc__)
     parser.add_argument(
         "--control",
         action="store_true",
