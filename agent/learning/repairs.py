@@ -174,7 +174,33 @@ def continued(sentence: str, stated: list[str], known: set[str]) -> tuple[str, o
     to it by reference alone ("Same goes for booze."), or None."""
     match = _CONTINUED.match(sentence)
     lists = [a for a in stated if a in _CONTINUED_LISTS]
-    if match is None or not lists:
+    if match is None or not lists or (match["w"] and not _only_values(match["w"], known)):
         return None
     raw = bare_value(lists[-1], match["v"] or match["w"], known)
     return None if raw is None else (lists[-1], raw)
+
+
+_SECTOR_PHRASES = sorted(
+    {
+        w
+        for table in (vocabulary.SECTORS, vocabulary.EXCLUDED_SECTORS)
+        for k, v in table.items()
+        for w in (k.replace("_", " "), *v)
+    },
+    key=len,
+    reverse=True,
+)
+
+
+def _only_values(words: str, known: set[str]) -> bool:
+    """Whether ``words`` name values and nothing else ("Nvidia", "booze and guns"), not a
+    request or a statement of their own ("exclude AMZN")."""
+    spans = []
+    for _, at in symbols.tickers_in(words, known):
+        word = re.match(r"\$?[\w.&-]+", words[at:])
+        spans.append((at, at + (len(word[0]) if word else 0)))
+    rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(words))
+    for phrase in _SECTOR_PHRASES:
+        rest = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", rest, flags=_I)
+    left = re.sub(r"\b(?:and|or|the|my|some|also|plus|oh)\b|[,&+/]", " ", rest, flags=_I)
+    return rest != words and not left.strip()

@@ -7,7 +7,7 @@ changed, or two swapped) from exactly one word of :data:`LEXICON`: the words the
 vocabulary tables read, and the companies the ticker table knows. A word that is itself an
 English word is never changed ("wait" is not "want", "gold" is not "hold"): English is the
 whole-word part of the bundled MiniLM tokenizer's vocabulary. Without that file nothing is
-respelt.
+respelt. Nor is a first letter ("cant" is not "want"): a slip is rarely there.
 
 The understanding reads the respelt message and quotes the words the user typed
 (:meth:`Respelt.original`); the registry's grounding check (:mod:`agent.learning.profile`)
@@ -32,6 +32,12 @@ dividends income growth drawdown percent maximum limit lose losing loss losses e
 avoid interested interest sector sectors report reports summary summaries detailed brief
 short tolerance risk aggressive conservative moderate cautious careful safe please work
 employer salary address name actually sorry correction instead anymore sold bought""".split()
+#: Contractions typed without their apostrophe are words too ("cant" is not "want").
+_CONTRACTIONS = frozenset(
+    """cant dont wont isnt arent wasnt werent didnt doesnt hasnt havent hadnt wouldnt couldnt
+    shouldnt mustnt aint thats whats lets youre theyre hes shes ive youve weve theyve id youd
+    hed shed wed theyd ill youll hell shell well theyll""".split()
+)
 _WORD = re.compile(r"[A-Za-z]+")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 #: Shorter words are too close to too many others to respell.
@@ -80,7 +86,7 @@ def _read_english() -> frozenset[str]:
         lines = (minilm_model_path() / "vocab.txt").read_text(encoding="utf-8").split()
     except (EmbeddingError, OSError):
         return frozenset()
-    words = {w for w in lines if w.isalpha() and w.islower()}
+    words = {w for w in lines if w.isalpha() and w.islower()} | _CONTRACTIONS
     # A lexicon word's inflections are words too ("retiree", "owns"), never its misspellings.
     return frozenset(words | {w + end for w in LEXICON for end in ("s", "e", "d", "r", "es", "ed")})
 
@@ -104,7 +110,7 @@ def _meant(word: str, english: frozenset[str]) -> str | None:
     lower = word.lower()
     if len(word) < _SHORTEST or lower in LEXICON or lower in english or word.isupper():
         return None
-    near = _edits(lower) & LEXICON
+    near = {w for w in _edits(lower) & LEXICON if w[0] == lower[0]}
     if len(near) != 1:
         return None
     fixed = near.pop()

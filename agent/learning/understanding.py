@@ -216,6 +216,7 @@ def _not_kept(found: list[Reading]) -> list[Reading]:
         for r in found
         if r.attribute not in ("holdings", "watchlist")
         or not isinstance(r.value, list)
+        or not r.value
         or not set(r.value) <= out
     ]
 
