@@ -49,7 +49,9 @@ _EXCLUDE_AROUND = re.compile(
     r"\b(?:keep|leave)\s+(?P<t>(?:[\w$.&]+\s+){1,4}?)(?:out|off|away)\b"
     # for good, not out of one comparison: the clause ends, or names the user's money
     r"(?=\s*(?:$|[,.;!]|please|for good|entirely|completely|altogether|of\s+(?:my|our|any|all)\s+"
-    r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)))"
+    r"(?:portfolio|money|recommendations|suggestions|reports|list|investments|picks|life)|"
+    # out of what the analyst gives: "keep Meta out of whatever you suggest"
+    r"of\s+(?:whatever|anything|everything|what|all)\s+(?:you|u)\b))"
     r"|(?P<u>(?:[\w$.&]+(?:,\s*|\s+(?:and|or|&)\s+))*[\w$.&]+)\s+(?:is|are|stays?)\s+"
     r"(?:off[\s-]limits|off the table|a no[\s-]go|a (?:hard|firm|flat|definite|big) no|"
     r"out of bounds|banned|dead to me|on my (?:restricted|banned|no[\s-]go|black) ?list)\b"

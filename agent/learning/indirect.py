@@ -364,8 +364,9 @@ _NAME_END = (
     r"please\b|writing\b|speaking\b|again\b|\d))"
 )
 _GREETING = (
-    r"(?:(?:hi|hello|hey|ok|okay|so|well|oh|basically|anyway|good \w+|by the way|btw|"
-    r"oh and|and|also)[,!.:\s]+)*"
+    r"(?:(?:hi|hello|hey|hiya|howdy|greetings|ok|okay|so|well|oh|basically|anyway|good \w+|"
+    r"(?:good\s+)?(?:morning|afternoon|evening)|by the way|btw|oh and|and|also)"
+    r"(?:[,!.:\s]+|\s*-+\s*))*"
 )
 _NAMES = [
     re.compile(p, _I)

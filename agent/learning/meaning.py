@@ -148,9 +148,12 @@ _INVESTED = re.compile(
 _COMPANY = re.compile(
     rf"(?<![\w'])(?:{'|'.join(sorted(COMPANY_NAMES, key=len, reverse=True))})(?![\w])", _I
 )
-#: Where one clause ends and the next begins: punctuation, a dash, a conjunction of reason.
+#: Where one clause ends and the next begins: punctuation, a dash, a conjunction of reason,
+#: an "and" before a new subject ("I'm 44 and I'd like to give this ...").
 _BREAK = re.compile(
-    r"\s*(?:[,;:.!?]+|\s-+\s|\b(?:but|so|because|since|which means|although|though)\b)\s*", _I
+    r"\s*(?:[,;:.!?]+|\s-+\s|\b(?:but|so|because|since|which means|although|though)\b|"
+    r"\band\b(?=\s+(?:i|i'm|im|i'd|i've|i'll|we|we're|we'd)\s))\s*",
+    _I,
 )
 
 

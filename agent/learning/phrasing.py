@@ -286,7 +286,8 @@ _WATCH = re.compile(
     _I,
 )
 _SUBJECTLESS = re.compile(
-    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|you|"
+    r"^\W*(?:(?:pls|please|plz|also|and|so|just|kindly|can you|could you|would you|you can|"
+    r"you could|you|"
     r"i'd like you to|i want you to|you should)[\s,]+)*$",
     _I,
 )

@@ -30,7 +30,15 @@ from typing import Literal
 from pydantic import JsonValue
 
 from agent.errors import InvalidProfileValueError, UnknownProfileAttributeError
-from agent.learning import currencies, indirect, quantities, symbols, timeline, vocabulary
+from agent.learning import (
+    currencies,
+    indirect,
+    quantities,
+    spelling,
+    symbols,
+    timeline,
+    vocabulary,
+)
 
 Merge = Literal["replace", "union"]
 
@@ -78,8 +86,12 @@ class ProfileAttribute:
             raise InvalidProfileValueError(self.name, value, self.accepted, str(e)) from e
 
     def supports(self, value: JsonValue, text: str) -> bool:
-        """Whether ``text`` states ``value`` (canonical) for this attribute."""
-        return self.mentions(value, text)
+        """Whether ``text`` states ``value`` (canonical) for this attribute, as typed or with
+        its misspellings put back (:func:`agent.learning.spelling.respelled`)."""
+        if self.mentions(value, text):
+            return True
+        fixed = spelling.respelled(text)
+        return fixed != text and self.mentions(value, fixed)
 
 
 # -- words and enumerations ---------------------------------------------------------------------

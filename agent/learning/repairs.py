@@ -144,3 +144,63 @@ def bare_value(attribute: str, tail: str, known: set[str]) -> object | None:
     if not named:
         return None
     return named if attribute in ("excluded_sectors", "sectors_of_interest") else named[-1]
+
+
+# -- a list continued by reference ---------------------------------------------------------------
+
+#: The lists a sentence may add to by reference alone.
+_CONTINUED_LISTS = (
+    "excluded_sectors",
+    "sectors_of_interest",
+    "excluded_tickers",
+    "watchlist",
+    "holdings",
+)
+#: A sentence that adds its values to the list said just before ("Same goes for booze.",
+#: "Ditto for Meta.", "Oh and Tesla too.", "Alcohol as well."): nothing but the values and the
+#: words of reference.
+_CONTINUED = re.compile(
+    r"^\W*(?:(?:and|oh|also|plus|ok|okay|oh and)[\s,]+)*"
+    r"(?:(?:the\s+)?same\s+(?:thing\s+)?(?:goes\s+|applies\s+)?(?:for|with|here with|to)|"
+    r"ditto(?:\s+(?:for|with))?|likewise(?:\s+(?:for|with))?)[\s,:]+(?P<v>[^,;:.!?]+?)\W*$"
+    r"|^\W*(?:(?:and|oh|also|plus|oh and)[\s,]+)*(?P<w>(?:[\w$&'-]+\s+){0,3}?[\w$&'-]+)"
+    r"[\s,]+(?:too|as well|also)\W*$",
+    _I,
+)
+
+
+def continued(sentence: str, stated: list[str], known: set[str]) -> tuple[str, object] | None:
+    """The list attribute said last (``stated``, oldest first) and the values ``sentence`` adds
+    to it by reference alone ("Same goes for booze."), or None."""
+    match = _CONTINUED.match(sentence)
+    lists = [a for a in stated if a in _CONTINUED_LISTS]
+    if match is None or not lists or (match["w"] and not _only_values(match["w"], known)):
+        return None
+    raw = bare_value(lists[-1], match["v"] or match["w"], known)
+    return None if raw is None else (lists[-1], raw)
+
+
+_SECTOR_PHRASES = sorted(
+    {
+        w
+        for table in (vocabulary.SECTORS, vocabulary.EXCLUDED_SECTORS)
+        for k, v in table.items()
+        for w in (k.replace("_", " "), *v)
+    },
+    key=len,
+    reverse=True,
+)
+
+
+def _only_values(words: str, known: set[str]) -> bool:
+    """Whether ``words`` name values and nothing else ("Nvidia", "booze and guns"), not a
+    request or a statement of their own ("exclude AMZN")."""
+    spans = []
+    for _, at in symbols.tickers_in(words, known):
+        word = re.match(r"\$?[\w.&-]+", words[at:])
+        spans.append((at, at + (len(word[0]) if word else 0)))
+    rest = "".join(" " if any(a <= i < b for a, b in spans) else c for i, c in enumerate(words))
+    for phrase in _SECTOR_PHRASES:
+        rest = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", rest, flags=_I)
+    left = re.sub(r"\b(?:and|or|the|my|some|also|plus|oh)\b|[,&+/]", " ", rest, flags=_I)
+    return rest != words and not left.strip()

@@ -1,6 +1,6 @@
 """How far a list cue reaches: the names a cue for a list attribute takes are those of its own
-clause, where a clause ends at a semicolon, a dash, or a conjunction that opens a new statement
-with a subject or a request ("I hold AAPL and MSFT, and please watch AMZN": the holdings are
+clause, where a clause ends at a semicolon, a dash, a comma before a new subject ("watch NVDA
+for me, I own AAPL"), or a conjunction that opens a new statement with a subject or a request ("I hold AAPL and MSFT, and please watch AMZN": the holdings are
 AAPL and MSFT, the watchlist AMZN). A conjunction inside a list of names ("NVDA and AMD",
 "NVDA and also AMD") does not end it."""
 
@@ -10,7 +10,9 @@ import re
 
 _TURN = re.compile(
     r"\s*(?:;|\s-+\s|,?\s+\b(?:and|but|while|whereas|though|although)\b(?=\s+(?:i|i'd|i'm|"
-    r"i'll|i've|im|we|we're|please|pls|can|could|would|you|my)\b))",
+    r"i'll|i've|im|we|we're|please|pls|can|could|would|you|my)\b)"
+    # a comma before a new subject ("follow NVDA for me, I own AAPL already")
+    r"|,\s*(?=(?:i|i'd|i'm|i'll|i've|im|we|we're|we've)\s))",
     re.IGNORECASE,
 )
 

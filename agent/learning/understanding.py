@@ -50,10 +50,12 @@ from agent.errors import InvalidProfileValueError
 from agent.learning import (
     discourse,
     meaning,
+    moods,
     phrasing,
     profile,
     quantities,
     repairs,
+    spelling,
     symbols,
     voices,
 )
@@ -84,36 +86,6 @@ _SENTENCE = re.compile(
     r"(?<=[.!?;])(?<!\s(?:Co|St|Rd|Dr|Mr|Ms|Jr|Sr|Mt)\.)(?<!\s(?:Ave|Apt|Mrs)\.)\s+|\n+|"
     r"(?<=[a-z])\s*!+\s*"
 )
-_SARCASM = re.compile(
-    r"\b(?:yeah right|yea right|oh sure|sure sure|as if|not!|/s\b|lol as if|yeah,? sure,? "
-    r"totally|(?:right|sure),? because|oh great|oh totally)"
-    r"|^\W*(?:sure|right|oh yeah|yeah)\b,.*\b(?:lol|lmao|haha|that's why)\b",
-    re.IGNORECASE,
-)
-_QUESTION_START = re.compile(
-    r"^(?:(?:so|and|but|also|hey|ok|okay|well)[\s,]+)*"
-    r"(?:what(?!\s+(?:i|we)\b)|how|why|which|when(?=\s+(?:do|does|did|is|are|was|were|will|would|should|can|could|shall|has|have|had|am)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
-    r"did|do(?!\s+not|n't)|has|have(?!\s+(?:a|an|some|my))|isn't|aren't|wouldn't|shouldn't)\b",
-    re.IGNORECASE,
-)
-_POLITE = re.compile(r"^(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
-_HYPOTHETICAL = re.compile(
-    # "if I'm honest" concedes and "if you need it" offers: neither supposes anything.
-    r"\b(?:if(?!\s+(?:(?:i'm|i am|im)\s+(?:honest|being honest|truthful)|(?:you|u)\s+(?:ever\s+)?(?:need|want|like|have to|must)\b|(?:anything|something)\s+(?:\w+\s+){0,2}?(?:happens|changes|comes up)\b))|unless|suppose|supposing|assuming|imagine|hypothetically|in case|say that|"
-    r"let's say|lets say|were i|had i|whether)\b",
-    re.IGNORECASE,
-)
-_HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|might|mite|i may|may be|could be|not sure|unsure|"
-    r"undecided|not decided|haven't decided|have not decided|not yet decided|don't know|"
-    r"do not know|dont know|dunno|no idea|no clue|we'll see|we will see|will see|toying|"
-    r"thinking (?:about|of)(?!\s+(?:it|that|this)\b)|(?:i'm|i am|im|still|been) thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"
-    r"at some point|i guess|i suppose|i think(?!\s+in\b)|i wonder|wondering|tempted|not certain|"
-    r"who knows|idk|if at all|doubt|hard to say|it depends|depends on|on the fence|torn between|"
-    r"not convinced|can't decide|cannot decide|still deciding|figuring out|figure out|"
-    r"debating|mulling)\b",
-    re.IGNORECASE,
-)
 _NEGATION = re.compile(
     r"\b(?:not|never|no|nothing|neither|nor|none|hardly|without)\b|n't\b|\bcannot\b",
     re.IGNORECASE,
@@ -130,9 +102,18 @@ def read(
     """What ``text`` states about its author; ``recent`` names the attributes stated in the
     messages before it (oldest first), which a bare correction ("no sorry, 14") refers to;
     ``held`` is the stored profile (attribute -> value), which a list edit that names no list
-    ("drop META") is read against."""
+    ("drop META") is read against. A misspelt word is read as the word it misspells
+    (:mod:`agent.learning.spelling`), and quoted as typed."""
+    respelt = spelling.respell(text or "")
+    found = _read(respelt.text, known=known, recent=recent, held=held)
+    return [replace(r, quote=respelt.original(r.quote)) for r in found]
+
+
+def _read(
+    text: str, *, known: Iterable[str], recent: Sequence[str], held: Mapping[str, object] | None
+) -> list[Reading]:
     words = plain(text or "")
-    if not words.strip() or _SARCASM.search(words):
+    if not words.strip() or moods.SARCASM.search(words):
         return []
     known_set = {k.upper() for k in known}
     meaning.prepare([plain(s) for s in _sentences(text)], known_set)
@@ -145,6 +126,9 @@ def read(
         # "no, let me take that back. moderate.": a marker that named nothing reaches on.
         span = text[pending : start + len(sentence)] if 0 <= pending < start else sentence
         found = _sentence(span, known_set, stated, held)
+        if not found and (more := repairs.continued(plain(sentence), stated, known_set)):
+            found = [r for r in [_reading(*more, sentence)] if r is not None]  # "Ditto for X."
+        found = _not_kept(found)
         if 0 <= before < start and all(r.attribute != "holdings" for r in found):
             found += _held_by_pronoun(text[before : start + len(sentence)], sentence, known_set)
         before = start
@@ -169,7 +153,7 @@ def read(
             ):
                 out = [r for r in out if r.attribute != reading.attribute or r.reported]
                 reading = replace(reading, correction=True)
-            out.append(reading)
+            out = _grown(out, reading, text)
             stated.append(reading.attribute)
     own = {r.attribute for r in out if not r.reported}
     # The user's own word wins over what someone else says in the same message.
@@ -198,6 +182,45 @@ def _held_by_pronoun(span: str, sentence: str, known: set[str]) -> list[Reading]
     ]
 
 
+def _grown(out: list[Reading], reading: Reading, text: str) -> list[Reading]:
+    """``out`` with ``reading`` added: a list said again in the same message ("Follow Amazon.
+    Nvidia as well.") is one reading of both, quoted from the first to the second."""
+
+    def adds(r: Reading) -> bool:
+        plain_list = isinstance(r.value, list) and not (r.correction or r.reported or r.removed)
+        return plain_list and not r.whole and profile.attribute(r.attribute).merge == "union"
+
+    same = [r for r in out if r.attribute == reading.attribute and adds(r)]
+    start = text.find(same[-1].quote) if same else -1
+    end = text.find(reading.quote, max(start, 0))
+    if not adds(reading) or start < 0 or end < 0:
+        return [*out, reading]
+    first = same[-1].value if isinstance(same[-1].value, list) else []
+    added = reading.value if isinstance(reading.value, list) else []
+    value = [*first, *(v for v in added if v not in first)]
+    merged = replace(same[-1], value=value, quote=text[start : end + len(reading.quote)])
+    return [merged if r is same[-1] else r for r in out]
+
+
+def _not_kept(found: list[Reading]) -> list[Reading]:
+    """``found`` without a holding or a watch of what the same words rule out ("keep Meta out
+    of my portfolio" names a portfolio, it holds nothing)."""
+    out = {
+        t
+        for r in found
+        if r.attribute == "excluded_tickers" and not r.reported and isinstance(r.value, list)
+        for t in r.value
+    }
+    return [
+        r
+        for r in found
+        if r.attribute not in ("holdings", "watchlist")
+        or not isinstance(r.value, list)
+        or not r.value
+        or not set(r.value) <= out
+    ]
+
+
 def _adopted(reading: Reading, sentence: str, text: str) -> Reading:
     """``reading`` made the user's own by ``sentence``: its quote runs on to the adoption."""
     start = text.find(reading.quote)
@@ -215,15 +238,15 @@ def _sentence(
     sentence: str, known: set[str], recent: Sequence[str], held: Mapping[str, object] | None
 ) -> list[Reading]:
     words = plain(sentence)
-    if _is_question(words):
+    if moods.is_question(words):
         # "I'm pretty conservative, but do you think Nvidia is overvalued?": the statement
         # before a question that follows it is still said.
-        asked = _before_question(words)
+        asked = moods.before_question(words)
         return [] if asked is None else _sentence(sentence[: len(asked)], known, recent, held)
-    supposing = _HYPOTHETICAL.search(words)
+    supposing = moods.HYPOTHETICAL.search(words)
     # "25%, no, let's say fifteen": "let's say" names a value, it opens no clause of its own.
     opens = supposing is not None and not re.match(r"let'?s say|say that", supposing[0], re.I)
-    cut = _before_condition(words, supposing.start()) if supposing and opens else None
+    cut = moods.before_condition(words, supposing.start()) if supposing and opens else None
     if cut is not None:
         # "I'm 34, and if the market drops 30% I'd buy more": the clause before the condition
         # stands on its own; the condition limits only what follows it.
@@ -235,7 +258,7 @@ def _sentence(
     # Doubting what someone else says of the user leaves their claim a claim ("my girlfriend
     # says I'm aggressive, but idk about that"): only the hedging clause goes.
     reports = any(voices.REPORTED.search(p) for p in voices.NEW_VOICE.split(words))
-    words = _without_hedges(words, whole=not reports)
+    words = moods.without_hedges(words, whole=not reports)
     if not words.strip():
         return []
     readings: list[Reading] = []
@@ -263,88 +286,6 @@ def _answered(sentence: str, part: str, claimed: Sequence[str], known: set[str])
     bare = _bare(sentence, part, [], list(reversed(claimed)), known, marked=True)
     readings = [_reading(attribute, raw, sentence) for attribute, raw in bare]
     return [replace(r, correction=True) for r in readings if r is not None]
-
-
-#: Where a statement ends and a question after it begins (", but do you think ...?").
-_THEN_ASKED = re.compile(
-    r"(?:[,;:]|\s+-+)\s*(?:(?:but|and|so|also|though|anyway)[\s,]+)?(?=\S)", re.I
-)
-
-
-def _before_question(words: str) -> str | None:
-    """The statement before the question a sentence ends with, or None when the sentence
-    asks from its start ("am I conservative, or should I be bolder?")."""
-    stripped = words.strip()
-    if not stripped.endswith("?") or _QUESTION_START.match(stripped) or _POLITE.match(stripped):
-        return None
-    for cut in reversed(list(_THEN_ASKED.finditer(stripped))):
-        tail = stripped[cut.end() :]
-        if _QUESTION_START.match(tail) or _POLITE.match(tail):
-            head = stripped[: cut.start()].strip()
-            return head if head and not _HYPOTHETICAL.search(head) else None
-    return None
-
-
-#: A clause boundary right before a condition that opens its own clause (", and if ...");
-#: else the last comma before it (:data:`_BOUNDARY`) ends the clause the condition is in.
-_CLAUSE_END = re.compile(
-    r"(?:[,;:]|\s+-+)\s*(?:(?:and|but|so|though|although)\s+)?$|\s+and\s+$", re.IGNORECASE
-)
-_BOUNDARY = re.compile(r"[,;:]\s*|\s+-+\s+")
-#: A clause in the conditional mood depends on the condition after it ("I'd be bolder, if
-#: ...").
-_MOOD = re.compile(r"\b(?:would|could|might|should|wouldn't|couldn't|i'd|we'd|id)\b", re.I)
-
-
-def _before_condition(words: str, at: int) -> tuple[int, int] | None:
-    """Where the clause before a condition starting at ``at`` ends and the condition's clause
-    begins, when that clause states something by itself (not in the conditional mood); None
-    when the condition opens the sentence or governs it."""
-    ending = _CLAUSE_END.search(words[:at])
-    if ending is None:
-        # "I'm happy taking risk, I'm not going to panic if things drop": the comma clause
-        # the condition is in.
-        ending = next(reversed(list(_BOUNDARY.finditer(words[:at]))), None)
-    if ending is None or not words[: ending.start()].strip():
-        return None
-    head = words[: ending.start()]
-    return None if _MOOD.search(head) else (ending.start(), ending.end())
-
-
-def _is_question(words: str) -> bool:
-    stripped = words.strip()
-    if _POLITE.match(stripped):
-        return False
-    return stripped.endswith("?") or bool(_QUESTION_START.match(stripped))
-
-
-#: "I think", "I'd say" before the user's description of themselves: a self-assessment, which
-#: is how people state a trait ("I think I'm moderate"), not a doubt; a plan after it ("I
-#: think I'm going to retire early") stays hedged.
-_ASSESSED = re.compile(
-    r"\b(?:i\s+(?:think|guess|suppose|believe|reckon|feel(?:\s+like)?|would\s+say)|i'?d\s+say|"
-    r"id\s+say)\s+(?:that\s+)?(?=(?:i'm|i am|im)\s+(?!(?:going|gonna|about|thinking|considering|"
-    r"planning|leaning|not\b|unsure|undecided|torn|still)\b))",
-    re.IGNORECASE,
-)
-
-
-def _without_hedges(words: str, *, whole: bool = True) -> str:
-    """``words`` without the comma clauses that hedge; all of it hedged when a hedging clause
-    names nothing of its own ("..., I don't know yet"). A self-assessment ("I'd say I'm
-    fairly conservative") is no hedge."""
-    # Separators are kept: a dash is part of a revision ("aggressive - well, moderate").
-    pieces = re.split(r"((?<=,)\s*|\s+-{1,2}\s+|\s+(?=but\b))", words)
-    kept = []
-    for clause, separator in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
-        hedge = _HEDGE.search(_ASSESSED.sub(" ", clause))
-        if hedge is None:
-            kept.append(clause + (separator or " "))
-            continue
-        rest = _HEDGE.sub(" ", clause)
-        if whole and len(re.findall(r"[A-Za-z0-9]+", rest)) < 3:
-            return ""
-    return "".join(kept).strip()
 
 
 #: Someone else's description of the user ("says I'm too cautious for my age", "says I

@@ -98,7 +98,10 @@ _OTHER_PERSON = re.compile(
     r"reports?|thinks? in|counts? in|"
     # what they would do or cannot bear: "my friend would bail at 20%", "my wife can't stomach"
     r"would|will|can|could|should|might|must|can't|cannot|won't|wouldn't|doesn't|does|did|"
-    r"never|always|panics?|panicked|bails?|bailed|freaks?|freaked|hates?|hated|gets?|got)\b",
+    r"never|always|panics?|panicked|bails?|bailed|freaks?|freaked|hates?|hated|gets?|got)\b"
+    # "my wife's retiring in five years": their "is" or "has" contracted onto them
+    rf"|^{_FILLER}(?:my|our|his|her|their)\s+{_PEOPLE}'s\s+(?:(?:just|still|already|also|"
+    r"always|never|really|now|been)\s+)?(?:\w+ing|\w{2,}ed|been|got|gone|\d)\b",
     re.IGNORECASE,
 )
 _OWN_AFTER = re.compile(
