@@ -13,25 +13,18 @@ Real graph and stores (embedded defaults), one application per session at an inj
 
 from __future__ import annotations
 
-import hashlib
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from tests.support.sessions import app_at, chat, current
+from tests.support.sessions import learned_after
 
 pytestmark = pytest.mark.integration
 
 
 async def learned(attribute: str, *sessions: tuple[str, ...]) -> Any:
     """``attribute`` after each of ``sessions`` is said in a chat session of its own."""
-    said = "|".join("/".join(turns) for turns in sessions)
-    user = "heard-" + hashlib.sha256(said.encode()).hexdigest()[:10]
-    async with app_at(datetime(2026, 11, 20, 9, tzinfo=UTC), user) as app:
-        for number, turns in enumerate(sessions):
-            await chat(app, f"t{number}", *turns)
-        return await current(app, attribute)
+    return await learned_after("heard", attribute, *sessions)
 
 
 @pytest.mark.parametrize(

@@ -10,22 +10,19 @@ Real graph and stores (embedded defaults), one application per session at an inj
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from tests.support.sessions import app_at, chat, current
+from tests.support.sessions import app_at, chat, learned_after
 
 pytestmark = pytest.mark.integration
 
 
 async def learned(attribute: str, *turns: str) -> Any:
-    user = "unheard-" + hashlib.sha256("|".join(turns).encode()).hexdigest()[:10]
-    async with app_at(datetime(2026, 11, 20, 9, tzinfo=UTC), user) as app:
-        await chat(app, "t1", *turns)
-        return await current(app, attribute)
+    """``attribute`` after ``turns`` are said in one chat session."""
+    return await learned_after("unheard", attribute, turns)
 
 
 async def test_a_bare_number_given_as_the_real_limit_after_a_reflection_revises() -> None:

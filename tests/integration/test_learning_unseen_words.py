@@ -10,23 +10,21 @@ Real graph and stores (embedded defaults), one application per session at an inj
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from tests.support.sessions import app_at, chat, current
+from tests.support.sessions import learned_after
 
 pytestmark = pytest.mark.integration
 
 
 async def learned(attribute: str, *turns: str) -> Any:
     """``attribute`` after ``turns`` are said in one chat session."""
-    user = "unseen-" + hashlib.sha256("/".join(turns).encode()).hexdigest()[:10]
-    async with app_at(datetime(2026, 11, 21, 9, tzinfo=UTC), user) as app:
-        await chat(app, "t0", *turns)
-        return await current(app, attribute)
+    return await learned_after(
+        "unseen", attribute, turns, start=datetime(2026, 11, 21, 9, tzinfo=UTC)
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,12 @@ with that clock in its services.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.app import AnalystApp
@@ -50,3 +51,19 @@ async def current(app: AnalystApp, attribute: str) -> Any:
     learner = await app.memory.learner()
     record = await learner.facts.current(subject_for(app.principal), attribute)
     return None if record is None else record.value
+
+
+async def learned_after(
+    prefix: str,
+    attribute: str,
+    *sessions: Sequence[str],
+    start: datetime = datetime(2026, 11, 20, 9, tzinfo=UTC),
+) -> Any:
+    """``attribute`` after each of ``sessions`` (its turns) is said in a chat session of its
+    own, by a new user named ``prefix`` and a digest of what is said (a case of its own)."""
+    said = "|".join("/".join(turns) for turns in sessions)
+    user = f"{prefix}-" + hashlib.sha256(said.encode()).hexdigest()[:10]
+    async with app_at(start, user) as app:
+        for number, turns in enumerate(sessions):
+            await chat(app, f"t{number}", *turns)
+        return await current(app, attribute)
