@@ -55,6 +55,34 @@ _SHRINKS = """ AND NOT (
         AND (OLD.valid_to IS NULL OR NEW.valid_to <= OLD.valid_to)
     )"""
 
+
+def _sqlite_one_seek_trigger(name: str, event: str) -> str:
+    """The overlap guard as one seek: the key's active row starting last before the row's end.
+
+    Active intervals of a key never overlap (this guard keeps it so), so the row overlaps one
+    iff it overlaps that one: it starts inside the row, or before it and ends after the row's
+    start (every earlier one ends no later than that one starts). One ``ORDER BY valid_from
+    DESC LIMIT 1`` on ``facts_one_start`` instead of the neighbour guard's two; the row's end
+    bounds the seek only when it has one (no sentinel stands for "open").
+    """
+    key = (
+        "f.tenant_id = NEW.tenant_id AND f.subject = NEW.subject AND f.attribute = NEW.attribute"
+        " AND f.withdrawn_at IS NULL AND f.memory_id <> NEW.memory_id"
+    )
+    overlaps = "f.valid_from >= NEW.valid_from OR f.valid_to IS NULL OR f.valid_to > NEW.valid_from"
+    last = f"SELECT {overlaps} FROM facts f WHERE {key}{{end}} ORDER BY f.valid_from DESC LIMIT 1"
+    return f"""
+    CREATE TRIGGER {name} BEFORE {event} ON facts
+    WHEN NEW.withdrawn_at IS NULL AND CASE WHEN NEW.valid_to IS NULL
+        THEN ({last.format(end="")})
+        ELSE ({last.format(end=" AND f.valid_from < NEW.valid_to")})
+    END
+    BEGIN
+        SELECT RAISE(ABORT, 'fact ledger: overlapping validity intervals for one key');
+    END
+    """
+
+
 #: Whether the acting user is the admin of the session's tenant: a subquery on constants,
 #: run once a statement (migration 13). The admin grant's user is never empty.
 _ACTING_ADMIN = f"(SELECT {PG_SCHEMA}.is_admin(current_setting('app.tenant_id', true)))"
@@ -316,6 +344,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
             f"ALTER POLICY facts_update_authority ON {PG_FACTS} WITH CHECK ({_MAY_WRITE})",
         ),
+    ),
+    Migration(
+        version=14,
+        description="the overlap guard on inserts seeks once: the row before the new one's end",
+        sqlite=(
+            # The same refusals, from any connection, for half the seeks of every insert (an
+            # import's rows: a fifth of the statement's work, the guard's share of it).
+            "DROP TRIGGER facts_no_overlap_insert",
+            _sqlite_one_seek_trigger("facts_no_overlap_insert", "INSERT"),
+        ),
+        # Postgres guards overlaps with an exclusion constraint.
+        postgres=("SELECT 1",),
     ),
 )
 

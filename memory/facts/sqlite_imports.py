@@ -80,8 +80,7 @@ class SqliteImports(SqliteAppends):
         self._direct = None
         if any(map(_RETURNS_RECORD, group)) or not all(map(_ready, group)):
             return super().appendable(group)
-        order = sorted(range(len(group)), key=list(map(_KEY, group)).__getitem__)
-        writes = list(map(group.__getitem__, order))
+        writes = _key_by_key(group)
         keys = list(map(_KEY, writes))
         starts = list(epoch_micros(map(_VALID_FROM, map(_DELTA, writes))))
         # Within a key, each write must start after the one before it.
@@ -177,6 +176,21 @@ _RETENTION = attrgetter("retention_policy")
 
 def _ready(w: PendingWrite) -> bool:
     return w.delta is not None and w.now is not None
+
+
+def _key_by_key(group: list[PendingWrite]) -> list[PendingWrite]:
+    """``group``'s writes key by key, the keys sorted and each key's writes in the group's
+    order: what a stable sort by key gives, with one sort of the distinct keys instead of
+    one of every write's (tuple comparisons were about 2 us a write of a 50,000-write batch,
+    this is half that)."""
+    runs: dict[tuple[str, str, str], list[PendingWrite]] = {}
+    for w in group:
+        run = runs.get(w.key)
+        if run is None:
+            runs[w.key] = [w]
+        else:
+            run.append(w)
+    return list(chain.from_iterable(map(runs.__getitem__, sorted(runs))))
 
 
 def _new_ids(n: int) -> list[str]:

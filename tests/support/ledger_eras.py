@@ -394,7 +394,7 @@ async def check_answers(url: str, version: int, key: bytes | None, *, clock_day:
 #: record a no-op there, ``SELECT 1``); the newest is not an earlier layout.
 LAYOUTS = {
     "sqlite": (1, 2, 3, 4, 5, 6, 8, 10, 11),
-    "postgres": (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12),
+    "postgres": (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13),
 }
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import shutil
 import sqlite3
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -126,7 +128,8 @@ async def test_the_runner_applies_each_migration_once(tmp_path: Path) -> None:
     assert await _migrate(path, target=10) == [10]
     assert await _migrate(path, target=11) == [11]
     assert await _migrate(path, target=12) == [12]
-    assert await _migrate(path) == [13]
+    assert await _migrate(path, target=13) == [13]
+    assert await _migrate(path) == [14]
     assert await _migrate(path) == []
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT version, checksum FROM fact_migrations ORDER BY 1").fetchall()
@@ -353,3 +356,64 @@ async def test_the_overlap_guard_checks_both_neighbours_by_seeks(tmp_path: Path)
         assert rows == ("[]", 2)  # defaults; _insert writes schema_version 2 explicitly
     finally:
         conn.close()
+
+
+def _at(day: int) -> str:
+    return f"2026-06-{day:02d}T00:00:00.000000+00:00"
+
+
+async def test_the_overlap_guard_on_inserts_refuses_exactly_the_overlaps(tmp_path: Path) -> None:
+    """Schema 14's guard seeks only the key's active row starting last before the new row's
+    end; random rows written by raw SQL are refused exactly when they overlap an active row
+    of their key (checked against every row), open-ended, withdrawn and other keys included."""
+    import random
+
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    rng = random.Random(14)
+    stored: list[tuple[str, int, int | None]] = []  # active rows: attribute, start, end
+    try:
+        for n in range(400):
+            attribute = rng.choice(["horizon", "risk"])
+            start = rng.randrange(1, 28)
+            end = None if rng.random() < 0.2 else rng.randrange(start + 1, 30)
+            withdrawn = rng.random() < 0.1
+            overlaps = not withdrawn and any(
+                a == attribute and (end is None or s < end) and (e is None or start < e)
+                for a, s, e in stored
+            )
+            extra = {"attribute": attribute} | ({"withdrawn_at": _at(1)} if withdrawn else {})
+            try:
+                _insert(conn, f"m{n}", _at(start), None if end is None else _at(end), **extra)
+            except sqlite3.IntegrityError as e:
+                assert overlaps and "overlapping" in str(e), (n, attribute, start, end)
+            else:
+                assert not overlaps, (n, attribute, start, end, stored)
+                if not withdrawn:
+                    stored.append((attribute, start, end))
+        assert len(stored) > 5  # the scenario fills both timelines, not only refusals
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="no sqlite3 command-line shell")
+async def test_the_overlap_guard_refuses_a_row_from_the_sqlite3_shell(tmp_path: Path) -> None:
+    """The guard is the file's own (a trigger, no function of the application's connections):
+    the sqlite3 shell's insert of an overlapping row is refused too."""
+    path = tmp_path / "facts.sqlite"
+    await _migrate(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    _insert(conn, "a", T0, None)
+    conn.close()
+    insert = (
+        "INSERT INTO facts (tenant_id, memory_id, subject, attribute, value, valid_from,"
+        f" recorded_at) VALUES ('acme', 'b', 'mira', 'horizon', '\"y\"', '{T1}', '{T1}');"
+    )
+    shell = subprocess.run(
+        ["sqlite3", str(path), insert], capture_output=True, text=True, check=False
+    )
+    assert shell.returncode != 0 and "overlapping" in shell.stderr
+    with sqlite3.connect(path) as check:
+        assert check.execute("SELECT memory_id FROM facts").fetchall() == [("a",)]
+    check.close()
