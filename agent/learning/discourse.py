@@ -7,7 +7,10 @@ what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what t
 ("also add GOOGL", and a purchase told with its subject left out, "bought back into
 Nvidia") and whether they named the whole list as it now is ("just NVDA now"); taking out
 includes bringing to nothing ("trimmed Tesla to zero"), saying it is gone ("Apple's gone
-from my portfolio") or off a list ("Nvidia's off the list"), taking back the part of what was
+from my portfolio", "the TSLA position is closed"), off a list ("Nvidia's off the list") or
+no longer needed on it ("Meta is no longer of interest"), an object said before its subject
+("the Microsoft I don't have more"), an object that refers to the list said before ("got
+out of both": :attr:`ListEdit.refers`, read by :mod:`agent.learning.revisions`), taking back the part of what was
 said that named it ("forget the Tesla part"), a sale whose object is a pronoun for the ticker
 named before it ("Amazon, I have sell it") and repairing a name in the list ("Tesla, Meta - not
 Meta, Microsoft"); "add it back" and "added back some Apple" add. An
@@ -49,6 +52,9 @@ class ListEdit:
     removed: tuple[str, ...]
     whole: bool
     at: int
+    #: A removal whose object refers to the list said before ("sold them both"): "it" (its one
+    #: ticker), "both" (its two) or "all"; what it takes out is read from that message.
+    refers: str = ""
 
 
 _OWNING = (
@@ -57,6 +63,8 @@ _OWNING = (
     r"got out of|pulled out of|pulled (?:my|our) money out of|walked away from|"
     r"no longer (?:hold|own|have|hold any|own any|have any)|"
     r"(?:don't|do not|dont) (?:hold|own|have)(?= [^,;.]*\b(?:anymore|any more|now)\b)|"
+    # "I don't have it more": "no longer" in the word order of German, French or Dutch
+    r"(?:don't|do not|dont|not) (?:hold|own|have)(?: (?:it|them))? (?:no )?more\b|"
     r"(?:not holding|not in)(?= [^,;.]*\b(?:anymore|any more)\b)|(?:i'm|im|i am) out of"
 )
 _WATCHING = (
@@ -66,7 +74,9 @@ _WATCHING = (
 )
 _NEUTRAL = (
     r"drop(?:ped)?|remove[sd]?|removing|delete[sd]?|deleting|ditch(?:ed)?|scrap(?:ped)?|"
-    r"cut|kick(?:ed)? out|take|took|taken"
+    r"cut|kick(?:ed)? out|take|took|taken|"
+    # a retraction with a ticker for its object: "never mind Tesla", "forget about Apple"
+    r"nvm|never ?mind|forget(?: about)?"
 )
 _REMOVE = re.compile(
     rf"(?<![\w'])(?:(?P<own>{_OWNING})|(?P<watch>{_WATCHING})|(?P<neutral>{_NEUTRAL}))\b", _I
@@ -94,7 +104,8 @@ _ONLY = re.compile(
     r"\b(?:now\s+)?(?:just|only)\s+(?:(?:hold|own|have|watch|follow)(?:ing)?\s+)?"
     r"(?P<v>[^,;.!?]+?)\s*(?:now|left|these days|remaining|"
     r"anymore|any more|at the moment|today)\b|\bnow\s+(?:just|only)\s+(?P<w>[^,;.!?]+)|"
-    r"\b(?:just|only)\s+(?P<x>[^,;.!?]+?)\s*(?=[,;.!?]|$)",
+    r"\b(?:just|only)\s+(?P<y>[^,;.!?]+?)\s+(?:i|we)\s+(?:still\s+)?(?:have|hold|own|keep|watch|"
+    r"follow)\b|\b(?:just|only)\s+(?P<x>[^,;.!?]+?)\s*(?=[,;.!?]|$)",
     _I,
 )
 _ADD = re.compile(
@@ -105,7 +116,8 @@ _ADD = re.compile(
     _I,
 )
 _BOUGHT = re.compile(
-    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added(?: back)?)\s+(?:some\s+|a bit of\s+|shares of\s+|"
+    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added(?: back)?|"
+    r"opened (?:a (?:new )?position|one|a stake|a small one|a new one) in)\s+(?:some\s+|a bit of\s+|shares of\s+|"
     r"more\s+)?(?P<v>[^,;.!?]+)",
     _I,
 )
@@ -114,7 +126,7 @@ _BOUGHT = re.compile(
 _BOUGHT_ELIDED = re.compile(
     r"^\W*(?:(?:also|just|then|and|so|recently|finally|yesterday|today|oh|ok|okay)[\s,]+)*"
     r"(?:(?:i|we)(?:'ve| have)?\s+(?:(?:also|just|then|recently|finally|since)\s+)*)?"
-    r"(?:bought|picked up|added back)\b",
+    r"(?:bought|picked up|added back|opened)\b",
     _I,
 )
 #: Taken down to nothing: "trimmed Tesla to zero", "cut my Meta position to nothing".
@@ -125,8 +137,18 @@ _TO_ZERO = re.compile(
 )
 #: Said to be gone: "Apple's gone from my portfolio", "the Tesla shares are out".
 _GONE = re.compile(
-    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+has been|\s+have been)\s+(?:now\s+|all\s+)?"
-    r"(?:gone|out|sold)\b",
+    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+has been|\s+have been|\s+was|\s+were|\s+got)\s+"
+    r"(?:now\s+|all\s+)?(?:gone|out|sold(?: off)?|closed(?: out)?|exited|liquidated|dumped|"
+    r"offloaded|unloaded|cashed out)\b",
+    _I,
+)
+#: Said to be no longer part of a list: "Amazon's not needed on there anymore", "Meta is no
+#: longer of interest". Only a predicate of membership, not one about the company ("Tesla is
+#: not cheap anymore" keeps it).
+_UNNEEDED = re.compile(
+    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are)\s+(?:not|no longer)\s+(?:really\s+)?"
+    r"(?:needed|wanted|necessary|relevant|interesting|of interest|required|on (?:my|the) \w+)"
+    r"(?=[^,;.!?]*\b(?:anymore|any more)\b|\s+(?:for me|to me)\b|[^,;.!?]*$)",
     _I,
 )
 #: Said to be off a list: "Nvidia's off the list", "Tesla is off my radar now".
@@ -162,8 +184,8 @@ def list_edits(
     held: Mapping[str, object] | None = None,
 ) -> list[ListEdit]:
     """The edits of ticker lists ``part`` states, one per list, in order."""
-    edits: dict[str, ListEdit] = {}
     found: list[tuple[str | None, list[str], list[str], bool, int]] = []
+    referred: list[tuple[str | None, str, int]] = []
     for match in _SWAP.finditer(part):
         out, into = _named(match["a"], known), _named(match["b"], known)
         if out and into:
@@ -177,7 +199,12 @@ def list_edits(
         out, into = _named(match["a"], known), _named(match["b"], known)
         if out and into and set(out) <= set(_named(part[: match.start()], known)):
             found.append((None, into, out, False, match.start()))  # the repair of a name said
-    for pattern, list_of in ((_TO_ZERO, "holdings"), (_GONE, "holdings"), (_OFF, None)):
+    for pattern, list_of in (
+        (_TO_ZERO, "holdings"),
+        (_GONE, "holdings"),
+        (_OFF, None),
+        (_UNNEEDED, None),
+    ):
         for match in pattern.finditer(part):
             out = _named(match["a"], known)
             if out and not _NEGATED.search(part[: match.start("a")]):
@@ -193,11 +220,15 @@ def list_edits(
         if _PARTIAL.match(scope):
             continue  # "sold half my NVDA": still held
         out = _named(scope, known)
-        if not out and _PRONOUN_OBJECT.match(scope):
-            out = _named(part[: match.start()], known)  # "Amazon I have sell it"
+        if not out and (_PRONOUN_OBJECT.match(scope) or _FRONTED.search(part[: match.start()])):
+            # "Amazon I have sell it", "the Microsoft I don't have more": the object said first
+            out = _named(_clause_before(part[: match.start()]), known)
+        kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
+        referring = _REFERS.match(scope)
         if out:
-            kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
             found.append((kind, [], out, False, match.start()))
+        elif referring and not _named(part[: match.start()], known) and not match["neutral"]:
+            referred.append((kind, _referent(referring[0]), match.start()))
     for match in _ADD.finditer(part):
         into = _bare_tickers(match["v"], known)
         if into:
@@ -207,11 +238,27 @@ def list_edits(
             into = _named(_scope(match["v"]), known)
             if into:
                 found.append(("holdings", into, [], False, match.start()))
-    only = _only(part, known) if found or _SOLD_BEFORE.search(part) or _MINE.search(part) else None
+    # "only nvidia" said alone right after a list: that list, whole.
+    alone = _ALONE.fullmatch(part.strip(" .!")) is not None and bool(recent) and recent[-1] in LISTS
+    named_list = found or _SOLD_BEFORE.search(part) or _MINE.search(part) or alone
+    only = _only(part, known) if named_list else None
     if only is not None:
         found.append((None, only[0], [], True, only[1]))
+    return _by_list(part, found, referred, recent, held)
+
+
+def _by_list(
+    part: str,
+    found: Sequence[tuple[str | None, list[str], list[str], bool, int]],
+    referred: Sequence[tuple[str | None, str, int]],
+    recent: Sequence[str],
+    held: Mapping[str, object] | None,
+) -> list[ListEdit]:
+    """The edits ``found`` in ``part`` merged into one per list, in order; a referring
+    removal (``referred``) is the edit of a list nothing else edits."""
+    edits: dict[str, ListEdit] = {}
     for kind, into, out, whole, at in sorted(found, key=lambda f: f[4]):
-        attribute = _target(part, kind, out, recent, held, edits)
+        attribute = _target(_through_clause(part, at), kind, out, recent, held, edits)
         before = edits.get(attribute)
         if before is not None:
             into = [*before.added, *into]
@@ -222,7 +269,47 @@ def list_edits(
         edits[attribute] = ListEdit(
             attribute, added, tuple(t for t in dict.fromkeys(out) if t not in added), whole, at
         )
+    for kind, refers, at in referred:
+        attribute = _target(_through_clause(part, at), kind, (), recent, held, edits)
+        if attribute not in edits:
+            edits[attribute] = ListEdit(attribute, (), (), False, at, refers=refers)
     return sorted(edits.values(), key=lambda e: e.at)
+
+
+#: The object of a removal that refers to the list said before: "sold them both", "got out of
+#: both", "dumped the lot", "sold it".
+_REFERS = re.compile(
+    r"\s*(?:(?:them|those|these) (?:both|two|all)|both(?: of (?:them|those|these|my \w+))?|"
+    r"all (?:of )?(?:them|those|these|it)|them all|the lot|the whole lot|everything|them|it)\b",
+    _I,
+)
+
+
+def _referent(said: str) -> str:
+    """What a referring object takes: "it" one ticker, "both" two, anything else all."""
+    said = said.strip().lower()
+    return "it" if said == "it" else "both" if "both" in said or "two" in said else "all"
+
+
+#: A clause whose object comes first, before its subject ("the Microsoft I"): what a removal
+#: right after it takes out.
+_FRONTED = re.compile(r"(?:^|[,;:.!?]\s*)(?:the\s+)?[$\w.&'-]+(?:\s+shares)?\s+(?:i|we)\s*$", _I)
+
+
+def _through_clause(part: str, at: int) -> str:
+    """``part`` up to the end of the comma clause at ``at``: the words that may name the list
+    an edit there changes ("Amazon's not needed anymore, I bought it": not the holdings)."""
+    end = re.compile(r"[,;]").search(part, at)
+    return part if end is None else part[: end.start()]
+
+
+def _clause_before(words: str) -> str:
+    """The clause ``words`` ends with: after its last comma, semicolon, colon or full stop."""
+    return re.split(r"[,;:.!?]", words)[-1]
+
+
+#: A part that is only "just X" or "only X".
+_ALONE = re.compile(r"(?:so\s+|and\s+|now\s+)?(?:just|only)\s+[^,;.!?]+", _I)
 
 
 def holds(held: Mapping[str, object] | None, attribute: str, tickers: Sequence[str]) -> bool:
@@ -279,7 +366,7 @@ def _scope(after: str, take: str = "") -> str:
 
 def _only(part: str, known: set[str]) -> tuple[list[str], int] | None:
     for match in _ONLY.finditer(part):
-        words = match["v"] or match["w"] or match["x"] or ""
+        words = match["v"] or match["w"] or match["y"] or match["x"] or ""
         named = _bare_tickers(words, known)
         if named:
             return named, match.start()
@@ -324,6 +411,7 @@ def removal_stated(
     cue = _REMOVE.search(quote) or _SWAP.search(quote) or _NOT_BUT.search(quote)
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
     cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote) or _OFF.search(quote)
+    cue = cue or _UNNEEDED.search(quote)
     cue = cue or RETRACT_PART.search(quote)
     return cue is not None and all(names(t, quote) for t in removed)
 
@@ -375,6 +463,25 @@ def swapped_words(part: str, words: str) -> list[tuple[list[str], list[str]]]:
             if gone and into:
                 out.append((gone, into))
     return out
+
+
+def referred_stated(removed: Sequence[str], quote: str, before: Sequence[str]) -> bool:
+    """Whether a removal that names none of its tickers takes ``removed`` out: ``quote`` has a
+    removal cue whose object refers to a list said before ("got out of both") and one of the
+    earlier messages it cites (``before``) names each removed ticker."""
+    cue = next(
+        (
+            m
+            for m in _REMOVE.finditer(quote)
+            if m["neutral"] is None and _REFERS.match(quote[m.end() :])
+        ),
+        None,
+    )
+    return (
+        cue is not None
+        and bool(removed)
+        and any(all(symbols.mentions_ticker(t, text) for t in removed) for text in before)
+    )
 
 
 def whole_stated(value: Sequence[str], quote: str) -> bool:

@@ -72,7 +72,8 @@ _ROLE = (
     r"contractor|architect|executive|veteran|lifer)"
 )
 _EMPLOYER_AFTER = re.compile(
-    r"\b(?:i'?m|i\s+am|im)\s+an?\s+(?:[\w-]+\s+){0,5}?"
+    # "I'm a 45 year old Microsoft engineer", "as an Amazon employee, I ..."
+    r"(?:\b(?:i'?m|i\s+am|im)|^\W*as)\s+an?\s+(?:[\w-]+\s+){0,5}?"
     rf"(?P<x>{_KNOWN})\s+(?:[\w-]+\s+)?{_ROLE}s?\b|"
     rf"(?P<v>{COMPANY})\s+(?:is\s+my\s+(?:employer|company)|employs\s+me|"
     r"pays\s+my\s+(?:salary|wages?|bills))\b|"

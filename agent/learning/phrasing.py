@@ -188,7 +188,8 @@ _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b",
 _LOSS = re.compile(
     r"\b(?:drawdown|draw[\s-]?d(?:ow|wo|w|o)n|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
-    r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
+    r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*|vanish\w*|evaporat\w*|disappear\w*|"
+    r"wiped out|go(?:ne|ing)? up in smoke)\b|-\s*\d+(?:\.\d+)?\s*%",
     _I,
 )
 #: A fall told as what happened, just before its size ("fell like 25%", "lost about 30%").

@@ -43,6 +43,8 @@ _PHRASES = {
     "a quarter of a": 0.25,
     "a quarter of an": 0.25,
     "three quarters of a": 0.75,
+    "a single": 1,
+    "one single": 1,
     "a": 1,
     "an": 1,
 }
@@ -120,7 +122,9 @@ _NEXT = r"the\s+(?:next|coming)"
 #: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs",
 #: "thirty months", "a couple of decades", "a year and a half", "a quarter of a century".
 DURATION = (
-    rf"(?P<amount>(?:{NUMBER}|{_NEXT})(?:\s+and\s+a\s+half)?)[\s-]*"
+    rf"(?P<amount>(?:{NUMBER}|{_NEXT})(?:\s+and\s+a\s+half)?)"
+    # "twenty-plus years", "10+ years", "ten more years", "fifteen odd years"
+    r"(?:\s*\+|[\s-]+(?:plus|more|odd|or\s+so|ish))?[\s-]*"
     r"(?P<unit>years?|yrs?|y|yaers?|yeras?|yers?|yeaers?|months?|monhts?|mnths?|mos?|mths?|"
     r"decades?|century|centuries|weeks?|wks?)\b"
     r"(?P<half>\s+and\s+a\s+half)?"

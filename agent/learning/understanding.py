@@ -76,6 +76,9 @@ class Reading:
     #: A list edit: the tickers it takes out, and whether ``value`` is now the whole list.
     removed: tuple[str, ...] = ()
     whole: bool = False
+    #: A removal that refers to the list said before ("sold them both"): "it", "both" or
+    #: "all"; :func:`agent.learning.revisions.referred` reads what it takes out.
+    refers: str = ""
     #: The user withdraws the attribute's value and gives none ("scratch that, I don't know
     #: my horizon yet"); ``value`` is then None.
     withdrawn: bool = False
@@ -280,6 +283,29 @@ def _sentence(
     return readings
 
 
+#: The user speaking of themselves.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i'd|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+def answered(text: str, claimed: Sequence[str], *, known: Iterable[str] = ()) -> list[Reading]:
+    """The user's own values, in ``text``, of the attributes someone else's claim in the
+    message before named (``claimed``), given bare in the first person ("My dad thinks I
+    should keep my drawdown under 10%." / "He's old-fashioned, I'm fine with 25."): each a
+    correction of that claim. Nothing when ``text`` asks, supposes or hedges."""
+    known_set = {k.upper() for k in known}
+    out: list[Reading] = []
+    for sentence in _sentences(spelling.respell(text or "").text):
+        words = plain(sentence)
+        if moods.is_question(words) or moods.HYPOTHETICAL.search(words):
+            continue
+        if not moods.without_hedges(words).strip():
+            continue
+        for part, source, _ in voices.voices(words):
+            if not source and _FIRST_PERSON.search(part):
+                out += _answered(sentence, part, claimed, known_set)
+    return out
+
+
 def _answered(sentence: str, part: str, claimed: Sequence[str], known: set[str]) -> list[Reading]:
     """The user's own value, in ``part``, of an attribute someone else's claim before it
     named (``claimed``): a correction of that claim."""
@@ -352,6 +378,10 @@ def _part(
             # "not income but growth - I'm 29": a bare value right after the marker corrects
             # the value before even when the message goes on with other values.
             bare = _bare(sentence, gap, before, recent, known, marked=True)
+        elif gap and before:
+            # "CHF, oh wait, no, I moved to Lyon so it's euros now, and my horizon is 15": the
+            # words between the marker and the next value revise a value said before it.
+            bare = _bare(sentence, gap, before, (), known, marked=True)
         for tail_words in [part[m.end() :] for m in reversed(markers)] or [part]:
             if bare or (after and not before):
                 break
@@ -426,7 +456,27 @@ def _found(part: str, known: set[str], edits: Sequence[discourse.ListEdit]) -> l
     ]
     skip = {f[0] for f in found} | {e.attribute for e in edits}
     taken = [f[2] for f in found]
-    return sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
+    found = sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
+    return _not_employer(found, part, known)
+
+
+def _not_employer(found: list[phrasing.Found], part: str, known: set[str]) -> list[phrasing.Found]:
+    """``found`` without the tickers of a list that ``part`` names only as where the user
+    works ("As a Microsoft employee I'd love updates on Apple, put them on my radar")."""
+    employed = {at for attribute, _, at in found if attribute == "employer"}
+    if not employed:
+        return found
+    mentions = symbols.tickers_in(part, known)
+    only = {s for s, _ in mentions} - {s for s, at in mentions if at not in employed}
+    out: list[phrasing.Found] = []
+    for attribute, raw, at in found:
+        # A conflict rules the employer out ("I work at Meta so I can't own it"): kept.
+        if attribute in ("watchlist", "holdings") and isinstance(raw, list):
+            raw = [v for v in raw if v not in only]
+            if not raw:
+                continue
+        out.append((attribute, raw, at))
+    return out
 
 
 def _bare(
@@ -447,7 +497,7 @@ def _bare(
     targets = list(dict.fromkeys([*named, *(a for a, _, _ in reversed(before)), *reversed(recent)]))
     # "36 actually, not 38": the value being replaced is not the bare value; a dash between
     # clauses ends one as a comma does ("no, 17 - I typed it wrong").
-    tail = re.sub(r"\s+[-\u2013\u2014]+\s+", ", ", _NOT_THIS.sub(" ", tail))
+    tail = re.sub(r"\s+[-\u2013\u2014]+\s+", ", ", _NOT_THIS.sub(" ", _COMPARED.sub(r"\1", tail)))
     if marked and len(re.findall(r"[A-Za-z0-9]+", tail)) <= 3:
         # "no, let me take that back. moderate.": a word of one enumeration says which.
         targets += [a for a in sorted(_REVISABLE) if a not in targets and a != "base_currency"]
@@ -475,6 +525,11 @@ _PLACE = re.compile(
 )
 _PRONOUN = re.compile(r"(?<![\w'])I(?:'m|'ve|'d|'ll)?(?![\w'])")
 _NOT_THIS = re.compile(r"\b(?:not|rather than|instead of)\s+[^,;.]*", re.IGNORECASE)
+#: A value compared with the one set aside: "closer to a decade than two", "more like 20
+#: than 30" (the value after "than" is not the one meant).
+_COMPARED = re.compile(
+    r"(\b(?:closer|nearer)(?: to)?\s+[^,;.]+?|\bmore like\s+[^,;.]+?)\s+than\s+[^,;.]*", re.I
+)
 _NUMERIC = frozenset({"horizon_years", "age", "max_drawdown_pct"})
 #: A full name or an address standing alone after a correction marker ("sorry, John
 #: Smith", "it's 12 Elm Street, Springfield IL 62701").
@@ -559,6 +614,12 @@ def _edited(
     out = list(readings)
     for edit in edits:
         spec = profile.attribute(edit.attribute)
+        if edit.refers:
+            if not any(r.attribute == edit.attribute for r in out):
+                out.append(
+                    Reading(edit.attribute, [], sentence, correction=True, refers=edit.refers)
+                )
+            continue
         if edit.removed and not discourse.removal_stated(edit.removed, sentence):
             continue
         if edit.whole and not discourse.whole_stated(edit.added, sentence):
