@@ -227,7 +227,12 @@ def list_edits(
         referring = _REFERS.match(scope)
         if out:
             found.append((kind, [], out, False, match.start()))
-        elif referring and not _named(part[: match.start()], known) and not match["neutral"]:
+        elif (
+            referring
+            and not match["neutral"]
+            and _SUBJECT_ONLY.match(_clause_before(part[: match.start()]))
+            and not _named(part[: match.start()], known)
+        ):
             referred.append((kind, _referent(referring[0]), match.start()))
     for match in _ADD.finditer(part):
         into = _bare_tickers(match["v"], known)
@@ -279,8 +284,17 @@ def _by_list(
 #: The object of a removal that refers to the list said before: "sold them both", "got out of
 #: both", "dumped the lot", "sold it".
 _REFERS = re.compile(
-    r"\s*(?:(?:them|those|these) (?:both|two|all)|both(?: of (?:them|those|these|my \w+))?|"
+    r"\s*(?:off\s+)?(?:(?:them|those|these) (?:both|two|all)|both(?: of (?:them|those|these|my \w+))?|"
     r"all (?:of )?(?:them|those|these|it)|them all|the lot|the whole lot|everything|them|it)\b",
+    _I,
+)
+
+
+#: What a referring removal's clause may say before its cue: its subject and a few words of
+#: time or manner, nothing that could be what "it" refers to ("my car broke down so I sold it").
+_SUBJECT_ONLY = re.compile(
+    r"^\W*(?:(?:i|we|i've|we've|i have|we have|i just|just|also|then|and|so|finally|already|"
+    r"yesterday|today|recently|ok|okay|well|actually|update|quick update|heads up)\W+)*$",
     _I,
 )
 

@@ -1,11 +1,12 @@
 """Structures of what people say, through the chat path with a real ledger: a removal whose
-object refers to the list said before ("sold them both"), an object said before its subject
+object refers to the list said before ("sold them both", not "my laptop died so I sold it"), an object said before its subject
 ("Tesla I don't own no more"), a position said to be closed and a company said to be no longer
 needed on a list, the words between a correction marker and the next value revising the value
 before it, a value compared with the one set aside ("closer to X than Y"), a company named as
 where the user works that is no item of a list in the same clause, losses said by their verb
 ("half of it evaporating"), a relative "which" that asks nothing, durations with a modifier
-("fifteen-odd years"), and the user's own value after someone else's claim.
+("fifteen-odd years"), a risk level said of the way the user invests ("I'm after cautious
+growth"), and the user's own value after someone else's claim.
 
 Real graph and stores (embedded defaults), one application per session at an injected time.
 """
@@ -37,6 +38,11 @@ async def test_a_removal_that_refers_to_the_list_before_takes_it_out() -> None:
 async def test_a_referring_removal_takes_nothing_when_the_count_does_not_fit() -> None:
     said = ("I hold shares of Meta, Apple and Nvidia.", "Sold both on Monday.")
     assert sorted(await learned("holdings", *said)) == ["AAPL", "META", "NVDA"]
+
+
+async def test_a_referring_removal_after_another_noun_keeps_the_list() -> None:
+    said = ("I own Tesla.", "The old laptop died so I sold it for parts.")
+    assert await learned("holdings", *said) == ["TSLA"]
 
 
 async def test_an_object_said_before_its_subject_is_what_is_taken_out() -> None:
@@ -97,3 +103,8 @@ async def test_the_users_own_value_after_someone_elses_claim_is_theirs() -> None
 async def test_a_hedged_answer_to_someone_elses_claim_states_nothing() -> None:
     said = ("My sister thinks my horizon should be 5 years.", "Maybe she's got a point, dunno.")
     assert await learned("horizon_years", *said) is None
+
+
+async def test_a_risk_level_said_of_the_way_the_user_invests_is_theirs() -> None:
+    assert await learned("risk_tolerance", "Honestly I'm after cautious growth.") == "conservative"
+    assert await learned("risk_tolerance", "Aggressive growth funds had a bad year.") is None
