@@ -314,6 +314,7 @@ _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b",
 _CURRENCY_CUE = re.compile(
     r"\b(?:currency|currnecy|curency|currancy|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
     r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
+    r"salary|pay|wages?|earn\w*|income|"
     r"numbers|prices|values|amounts|quote\w*|show\w*)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
 )

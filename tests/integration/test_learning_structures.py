@@ -6,7 +6,8 @@ before it, a value compared with the one set aside ("closer to X than Y"), a com
 where the user works that is no item of a list in the same clause, losses said by their verb
 ("half of it evaporating"), a relative "which" that asks nothing, durations with a modifier
 ("fifteen-odd years"), a risk level said of the way the user invests ("I'm after cautious
-growth"), and the user's own value after someone else's claim.
+growth"), a currency named with its accents by what the user is paid in ("my wages land in
+złoty"), and the user's own value after someone else's claim.
 
 Real graph and stores (embedded defaults), one application per session at an injected time.
 """
@@ -108,3 +109,8 @@ async def test_a_hedged_answer_to_someone_elses_claim_states_nothing() -> None:
 async def test_a_risk_level_said_of_the_way_the_user_invests_is_theirs() -> None:
     assert await learned("risk_tolerance", "Honestly I'm after cautious growth.") == "conservative"
     assert await learned("risk_tolerance", "Aggressive growth funds had a bad year.") is None
+
+
+async def test_a_currency_named_with_its_accents_by_what_the_user_is_paid_in() -> None:
+    said = "My wages land in złoty every month, so use that please."
+    assert await learned("base_currency", said) == "PLN"
