@@ -75,8 +75,9 @@ _WATCHING = (
 _NEUTRAL = (
     r"drop(?:ped)?|remove[sd]?|removing|delete[sd]?|deleting|ditch(?:ed)?|scrap(?:ped)?|"
     r"cut|kick(?:ed)? out|take|took|taken|"
-    # a retraction with a ticker for its object: "never mind Tesla", "forget about Apple"
-    r"nvm|never ?mind|forget(?: about)?"
+    # a retraction with a ticker for its object: "never mind Tesla" ("forget ..." asks the
+    # agent to forget, which the chat answers on its own)
+    r"nvm|never ?mind"
 )
 _REMOVE = re.compile(
     rf"(?<![\w'])(?:(?P<own>{_OWNING})|(?P<watch>{_WATCHING})|(?P<neutral>{_NEUTRAL}))\b", _I
@@ -323,7 +324,10 @@ def _clause_before(words: str) -> str:
 
 
 #: A part that is only "just X" or "only X".
-_ALONE = re.compile(r"(?:so\s+|and\s+|now\s+)?(?:just|only)\s+[^,;.!?]+", _I)
+_ALONE = re.compile(
+    r"(?:(?:so|and|now|actually|no|ok|okay|well|sorry|wait|then)[\s,]+)*(?:just|only)\s+[^,;.!?]+",
+    _I,
+)
 
 
 def holds(held: Mapping[str, object] | None, attribute: str, tickers: Sequence[str]) -> bool:

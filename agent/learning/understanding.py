@@ -49,6 +49,7 @@ from pydantic import JsonValue
 from agent.errors import InvalidProfileValueError
 from agent.learning import (
     discourse,
+    employment,
     meaning,
     moods,
     phrasing,
@@ -148,6 +149,7 @@ def _read(
             # "My planner says 12 years. And I agree": the claim before is now the user's.
             out = [_adopted(r, sentence, text) if r.reported else r for r in out]
         for reading in found:
+            out, reading = _one_edit(out, reading, text)
             # A later value of the same attribute in this message wins ("X. No, scratch that: Y").
             # A list grows instead, unless the user corrects it.
             replaces = profile.attribute(reading.attribute).merge == "replace"
@@ -203,6 +205,39 @@ def _grown(out: list[Reading], reading: Reading, text: str) -> list[Reading]:
     value = [*first, *(v for v in added if v not in first)]
     merged = replace(same[-1], value=value, quote=text[start : end + len(reading.quote)])
     return [merged if r is same[-1] else r for r in out]
+
+
+def _one_edit(out: list[Reading], reading: Reading, text: str) -> tuple[list[Reading], Reading]:
+    """``out`` and ``reading`` with the user's earlier edits of ``reading``'s list in this
+    message folded into it, when either edits the list ("nvm tesla. and amazon. only
+    nvidia"): a message makes one edit of a list. A whole list wins; a later edit or
+    correction keeps what the earlier ones took out, and is quoted from the first to it."""
+    mine = [r for r in out if r.attribute == reading.attribute and not r.reported]
+    edits = reading.removed or reading.whole or any(r.removed or r.whole for r in mine)
+    if reading.attribute not in discourse.LISTS or reading.reported or not mine or not edits:
+        return out, reading
+    rest = [r for r in out if r not in mine]
+    start = text.find(mine[0].quote)
+    end = text.find(reading.quote, max(start, 0))
+    if reading.whole or start < 0 or end < 0:
+        return rest, reading
+    added = reading.value if isinstance(reading.value, list) else []
+    values = [] if reading.correction else [v for r in mine for v in _listed_values(r)]
+    kept = [v for v in values if v not in reading.removed]
+    value = [*kept, *(v for v in added if v not in kept)]
+    removed = dict.fromkeys([*(t for r in mine for t in r.removed), *reading.removed])
+    return rest, replace(
+        reading,
+        value=value,
+        removed=tuple(t for t in removed if t not in value),
+        whole=any(r.whole for r in mine),
+        correction=reading.correction or any(r.correction for r in mine),
+        quote=text[start : end + len(reading.quote)],
+    )
+
+
+def _listed_values(reading: Reading) -> list[JsonValue]:
+    return reading.value if isinstance(reading.value, list) else []
 
 
 def _not_kept(found: list[Reading]) -> list[Reading]:
@@ -457,26 +492,7 @@ def _found(part: str, known: set[str], edits: Sequence[discourse.ListEdit]) -> l
     skip = {f[0] for f in found} | {e.attribute for e in edits}
     taken = [f[2] for f in found]
     found = sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
-    return _not_employer(found, part, known)
-
-
-def _not_employer(found: list[phrasing.Found], part: str, known: set[str]) -> list[phrasing.Found]:
-    """``found`` without the tickers of a list that ``part`` names only as where the user
-    works ("As a Microsoft employee I'd love updates on Apple, put them on my radar")."""
-    employed = {at for attribute, _, at in found if attribute == "employer"}
-    if not employed:
-        return found
-    mentions = symbols.tickers_in(part, known)
-    only = {s for s, _ in mentions} - {s for s, at in mentions if at not in employed}
-    out: list[phrasing.Found] = []
-    for attribute, raw, at in found:
-        # A conflict rules the employer out ("I work at Meta so I can't own it"): kept.
-        if attribute in ("watchlist", "holdings") and isinstance(raw, list):
-            raw = [v for v in raw if v not in only]
-            if not raw:
-                continue
-        out.append((attribute, raw, at))
-    return out
+    return employment.without_employer(found, part, known)
 
 
 def _bare(

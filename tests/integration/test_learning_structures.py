@@ -7,7 +7,8 @@ where the user works that is no item of a list in the same clause, losses said b
 ("half of it evaporating"), a relative "which" that asks nothing, durations with a modifier
 ("fifteen-odd years"), a risk level said of the way the user invests ("I'm after cautious
 growth"), a currency named with its accents by what the user is paid in ("my wages land in
-złoty"), and the user's own value after someone else's claim.
+złoty"), several edits of one list in one message made one edit, and the user's own value
+after someone else's claim.
 
 Real graph and stores (embedded defaults), one application per session at an injected time.
 """
@@ -114,3 +115,10 @@ async def test_a_risk_level_said_of_the_way_the_user_invests_is_theirs() -> None
 async def test_a_currency_named_with_its_accents_by_what_the_user_is_paid_in() -> None:
     said = "My wages land in złoty every month, so use that please."
     assert await learned("base_currency", said) == "PLN"
+
+
+async def test_several_edits_of_a_list_in_one_message_are_one_edit() -> None:
+    said = ("Track Apple, Meta and Tesla for me.", "Never mind Meta. Actually only Apple.")
+    assert await learned("watchlist", *said) == ["AAPL"]
+    said = ("I own Apple, Amazon and Tesla.", "Sold the Amazon. Also got out of Tesla.")
+    assert await learned("holdings", *said) == ["AAPL"]
