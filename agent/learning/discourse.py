@@ -138,18 +138,26 @@ _TO_ZERO = re.compile(
 )
 #: Said to be gone: "Apple's gone from my portfolio", "the Tesla shares are out".
 _GONE = re.compile(
-    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+has been|\s+have been|\s+was|\s+were|\s+got)\s+"
-    r"(?:now\s+|all\s+)?(?:gone|out|sold(?: off)?|closed(?: out)?|exited|liquidated|dumped|"
-    r"offloaded|unloaded|cashed out)\b",
+    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+has been|\s+have been)\s+(?:now\s+|all\s+)?"
+    r"(?:gone|out|sold|closed(?: out)?|exited|liquidated)\b",
+    _I,
+)
+#: A position said to have been sold: "the Microsoft position was liquidated". Only a
+#: position, a stake or shares: "Nvidia got dumped today" is the market, not the user.
+_CLOSED = re.compile(
+    r"(?P<a>[^,;.!?]*?\b(?:positions?|stakes?|shares|holdings?))\s+(?:was|were|got|has been|"
+    r"have been|is|are)\s+(?:now\s+|all\s+)?(?:sold(?: off)?|closed(?: out)?|exited|liquidated|"
+    r"dumped|offloaded|unloaded|cashed out)\b",
     _I,
 )
 #: Said to be no longer part of a list: "Amazon's not needed on there anymore", "Meta is no
-#: longer of interest". Only a predicate of membership, not one about the company ("Tesla is
-#: not cheap anymore" keeps it).
+#: longer of interest to me"): a predicate of membership said of the user or the list, not
+#: one about the company ("Tesla is not cheap anymore", "Meta is not interesting" keep it).
 _UNNEEDED = re.compile(
     r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are)\s+(?:not|no longer)\s+(?:really\s+)?"
-    r"(?:needed|wanted|necessary|relevant|interesting|of interest|required|on (?:my|the) \w+)"
-    r"(?=[^,;.!?]*\b(?:anymore|any more)\b|\s+(?:for me|to me)\b|[^,;.!?]*$)",
+    r"(?:needed|wanted|necessary|interesting|of interest|required|on (?:my|the) \w+)"
+    r"(?=[^,;.!?]*\b(?:anymore|any more|on (?:my|the) (?:list|watch[\s-]?list|radar)|on there)\b|"
+    r"\s+(?:for me|to me)\b)",
     _I,
 )
 #: Said to be off a list: "Nvidia's off the list", "Tesla is off my radar now".
@@ -203,6 +211,7 @@ def list_edits(
     for pattern, list_of in (
         (_TO_ZERO, "holdings"),
         (_GONE, "holdings"),
+        (_CLOSED, "holdings"),
         (_OFF, None),
         (_UNNEEDED, None),
     ):
@@ -429,7 +438,7 @@ def removal_stated(
     cue = _REMOVE.search(quote) or _SWAP.search(quote) or _NOT_BUT.search(quote)
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
     cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote) or _OFF.search(quote)
-    cue = cue or _UNNEEDED.search(quote)
+    cue = cue or _UNNEEDED.search(quote) or _CLOSED.search(quote)
     cue = cue or RETRACT_PART.search(quote)
     return cue is not None and all(names(t, quote) for t in removed)
 

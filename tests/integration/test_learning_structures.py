@@ -57,6 +57,11 @@ async def test_a_position_said_to_be_closed_leaves_the_list() -> None:
     assert await learned("holdings", *said) == ["NVDA"]
 
 
+async def test_a_company_the_market_dumped_stays_held() -> None:
+    said = ("My positions: NVDA, MSFT.", "Microsoft got dumped hard after earnings.")
+    assert sorted(await learned("holdings", *said)) == ["MSFT", "NVDA"]
+
+
 async def test_a_company_no_longer_needed_on_a_list_leaves_it() -> None:
     said = ("Keep an eye on Apple and Meta for me.", "Meta is no longer of interest to me.")
     assert await learned("watchlist", *said) == ["AAPL"]
