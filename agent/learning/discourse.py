@@ -154,7 +154,8 @@ _CLOSED = re.compile(
 #: longer of interest to me"): a predicate of membership said of the user or the list, not
 #: one about the company ("Tesla is not cheap anymore", "Meta is not interesting" keep it).
 _UNNEEDED = re.compile(
-    r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are)\s+(?:not|no longer)\s+(?:really\s+)?"
+    r"(?P<a>[^,;.!?]+?)(?:(?:'s|'re|\s+is|\s+are)\s+(?:not|no longer)|\s+(?:isn't|aren't|isnt|arent))"
+    r"\s+(?:really\s+)?"
     r"(?:needed|wanted|necessary|interesting|of interest|required|on (?:my|the) \w+)"
     r"(?=[^,;.!?]*\b(?:anymore|any more|on (?:my|the) (?:list|watch[\s-]?list|radar)|on there)\b|"
     r"\s+(?:for me|to me)\b)",
@@ -251,6 +252,9 @@ def list_edits(
     if any(f[2] for f in found) or _BOUGHT_ELIDED.match(part):
         for match in _BOUGHT.finditer(part):
             into = _named(_scope(match["v"]), known)
+            named_before = list(dict.fromkeys(_named(part[: match.start()], known)))
+            if not into and _PRONOUN_OBJECT.match(match["v"]) and len(named_before) == 1:
+                into = named_before  # "Amazon's not needed on there anymore, I bought it"
             if into:
                 found.append(("holdings", into, [], False, match.start()))
     # "only nvidia" said alone right after a list: that list, whole.
@@ -273,7 +277,9 @@ def _by_list(
     removal (``referred``) is the edit of a list nothing else edits."""
     edits: dict[str, ListEdit] = {}
     for kind, into, out, whole, at in sorted(found, key=lambda f: f[4]):
-        attribute = _target(_through_clause(part, at), kind, out, recent, held, edits)
+        # A verb's own list ("I bought it") outranks a list named in another clause.
+        words = _own_clause(part, at) if kind else _through_clause(part, at)
+        attribute = _target(words, kind, out, recent, held, edits)
         before = edits.get(attribute)
         if before is not None:
             into = [*before.added, *into]
@@ -325,6 +331,12 @@ def _through_clause(part: str, at: int) -> str:
     an edit there changes ("Amazon's not needed anymore, I bought it": not the holdings)."""
     end = re.compile(r"[,;]").search(part, at)
     return part if end is None else part[: end.start()]
+
+
+def _own_clause(part: str, at: int) -> str:
+    """The comma clause of ``part`` at ``at``."""
+    start = max((m.end() for m in re.finditer(r"[,;]", part[:at])), default=0)
+    return _through_clause(part, at)[start:]
 
 
 def _clause_before(words: str) -> str:

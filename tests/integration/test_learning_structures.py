@@ -7,7 +7,8 @@ where the user works that is no item of a list in the same clause, losses said b
 ("half of it evaporating"), a relative "which" that asks nothing, durations with a modifier
 ("fifteen-odd years"), a risk level said of the way the user invests ("I'm after cautious
 growth"), a currency named with its accents by what the user is paid in ("my wages land in
-złoty"), several edits of one list in one message made one edit, and the user's own value
+złoty"), several edits of one list in one message made one edit, a purchase whose object is a pronoun
+for the one company named before it ("..., I bought it") and the user's own value
 after someone else's claim.
 
 Real graph and stores (embedded defaults), one application per session at an injected time.
@@ -127,3 +128,12 @@ async def test_several_edits_of_a_list_in_one_message_are_one_edit() -> None:
     assert await learned("watchlist", *said) == ["AAPL"]
     said = ("I own Apple, Amazon and Tesla.", "Sold the Amazon. Also got out of Tesla.")
     assert await learned("holdings", *said) == ["AAPL"]
+
+
+async def test_a_name_off_the_watchlist_because_it_was_bought_is_held() -> None:
+    said = (
+        "Put Meta and Apple on my watchlist.",
+        "Meta isn't wanted on the list anymore, I bought it.",
+    )
+    assert await learned("watchlist", *said) == ["AAPL"]
+    assert await learned("holdings", *said) == ["META"]
