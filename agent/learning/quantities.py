@@ -387,6 +387,8 @@ _STROKED = str.maketrans("łŁøØđĐħĦßæÆœŒ", "lLoOdDhHsaAoO")
 def folded(text: str) -> str:
     """``text`` with each letter's accents and strokes taken off, one letter for one ("złoty"
     is "zloty", "Zürich" "Zurich"), so every position in it is the same as in ``text``."""
+    if text.isascii():
+        return text
     out = []
     for char in text.translate(_STROKED):
         base = unicodedata.normalize("NFKD", char)
