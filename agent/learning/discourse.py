@@ -231,8 +231,10 @@ def list_edits(
         if _PARTIAL.match(scope):
             continue  # "sold half my NVDA": still held
         out = _named(scope, known)
-        if not out and (_PRONOUN_OBJECT.match(scope) or _FRONTED.search(part[: match.start()])):
-            # "Amazon I have sell it", "the Microsoft I don't have more": the object said first
+        if not out and _PRONOUN_OBJECT.match(scope):
+            out = _named(part[: match.start()], known)  # "Meta, I have sell it"
+        elif not out and _FRONTED.search(part[: match.start()]):
+            # "the Microsoft I don't have more": the object said first, in the same clause
             out = _named(_clause_before(part[: match.start()]), known)
         kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
         referring = _REFERS.match(scope)
@@ -321,8 +323,7 @@ def _referent(said: str) -> str:
     return "it" if said == "it" else "both" if "both" in said or "two" in said else "all"
 
 
-#: A clause whose object comes first, before its subject ("the Microsoft I"): what a removal
-#: right after it takes out.
+#: A clause whose object comes before its subject ("the Microsoft I [don't have more]").
 _FRONTED = re.compile(r"(?:^|[,;:.!?]\s*)(?:the\s+)?[$\w.&'-]+(?:\s+shares)?\s+(?:i|we)\s*$", _I)
 
 
