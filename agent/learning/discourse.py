@@ -7,7 +7,10 @@ what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what t
 ("also add GOOGL", and a purchase told with its subject left out, "bought back into
 Nvidia") and whether they named the whole list as it now is ("just NVDA now"); taking out
 includes bringing to nothing ("trimmed Tesla to zero"), saying it is gone ("Apple's gone
-from my portfolio") or off a list ("Nvidia's off the list"), taking back the part of what was
+from my portfolio", "the TSLA position is closed"), off a list ("Nvidia's off the list") or
+no longer needed on it ("Meta is no longer of interest"), an object said before its subject
+("the Microsoft I don't have more"), an object that refers to the list said before ("got
+out of both": :attr:`ListEdit.refers`, read by :mod:`agent.learning.revisions`), taking back the part of what was
 said that named it ("forget the Tesla part"), a sale whose object is a pronoun for the ticker
 named before it ("Amazon, I have sell it") and repairing a name in the list ("Tesla, Meta - not
 Meta, Microsoft"); "add it back" and "added back some Apple" add. An
@@ -49,6 +52,9 @@ class ListEdit:
     removed: tuple[str, ...]
     whole: bool
     at: int
+    #: A removal whose object refers to the list said before ("sold them both"): "it" (its one
+    #: ticker), "both" (its two) or "all"; what it takes out is read from that message.
+    refers: str = ""
 
 
 _OWNING = (
@@ -57,6 +63,8 @@ _OWNING = (
     r"got out of|pulled out of|pulled (?:my|our) money out of|walked away from|"
     r"no longer (?:hold|own|have|hold any|own any|have any)|"
     r"(?:don't|do not|dont) (?:hold|own|have)(?= [^,;.]*\b(?:anymore|any more|now)\b)|"
+    # "I don't have it more": "no longer" in the word order of German, French or Dutch
+    r"(?:don't|do not|dont|not) (?:hold|own|have)(?: (?:it|them))? (?:no )?more\b|"
     r"(?:not holding|not in)(?= [^,;.]*\b(?:anymore|any more)\b)|(?:i'm|im|i am) out of"
 )
 _WATCHING = (
@@ -66,7 +74,10 @@ _WATCHING = (
 )
 _NEUTRAL = (
     r"drop(?:ped)?|remove[sd]?|removing|delete[sd]?|deleting|ditch(?:ed)?|scrap(?:ped)?|"
-    r"cut|kick(?:ed)? out|take|took|taken"
+    r"cut|kick(?:ed)? out|take|took|taken|"
+    # a retraction with a ticker for its object: "never mind Tesla" ("forget ..." asks the
+    # agent to forget, which the chat answers on its own)
+    r"nvm|never ?mind"
 )
 _REMOVE = re.compile(
     rf"(?<![\w'])(?:(?P<own>{_OWNING})|(?P<watch>{_WATCHING})|(?P<neutral>{_NEUTRAL}))\b", _I
@@ -94,7 +105,8 @@ _ONLY = re.compile(
     r"\b(?:now\s+)?(?:just|only)\s+(?:(?:hold|own|have|watch|follow)(?:ing)?\s+)?"
     r"(?P<v>[^,;.!?]+?)\s*(?:now|left|these days|remaining|"
     r"anymore|any more|at the moment|today)\b|\bnow\s+(?:just|only)\s+(?P<w>[^,;.!?]+)|"
-    r"\b(?:just|only)\s+(?P<x>[^,;.!?]+?)\s*(?=[,;.!?]|$)",
+    r"\b(?:just|only)\s+(?P<y>[^,;.!?]+?)\s+(?:i|we)\s+(?:still\s+)?(?:have|hold|own|keep|watch|"
+    r"follow)\b|\b(?:just|only)\s+(?P<x>[^,;.!?]+?)\s*(?=[,;.!?]|$)",
     _I,
 )
 _ADD = re.compile(
@@ -105,7 +117,8 @@ _ADD = re.compile(
     _I,
 )
 _BOUGHT = re.compile(
-    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added(?: back)?)\s+(?:some\s+|a bit of\s+|shares of\s+|"
+    r"\b(?:bought(?: back)?(?: in)?(?:to)?|picked up|added(?: back)?|"
+    r"opened (?:a (?:new )?position|one|a stake|a small one|a new one) in)\s+(?:some\s+|a bit of\s+|shares of\s+|"
     r"more\s+)?(?P<v>[^,;.!?]+)",
     _I,
 )
@@ -114,7 +127,7 @@ _BOUGHT = re.compile(
 _BOUGHT_ELIDED = re.compile(
     r"^\W*(?:(?:also|just|then|and|so|recently|finally|yesterday|today|oh|ok|okay)[\s,]+)*"
     r"(?:(?:i|we)(?:'ve| have)?\s+(?:(?:also|just|then|recently|finally|since)\s+)*)?"
-    r"(?:bought|picked up|added back)\b",
+    r"(?:bought|picked up|added back|opened)\b",
     _I,
 )
 #: Taken down to nothing: "trimmed Tesla to zero", "cut my Meta position to nothing".
@@ -126,7 +139,26 @@ _TO_ZERO = re.compile(
 #: Said to be gone: "Apple's gone from my portfolio", "the Tesla shares are out".
 _GONE = re.compile(
     r"(?P<a>[^,;.!?]+?)(?:'s|'re|\s+is|\s+are|\s+has been|\s+have been)\s+(?:now\s+|all\s+)?"
-    r"(?:gone|out|sold)\b",
+    r"(?:gone|out|sold|closed(?: out)?|exited|liquidated)\b",
+    _I,
+)
+#: A position said to have been sold: "the Microsoft position was liquidated". Only a
+#: position, a stake or shares: "Nvidia got dumped today" is the market, not the user.
+_CLOSED = re.compile(
+    r"(?P<a>[^,;.!?]*?\b(?:positions?|stakes?|shares|holdings?))\s+(?:was|were|got|has been|"
+    r"have been|is|are)\s+(?:now\s+|all\s+)?(?:sold(?: off)?|closed(?: out)?|exited|liquidated|"
+    r"dumped|offloaded|unloaded|cashed out)\b",
+    _I,
+)
+#: Said to be no longer part of a list: "Amazon's not needed on there anymore", "Meta is no
+#: longer of interest to me"): a predicate of membership said of the user or the list, not
+#: one about the company ("Tesla is not cheap anymore", "Meta is not interesting" keep it).
+_UNNEEDED = re.compile(
+    r"(?P<a>[^,;.!?]+?)(?:(?:'s|'re|\s+is|\s+are)\s+(?:not|no longer)|\s+(?:isn't|aren't|isnt|arent))"
+    r"\s+(?:really\s+)?"
+    r"(?:needed|wanted|necessary|interesting|of interest|required|on (?:my|the) \w+)"
+    r"(?=[^,;.!?]*\b(?:anymore|any more|on (?:my|the) (?:list|watch[\s-]?list|radar)|on there)\b|"
+    r"\s+(?:for me|to me)\b)",
     _I,
 )
 #: Said to be off a list: "Nvidia's off the list", "Tesla is off my radar now".
@@ -162,8 +194,8 @@ def list_edits(
     held: Mapping[str, object] | None = None,
 ) -> list[ListEdit]:
     """The edits of ticker lists ``part`` states, one per list, in order."""
-    edits: dict[str, ListEdit] = {}
     found: list[tuple[str | None, list[str], list[str], bool, int]] = []
+    referred: list[tuple[str | None, str, int]] = []
     for match in _SWAP.finditer(part):
         out, into = _named(match["a"], known), _named(match["b"], known)
         if out and into:
@@ -177,7 +209,13 @@ def list_edits(
         out, into = _named(match["a"], known), _named(match["b"], known)
         if out and into and set(out) <= set(_named(part[: match.start()], known)):
             found.append((None, into, out, False, match.start()))  # the repair of a name said
-    for pattern, list_of in ((_TO_ZERO, "holdings"), (_GONE, "holdings"), (_OFF, None)):
+    for pattern, list_of in (
+        (_TO_ZERO, "holdings"),
+        (_GONE, "holdings"),
+        (_CLOSED, "holdings"),
+        (_OFF, None),
+        (_UNNEEDED, None),
+    ):
         for match in pattern.finditer(part):
             out = _named(match["a"], known)
             if out and not _NEGATED.search(part[: match.start("a")]):
@@ -194,10 +232,21 @@ def list_edits(
             continue  # "sold half my NVDA": still held
         out = _named(scope, known)
         if not out and _PRONOUN_OBJECT.match(scope):
-            out = _named(part[: match.start()], known)  # "Amazon I have sell it"
+            out = _named(part[: match.start()], known)  # "Meta, I have sell it"
+        elif not out and _FRONTED.search(part[: match.start()]):
+            # "the Microsoft I don't have more": the object said first, in the same clause
+            out = _named(_clause_before(part[: match.start()]), known)
+        kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
+        referring = _REFERS.match(scope)
         if out:
-            kind = "holdings" if match["own"] else "watchlist" if match["watch"] else None
             found.append((kind, [], out, False, match.start()))
+        elif (
+            referring
+            and not match["neutral"]
+            and _SUBJECT_ONLY.match(_clause_before(part[: match.start()]))
+            and not _named(part[: match.start()], known)
+        ):
+            referred.append((kind, _referent(referring[0]), match.start()))
     for match in _ADD.finditer(part):
         into = _bare_tickers(match["v"], known)
         if into:
@@ -205,13 +254,34 @@ def list_edits(
     if any(f[2] for f in found) or _BOUGHT_ELIDED.match(part):
         for match in _BOUGHT.finditer(part):
             into = _named(_scope(match["v"]), known)
+            named_before = list(dict.fromkeys(_named(part[: match.start()], known)))
+            if not into and _PRONOUN_OBJECT.match(match["v"]) and len(named_before) == 1:
+                into = named_before  # "Amazon's not needed on there anymore, I bought it"
             if into:
                 found.append(("holdings", into, [], False, match.start()))
-    only = _only(part, known) if found or _SOLD_BEFORE.search(part) or _MINE.search(part) else None
+    # "only nvidia" said alone right after a list: that list, whole.
+    alone = _ALONE.fullmatch(part.strip(" .!")) is not None and bool(recent) and recent[-1] in LISTS
+    named_list = found or _SOLD_BEFORE.search(part) or _MINE.search(part) or alone
+    only = _only(part, known) if named_list else None
     if only is not None:
         found.append((None, only[0], [], True, only[1]))
+    return _by_list(part, found, referred, recent, held)
+
+
+def _by_list(
+    part: str,
+    found: Sequence[tuple[str | None, list[str], list[str], bool, int]],
+    referred: Sequence[tuple[str | None, str, int]],
+    recent: Sequence[str],
+    held: Mapping[str, object] | None,
+) -> list[ListEdit]:
+    """The edits ``found`` in ``part`` merged into one per list, in order; a referring
+    removal (``referred``) is the edit of a list nothing else edits."""
+    edits: dict[str, ListEdit] = {}
     for kind, into, out, whole, at in sorted(found, key=lambda f: f[4]):
-        attribute = _target(part, kind, out, recent, held, edits)
+        # A verb's own list ("I bought it") outranks a list named in another clause.
+        words = _own_clause(part, at) if kind else _through_clause(part, at)
+        attribute = _target(words, kind, out, recent, held, edits)
         before = edits.get(attribute)
         if before is not None:
             into = [*before.added, *into]
@@ -222,7 +292,64 @@ def list_edits(
         edits[attribute] = ListEdit(
             attribute, added, tuple(t for t in dict.fromkeys(out) if t not in added), whole, at
         )
+    for kind, refers, at in referred:
+        attribute = _target(_through_clause(part, at), kind, (), recent, held, edits)
+        if attribute not in edits:
+            edits[attribute] = ListEdit(attribute, (), (), False, at, refers=refers)
     return sorted(edits.values(), key=lambda e: e.at)
+
+
+#: The object of a removal that refers to the list said before: "sold them both", "got out of
+#: both", "dumped the lot", "sold it".
+_REFERS = re.compile(
+    r"\s*(?:off\s+)?(?:(?:them|those|these) (?:both|two|all)|both(?: of (?:them|those|these|my \w+))?|"
+    r"all (?:of )?(?:them|those|these|it)|them all|the lot|the whole lot|everything|them|it)\b",
+    _I,
+)
+
+
+#: What a referring removal's clause may say before its cue: its subject and a few words of
+#: time or manner, nothing that could be what "it" refers to ("my car broke down so I sold it").
+_SUBJECT_ONLY = re.compile(
+    r"^\W*(?:(?:i|we|i've|we've|i have|we have|i just|just|also|then|and|so|finally|already|"
+    r"yesterday|today|recently|ok|okay|well|actually|update|quick update|heads up)\W+)*$",
+    _I,
+)
+
+
+def _referent(said: str) -> str:
+    """What a referring object takes: "it" one ticker, "both" two, anything else all."""
+    said = said.strip().lower()
+    return "it" if said == "it" else "both" if "both" in said or "two" in said else "all"
+
+
+#: A clause whose object comes before its subject ("the Microsoft I [don't have more]").
+_FRONTED = re.compile(r"(?:^|[,;:.!?]\s*)(?:the\s+)?[$\w.&'-]+(?:\s+shares)?\s+(?:i|we)\s*$", _I)
+
+
+def _through_clause(part: str, at: int) -> str:
+    """``part`` up to the end of the comma clause at ``at``: the words that may name the list
+    an edit there changes ("Amazon's not needed anymore, I bought it": not the holdings)."""
+    end = re.compile(r"[,;]").search(part, at)
+    return part if end is None else part[: end.start()]
+
+
+def _own_clause(part: str, at: int) -> str:
+    """The comma clause of ``part`` at ``at``."""
+    start = max((m.end() for m in re.finditer(r"[,;]", part[:at])), default=0)
+    return _through_clause(part, at)[start:]
+
+
+def _clause_before(words: str) -> str:
+    """The clause ``words`` ends with: after its last comma, semicolon, colon or full stop."""
+    return re.split(r"[,;:.!?]", words)[-1]
+
+
+#: A part that is only "just X" or "only X".
+_ALONE = re.compile(
+    r"(?:(?:so|and|now|actually|no|ok|okay|well|sorry|wait|then)[\s,]+)*(?:just|only)\s+[^,;.!?]+",
+    _I,
+)
 
 
 def holds(held: Mapping[str, object] | None, attribute: str, tickers: Sequence[str]) -> bool:
@@ -279,7 +406,7 @@ def _scope(after: str, take: str = "") -> str:
 
 def _only(part: str, known: set[str]) -> tuple[list[str], int] | None:
     for match in _ONLY.finditer(part):
-        words = match["v"] or match["w"] or match["x"] or ""
+        words = match["v"] or match["w"] or match["y"] or match["x"] or ""
         named = _bare_tickers(words, known)
         if named:
             return named, match.start()
@@ -324,6 +451,7 @@ def removal_stated(
     cue = _REMOVE.search(quote) or _SWAP.search(quote) or _NOT_BUT.search(quote)
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
     cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote) or _OFF.search(quote)
+    cue = cue or _UNNEEDED.search(quote) or _CLOSED.search(quote)
     cue = cue or RETRACT_PART.search(quote)
     return cue is not None and all(names(t, quote) for t in removed)
 
@@ -375,6 +503,25 @@ def swapped_words(part: str, words: str) -> list[tuple[list[str], list[str]]]:
             if gone and into:
                 out.append((gone, into))
     return out
+
+
+def referred_stated(removed: Sequence[str], quote: str, before: Sequence[str]) -> bool:
+    """Whether a removal that names none of its tickers takes ``removed`` out: ``quote`` has a
+    removal cue whose object refers to a list said before ("got out of both") and one of the
+    earlier messages it cites (``before``) names each removed ticker."""
+    cue = next(
+        (
+            m
+            for m in _REMOVE.finditer(quote)
+            if m["neutral"] is None and _REFERS.match(quote[m.end() :])
+        ),
+        None,
+    )
+    return (
+        cue is not None
+        and bool(removed)
+        and any(all(symbols.mentions_ticker(t, text) for t in removed) for text in before)
+    )
 
 
 def whole_stated(value: Sequence[str], quote: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from agent.learning import vocabulary
+from agent.learning import symbols, vocabulary
 from agent.research.tickers import COMPANY_NAMES
 
 Found = tuple[str, object, int]
@@ -72,7 +72,8 @@ _ROLE = (
     r"contractor|architect|executive|veteran|lifer)"
 )
 _EMPLOYER_AFTER = re.compile(
-    r"\b(?:i'?m|i\s+am|im)\s+an?\s+(?:[\w-]+\s+){0,5}?"
+    # "I'm a 45 year old Microsoft engineer", "as an Amazon employee, I ..."
+    r"(?:\b(?:i'?m|i\s+am|im)|^\W*as)\s+an?\s+(?:[\w-]+\s+){0,5}?"
     rf"(?P<x>{_KNOWN})\s+(?:[\w-]+\s+)?{_ROLE}s?\b|"
     rf"(?P<v>{COMPANY})\s+(?:is\s+my\s+(?:employer|company)|employs\s+me|"
     r"pays\s+my\s+(?:salary|wages?|bills))\b|"
@@ -102,3 +103,23 @@ def employer(part: str, known: set[str]) -> list[Found]:
         return []
     name = re.split(r"\s+(?:and|as|since|in|for|now|but|because|where)\b", name)[0]
     return [("employer", name.strip(" .,"), at)]
+
+
+def without_employer(found: list[Found], part: str, known: set[str]) -> list[Found]:
+    """``found`` (what the rules read in ``part``) without the tickers of a watchlist or a
+    holding that ``part`` names only as where the user works ("As a Microsoft employee I'd
+    love updates on Apple, put them on my radar"). An exclusion keeps them: a conflict rules
+    the employer out ("I work at Meta so I can't own it")."""
+    employed = {at for attribute, _, at in found if attribute == "employer"}
+    if not employed:
+        return found
+    mentions = symbols.tickers_in(part, known)
+    only = {s for s, _ in mentions} - {s for s, at in mentions if at not in employed}
+    out: list[Found] = []
+    for attribute, raw, at in found:
+        if attribute in ("watchlist", "holdings") and isinstance(raw, list):
+            raw = [v for v in raw if v not in only]
+            if not raw:
+                continue
+        out.append((attribute, raw, at))
+    return out

@@ -257,7 +257,9 @@ def hot_path_facts(
     earlier = list(zip(recent_ids, recent, strict=False))
     facts = _revisions(readings, episode_id, earlier, known)
     if not readings:
-        facts += adopted_facts(text, episode_id, earlier, known)
+        facts += adopted_facts(text, episode_id, earlier, known) or answered_facts(
+            text, episode_id, earlier, known
+        )
     return facts
 
 
@@ -273,6 +275,8 @@ def _revisions(
     facts = []
     for reading in readings:
         revised, before = revisions.replacing(reading, earlier, known)
+        if revised.refers:
+            continue  # "sold them both" with no earlier message that says which
         facts += _facts([revised], [episode_id, *([before] if before else [])])
     return facts
 
@@ -291,6 +295,21 @@ def adopted_facts(
             own = [replace(r, reported=False, source="") for r in reported]
             return _facts(own, [episode_id, earlier_id])
     return []
+
+
+def answered_facts(
+    text: str, episode_id: str, earlier: Sequence[tuple[str, str]], known: Iterable[str]
+) -> list[ExtractedFact]:
+    """The user's own values, in ``text``, of what someone else claimed in the message just
+    before (``earlier``'s last, ``(episode id, text)``): "My dad thinks I should keep my
+    drawdown under 10%." / "He's old-fashioned, I'm fine with 25." (see
+    :func:`agent.learning.understanding.answered`). They cite ``text`` alone."""
+    if not earlier:
+        return []
+    claimed = [r.attribute for r in understanding.read(earlier[-1][1], known=known) if r.reported]
+    if not claimed:
+        return []
+    return _facts(understanding.answered(text, claimed, known=known), [episode_id])
 
 
 def stated_attributes(texts: Iterable[str], known: Iterable[str] = ()) -> list[str]:
@@ -362,7 +381,9 @@ class OfflineExtractor:
                 stated += [r.attribute for r in readings]
                 facts += _revisions(readings, episode.episode_id, earlier, self.known)
                 if not readings:
-                    facts += adopted_facts(episode.text, episode.episode_id, earlier, self.known)
+                    facts += adopted_facts(
+                        episode.text, episode.episode_id, earlier, self.known
+                    ) or answered_facts(episode.text, episode.episode_id, earlier, self.known)
                 earlier = [*earlier[-2:], (episode.episode_id, episode.text)]
                 for clause in clauses(episode.text):
                     quote = _quote(episode.text, clause)

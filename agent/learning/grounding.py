@@ -144,6 +144,7 @@ def _list_edit(item: ExtractedFact, value: JsonValue, before: Sequence[str]) -> 
             taken, item.quote, names or (lambda r, quote: spec.supports([r], quote))
         )
         or (names is not None and discourse.replacement_stated(taken, item.quote, before))
+        or (names is not None and discourse.referred_stated(taken, item.quote, before))
     ):
         raise ValueError(
             f"the quote {item.quote!r} does not take {removed!r} out of {item.attribute}"

@@ -21,7 +21,8 @@ SARCASM = re.compile(
 )
 _QUESTION_START = re.compile(
     r"^(?:(?:so|and|but|also|hey|ok|okay|well)[\s,]+)*"
-    r"(?:what(?!\s+(?:i|we)\b)|how|why|which|when(?=\s+(?:do|does|did|is|are|was|were|will|would|should|can|could|shall|has|have|had|am)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
+    # "Which is fair, I ...": a relative "which" taking up what was said, when nothing asks
+    r"(?:what(?!\s+(?:i|we)\b)|how|why|which(?!\s+(?:is|was|means|meant|makes|made)\b[^?]*$)|when(?=\s+(?:do|does|did|is|are|was|were|will|would|should|can|could|shall|has|have|had|am)\b)|where|who|whom|whose|should|shall|is|are|am|was|were|does|"
     r"did|do(?!\s+not|n't)|has|have(?!\s+(?:a|an|some|my))|isn't|aren't|wouldn't|shouldn't)\b",
     re.IGNORECASE,
 )

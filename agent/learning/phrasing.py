@@ -104,6 +104,11 @@ _RISK_TAIL = (
     r"at heart|by nature|tbh|to be honest|honestly|tho|though|lol|imo|now|these days|nowadays|"
     r"again|from now on|[.,;!)]|-|$))"
 )
+#: The way someone invests, which a risk level may describe ("aggressive growth").
+_APPROACH = (
+    r"(?:growth|approach|strategy|style|investing|portfolio|allocation|mix|picks|plays|bets|"
+    r"positions|investments)"
+)
 _RISK = [
     rf"(?:\bmy\s+risk(?:\s+{_RISK_NOUN})?|\brisk\s+{_RISK_NOUN}|^\W*risk|"
     r"\bmy\s+(?:appetite|tolerance)\s+for\s+risk)"
@@ -131,9 +136,18 @@ _RISK = [
     rf"(?:\d{{1,3}}|{quantities.WORD_NUMBER})[\s-]+years?[\s-]+old(?:\s+[\w-]+)?)\s+here\b",
     rf"\bi\s+(?:\w+\s+)?(?:prefer|like|want|try|choose|need|tend)\s+to\s+(?:be|play it|stay|"
     rf"keep it|err on the)\s+{_DEGREE}(?P<v>{_RISK_ALL})\b",
+    # "risk I can take is low", and with the object first in another language's order:
+    # "risk I want to take only small"
     r"\brisk\s+(?:i|we)\s+(?:can|could|am willing to|'m willing to|want to|like to)\s+"
-    rf"(?:take|handle|accept|stomach|tolerate|live with)\s+(?:is|=|:)\s+{_DEGREE}"
+    rf"(?:take|handle|accept|stomach|tolerate|live with)\s+(?:(?:is|=|:)\s+)?(?:only\s+)?{_DEGREE}"
     rf"(?P<v>{_RISK_ALL})\b",
+    # a level said of the way the user invests: "I want aggressive growth", "a cautious
+    # approach suits me"
+    r"\b(?:(?:i|we|and)\s+(?:\w+\s+)?(?:prefer|like|want|choose|go for|need)|"
+    r"(?:i'?m|i am|we're|we are)\s+(?:\w+\s+)?after)\s+"
+    rf"(?:an?\s+|the\s+|some\s+|more\s+)?{_DEGREE}(?P<v>{_RISK_PERSON})[\s-]+{_APPROACH}\b",
+    rf"\b{_DEGREE}(?P<v>{_RISK_PERSON})[\s-]+{_APPROACH}\s+(?:fits|suits|works for|is right for|"
+    r"describes)\s+me\b",
 ]
 
 
@@ -188,7 +202,8 @@ _EXPERIENCE = re.compile(r"\b(?:been|past|last|ago|since|experience|already)\b",
 _LOSS = re.compile(
     r"\b(?:drawdown|draw[\s-]?d(?:ow|wo|w|o)n|drops?|dropped|dip|declines?|declined|falls?|fell|"
     r"loss(?:es)?|lose|loses|losing|lost|down|hit|tank\w*|plunge\w*|"
-    r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*)\b|-\s*\d+(?:\.\d+)?\s*%",
+    r"haircut|red|crash\w*|halved|cut in half|shr[iau]nk\w*|vanish\w*|evaporat\w*|disappear\w*|"
+    r"wiped out|go(?:ne|ing)? up in smoke)\b|-\s*\d+(?:\.\d+)?\s*%",
     _I,
 )
 #: A fall told as what happened, just before its size ("fell like 25%", "lost about 30%").
@@ -299,6 +314,7 @@ _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b",
 _CURRENCY_CUE = re.compile(
     r"\b(?:currency|currnecy|curency|currancy|base|denominated|(?:accounts?|savings|money|portfolio|everything|it all|"
     r"all of it|reporting|report|think|measure\w*|invest\w*|keep\s+\w+|paid|figures|"
+    r"salary|pay|wages?|earn\w*|income|"
     r"numbers|prices|values|amounts|quote\w*|show\w*)\b[^.;!?]{0,25}?\bin|use|using)\b",
     _I,
 )

@@ -9,6 +9,7 @@ way by the rule that proposes a value and by the check that grounds it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
 #: The number words below twenty, each at its value's place.
@@ -43,6 +44,8 @@ _PHRASES = {
     "a quarter of a": 0.25,
     "a quarter of an": 0.25,
     "three quarters of a": 0.75,
+    "a single": 1,
+    "one single": 1,
     "a": 1,
     "an": 1,
 }
@@ -120,7 +123,9 @@ _NEXT = r"the\s+(?:next|coming)"
 #: A duration as users write it: "10 years", "18 months", "a decade", "5-year", "2.5 yrs",
 #: "thirty months", "a couple of decades", "a year and a half", "a quarter of a century".
 DURATION = (
-    rf"(?P<amount>(?:{NUMBER}|{_NEXT})(?:\s+and\s+a\s+half)?)[\s-]*"
+    rf"(?P<amount>(?:{NUMBER}|{_NEXT})(?:\s+and\s+a\s+half)?)"
+    # "twenty-plus years", "10+ years", "ten more years", "fifteen odd years"
+    r"(?:\s*\+|[\s-]+(?:plus|more|odd|or\s+so|ish))?[\s-]*"
     r"(?P<unit>years?|yrs?|y|yaers?|yeras?|yers?|yeaers?|months?|monhts?|mnths?|mos?|mths?|"
     r"decades?|century|centuries|weeks?|wks?)\b"
     r"(?P<half>\s+and\s+a\s+half)?"
@@ -359,8 +364,10 @@ _CURRENCY = re.compile(
 
 def currencies(text: str) -> Iterator[tuple[re.Match[str], str]]:
     """Every currency ``text`` names, by ISO code ("HKD", "hkd") or by name (the longest
-    name wins: "Hong Kong dollars" is HKD, not USD), with its code, in order."""
-    for match in _CURRENCY.finditer(text):
+    name wins: "Hong Kong dollars" is HKD, not USD), with its code, in order. A name is read
+    with its letters' accents and strokes taken off, as it is typed in a hurry ("złoty" is
+    "zloty"); the matches are spans of that folded text, where ``text`` has the same ones."""
+    for match in _CURRENCY.finditer(folded(text)):
         if match["code"] is not None:
             code = match["code"].upper()
             written = match["code"]
@@ -373,6 +380,22 @@ def currencies(text: str) -> Iterator[tuple[re.Match[str], str]]:
         yield match, CURRENCY_NAMES[_CURRENCY_WORDS[index]]
 
 
+#: Letters that carry a stroke rather than an accent, and no decomposition of their own.
+_STROKED = str.maketrans("łŁøØđĐħĦßæÆœŒ", "lLoOdDhHsaAoO")
+
+
+def folded(text: str) -> str:
+    """``text`` with each letter's accents and strokes taken off, one letter for one ("złoty"
+    is "zloty", "Zürich" "Zurich"), so every position in it is the same as in ``text``."""
+    if text.isascii():
+        return text
+    out = []
+    for char in text.translate(_STROKED):
+        base = unicodedata.normalize("NFKD", char)
+        out.append(base[0] if len(char) == 1 and base and base[0].isascii() else char)
+    return "".join(out)
+
+
 #: Three-letter words that are also ISO codes; in lower case they are read as words.
 _COMMON_WORDS = frozenset({"all", "top", "mad", "cup", "try", "bob", "php", "pen", "mop"})
 
@@ -382,7 +405,7 @@ def currency_code(text: str) -> str | None:
     stripped = " ".join(text.strip().lower().split())
     stripped = re.sub(r"^the\s+", "", stripped)
     found = list(currencies(stripped))
-    if len(found) == 1 and found[0][0].group(0).lower() == stripped:
+    if len(found) == 1 and found[0][0].group(0).lower() == folded(stripped):
         code = found[0][1]
         return code
     upper = stripped.upper()

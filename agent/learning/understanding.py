@@ -49,6 +49,7 @@ from pydantic import JsonValue
 from agent.errors import InvalidProfileValueError
 from agent.learning import (
     discourse,
+    employment,
     meaning,
     moods,
     phrasing,
@@ -76,6 +77,9 @@ class Reading:
     #: A list edit: the tickers it takes out, and whether ``value`` is now the whole list.
     removed: tuple[str, ...] = ()
     whole: bool = False
+    #: A removal that refers to the list said before ("sold them both"): "it", "both" or
+    #: "all"; :func:`agent.learning.revisions.referred` reads what it takes out.
+    refers: str = ""
     #: The user withdraws the attribute's value and gives none ("scratch that, I don't know
     #: my horizon yet"); ``value`` is then None.
     withdrawn: bool = False
@@ -145,6 +149,7 @@ def _read(
             # "My planner says 12 years. And I agree": the claim before is now the user's.
             out = [_adopted(r, sentence, text) if r.reported else r for r in out]
         for reading in found:
+            out, reading = _one_edit(out, reading, text)
             # A later value of the same attribute in this message wins ("X. No, scratch that: Y").
             # A list grows instead, unless the user corrects it.
             replaces = profile.attribute(reading.attribute).merge == "replace"
@@ -200,6 +205,39 @@ def _grown(out: list[Reading], reading: Reading, text: str) -> list[Reading]:
     value = [*first, *(v for v in added if v not in first)]
     merged = replace(same[-1], value=value, quote=text[start : end + len(reading.quote)])
     return [merged if r is same[-1] else r for r in out]
+
+
+def _one_edit(out: list[Reading], reading: Reading, text: str) -> tuple[list[Reading], Reading]:
+    """``out`` and ``reading`` with the user's earlier edits of ``reading``'s list in this
+    message folded into it, when either edits the list ("nvm tesla. and amazon. only
+    nvidia"): a message makes one edit of a list. A whole list wins; a later edit or
+    correction keeps what the earlier ones took out, and is quoted from the first to it."""
+    mine = [r for r in out if r.attribute == reading.attribute and not r.reported]
+    edits = reading.removed or reading.whole or any(r.removed or r.whole for r in mine)
+    if reading.attribute not in discourse.LISTS or reading.reported or not mine or not edits:
+        return out, reading
+    rest = [r for r in out if r not in mine]
+    start = text.find(mine[0].quote)
+    end = text.find(reading.quote, max(start, 0))
+    if reading.whole or start < 0 or end < 0:
+        return rest, reading
+    added = reading.value if isinstance(reading.value, list) else []
+    values = [] if reading.correction else [v for r in mine for v in _listed_values(r)]
+    kept = [v for v in values if v not in reading.removed]
+    value = [*kept, *(v for v in added if v not in kept)]
+    removed = dict.fromkeys([*(t for r in mine for t in r.removed), *reading.removed])
+    return rest, replace(
+        reading,
+        value=value,
+        removed=tuple(t for t in removed if t not in value),
+        whole=any(r.whole for r in mine),
+        correction=reading.correction or any(r.correction for r in mine),
+        quote=text[start : end + len(reading.quote)],
+    )
+
+
+def _listed_values(reading: Reading) -> list[JsonValue]:
+    return reading.value if isinstance(reading.value, list) else []
 
 
 def _not_kept(found: list[Reading]) -> list[Reading]:
@@ -280,6 +318,29 @@ def _sentence(
     return readings
 
 
+#: The user speaking of themselves.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i'd|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+def answered(text: str, claimed: Sequence[str], *, known: Iterable[str] = ()) -> list[Reading]:
+    """The user's own values, in ``text``, of the attributes someone else's claim in the
+    message before named (``claimed``), given bare in the first person ("My dad thinks I
+    should keep my drawdown under 10%." / "He's old-fashioned, I'm fine with 25."): each a
+    correction of that claim. Nothing when ``text`` asks, supposes or hedges."""
+    known_set = {k.upper() for k in known}
+    out: list[Reading] = []
+    for sentence in _sentences(spelling.respell(text or "").text):
+        words = plain(sentence)
+        if moods.is_question(words) or moods.HYPOTHETICAL.search(words):
+            continue
+        if not moods.without_hedges(words).strip():
+            continue
+        for part, source, _ in voices.voices(words):
+            if not source and _FIRST_PERSON.search(part):
+                out += _answered(sentence, part, claimed, known_set)
+    return out
+
+
 def _answered(sentence: str, part: str, claimed: Sequence[str], known: set[str]) -> list[Reading]:
     """The user's own value, in ``part``, of an attribute someone else's claim before it
     named (``claimed``): a correction of that claim."""
@@ -352,6 +413,10 @@ def _part(
             # "not income but growth - I'm 29": a bare value right after the marker corrects
             # the value before even when the message goes on with other values.
             bare = _bare(sentence, gap, before, recent, known, marked=True)
+        elif gap and before:
+            # "CHF, oh wait, no, I moved to Lyon so it's euros now, and my horizon is 15": the
+            # words between the marker and the next value revise a value said before it.
+            bare = _bare(sentence, gap, before, (), known, marked=True)
         for tail_words in [part[m.end() :] for m in reversed(markers)] or [part]:
             if bare or (after and not before):
                 break
@@ -426,7 +491,8 @@ def _found(part: str, known: set[str], edits: Sequence[discourse.ListEdit]) -> l
     ]
     skip = {f[0] for f in found} | {e.attribute for e in edits}
     taken = [f[2] for f in found]
-    return sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
+    found = sorted([*found, *meaning.detect(part, known, skip, taken)], key=lambda f: f[2])
+    return employment.without_employer(found, part, known)
 
 
 def _bare(
@@ -447,7 +513,7 @@ def _bare(
     targets = list(dict.fromkeys([*named, *(a for a, _, _ in reversed(before)), *reversed(recent)]))
     # "36 actually, not 38": the value being replaced is not the bare value; a dash between
     # clauses ends one as a comma does ("no, 17 - I typed it wrong").
-    tail = re.sub(r"\s+[-\u2013\u2014]+\s+", ", ", _NOT_THIS.sub(" ", tail))
+    tail = re.sub(r"\s+[-\u2013\u2014]+\s+", ", ", _NOT_THIS.sub(" ", _COMPARED.sub(r"\1", tail)))
     if marked and len(re.findall(r"[A-Za-z0-9]+", tail)) <= 3:
         # "no, let me take that back. moderate.": a word of one enumeration says which.
         targets += [a for a in sorted(_REVISABLE) if a not in targets and a != "base_currency"]
@@ -475,6 +541,11 @@ _PLACE = re.compile(
 )
 _PRONOUN = re.compile(r"(?<![\w'])I(?:'m|'ve|'d|'ll)?(?![\w'])")
 _NOT_THIS = re.compile(r"\b(?:not|rather than|instead of)\s+[^,;.]*", re.IGNORECASE)
+#: A value compared with the one set aside: "closer to a decade than two", "more like 20
+#: than 30" (the value after "than" is not the one meant).
+_COMPARED = re.compile(
+    r"(\b(?:closer|nearer)(?: to)?\s+[^,;.]+?|\bmore like\s+[^,;.]+?)\s+than\s+[^,;.]*", re.I
+)
 _NUMERIC = frozenset({"horizon_years", "age", "max_drawdown_pct"})
 #: A full name or an address standing alone after a correction marker ("sorry, John
 #: Smith", "it's 12 Elm Street, Springfield IL 62701").
@@ -559,6 +630,12 @@ def _edited(
     out = list(readings)
     for edit in edits:
         spec = profile.attribute(edit.attribute)
+        if edit.refers:
+            if not any(r.attribute == edit.attribute for r in out):
+                out.append(
+                    Reading(edit.attribute, [], sentence, correction=True, refers=edit.refers)
+                )
+            continue
         if edit.removed and not discourse.removal_stated(edit.removed, sentence):
             continue
         if edit.whole and not discourse.whole_stated(edit.added, sentence):
