@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -405,11 +406,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 limit=depth, query=dense, filter=flt, params=params, with_payload=True
             )
             found = handle.query(request)
-            seen = self._viewexact_cosines(handle, vector, [p.id for p in found])
-            return [
-                Hit(p.payload or {}, float(p.score), view=view_part(seen, p.id, float(p.score)))
-                for p in found
-            ]
+            return [Hit(p.payload or {}, float(p.score), point=p.id) for p in found]
         request = qe.QueryRequest(
             limit=2 * depth,
             prefetches=[
@@ -431,7 +428,6 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         # of an exact dense query over their ids, and their terms are in the payload.
         points = handle.query(request)
         cosines = exact_cosines(handle, vector, [p.id for p in points])
-        seen = self._viewexact_cosines(handle, vector, [p.id for p in points])
         share = term_sharer(lexical.indices, lexical.values)
         return [
             Hit(
@@ -439,19 +435,19 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 cosines.get(p.id),
                 share((p.payload or {}).get(TERMS) or ()),
                 fused_score(p.score),
-                view_part(seen, p.id, cosines.get(p.id)),
+                point=p.id,
             )
             for p in points
         ]
 
-    def _viewexact_cosines(
-        self, handle: qe.EdgeShard, vector: list[float], ids: list[Any]
-    ) -> dict[Any, float] | None:
-        """The candidates' best sentence-view cosines (:mod:`memory.store.views`), read from
-        the on-disk views vector for these ids only; None when the shard keeps no views."""
+    def _with_views(self, handle: qe.EdgeShard, vector: list[float], hits: list[Hit]) -> list[Hit]:
+        """``hits`` with their view part: their best sentence-view cosines
+        (:mod:`memory.store.views`), read from the on-disk views vector for these points only
+        (an exact query over their ids); unchanged when the shard keeps no views."""
         if not self.keeps_views():
-            return None
-        return exact_cosines(handle, vector, ids, using=VIEWS)
+            return hits
+        seen = exact_cosines(handle, vector, [hit.point for hit in hits], using=VIEWS)
+        return [replace(hit, view=view_part(seen, hit.point, hit.dense)) for hit in hits]
 
     def _recent(
         self, handle: qe.EdgeShard, flt: Any, limit: int, fields: list[str] | None = None

@@ -285,7 +285,8 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
                     break
                 depth *= 2
             kept.sort(key=Hit.order)
-            found = [(hit, dict(hit.payload)) for hit in kept]
+            read = self._with_views(handle, query_vector, kept[op.offset : want])
+            found = [(hit, dict(hit.payload)) for hit in [*kept[: op.offset], *read]]
         elif not op.filter:
             listing = self._newest(handle, flt, want, (op.namespace_prefix, want), now)
             found = [(None, payload) for payload in listing]
@@ -306,6 +307,13 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
             else scored_item(hit, self.cipher)
             for hit, payload in page
         ]
+
+    def _with_views(self, handle: H, vector: list[float], hits: list[Hit]) -> list[Hit]:
+        """``hits`` (a query search's page, in order) with their sentence views' part
+        (:mod:`memory.store.views`) where the engine reads it apart from the search; an
+        engine that scores them with the search (from the candidates' vectors) has it
+        already. The views never change the order, so only the page's are read."""
+        return hits
 
     def _scope_terms(
         self, handle: H, query: str, prefix: tuple[str, ...], now: int

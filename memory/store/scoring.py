@@ -46,6 +46,8 @@ class Hit:
     #: the best cosine of the query to the item's text or one of its sentence views
     #: (:mod:`memory.store.views`); None where the store keeps no views
     view: float | None = None
+    #: the engine's id of the point, where the engine reads the view part after the search
+    point: Any = None
 
     @property
     def score(self) -> float:
