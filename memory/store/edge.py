@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,7 +44,7 @@ from memory.store.common import (
     LocalAccess,
     namespace_text,
 )
-from memory.store.edge_parts import edge_prefilter, exact_cosines, view_part
+from memory.store.edge_parts import edge_prefilter, exact_cosines
 from memory.store.edge_upgrade import add_views, import_local_mode
 from memory.store.engine import QdrantFormatStore
 from memory.store.erasing import META_FILE, create_indexes, has_views, live_copy, shard_config
@@ -89,6 +88,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
 
     supports_ttl = True
     engine = "qdrant-edge"
+    views_apart = True
 
     def __init__(
         self,
@@ -440,14 +440,14 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             for p in points
         ]
 
-    def _with_views(self, handle: qe.EdgeShard, vector: list[float], hits: list[Hit]) -> list[Hit]:
-        """``hits`` with their view part: their best sentence-view cosines
-        (:mod:`memory.store.views`), read from the on-disk views vector for these points only
-        (an exact query over their ids); unchanged when the shard keeps no views."""
+    def _view_cosines(
+        self, handle: qe.EdgeShard, vector: list[float], points: list[Any]
+    ) -> dict[Any, float]:
+        """Read from the on-disk views vector for these points only (an exact query over
+        their ids); none when the shard keeps no views."""
         if not self.keeps_views():
-            return hits
-        seen = exact_cosines(handle, vector, [hit.point for hit in hits], using=VIEWS)
-        return [replace(hit, view=view_part(seen, hit.point, hit.dense)) for hit in hits]
+            return {}
+        return exact_cosines(handle, vector, points, using=VIEWS)
 
     def _recent(
         self, handle: qe.EdgeShard, flt: Any, limit: int, fields: list[str] | None = None
