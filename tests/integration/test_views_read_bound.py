@@ -113,8 +113,9 @@ async def store(tmp_path: Path) -> AsyncIterator[BaseStore]:
 
 def _parts(found: Sequence[Item]) -> list[tuple[Any, ...]]:
     """Each result as compared: key, namespace, score and every part of it, unrounded."""
-    assert all(isinstance(item, RankedItem) for item in found)
-    return [(item.key, item.namespace, item.score, item.parts) for item in found]  # type: ignore[attr-defined]
+    ranked = [item for item in found if isinstance(item, RankedItem)]
+    assert len(ranked) == len(found)
+    return [(item.key, item.namespace, item.score, item.parts) for item in ranked]
 
 
 async def _ranked(store: BaseStore, op: SearchOp, every: bool) -> tuple[list[Item], int]:
