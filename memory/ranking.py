@@ -393,22 +393,35 @@ def reaching(
     the least the part can be, 0 if it has none yet, and 1 the most), whether it can still be
     among the first ``wanted`` of :func:`order`; False for the others.
 
-    The total rises with the view part (weight :attr:`Knobs.view_weight`, every later step
-    monotone) and nothing else in the order depends on it. An item placed after ``wanted``
-    others even at view 1, each of them at its least, is never among the first ``wanted``:
-    leaving its views unread changes neither which memories they are, nor their order, nor
-    their scores."""
+    The total is affine in the view part, rising by at most ``V`` (:attr:`Knobs.view_weight`;
+    ``V·(1 − W)`` under a time window, every later step only scales it) per unit, and nothing
+    else in the order depends on it. An item placed after ``wanted`` others even at view 1,
+    each of them at its least, is never among the first ``wanted``: leaving its views unread
+    changes neither which memories they are, nor their order, nor their scores. Each item is
+    scored once (at its least); its most is that total raised by the slope, with a margin far
+    above rounding."""
     if len(items) <= wanted or not any(unknown):
         return list(unknown)
+    slope = KNOBS.view_weight
+    if planned.window is not None and not planned.window.recent:
+        slope *= 1.0 - KNOBS.window_weight
     least = [
-        _place(item, _scored(item, planned, (view_of(item) or 0.0) if open_ else None))
+        _scored(item, planned, (view_of(item) or 0.0) if open_ else None)
         for item, open_ in zip(items, unknown, strict=True)
     ]
-    bar = sorted(least)[wanted - 1]
-    return [
-        open_ and (low <= bar or _place(item, _scored(item, planned, 1.0)) <= bar)
-        for item, open_, low in zip(items, unknown, least, strict=True)
-    ]
+    places = [_place(item, parts) for item, parts in zip(items, least, strict=True)]
+    bar = sorted(places)[wanted - 1]
+    reach = []
+    for open_, parts, place in zip(unknown, least, places, strict=True):
+        rise = slope * (1.0 - (parts.view or 0.0)) + _MARGIN
+        most = (-min(1.0, parts.total + rise), *place[1:])
+        reach.append(open_ and (place <= bar or most <= bar))
+    return reach
+
+
+#: What :func:`reaching` adds to an item's most total beyond the slope: many orders of
+#: magnitude above the rounding of a few float operations (it only loosens the bound).
+_MARGIN = 1e-9
 
 
 class RankedItem(SearchItem):
