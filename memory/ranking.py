@@ -267,6 +267,7 @@ def score(
     with_query: bool | None = None,
     window: TimeWindow | None = None,
     keys: QuestionKeys | None = None,
+    assume_view: float | None = None,
 ) -> ScoreParts:
     """The score of one stored memory (a ``SearchItem`` contributes its relevance).
 
@@ -279,7 +280,8 @@ def score(
     A time ``window`` (not "recently") then takes :attr:`Knobs.window_weight` of the total: 1
     for a memory it holds (:func:`memory.timewindows.matches`), 0 for one it does not. The
     question's ``keys`` (with a query, when it has any) then take :attr:`Knobs.key_weight`:
-    the share of them the memory holds.
+    the share of them the memory holds. ``assume_view``: score as if its view part were this
+    (a bound of it while the store has not read the item's sentence views, :func:`reaching`).
     """
     w = weights.normalised()
     recency = recency_score(happened_at(item), now, half_life)
@@ -296,7 +298,7 @@ def score(
     else:
         bound = min(KNOBS.max_boost, boost_weight)
         total = (1.0 - bound) * relevance + bound * boost
-    view = view_of(item) if queried else None
+    view = (view_of(item) if assume_view is None else assume_view) if queried else None
     if view is not None:  # a cosine: below 0 it counts (and shows) as 0, like relevance
         view = _clip(view)
         total = (1.0 - KNOBS.view_weight) * total + KNOBS.view_weight * view
@@ -360,26 +362,66 @@ def plan(query: str | None, limit: int, ranking: Ranking = Ranking()) -> Plan:
     return Plan(text, pool, window, moment, half_life, keys, ranking.weights)
 
 
+def _scored(item: Item, planned: Plan, assume_view: float | None = None) -> ScoreParts:
+    return score(
+        item,
+        planned.now,
+        planned.weights,
+        planned.half_life,
+        window=planned.window,
+        keys=planned.keys,
+        assume_view=assume_view,
+    )
+
+
+def _place(item: Item, parts: ScoreParts) -> tuple[float, float, float, str]:
+    """Where :func:`order` places a scored item: total, then relevance, then newest, then key."""
+    return (-parts.total, -parts.relevance, -happened_at(item).timestamp(), item.key)
+
+
 def order(items: Sequence[Item], planned: Plan) -> list[tuple[Item, ScoreParts]]:
     """``items`` scored and ordered: total, then relevance, then newest, then key."""
-    scored = [
-        (
-            item,
-            score(
-                item,
-                planned.now,
-                planned.weights,
-                planned.half_life,
-                window=planned.window,
-                keys=planned.keys,
-            ),
-        )
-        for item in items
-    ]
-    scored.sort(
-        key=lambda s: (-s[1].total, -s[1].relevance, -happened_at(s[0]).timestamp(), s[0].key)
-    )
+    scored = [(item, _scored(item, planned)) for item in items]
+    scored.sort(key=lambda s: _place(*s))
     return scored
+
+
+def reaching(
+    items: Sequence[Item], planned: Plan, wanted: int, unknown: Sequence[bool]
+) -> list[bool]:
+    """For each item whose view part is ``unknown`` (its sentence views not read: its view is
+    the least the part can be, 0 if it has none yet, and 1 the most), whether it can still be
+    among the first ``wanted`` of :func:`order`; False for the others.
+
+    The total is affine in the view part, rising by at most ``V`` (:attr:`Knobs.view_weight`;
+    ``V·(1 − W)`` under a time window, every later step only scales it) per unit, and nothing
+    else in the order depends on it. An item placed after ``wanted`` others even at view 1,
+    each of them at its least, is never among the first ``wanted``: leaving its views unread
+    changes neither which memories they are, nor their order, nor their scores. Each item is
+    scored once (at its least); its most is that total raised by the slope, with a margin far
+    above rounding."""
+    if len(items) <= wanted or not any(unknown):
+        return list(unknown)
+    slope = KNOBS.view_weight
+    if planned.window is not None and not planned.window.recent:
+        slope *= 1.0 - KNOBS.window_weight
+    least = [
+        _scored(item, planned, (view_of(item) or 0.0) if open_ else None)
+        for item, open_ in zip(items, unknown, strict=True)
+    ]
+    places = [_place(item, parts) for item, parts in zip(items, least, strict=True)]
+    bar = sorted(places)[wanted - 1]
+    reach = []
+    for open_, parts, place in zip(unknown, least, places, strict=True):
+        rise = slope * (1.0 - (parts.view or 0.0)) + _MARGIN
+        most = (-min(1.0, parts.total + rise), *place[1:])
+        reach.append(open_ and (place <= bar or most <= bar))
+    return reach
+
+
+#: What :func:`reaching` adds to an item's most total beyond the slope: many orders of
+#: magnitude above the rounding of a few float operations (it only loosens the bound).
+_MARGIN = 1e-9
 
 
 class RankedItem(SearchItem):
@@ -428,6 +470,7 @@ __all__ = [
     "parse_at",
     "plan",
     "ranked",
+    "reaching",
     "recency_score",
     "relevance_score",
     "score",

@@ -98,7 +98,9 @@ def _replies_of(items: Sequence[Item], parents: int) -> dict[str, float]:
 def _as_candidate(item: Item, relevance: float, views: bool) -> SearchItem:
     """``item`` ranked with ``relevance``; where the search's candidates carry sentence views
     (:mod:`memory.store.views`), its lifted relevance is its view part too (a reply read by
-    key has no view of its own), so it is ranked as a candidate of that relevance."""
+    key has no view of its own), so it is ranked as a candidate of that relevance. Views the
+    store has not read yet stay unread: reading them later raises the part to the better of
+    the two (:meth:`~memory.store.scoring.ScoredItem.seen`)."""
     if not views:
         return SearchItem(
             item.namespace, item.key, item.value, item.created_at, item.updated_at, relevance
@@ -113,6 +115,7 @@ def _as_candidate(item: Item, relevance: float, views: bool) -> SearchItem:
         relevance,
         dense=getattr(item, "dense", None),
         view=relevance if own is None else max(float(own), relevance),
+        unread=getattr(item, "unread", None),
     )
 
 

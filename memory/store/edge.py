@@ -44,7 +44,7 @@ from memory.store.common import (
     LocalAccess,
     namespace_text,
 )
-from memory.store.edge_parts import edge_prefilter, exact_cosines, view_part
+from memory.store.edge_parts import edge_prefilter, exact_cosines
 from memory.store.edge_upgrade import add_views, import_local_mode
 from memory.store.engine import QdrantFormatStore
 from memory.store.erasing import META_FILE, create_indexes, has_views, live_copy, shard_config
@@ -88,6 +88,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
 
     supports_ttl = True
     engine = "qdrant-edge"
+    views_apart = True
 
     def __init__(
         self,
@@ -405,11 +406,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 limit=depth, query=dense, filter=flt, params=params, with_payload=True
             )
             found = handle.query(request)
-            seen = self._viewexact_cosines(handle, vector, [p.id for p in found])
-            return [
-                Hit(p.payload or {}, float(p.score), view=view_part(seen, p.id, float(p.score)))
-                for p in found
-            ]
+            return [Hit(p.payload or {}, float(p.score), point=p.id) for p in found]
         request = qe.QueryRequest(
             limit=2 * depth,
             prefetches=[
@@ -431,7 +428,6 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         # of an exact dense query over their ids, and their terms are in the payload.
         points = handle.query(request)
         cosines = exact_cosines(handle, vector, [p.id for p in points])
-        seen = self._viewexact_cosines(handle, vector, [p.id for p in points])
         share = term_sharer(lexical.indices, lexical.values)
         return [
             Hit(
@@ -439,19 +435,19 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                 cosines.get(p.id),
                 share((p.payload or {}).get(TERMS) or ()),
                 fused_score(p.score),
-                view_part(seen, p.id, cosines.get(p.id)),
+                point=p.id,
             )
             for p in points
         ]
 
-    def _viewexact_cosines(
-        self, handle: qe.EdgeShard, vector: list[float], ids: list[Any]
-    ) -> dict[Any, float] | None:
-        """The candidates' best sentence-view cosines (:mod:`memory.store.views`), read from
-        the on-disk views vector for these ids only; None when the shard keeps no views."""
+    def _view_cosines(
+        self, handle: qe.EdgeShard, vector: list[float], points: list[Any]
+    ) -> dict[Any, float]:
+        """Read from the on-disk views vector for these points only (an exact query over
+        their ids); none when the shard keeps no views."""
         if not self.keeps_views():
-            return None
-        return exact_cosines(handle, vector, ids, using=VIEWS)
+            return {}
+        return exact_cosines(handle, vector, points, using=VIEWS)
 
     def _recent(
         self, handle: qe.EdgeShard, flt: Any, limit: int, fields: list[str] | None = None

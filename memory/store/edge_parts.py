@@ -1,6 +1,7 @@
 """Parts of a query on the Qdrant Edge shard (:mod:`memory.store.edge`): the engine
 conditions a search filter becomes, and the exact reads of a query's candidates -- their
-cosines to the dense vector, and to their sentence views (:mod:`memory.store.views`).
+cosines to the dense vector, and (when a ranking asks for them) to their sentence views
+(:mod:`memory.store.views`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from memory.store.common import VECTOR, prefilter
-from memory.store.scoring import COSINE_DIGITS, best_view
+from memory.store.scoring import COSINE_DIGITS
 
 # -- filters ------------------------------------------------------------------------------------
 
@@ -54,9 +55,4 @@ def exact_cosines(
     return {p.id: round(float(p.score), COSINE_DIGITS) for p in shard.query(request)}
 
 
-def view_part(seen: dict[Any, float] | None, ident: Any, dense: float | None) -> float | None:
-    """A hit's view part (:func:`~memory.store.scoring.best_view`); None without views."""
-    return None if seen is None else best_view(dense, seen.get(ident))
-
-
-__all__ = ["edge_prefilter", "exact_cosines", "view_part"]
+__all__ = ["edge_prefilter", "exact_cosines"]

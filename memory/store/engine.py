@@ -48,7 +48,7 @@ from memory.store.common import (
 )
 from memory.store.planning import BatchPlan, plan_batch, validate_op
 from memory.store.primitives import EnginePrimitives, H, NewPoint, Payload, Terms
-from memory.store.scoring import CANDIDATES, Hit, ScoredItem, idf
+from memory.store.scoring import CANDIDATES, Hit, ScoredItem, UnreadViews, idf
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +75,10 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
     ttl_config: TTLConfig | None = None
     #: query searches take BM25 candidates and the lexical part of the score too
     hybrid: bool = False
+    #: a query search leaves its hits' sentence views unread (:class:`~memory.store.scoring.
+    #: UnreadViews`): a ranking reads them (:meth:`read_views`) for the hits that can still
+    #: reach its page. Otherwise the engine scores them with the search.
+    views_apart: bool = False
 
     def __init__(self, index: IndexConfig | None, cipher: MemoryCipher | None = None) -> None:
         #: Seals item values at rest (``ANALYST_MEMORY_KEY``; :mod:`memory.store.common`).
@@ -300,12 +304,42 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
                     refresh[point_id(payload["namespace"], payload["key"])] = float(
                         payload["ttl_minutes"]
                     )
+        apart = query_vector is not None and self.views_apart and self.keeps_views()
         return [
             search_item(payload, None, self.cipher)
             if hit is None
-            else scored_item(hit, self.cipher)
+            else scored_item(
+                hit,
+                self.cipher,
+                UnreadViews(self, query_vector, hit.point) if apart and query_vector else None,
+            )
             for hit, payload in page
         ]
+
+    # -- sentence views read apart ------------------------------------------------------------
+
+    def read_views(self, unread: Sequence[UnreadViews]) -> list[float | None]:
+        """The best sentence-view cosine of each hit this store left ``unread`` (None: the
+        hit has no view), one exact read per query vector, on one connection."""
+        found: list[float | None] = [None] * len(unread)
+        by_vector: dict[int, list[int]] = {}
+        for i, hit in enumerate(unread):
+            by_vector.setdefault(id(hit.vector), []).append(i)
+        with self._connected() as handle:
+            for at in by_vector.values():
+                vector = list(unread[at[0]].vector)
+                seen = self._view_cosines(handle, vector, [unread[i].point for i in at])
+                for i in at:
+                    found[i] = seen.get(unread[i].point)
+        return found
+
+    async def aread_views(self, unread: Sequence[UnreadViews]) -> list[float | None]:
+        return await asyncio.to_thread(self.read_views, unread)
+
+    def _view_cosines(self, handle: H, vector: list[float], points: list[Any]) -> dict[Any, float]:
+        """Point → its best sentence-view cosine to ``vector``, for the points among
+        ``points`` that have views (an engine with :attr:`views_apart`)."""
+        return {}
 
     def _scope_terms(
         self, handle: H, query: str, prefix: tuple[str, ...], now: int
@@ -555,8 +589,9 @@ class QdrantFormatStore(BaseStore, EnginePrimitives[H]):
         return stopped
 
 
-def scored_item(hit: Hit, cipher: MemoryCipher) -> ScoredItem:
-    """The ``SearchItem`` of a query hit: its score and the score's parts."""
+def scored_item(hit: Hit, cipher: MemoryCipher, unread: UnreadViews | None = None) -> ScoredItem:
+    """The ``SearchItem`` of a query hit: its score and the score's parts; with ``unread``
+    (its sentence views not read), its view part is its text's cosine, the least it can be."""
     item = search_item(hit.payload, hit.score, cipher)
     return ScoredItem(
         item.namespace,
@@ -568,7 +603,8 @@ def scored_item(hit: Hit, cipher: MemoryCipher) -> ScoredItem:
         dense=hit.dense,
         lexical=hit.lexical,
         fused=hit.fused,
-        view=hit.view,
+        view=hit.dense if unread is not None else hit.view,
+        unread=unread,
     )
 
 

@@ -15,7 +15,10 @@ ranking's total, its ``parts`` the score's parts, its ``similarity`` the store's
 
 Between the two, :class:`Context` adds the replies of the pool's dialogue turns to the pool
 (:mod:`memory.recall_context`: a terse answer is found through the turn it answers), with one
-more read of the wrapped store for those not already in it.
+more read of the wrapped store for those not already in it; then :class:`Views` reads the
+sentence views a store left unread (:class:`memory.store.scoring.UnreadViews`) of the
+candidates that can still reach the page (:func:`memory.ranking.reaching`, an exact bound:
+the page, its order and its scores are those of reading every candidate's views).
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from typing import cast
 
 from langgraph.store.base import BaseStore, Item, Op, Result, SearchItem, SearchOp
 
-from memory.ranking import Plan, Ranking, plan, ranked
+from memory.ranking import Plan, Ranking, plan, ranked, reaching
 from memory.recall_context import Lift
+from memory.store.scoring import ScoredItem, UnreadViews, ViewReader
 
 #: An operation as the wrapped store runs it, with the plan of its ranking (:func:`widen`).
 Widened = tuple[Op, Plan | None]
@@ -113,6 +117,83 @@ async def awith_context(
     return context.apply(results, await store.abatch(context.reads) if context.reads else [])
 
 
+@dataclass(frozen=True)
+class Views:
+    """The sentence views a batch's widened query searches read: those of the candidates that
+    can still reach the page (``needed``, by the position of their result), in one list."""
+
+    needed: dict[int, list[int]]
+    reads: list[UnreadViews]
+
+    @classmethod
+    def of(
+        cls, ops: Sequence[Op], wide: Sequence[Widened], results: list[Result], every: bool
+    ) -> Views:
+        """The views to read for ``results`` (as :meth:`Context.of`); ``every``: of every
+        candidate whose views are unread, as if no bound were known."""
+        needed: dict[int, list[int]] = {}
+        reads: list[UnreadViews] = []
+        for i, (op, (_, planned), result) in enumerate(zip(ops, wide, results, strict=True)):
+            if planned is None or not isinstance(op, SearchOp):
+                continue
+            items = _items(result)
+            unread = [getattr(item, "unread", None) for item in items]
+            open_ = [u is not None for u in unread]
+            reach = open_ if every else reaching(items, planned, op.offset + op.limit, open_)
+            at = [j for j, wanted in enumerate(reach) if wanted]
+            if at:
+                needed[i] = at
+                reads += [cast(UnreadViews, unread[j]) for j in at]
+        return cls(needed, reads)
+
+    def by_source(self) -> list[tuple[ViewReader, list[int]]]:
+        """The reads grouped by the store that reads them (their positions in :attr:`reads`)."""
+        groups: dict[int, tuple[ViewReader, list[int]]] = {}
+        for k, unread in enumerate(self.reads):
+            groups.setdefault(id(unread.source), (unread.source, []))[1].append(k)
+        return list(groups.values())
+
+    def apply(self, results: list[Result], seen: Sequence[float | None]) -> list[Result]:
+        """``results`` with the views read (``seen``: the best cosine of each of :attr:`reads`)."""
+        out, at = list(results), 0
+        for i, positions in self.needed.items():
+            items = list(_items(results[i]))
+            for j in positions:
+                items[j] = cast(ScoredItem, items[j]).seen(seen[at])
+                at += 1
+            out[i] = items
+        return out
+
+
+def with_views(
+    ops: Sequence[Op], wide: Sequence[Widened], results: list[Result], *, every: bool = False
+) -> list[Result]:
+    """``results`` with the sentence views their pages need read (sync; :class:`Views`)."""
+    views = Views.of(ops, wide, results, every)
+    if not views.reads:
+        return results
+    seen: list[float | None] = [None] * len(views.reads)
+    for source, at in views.by_source():
+        for k, cosine in zip(at, source.read_views([views.reads[k] for k in at]), strict=True):
+            seen[k] = cosine
+    return views.apply(results, seen)
+
+
+async def awith_views(
+    ops: Sequence[Op], wide: Sequence[Widened], results: list[Result], *, every: bool = False
+) -> list[Result]:
+    """:func:`with_views` on the event loop."""
+    views = Views.of(ops, wide, results, every)
+    if not views.reads:
+        return results
+    seen: list[float | None] = [None] * len(views.reads)
+    for source, at in views.by_source():
+        got = await source.aread_views([views.reads[k] for k in at])
+        for k, cosine in zip(at, got, strict=True):
+            seen[k] = cosine
+    return views.apply(results, seen)
+
+
 class RankedStore(BaseStore):
     """``store`` whose query searches rank as recall does (module docstring); everything else
     passes through unchanged."""
@@ -128,6 +209,7 @@ class RankedStore(BaseStore):
         ops = list(ops)
         wide = [widen(op, self.ranking) for op in ops]
         results = with_context(self.store, ops, wide, self.store.batch([w for w, _ in wide]))
+        results = with_views(ops, wide, results)
         return [narrow(op, p, r) for op, (_, p), r in zip(ops, wide, results, strict=True)]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -135,7 +217,18 @@ class RankedStore(BaseStore):
         wide = [widen(op, self.ranking) for op in ops]
         results = await self.store.abatch([w for w, _ in wide])
         results = await awith_context(self.store, ops, wide, results)
+        results = await awith_views(ops, wide, results)
         return [narrow(op, p, r) for op, (_, p), r in zip(ops, wide, results, strict=True)]
 
 
-__all__ = ["Context", "RankedStore", "awith_context", "narrow", "widen", "with_context"]
+__all__ = [
+    "Context",
+    "RankedStore",
+    "Views",
+    "awith_context",
+    "awith_views",
+    "narrow",
+    "widen",
+    "with_context",
+    "with_views",
+]

@@ -50,7 +50,15 @@ from memory.errors import InvalidPrincipalError
 from memory.identity import Principal
 from memory.pii import redact_value
 from memory.ranking import Plan, Ranking
-from memory.store.ranked import RankedStore, awith_context, narrow, widen, with_context
+from memory.store.ranked import (
+    RankedStore,
+    awith_context,
+    awith_views,
+    narrow,
+    widen,
+    with_context,
+    with_views,
+)
 
 TENANTS, USERS, MEMORIES = "tenants", "users", "memories"
 #: The value fields the principal's memories (``("memories", ...)`` values with a ``text`` or
@@ -255,6 +263,7 @@ class ScopedStore(BaseStore):
         wide = [widen(op, self.ranking) for op in ops]
         results = self.store.batch([self._inner(w) for w, _ in wide])
         results = with_context(self.store, ops, wide, results)
+        results = with_views(ops, wide, results)
         return self._results(ops, wide, results)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -262,6 +271,7 @@ class ScopedStore(BaseStore):
         wide = [widen(op, self.ranking) for op in ops]
         results = await self.store.abatch([self._inner(w) for w, _ in wide])
         results = await awith_context(self.store, ops, wide, results)
+        results = await awith_views(ops, wide, results)
         return self._results(ops, wide, results)
 
     def _results(

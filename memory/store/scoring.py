@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.store.base import SearchItem
 
@@ -46,6 +46,8 @@ class Hit:
     #: the best cosine of the query to the item's text or one of its sentence views
     #: (:mod:`memory.store.views`); None where the store keeps no views
     view: float | None = None
+    #: the engine's id of the point, where the engine reads the view part after the search
+    point: Any = None
 
     @property
     def score(self) -> float:
@@ -194,12 +196,40 @@ def best_view(dense: float | None, views: float | None) -> float | None:
     return views if dense is None else max(dense, views)
 
 
+@dataclass(frozen=True)
+class UnreadViews:
+    """A query hit whose sentence views (:mod:`memory.store.views`) its store has not read:
+    ``source`` reads them (:meth:`ViewReader.read_views`) for the query's ``vector`` (one
+    object shared by the search's hits) and the hit's ``point``."""
+
+    source: ViewReader
+    vector: Sequence[float]
+    point: Any
+
+
+class ViewReader(Protocol):
+    """A store that leaves its hits' sentence views unread until a ranking asks for them."""
+
+    def read_views(self, unread: Sequence[UnreadViews]) -> list[float | None]:
+        """The best sentence-view cosine of each hit (None: the hit has no view)."""
+        ...
+
+    async def aread_views(self, unread: Sequence[UnreadViews]) -> list[float | None]:
+        """:meth:`read_views` on the event loop."""
+        ...
+
+
 class ScoredItem(SearchItem):
     """A ``SearchItem`` of a query search that also carries its score's parts:
     ``dense`` (cosine, raw), ``lexical`` (share of query terms), ``fused`` (RRF in [0, 1]) and
-    ``view`` (best cosine over the text and its sentence views; None: the store keeps none)."""
+    ``view`` (best cosine over the text and its sentence views; None: the store keeps none).
 
-    __slots__ = ("dense", "fused", "lexical", "view")
+    ``unread``: the store has not read the hit's sentence views yet; ``view`` is then the least
+    the view part can be (its text's cosine, or what a reply is lifted to), and :meth:`seen`
+    completes it. A ranking reads them only for the hits that can still reach its page
+    (:mod:`memory.store.ranked`)."""
+
+    __slots__ = ("dense", "fused", "lexical", "unread", "view")
 
     def __init__(
         self,
@@ -214,12 +244,31 @@ class ScoredItem(SearchItem):
         lexical: float | None = None,
         fused: float | None = None,
         view: float | None = None,
+        unread: UnreadViews | None = None,
     ) -> None:
         super().__init__(namespace, key, value, created_at, updated_at, score)
         self.dense = dense
         self.lexical = lexical
         self.fused = fused
         self.view = view
+        self.unread = unread
+
+    def seen(self, views: float | None) -> ScoredItem:
+        """This hit with its sentence views read: ``views`` is their best cosine (None: the
+        hit has none), its view part the better of that and what it was."""
+        view = self.view if views is None else views if self.view is None else max(self.view, views)
+        return ScoredItem(
+            self.namespace,
+            self.key,
+            self.value,
+            self.created_at,
+            self.updated_at,
+            self.score,
+            dense=self.dense,
+            lexical=self.lexical,
+            fused=self.fused,
+            view=view,
+        )
 
     def parts(self) -> dict[str, float | None]:
         """The parts of the score, by name."""
@@ -235,6 +284,8 @@ __all__ = [
     "CANDIDATES",
     "Hit",
     "ScoredItem",
+    "UnreadViews",
+    "ViewReader",
     "best_cosines",
     "best_view",
     "fused_hits",

@@ -7,9 +7,10 @@ finds it less well than a turn that says only that; the best cosine of the quest
 the turn's sentences finds it again (the ranking adds it with :attr:`memory.ranking.Knobs.
 view_weight`). The views' vectors are a second multivector (:data:`VIEWS`) of the SAME point
 as the item, so a forget, a TTL expiry or an erasure removes them with it; it is stored on
-disk as float16 with no HNSW graph (:func:`views_params`): it is never searched, only read for
-a query's candidates after the main retrieval (an exact query over their ids). A text of one
-sentence has no view: its own vector is that sentence's.
+disk as float16 with no HNSW graph (:func:`memory.store.erasing.shard_config`): never
+searched, only read for the candidates of a ranked search that can still reach its page (an
+exact query over their ids; :class:`memory.store.ranked.Views`). A text of one sentence has
+no view: its own vector is that sentence's.
 
 The weight (:attr:`memory.ranking.Knobs.view_weight`, 0.1) was chosen leave-one-conversation
 out on the LoCoMo development split (``scripts/eval_views_weight.py``, planner recall, R@10):
@@ -27,7 +28,9 @@ ingest took 259 s against 190 s, 20k 34 s against 21 s (writing the views' vecto
 sentences are embedded too: about as many tokens again; 700 turns at that rate: 19 s of CPU,
 wall 28.9 s median at load 8-9 against 31.8 s without views at load 10-12). One recall at
 100k: median 139 ms (p95 1,695) against 84 ms (1,143), at 20k 31 ms (149) against 63 ms
-(540): within what the load moves it.
+(540): within what the load moves it. A ranked search reads the views of the candidates that
+can still reach its page only: about 24 of a limit-10 recall's 118 candidates (figures in
+docs/memory-lifecycle.md, "The query path").
 
 Qdrant Edge shards and qdrant-client collections created since keep views (an older shard is
 given them when opened, :meth:`memory.store.edge.EdgeStore.setup`); Postgres+pgvector items
