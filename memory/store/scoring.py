@@ -256,7 +256,6 @@ class ScoredItem(SearchItem):
     def seen(self, views: float | None) -> ScoredItem:
         """This hit with its sentence views read: ``views`` is their best cosine (None: the
         hit has none), its view part the better of that and what it was."""
-        view = self.view if views is None else views if self.view is None else max(self.view, views)
         return ScoredItem(
             self.namespace,
             self.key,
@@ -267,7 +266,7 @@ class ScoredItem(SearchItem):
             dense=self.dense,
             lexical=self.lexical,
             fused=self.fused,
-            view=view,
+            view=best_view(self.view, views),
         )
 
     def parts(self) -> dict[str, float | None]:
