@@ -136,8 +136,11 @@ _FORMER = re.compile(
     r"\b(?:used to|formerly|former|previously|ex-|old job|left|quit|retired from)\b", _I
 )
 #: Not held yet ("I'm buying Tesla today", "I'd like to own Apple").
+#: A plan is the verb ("I plan to buy", "planning on"), not the noun ("the stock plan at work").
 _NOT_YET = re.compile(
-    r"\b(?:buy|buying|will|going to|gonna|plan\w*|want\w*|would|'d|like to|hope\w*)\b", _I
+    r"\b(?:buy|buying|will|going to|gonna|plan(?:s|ned)?\s+(?:to|on)|planning|want\w*|would|'d|"
+    r"like to|hope\w*)\b",
+    _I,
 )
 #: Words of owning securities: a company named without them may be its product.
 _INVESTED = re.compile(

@@ -3,8 +3,9 @@ request after an opener ("Right then, would you ...?") is no question, a feeling
 someone else inside the user's clause ("... while others around me panicked") is not the
 user's, one clause of a sentence giving the topic of losses and the next its level by a
 feeling, a name joined by "&" ("S&P 500") naming no tickers, a request after "so" following
-someone else's part being the user's, and a pronoun for the one company a fragment before
-it names ("Meta? ... leave them out") for any ticker list.
+someone else's part being the user's, a pronoun for the one company a fragment before it
+names ("Meta? ... leave them out") for any ticker list, and "plan" as a noun ("the company
+savings plan") being no purchase to come.
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -64,3 +65,8 @@ async def test_a_request_after_so_following_someone_elses_part_is_the_users() ->
 async def test_a_pronoun_for_the_company_of_a_fragment_before_it_is_excluded() -> None:
     said = "Meta? Nope, they sold my data, leave them out of whatever you suggest."
     assert await learned("excluded_tickers", said) == ["META"]
+
+
+async def test_a_plan_named_as_a_noun_is_no_purchase_to_come() -> None:
+    said = "Via the company savings plan I've ended up owning a lot of Apple shares."
+    assert await learned("holdings", said) == ["AAPL"]
