@@ -4,8 +4,9 @@ someone else inside the user's clause ("... while others around me panicked") is
 user's, one clause of a sentence giving the topic of losses and the next its level by a
 feeling, a name joined by "&" ("S&P 500") naming no tickers, a request after "so" following
 someone else's part being the user's, a pronoun for the one company a fragment before it
-names ("Meta? ... leave them out") for any ticker list, and "plan" as a noun ("the company
-savings plan") being no purchase to come.
+names ("Meta? ... leave them out") for any ticker list, "plan" as a noun ("the company
+savings plan") being no purchase to come, and a loss limit said as two amounts of money ("40
+grand in ... fall under 30 grand": 25%).
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -70,3 +71,8 @@ async def test_a_pronoun_for_the_company_of_a_fragment_before_it_is_excluded() -
 async def test_a_plan_named_as_a_noun_is_no_purchase_to_come() -> None:
     said = "Via the company savings plan I've ended up owning a lot of Apple shares."
     assert await learned("holdings", said) == ["AAPL"]
+
+
+async def test_a_loss_limit_said_as_two_amounts_of_money_is_a_percentage() -> None:
+    said = "I put 40 grand in and I couldn't stand seeing it fall under 30 grand, that's my limit."
+    assert await learned("max_drawdown_pct", said) == 25
