@@ -136,8 +136,11 @@ _FORMER = re.compile(
     r"\b(?:used to|formerly|former|previously|ex-|old job|left|quit|retired from)\b", _I
 )
 #: Not held yet ("I'm buying Tesla today", "I'd like to own Apple").
+#: A plan is the verb ("I plan to buy", "planning on"), not the noun ("the stock plan at work").
 _NOT_YET = re.compile(
-    r"\b(?:buy|buying|will|going to|gonna|plan\w*|want\w*|would|'d|like to|hope\w*)\b", _I
+    r"\b(?:buy|buying|will|going to|gonna|plan(?:s|ned)?\s+(?:to|on)|planning|want\w*|would|'d|"
+    r"like to|hope\w*)\b",
+    _I,
 )
 #: Words of owning securities: a company named without them may be its product.
 _INVESTED = re.compile(
@@ -309,10 +312,27 @@ def risk_level(clause: str, score: dict[str, float]) -> str | None:
     return level
 
 
+#: A clause inside the user's that has someone else as its subject ("... while everyone around
+#: me panicked", "unlike my wife, who sold"): its feelings are that person's, not the user's.
+_THEIRS = re.compile(
+    r"\b(?:while|whereas|as|when|unlike|though|although|and|but)\s+(?:(?:almost|nearly|just|"
+    r"pretty much)\s+)?(?:(?:(?:my|our|his|her|their|the|a|all|all the|most|most of the)\s+)?"
+    rf"(?:[\w-]+\s+)?(?:{indirect.PEOPLE}|people|others|everyone|everybody|folks|investors|"
+    r"traders|crowd|rest)|he|she|they)\b(?![^,;]*\b(?:i|i'd|i'm|im)\b)[^,;]*",
+    _I,
+)
+
+
 def _leaning(clause: str) -> str | None:
-    """Conservative, aggressive or moderate by the words of fear, appetite and measure."""
+    """Conservative, aggressive or moderate by the words of fear, appetite and measure (the
+    user's own: a feeling said of someone else in the clause counts for nothing)."""
     fear = appetite = 0
-    feelings = list(_FEELING.finditer(clause))
+    theirs = [m.span() for m in _THEIRS.finditer(clause)]
+    feelings = [
+        m
+        for m in _FEELING.finditer(clause)
+        if not any(start <= m.start() < end for start, end in theirs)
+    ]
     if not _RISKY.search(clause) and all(m.group(0).lower() == "sold" for m in feelings):
         return None  # "I sold it last year" is a sale, not a reaction to losses
     for match in feelings:
@@ -328,12 +348,38 @@ def _leaning(clause: str) -> str | None:
     return "conservative" if fear > appetite else "aggressive"
 
 
+def levels(pieces: Sequence[str], said: Sequence[dict[str, float]]) -> list[str | None]:
+    """The risk level each clause of one sentence states (:func:`risk_level`), where a clause
+    may also take its topic from another: one clause speaks of losses without a level ("I
+    check my account every hour when it dips") and the next gives the level by its feeling,
+    its own meaning nearest a risk level but too faint alone ("and it makes me sick")."""
+    out = [risk_level(c, s) for c, s in zip(pieces, said, strict=True)]
+    topic = any(
+        level is None and _topic(s) >= RISK_THRESHOLD and _RISKY.search(c)
+        for c, s, level in zip(pieces, said, out, strict=True)
+    )
+    if not topic:
+        return out
+    return [
+        level if level is not None or _topic(s) <= 0 or _SECTORS.search(c) else _leaning(c)
+        for c, s, level in zip(pieces, said, out, strict=True)
+    ]
+
+
+def _topic(score: dict[str, float]) -> float:
+    """The similarity of a clause to risk, when a risk level is its nearest sense; else 0."""
+    if not score:
+        return 0.0
+    top = max(score, key=lambda name: score[name])
+    return score[top] if top.startswith("risk:") else 0.0
+
+
 def states_risk(value: object, text: str) -> bool:
     """Whether a clause of ``text`` in the first person states the risk level ``value`` by
     its meaning (the grounding of a risk reading of :func:`detect`)."""
     own = [c for c, _ in clauses(text) if _SELF.search(c)]
     said = scores([masked(c, set()) for c in own])
-    return any(risk_level(c, s) == value for c, s in zip(own, said, strict=True))
+    return value in levels(own, said)
 
 
 def prepare(sentences: Sequence[str], known: set[str]) -> None:
@@ -364,9 +410,10 @@ def detect(part: str, known: set[str], skip: set[str], taken: Sequence[int] = ()
     pieces = _readable(part, known)
     found: list[Found] = []
     said = scores([masked(c, known) for c, _ in pieces])
-    for (clause, at), score in zip(pieces, said, strict=True):
+    risks = levels([c for c, _ in pieces], said)
+    for (clause, at), score, level in zip(pieces, said, risks, strict=True):
         ruled = any(at <= t < at + len(clause) for t in taken)
-        for attribute, raw in _values(clause, part, score, known):
+        for attribute, raw in _values(clause, part, score, known, level):
             if ruled and attribute == "risk_tolerance":
                 continue
             if attribute not in skip and all(f[0] != attribute for f in found):
@@ -391,9 +438,11 @@ def _worth_reading(clause: str, named: bool) -> bool:
     )
 
 
-def _values(clause: str, part: str, score: dict[str, float], known: set[str]) -> list[Any]:
-    """The values ``clause`` states for the sense it is nearest, read from its words."""
-    level = risk_level(clause, score)
+def _values(
+    clause: str, part: str, score: dict[str, float], known: set[str], level: str | None
+) -> list[Any]:
+    """The values ``clause`` states for the sense it is nearest, read from its words (its risk
+    level ``level``, from :func:`levels`)."""
     if level is not None:
         return [("risk_tolerance", level)]
     if not score:

@@ -27,8 +27,11 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 #: A request, asked or not: "could you ...", and "please you can ..." in another word order.
+#: An opener before it is no part of the request: a word or two set off by a comma ("Anyway,",
+#: "Right then,", "Hi Sam,") or a conjunction ("and could you ...").
 _POLITE = re.compile(
-    r"^(?:please[\s,]+)?(?:can|could|would|will)\s+you\b|^please[\s,]+you\s+(?:can|could|would|will)\b",
+    r"^(?:(?:[\w']+\s+)?[\w']+\s*,\s*|(?:and|so|also|oh|but)\s+)*"
+    r"(?:(?:please[\s,]+)?(?:can|could|would|will)\s+you\b|please[\s,]+you\s+(?:can|could|would|will)\b)",
     re.IGNORECASE,
 )
 HYPOTHETICAL = re.compile(

@@ -426,7 +426,7 @@ def _drawdown(part: str, known: set[str]) -> list[Found]:
     told = not (_SUPPOSING.search(part) or re.search(r"\b(?:would|i'?d|could)\b", part, _I))
     found = [
         f
-        for f in quantities.percents(part)
+        for f in [*quantities.percents(part), *quantities.money_shares(part)]
         if not (told and _PAST_FALL.search(part[: f[0].start()]))
     ]
     if not found:

@@ -295,7 +295,8 @@ _drawdown_normalise = _positive(
 
 
 def _drawdown_mentions(value: JsonValue, text: str) -> bool:
-    if any(_canonical_number(p) == value for _, p in quantities.percents(text)):
+    shares = [*quantities.percents(text), *quantities.money_shares(text)]
+    if any(_canonical_number(p) == value for _, p in shares):
         return True
     return any(
         _canonical_number(n) == value

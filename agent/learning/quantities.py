@@ -410,3 +410,36 @@ def currency_code(text: str) -> str | None:
         return code
     upper = stripped.upper()
     return upper if upper in ISO_4217 else None
+
+
+#: An amount of money: grouped digits ("80,000"), a multiplier ("200k", "1.5 million", "50
+#: grand"), or a currency sign or word beside it ("$9000", "9000 dollars"); a bare year is none.
+_MONEY = re.compile(
+    r"(?P<sign>[$€£]\s*)?(?<![\w.,])(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.,]*\d)\s*"
+    r"(?P<k>k\b|grand\b|thousand\b|m\b|mn\b|million\b)?"
+    r"(?P<word>\s*(?:dollars?|bucks|euros?|pounds?|quid)\b)?",
+    re.IGNORECASE,
+)
+#: Before the amount that is a floor ("drop below 150k"), not the loss itself.
+_FLOOR = re.compile(r"\b(?:below|under|beneath|less than|to|down to)\s*$", re.IGNORECASE)
+
+
+def money_shares(text: str) -> Iterator[tuple[re.Match[str], float]]:
+    """A loss said as two amounts of money, in percent of the larger: "I have 80,000 and can
+    lose 12,000" (15), "200k invested, below 150k I'm done" (the amount after "below" a floor:
+    25). Only when ``text`` names exactly two amounts; the match is the second one's."""
+    found = []
+    for match in _MONEY.finditer(text):
+        if not (match["sign"] or match["k"] or match["word"] or "," in match["n"]):
+            continue
+        value = float(match["n"].replace(",", ""))
+        multiplier = (match["k"] or "").lower()
+        value *= 1e6 if multiplier.startswith("m") else 1e3 if multiplier else 1
+        found.append((match, value))
+    if len(found) != 2:
+        return
+    (_, first), (second_match, second) = found
+    total, other = max(first, second), min(first, second)
+    loss = total - other if _FLOOR.search(text[: second_match.start()]) else other
+    if total > 0 and 0 < loss < total:
+        yield second_match, round(100 * loss / total, 1)

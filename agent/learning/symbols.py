@@ -66,7 +66,8 @@ def tickers_stated(value: JsonValue, text: str) -> bool:
     )
 
 
-_TOKEN = re.compile(r"(?<![\w$])\$?[A-Za-z][A-Za-z0-9]*(?:[.-][A-Za-z]{1,2}\b)?")
+#: A word joined to another by "&" is one name ("S&P 500", "AT&T", "R&D"), no symbols.
+_TOKEN = re.compile(r"(?<![\w$&])\$?[A-Za-z][A-Za-z0-9]*(?:[.-][A-Za-z]{1,2}\b)?(?!&\w)")
 _CURRENCY_CODES = frozenset(quantities.CURRENCY_NAMES.values())
 _NOT_SYMBOLS = NOT_TICKERS | {"TBH", "LOL", "FYI", "BTW", "IMO", "IMHO", "ETC", "OK", "PLS"}
 

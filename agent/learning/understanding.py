@@ -54,10 +54,10 @@ from agent.learning import (
     moods,
     phrasing,
     profile,
+    pronouns,
     quantities,
     repairs,
     spelling,
-    symbols,
     voices,
 )
 from agent.learning.quotes import plain
@@ -133,8 +133,13 @@ def _read(
         if not found and (more := repairs.continued(plain(sentence), stated, known_set)):
             found = [r for r in [_reading(*more, sentence)] if r is not None]  # "Ditto for X."
         found = _not_kept(found)
-        if 0 <= before < start and all(r.attribute != "holdings" for r in found):
-            found += _held_by_pronoun(text[before : start + len(sentence)], sentence, known_set)
+        if 0 <= before < start:
+            found += _held_by_pronoun(
+                text[before : start + len(sentence)],
+                sentence,
+                known_set,
+                {r.attribute for r in found},
+            )
         before = start
         marked = not found and start >= 0 and repairs.CORRECTION.search(plain(sentence)) is not None
         pending = start if marked and pending < 0 else pending if marked else -1
@@ -165,25 +170,22 @@ def _read(
     return [r for r in out if not (r.reported and r.attribute in own)]
 
 
-_PRONOUN_OBJECT = re.compile(r"\b(?:it|them)\b(?!\s*(?:'s|is|was|are|were)\b)", re.IGNORECASE)
-
-
-def _held_by_pronoun(span: str, sentence: str, known: set[str]) -> list[Reading]:
-    """A holding ``sentence`` names by a pronoun for the one company the sentence before it
-    names ("Apple had a rough quarter. I own a good chunk of it."): read with the company in
-    the pronoun's place, quoted from the sentence before, so the quote names it."""
-    named = {s for s, _ in symbols.tickers_in(span[: len(span) - len(sentence)], known)}
-    if len(named) != 1 or symbols.tickers_in(sentence, known):
+def _held_by_pronoun(span: str, sentence: str, known: set[str], read: set[str]) -> list[Reading]:
+    """An item of a ticker list (not in ``read`` already) ``sentence`` names by a pronoun for
+    the one company the sentence before it names (:mod:`agent.learning.pronouns`), quoted
+    from the sentence before, so the quote names it."""
+    if (resolved := pronouns.resolved(span, sentence, known)) is None:
         return []
-    symbol = named.pop()
-    said = _PRONOUN_OBJECT.sub(symbol, sentence)
-    if said == sentence:
-        return []
-    found = [r for r in _sentence(said, known, [], None) if r.attribute == "holdings"]
+    symbol, said = resolved
+    found = [
+        r
+        for r in _sentence(said, known, [], None)
+        if r.attribute in pronouns.LISTS and r.attribute not in read
+    ]
     return [
         replace(r, quote=span)
         for r in found
-        if r.value == [symbol] and profile.attribute("holdings").supports(r.value, span)
+        if r.value == [symbol] and profile.attribute(r.attribute).supports(r.value, span)
     ]
 
 

@@ -107,8 +107,10 @@ _OTHER_PERSON = re.compile(
 _OWN_AFTER = re.compile(
     r"(?:[,;]\s*(?:and\s+|but\s+|while\s+|whereas\s+)?|\s+(?:and|while|whereas)\s+)"
     r"(?=(?:i'm|i am|im|i|my|me|mine)\b)"
-    # "my wife works at Microsoft, so to be safe we avoid MSFT": what follows from it is ours
-    r"|,?\s+so\s+(?:(?!(?:he|she|they|him|her|them)\b)[\w']+\s+){0,4}?(?=(?:i|i'm|we|we're)\s)",
+    # "my wife works at Microsoft, so to be safe we avoid MSFT": what follows from it is ours,
+    # and so is a request to the analyst ("..., so to be safe please never recommend META").
+    rf"|,?\s+so\s+(?:(?!(?:he|she|they|him|her|them|{_PEOPLE})\b)[\w']+\s+){{0,6}}?"
+    r"(?=(?:i|i'm|we|we're)\s|please\b)",
     re.I,
 )
 #: Someone else's value named by its noun ("my wife's horizon is 5 years"): theirs, and a

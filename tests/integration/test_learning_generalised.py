@@ -1,0 +1,78 @@
+"""Mechanisms that carry to words not seen, through the chat path with a real ledger: a
+request after an opener ("Right then, would you ...?") is no question, a feeling said of
+someone else inside the user's clause ("... while others around me panicked") is not the
+user's, one clause of a sentence giving the topic of losses and the next its level by a
+feeling, a name joined by "&" ("S&P 500") naming no tickers, a request after "so" following
+someone else's part being the user's, a pronoun for the one company a fragment before it
+names ("Meta? ... leave them out") for any ticker list, "plan" as a noun ("the company
+savings plan") being no purchase to come, and a loss limit said as two amounts of money ("40
+grand in ... fall under 30 grand": 25%).
+
+Every sentence here was written for these tests (none is taken from a corpus case). Real graph
+and stores (embedded defaults), one application per session at an injected time.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from tests.support.sessions import learned_after
+
+pytestmark = pytest.mark.integration
+
+
+async def learned(attribute: str, *turns: str) -> Any:
+    """``attribute`` after ``turns`` are said in one chat session."""
+    return await learned_after(
+        "generalised", attribute, turns, start=datetime(2026, 12, 7, 9, tzinfo=UTC)
+    )
+
+
+async def test_a_request_after_an_opener_is_no_question() -> None:
+    said = "Right then, would you put Apple on my watchlist?"
+    assert await learned("watchlist", said) == ["AAPL"]
+
+
+async def test_a_feeling_said_of_others_is_not_the_users() -> None:
+    said = "I sat tight through the 2022 slide while others around me panicked."
+    assert await learned("risk_tolerance", said) is None
+
+
+async def test_one_clause_gives_the_topic_of_losses_and_the_next_its_level() -> None:
+    said = (
+        "When my stocks drop I keep refreshing my portfolio page all evening, "
+        "and I get a knot in my stomach."
+    )
+    assert await learned("risk_tolerance", said) == "conservative"
+
+
+async def test_a_name_joined_by_an_ampersand_names_no_tickers() -> None:
+    said = "My retirement account is an S&P 500 tracker and I own Nvidia shares directly."
+    assert await learned("holdings", said) == ["NVDA"]
+
+
+async def test_a_request_after_so_following_someone_elses_part_is_the_users() -> None:
+    said = (
+        "My sister works at Tesla, so to keep things clean please leave Tesla out of whatever "
+        "you suggest."
+    )
+    assert await learned("excluded_tickers", said) == ["TSLA"]
+    assert await learned("employer", said) is None
+
+
+async def test_a_pronoun_for_the_company_of_a_fragment_before_it_is_excluded() -> None:
+    said = "Meta? Nope, they sold my data, leave them out of whatever you suggest."
+    assert await learned("excluded_tickers", said) == ["META"]
+
+
+async def test_a_plan_named_as_a_noun_is_no_purchase_to_come() -> None:
+    said = "Via the company savings plan I've ended up owning a lot of Apple shares."
+    assert await learned("holdings", said) == ["AAPL"]
+
+
+async def test_a_loss_limit_said_as_two_amounts_of_money_is_a_percentage() -> None:
+    said = "I put 40 grand in and I couldn't stand seeing it fall under 30 grand, that's my limit."
+    assert await learned("max_drawdown_pct", said) == 25
