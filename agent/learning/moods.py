@@ -121,8 +121,9 @@ def without_hedges(words: str, *, whole: bool = True) -> str:
     """``words`` without the comma clauses that hedge; all of it hedged when a hedging clause
     names nothing of its own ("..., I don't know yet"). A self-assessment ("I'd say I'm
     fairly conservative") is no hedge."""
-    # Separators are kept: a dash is part of a revision ("aggressive - well, moderate").
-    pieces = re.split(r"((?<=,)\s*|\s+-{1,2}\s+|\s+(?=but\b))", words)
+    # Separators are kept: a dash is part of a revision ("aggressive - well, moderate"). A
+    # comma between digits ("50,000") separates thousands, not clauses.
+    pieces = re.split(r"((?<=,)(?<!\d,)\s*|(?<=\d,)(?!\d)\s*|\s+-{1,2}\s+|\s+(?=but\b))", words)
     kept = []
     for clause, separator in zip(pieces[::2], [*pieces[1::2], ""], strict=True):
         hedge = _HEDGE.search(_ASSESSED.sub(" ", clause))

@@ -76,3 +76,9 @@ async def test_a_plan_named_as_a_noun_is_no_purchase_to_come() -> None:
 async def test_a_loss_limit_said_as_two_amounts_of_money_is_a_percentage() -> None:
     said = "I put 40 grand in and I couldn't stand seeing it fall under 30 grand, that's my limit."
     assert await learned("max_drawdown_pct", said) == 25
+
+
+async def test_an_amount_with_a_thousands_comma_stays_one_number() -> None:
+    # The hedge filter splits clauses at commas; "50,000" is one number, not two clauses.
+    said = "Out of my 50,000 portfolio, losing 10,000 is my absolute limit."
+    assert await learned("max_drawdown_pct", said) == 20
