@@ -57,7 +57,7 @@ from memory.store.indexing import (
     swap_in,
     unindexed,
 )
-from memory.store.lock import folder_lock
+from memory.store.lock import folder_lock, others_waiting
 from memory.store.primitives import NewPoint, Payload, Terms
 from memory.store.scoring import Hit, fused_score, term_sharer
 from memory.store.views import VIEWS
@@ -65,8 +65,10 @@ from memory.store.views import VIEWS
 logger = logging.getLogger(__name__)
 
 HNSW_EF = 128
-#: Shared access: keep the shard this long after an operation, give it up after this long in use,
-#: and then wait this long before taking it again (seconds).
+#: Shared access: keep the shard this long after an operation, give it up after this long in use
+#: when another process waits for it (:func:`memory.store.lock.others_waiting`; nobody waiting,
+#: the lease goes on: a reload costs up to a second at 100k memories and leaves the views'
+#: pages cold), and then wait this long before taking it again (seconds).
 LINGER = 0.2
 MAX_LEASE = 1.0
 YIELD_PAUSE = 0.05
@@ -118,6 +120,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._held: AbstractContextManager[None] | None = None
         self._timer: threading.Timer | None = None
         self._leased_at = self._last_use = self._resume_at = 0.0
+        #: The lease's clock (seconds; a test's own to run a lease past ``MAX_LEASE``).
+        self.monotonic: Callable[[], float] = time.monotonic
         self._wrote = False
         #: The private copy a read-only folder is read from (see :meth:`_open_shard`).
         self._view: tempfile.TemporaryDirectory[str] | None = None
@@ -161,8 +165,9 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
 
         A shared lease takes the folder lock and opens the shard; it is kept for ``LINGER``
         seconds after the last operation, so a burst (a recall, a batch of writes) opens the
-        shard once, and given up after ``MAX_LEASE`` seconds of continuous use so that other
-        processes waiting for the lock get their turn. Writes are durable when ``update``
+        shard once, and given up after ``MAX_LEASE`` seconds of continuous use when another
+        process waits for the lock (:func:`~memory.store.lock.others_waiting`), so that it
+        gets its turn; while nobody waits, the lease goes on (no reload, the page cache kept). Writes are durable when ``update``
         returns (the shard's WAL), so releasing needs no flush.
         """
         with self._lock:
@@ -176,7 +181,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                         self._count_writes(self._shard)
                 return
             if self._shard is None:
-                pause = self._resume_at - time.monotonic()
+                pause = self._resume_at - self.monotonic()
                 if pause > 0:  # just gave the shard up: let a waiting process take it first
                     time.sleep(pause)
                 lock = folder_lock(self.path, self.lock_timeout)
@@ -187,16 +192,16 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                     lock.__exit__(*sys.exc_info())
                     raise
                 self._held = lock
-                self._leased_at = time.monotonic()
+                self._leased_at = self.monotonic()
             try:
                 yield self._shard
             finally:
                 if self._wrote:
                     self._after_writes(self._shard)
-                self._last_use = time.monotonic()
-                if self._last_use - self._leased_at >= MAX_LEASE:
+                self._last_use = self.monotonic()
+                if self._last_use - self._leased_at >= MAX_LEASE and others_waiting(self.path):
                     self._release()
-                    self._resume_at = time.monotonic() + YIELD_PAUSE
+                    self._resume_at = self.monotonic() + YIELD_PAUSE
                 else:
                     self._schedule_release()
 
@@ -244,7 +249,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             self._timer = None
             if self._shard is None:
                 return
-            idle = time.monotonic() - self._last_use
+            idle = self.monotonic() - self._last_use
             if idle >= LINGER:
                 self._release()
             else:
