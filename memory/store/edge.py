@@ -65,13 +65,16 @@ from memory.store.views import VIEWS
 logger = logging.getLogger(__name__)
 
 HNSW_EF = 128
-#: Shared access: keep the shard this long after an operation, give it up after this long in use
-#: when another process waits for it (:func:`memory.store.lock.others_waiting`; nobody waiting,
-#: the lease goes on: a reload costs up to a second at 100k memories and leaves the views'
-#: pages cold), and then wait this long before taking it again (seconds).
+#: Shared access (seconds): a lease is given up to a process waiting for the folder
+#: (:func:`memory.store.lock.others_waiting`) once it has been idle for ``LINGER`` or in use
+#: for ``MAX_LEASE``, and then this process waits ``YIELD_PAUSE`` before taking it again.
+#: While nobody waits the lease goes on, up to ``KEEP_IDLE`` idle: a reload costs up to a
+#: second at 100k memories and leaves the sentence views' pages cold (Qdrant drops the page
+#: cache of a shard it loads), so a recall after a pause of a few seconds need not pay both.
 LINGER = 0.2
 MAX_LEASE = 1.0
 YIELD_PAUSE = 0.05
+KEEP_IDLE = 30.0
 #: Unindexed vectors (written since the last index build) that start the indexer
 #: (:mod:`memory.store.indexing`); below it, the unindexed segment is searched exactly.
 INDEX_AFTER = 10_000
@@ -163,11 +166,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     def _connected(self) -> Iterator[qe.EdgeShard]:
         """The open shard: the held one (exclusive), or (shared) a lease on it.
 
-        A shared lease takes the folder lock and opens the shard; it is kept for ``LINGER``
-        seconds after the last operation, so a burst (a recall, a batch of writes) opens the
-        shard once, and given up after ``MAX_LEASE`` seconds of continuous use when another
-        process waits for the lock (:func:`~memory.store.lock.others_waiting`), so that it
-        gets its turn; while nobody waits, the lease goes on (no reload, the page cache kept). Writes are durable when ``update``
+        A shared lease takes the folder lock and opens the shard. It is given up to another
+        process waiting for the lock (:func:`~memory.store.lock.others_waiting`) once it has
+        been idle for ``LINGER`` seconds (so a burst, a recall or a batch of writes, opens the
+        shard once) or in continuous use for ``MAX_LEASE`` seconds, so that the waiter gets its
+        turn; while nobody waits it goes on (no reload, the page cache kept), up to
+        ``KEEP_IDLE`` seconds idle. Writes are durable when ``update``
         returns (the shard's WAL), so releasing needs no flush.
         """
         with self._lock:
@@ -250,7 +254,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             if self._shard is None:
                 return
             idle = self.monotonic() - self._last_use
-            if idle >= LINGER:
+            if idle >= KEEP_IDLE or (idle >= LINGER and others_waiting(self.path)):
                 self._release()
             else:
                 self._schedule_release()
