@@ -57,7 +57,7 @@ from memory.store.indexing import (
     swap_in,
     unindexed,
 )
-from memory.store.lock import folder_lock
+from memory.store.lock import folder_lock, others_waiting
 from memory.store.primitives import NewPoint, Payload, Terms
 from memory.store.scoring import Hit, fused_score, term_sharer
 from memory.store.views import VIEWS
@@ -65,11 +65,16 @@ from memory.store.views import VIEWS
 logger = logging.getLogger(__name__)
 
 HNSW_EF = 128
-#: Shared access: keep the shard this long after an operation, give it up after this long in use,
-#: and then wait this long before taking it again (seconds).
+#: Shared access (seconds): a lease is given up to a process waiting for the folder
+#: (:func:`memory.store.lock.others_waiting`) once it has been idle for ``LINGER`` or in use
+#: for ``MAX_LEASE``, and then this process waits ``YIELD_PAUSE`` before taking it again.
+#: While nobody waits the lease goes on, up to ``KEEP_IDLE`` idle: a reload costs up to a
+#: second at 100k memories and leaves the sentence views' pages cold (Qdrant drops the page
+#: cache of a shard it loads), so a recall after a pause of a few seconds need not pay both.
 LINGER = 0.2
 MAX_LEASE = 1.0
 YIELD_PAUSE = 0.05
+KEEP_IDLE = 30.0
 #: Unindexed vectors (written since the last index build) that start the indexer
 #: (:mod:`memory.store.indexing`); below it, the unindexed segment is searched exactly.
 INDEX_AFTER = 10_000
@@ -118,6 +123,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         self._held: AbstractContextManager[None] | None = None
         self._timer: threading.Timer | None = None
         self._leased_at = self._last_use = self._resume_at = 0.0
+        #: The lease's clock (seconds; a test's own to run a lease past ``MAX_LEASE``).
+        self.monotonic: Callable[[], float] = time.monotonic
         self._wrote = False
         #: The private copy a read-only folder is read from (see :meth:`_open_shard`).
         self._view: tempfile.TemporaryDirectory[str] | None = None
@@ -159,10 +166,12 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
     def _connected(self) -> Iterator[qe.EdgeShard]:
         """The open shard: the held one (exclusive), or (shared) a lease on it.
 
-        A shared lease takes the folder lock and opens the shard; it is kept for ``LINGER``
-        seconds after the last operation, so a burst (a recall, a batch of writes) opens the
-        shard once, and given up after ``MAX_LEASE`` seconds of continuous use so that other
-        processes waiting for the lock get their turn. Writes are durable when ``update``
+        A shared lease takes the folder lock and opens the shard. It is given up to another
+        process waiting for the lock (:func:`~memory.store.lock.others_waiting`) once it has
+        been idle for ``LINGER`` seconds (so a burst, a recall or a batch of writes, opens the
+        shard once) or in continuous use for ``MAX_LEASE`` seconds, so that the waiter gets its
+        turn; while nobody waits it goes on (no reload, the page cache kept), up to
+        ``KEEP_IDLE`` seconds idle. Writes are durable when ``update``
         returns (the shard's WAL), so releasing needs no flush.
         """
         with self._lock:
@@ -176,7 +185,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                         self._count_writes(self._shard)
                 return
             if self._shard is None:
-                pause = self._resume_at - time.monotonic()
+                pause = self._resume_at - self.monotonic()
                 if pause > 0:  # just gave the shard up: let a waiting process take it first
                     time.sleep(pause)
                 lock = folder_lock(self.path, self.lock_timeout)
@@ -187,16 +196,16 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
                     lock.__exit__(*sys.exc_info())
                     raise
                 self._held = lock
-                self._leased_at = time.monotonic()
+                self._leased_at = self.monotonic()
             try:
                 yield self._shard
             finally:
                 if self._wrote:
                     self._after_writes(self._shard)
-                self._last_use = time.monotonic()
-                if self._last_use - self._leased_at >= MAX_LEASE:
+                self._last_use = self.monotonic()
+                if self._last_use - self._leased_at >= MAX_LEASE and others_waiting(self.path):
                     self._release()
-                    self._resume_at = time.monotonic() + YIELD_PAUSE
+                    self._resume_at = self.monotonic() + YIELD_PAUSE
                 else:
                     self._schedule_release()
 
@@ -244,8 +253,8 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             self._timer = None
             if self._shard is None:
                 return
-            idle = time.monotonic() - self._last_use
-            if idle >= LINGER:
+            idle = self.monotonic() - self._last_use
+            if idle >= KEEP_IDLE or (idle >= LINGER and others_waiting(self.path)):
                 self._release()
             else:
                 self._schedule_release()

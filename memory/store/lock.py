@@ -2,6 +2,13 @@
 
 ``<folder>.lock`` is held with ``flock`` (released by the kernel when its holder dies) and,
 while held, names its holder by pid and program name, never by command line.
+
+A process that has to wait for it says so: it holds a shared ``flock`` on ``<folder>.wait``
+while it waits (:func:`others_waiting` is how the holder asks). The shared-access store keeps
+its lease past :data:`memory.store.edge.MAX_LEASE` when nobody waits (a reload costs a second
+at 100k memories and drops the page cache of the shard's files), and gives it up at once when
+someone does. The holder tests with a non-blocking exclusive ``flock`` it lets go of at once,
+so a waiter announcing itself is held up for that instant only.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
@@ -54,16 +61,22 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
     try:
         os.fchmod(fd, 0o600)
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreLockedError(
-                        f"{path} (held by {_holder(lock_path)})", timeout
-                    ) from None
-                time.sleep(0.01)
+        announced = False
+        with ExitStack() as waiting:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise StoreLockedError(
+                            f"{path} (held by {_holder(lock_path)})", timeout
+                        ) from None
+                    if not announced:  # the first miss: tell the holder someone waits
+                        waiting.enter_context(_announced(path, create=True))
+                        announced = True
+                    time.sleep(0.01)
+        _make_wait_file(path)
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}: {process_name()}")
@@ -79,7 +92,57 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
         handle.close()
 
 
-__all__ = ["folder_lock", "process_name"]
+def wait_path(path: Path) -> Path:
+    """``<path>.wait``: held shared by every process waiting for ``<path>.lock``."""
+    return path.with_name(path.name + ".wait")
+
+
+@contextmanager
+def _announced(path: Path, *, create: bool) -> Iterator[None]:
+    """Hold ``<path>.wait`` shared while waiting for the folder lock. ``create``: make the
+    file (0600) when missing; a reader of a read-only folder cannot, and announces itself
+    only when a writer already made it (a holder that cannot tell gives its lease up at
+    :data:`~memory.store.edge.MAX_LEASE` as before: :func:`others_waiting`)."""
+    flags = os.O_RDONLY | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(wait_path(path), flags, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # blocks only for a holder's instant test
+        yield
+    finally:
+        os.close(fd)  # the flock goes with the descriptor
+
+
+def _make_wait_file(path: Path) -> None:
+    """Make ``<path>.wait`` (0600) for the waiters to come: the holder of a writable folder
+    makes it, so a reader of a read-only mount of the folder finds it to announce itself."""
+    with suppress(OSError):  # else others_waiting() answers True: the lease ends as before
+        os.close(os.open(wait_path(path), os.O_RDONLY | os.O_CREAT, 0o600))
+
+
+def others_waiting(path: Path) -> bool:
+    """Whether another process (or another store in this one) waits for ``<path>.lock``
+    now; ``True`` when that cannot be told (no ``.wait`` file), so the caller gives its
+    lease up as it would without asking."""
+    try:
+        fd = os.open(wait_path(path), os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+__all__ = ["folder_lock", "others_waiting", "process_name", "wait_path"]
 
 
 @contextmanager
@@ -93,14 +156,19 @@ def _shared_lock(path: Path, lock_path: Path, timeout: float) -> Iterator[None]:
         return
     try:
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreLockedError(f"{path} (held by a writer)", timeout) from None
-                time.sleep(0.01)
+        announced = False
+        with ExitStack() as waiting:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise StoreLockedError(f"{path} (held by a writer)", timeout) from None
+                    if not announced:  # the first miss: tell the holder someone waits
+                        waiting.enter_context(_announced(path, create=False))
+                        announced = True
+                    time.sleep(0.01)
         yield
     finally:
         os.close(fd)
