@@ -15,6 +15,7 @@ user typed.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sys
 from pathlib import Path
@@ -99,3 +100,22 @@ def lock_holder() -> str:
     program is the basename of ``argv[0]`` (``analyst``, ``langgraph``), never the arguments."""
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c", "-m") else ""
     return f"pid {os.getpid()}: {(program or Path(sys.executable).name)[:64]}"
+
+
+def flock_held(path: Path) -> bool | None:
+    """Whether a process (or another descriptor in this one) holds a ``flock`` on ``path``
+    now, asked with an exclusive non-blocking lock let go of at once (opened read-only:
+    ``flock`` needs no write access); None when there is no ``path``."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory.config import PRIVATE_FILE, lock_holder, private_file, private_folder
+from memory.config import PRIVATE_FILE, flock_held, lock_holder, private_file, private_folder
 from memory.errors import ThreadBusyError
 from memory.health import guarded
 from memory.identity import Principal
@@ -274,19 +274,7 @@ class ThreadLocks:
         """Whether another process (or another holder here) is running the thread now."""
         if thread_id in self._mine:
             return False
-        path = self._path(thread_id)
-        if not path.exists():
-            return False
-        fd = os.open(path, os.O_RDONLY)  # flock needs no write access (read-only folders)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return False
-        finally:
-            os.close(fd)
+        return bool(flock_held(self._path(thread_id)))  # no lock file: nobody runs it
 
 
 def _say(fd: int, text: str) -> None:

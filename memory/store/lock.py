@@ -17,11 +17,12 @@ import fcntl
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
+from memory.config import flock_held
 from memory.errors import StoreLockedError
 
 
@@ -60,22 +61,7 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
     handle: IO[str] = os.fdopen(fd, "r+", encoding="utf-8")
     try:
         os.fchmod(fd, 0o600)
-        deadline = time.monotonic() + timeout
-        announced = False
-        with ExitStack() as waiting:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise StoreLockedError(
-                            f"{path} (held by {_holder(lock_path)})", timeout
-                        ) from None
-                    if not announced:  # the first miss: tell the holder someone waits
-                        waiting.enter_context(_announced(path, create=True))
-                        announced = True
-                    time.sleep(0.01)
+        _take(fd, fcntl.LOCK_EX, path, timeout, lambda: _holder(lock_path), create=True)
         _make_wait_file(path)
         handle.seek(0)
         handle.truncate()
@@ -90,6 +76,27 @@ def folder_lock(path: Path, timeout: float) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         handle.close()
+
+
+def _take(
+    fd: int, mode: int, path: Path, timeout: float, holder: Callable[[], str], *, create: bool
+) -> None:
+    """``flock(fd, mode)``, waiting up to ``timeout`` seconds; from the first miss on, holding
+    ``<path>.wait`` shared (:func:`_announced`) so that the holder knows someone waits."""
+    deadline = time.monotonic() + timeout
+    with ExitStack() as waiting:
+        announced = False
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise StoreLockedError(f"{path} (held by {holder()})", timeout) from None
+                if not announced:  # the first miss: tell the holder someone waits
+                    waiting.enter_context(_announced(path, create=create))
+                    announced = True
+                time.sleep(0.01)
 
 
 def wait_path(path: Path) -> Path:
@@ -128,18 +135,9 @@ def others_waiting(path: Path) -> bool:
     now; ``True`` when that cannot be told (no ``.wait`` file), so the caller gives its
     lease up as it would without asking."""
     try:
-        fd = os.open(wait_path(path), os.O_RDONLY)
-    except OSError:
+        return flock_held(wait_path(path)) is not False
+    except OSError:  # unreadable: cannot be told either
         return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
 
 
 __all__ = ["folder_lock", "others_waiting", "process_name", "wait_path"]
@@ -155,20 +153,7 @@ def _shared_lock(path: Path, lock_path: Path, timeout: float) -> Iterator[None]:
         yield
         return
     try:
-        deadline = time.monotonic() + timeout
-        announced = False
-        with ExitStack() as waiting:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise StoreLockedError(f"{path} (held by a writer)", timeout) from None
-                    if not announced:  # the first miss: tell the holder someone waits
-                        waiting.enter_context(_announced(path, create=False))
-                        announced = True
-                    time.sleep(0.01)
+        _take(fd, fcntl.LOCK_SH, path, timeout, lambda: "a writer", create=False)
         yield
     finally:
         os.close(fd)
