@@ -31,6 +31,27 @@ def _store(folder: Path, now: list[float] | None = None) -> EdgeStore:
     return store
 
 
+class _Waiter:
+    """Another store asking for the folder's ``("x",), "k"`` in a thread, started and seen
+    announcing itself as waiting (``<folder>.wait``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.store = _store(folder)
+        self._got: list[object] = []
+        self._thread = threading.Thread(
+            target=lambda: self._got.append(self.store.get(("x",), "k"))
+        )
+        self._thread.start()
+        wait_until(lambda: others_waiting(folder), "the waiter announcing itself")
+
+    def got(self) -> object:
+        """What the waiter read, once it has taken the folder (then its store is closed)."""
+        self._thread.join(timeout=60)
+        assert not self._thread.is_alive() and self._got
+        self.store.close()
+        return self._got[0]
+
+
 def test_a_lease_nobody_waits_for_goes_on_past_max_lease(tmp_path: Path) -> None:
     now = [0.0]
     store = _store(tmp_path / "s", now)
@@ -56,20 +77,14 @@ def test_a_lease_past_max_lease_is_given_up_to_a_waiting_process(tmp_path: Path)
     try:
         holder.put(("x",), "k", {"text": "hi"})
         assert not others_waiting(folder)
-        waiter = _store(folder)
-        got: list[object] = []
-        thread = threading.Thread(target=lambda: got.append(waiter.get(("x",), "k")))
-        thread.start()
-        wait_until(lambda: others_waiting(folder), "the waiter announcing itself")
+        waiter = _Waiter(folder)
         assert wait_path(folder).exists()
         # In use for 10 × MAX_LEASE, never idle (so the lease's idle timer keeps it).
         holder._leased_at = now[0] - 10 * MAX_LEASE
         holder.get(("x",), "k")  # the first operation past MAX_LEASE gives the lease up
         assert holder._shard is None
-        thread.join(timeout=60)
-        assert not thread.is_alive() and got and got[0] is not None
-        assert not others_waiting(folder)  # the waiter holds the lock, no longer waits
-        waiter.close()
+        assert waiter.got() is not None
+        assert not others_waiting(folder)  # the waiter took the lock, no longer waits
     finally:
         holder.close()
 
@@ -81,22 +96,16 @@ def test_within_max_lease_a_waiter_waits_for_the_holder_to_go_idle(tmp_path: Pat
     folder = tmp_path / "s"
     holder = _store(folder, now)
     holder.setup()
-    waiter = _store(folder)
     try:
         holder.put(("x",), "k", {"text": "hi"})
-        got: list[object] = []
-        thread = threading.Thread(target=lambda: got.append(waiter.get(("x",), "k")))
-        thread.start()
-        wait_until(lambda: others_waiting(folder), "the waiter announcing itself")
+        waiter = _Waiter(folder)
         now[0] = MAX_LEASE / 2
         opened = holder._shard
         holder.get(("x",), "k")
         assert holder._shard is opened is not None
     finally:
         holder.close()
-    thread.join(timeout=60)
-    assert got and got[0] is not None
-    waiter.close()
+    assert waiter.got() is not None
 
 
 def test_an_idle_lease_nobody_waits_for_stays_open_until_keep_idle(tmp_path: Path) -> None:
@@ -125,19 +134,13 @@ def test_an_idle_lease_is_given_up_to_a_waiting_process(tmp_path: Path) -> None:
     holder.setup()
     try:
         holder.put(("x",), "k", {"text": "hi"})
-        waiter = _store(folder)
-        got: list[object] = []
-        thread = threading.Thread(target=lambda: got.append(waiter.get(("x",), "k")))
-        thread.start()
-        wait_until(lambda: others_waiting(folder), "the waiter announcing itself")
+        waiter = _Waiter(folder)
         now[0] = LINGER / 2
         holder._release_when_idle()
         assert holder._shard is not None  # not idle long enough yet
         now[0] = LINGER
         holder._release_when_idle()
         assert holder._shard is None
-        thread.join(timeout=60)
-        assert not thread.is_alive() and got and got[0] is not None
-        waiter.close()
+        assert waiter.got() is not None
     finally:
         holder.close()
