@@ -10,6 +10,8 @@ set, not a time slept; the waiter is real (another store taking the folder lock 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,12 +54,22 @@ class _Waiter:
         return self._got[0]
 
 
-def test_a_lease_nobody_waits_for_goes_on_past_max_lease(tmp_path: Path) -> None:
+@contextmanager
+def _holding(folder: Path) -> Iterator[tuple[EdgeStore, list[float]]]:
+    """A store on its own lease clock (``now[0]``), set up with one item written, holding the
+    folder; closed at the end."""
     now = [0.0]
-    store = _store(tmp_path / "s", now)
+    store = _store(folder, now)
     store.setup()
     try:
         store.put(("x",), "k", {"text": "hi"})
+        yield store, now
+    finally:
+        store.close()
+
+
+def test_a_lease_nobody_waits_for_goes_on_past_max_lease(tmp_path: Path) -> None:
+    with _holding(tmp_path / "s") as (store, now):
         opened = store._shard
         assert opened is not None
         now[0] = 10 * MAX_LEASE  # in continuous use (never idle for LINGER) all that time
@@ -65,17 +77,11 @@ def test_a_lease_nobody_waits_for_goes_on_past_max_lease(tmp_path: Path) -> None
         assert store._shard is opened  # not closed and loaded again
         assert store.search(("x",), query="hi", limit=1)[0].key == "k"
         assert store._shard is opened
-    finally:
-        store.close()
 
 
 def test_a_lease_past_max_lease_is_given_up_to_a_waiting_process(tmp_path: Path) -> None:
-    now = [0.0]
     folder = tmp_path / "s"
-    holder = _store(folder, now)
-    holder.setup()
-    try:
-        holder.put(("x",), "k", {"text": "hi"})
+    with _holding(folder) as (holder, now):
         assert not others_waiting(folder)
         waiter = _Waiter(folder)
         assert wait_path(folder).exists()
@@ -85,36 +91,24 @@ def test_a_lease_past_max_lease_is_given_up_to_a_waiting_process(tmp_path: Path)
         assert holder._shard is None
         assert waiter.got() is not None
         assert not others_waiting(folder)  # the waiter took the lock, no longer waits
-    finally:
-        holder.close()
 
 
 def test_within_max_lease_a_waiter_waits_for_the_holder_to_go_idle(tmp_path: Path) -> None:
     """Before ``MAX_LEASE`` a waiter does not interrupt the holder's burst: it gets the folder
     when the holder has been idle for ``LINGER`` (here: when the holder closes)."""
-    now = [0.0]
     folder = tmp_path / "s"
-    holder = _store(folder, now)
-    holder.setup()
-    try:
-        holder.put(("x",), "k", {"text": "hi"})
+    with _holding(folder) as (holder, now):
         waiter = _Waiter(folder)
         now[0] = MAX_LEASE / 2
         opened = holder._shard
         holder.get(("x",), "k")
         assert holder._shard is opened is not None
-    finally:
-        holder.close()
     assert waiter.got() is not None
 
 
 def test_an_idle_lease_nobody_waits_for_stays_open_until_keep_idle(tmp_path: Path) -> None:
     """The lease's idle check (its timer's, called here at a clock the test sets)."""
-    now = [0.0]
-    store = _store(tmp_path / "s", now)
-    store.setup()
-    try:
-        store.put(("x",), "k", {"text": "hi"})
+    with _holding(tmp_path / "s") as (store, now):
         opened = store._shard
         now[0] = 10 * LINGER
         store._release_when_idle()
@@ -123,17 +117,11 @@ def test_an_idle_lease_nobody_waits_for_stays_open_until_keep_idle(tmp_path: Pat
         store._release_when_idle()
         assert store._shard is None
         assert store.get(("x",), "k") is not None  # taken again on the next operation
-    finally:
-        store.close()
 
 
 def test_an_idle_lease_is_given_up_to_a_waiting_process(tmp_path: Path) -> None:
-    now = [0.0]
     folder = tmp_path / "s"
-    holder = _store(folder, now)
-    holder.setup()
-    try:
-        holder.put(("x",), "k", {"text": "hi"})
+    with _holding(folder) as (holder, now):
         waiter = _Waiter(folder)
         now[0] = LINGER / 2
         holder._release_when_idle()
@@ -142,5 +130,3 @@ def test_an_idle_lease_is_given_up_to_a_waiting_process(tmp_path: Path) -> None:
         holder._release_when_idle()
         assert holder._shard is None
         assert waiter.got() is not None
-    finally:
-        holder.close()
