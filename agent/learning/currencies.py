@@ -2,8 +2,11 @@
 
 "I'm € based", "I live in Switzerland and keep everything in local currency", "I'm in Germany
 so euros", "I'm Danish so please use kroner", "we moved to Chile, so pesos", "USD for me",
-"show me amounts in won": each names the user's base currency another way than "my base
-currency is EUR". The phrasing rules (:mod:`agent.learning.phrasing`) propose the value with
+"show me amounts in won", "I live in Zurich so everything's in francs", "being in Tokyo, yen is
+what counts": each names the user's base currency another way than "my base currency is
+EUR". A place lived in (a country or a city, :data:`PLACE_CURRENCIES`) says which currency a
+name several countries share is, and a currency named beside it that is not its own is left
+to the other readers. The phrasing rules (:mod:`agent.learning.phrasing`) propose the value with
 these readers and the registry (:mod:`agent.learning.profile`) grounds a quote with the same
 ones, so a wording that proposes a currency is always one the check accepts.
 """
@@ -116,6 +119,124 @@ COUNTRY_CURRENCIES: dict[str, str] = {
     "uae": "AED",
     "dubai": "AED",
 }
+#: Cities people say they live in, and the currency that is local there: a city names its
+#: country's currency as the country does ("I live in Zurich so everything's in francs").
+CITY_CURRENCIES: dict[str, str] = {
+    **dict.fromkeys(("zurich", "zürich", "geneva", "basel", "bern", "lausanne", "lugano"), "CHF"),
+    **dict.fromkeys(("tokyo", "osaka", "kyoto", "yokohama", "nagoya", "fukuoka"), "JPY"),
+    **dict.fromkeys(
+        (
+            "london",
+            "manchester",
+            "edinburgh",
+            "glasgow",
+            "birmingham",
+            "bristol",
+            "leeds",
+            "liverpool",
+            "cardiff",
+            "belfast",
+            "oxford",
+            "cambridge",
+        ),
+        "GBP",
+    ),
+    **dict.fromkeys(
+        (
+            "new york",
+            "nyc",
+            "san francisco",
+            "chicago",
+            "boston",
+            "seattle",
+            "austin",
+            "los angeles",
+            "miami",
+            "denver",
+            "atlanta",
+            "houston",
+            "dallas",
+            "washington dc",
+        ),
+        "USD",
+    ),
+    **dict.fromkeys(("toronto", "vancouver", "montreal", "calgary", "ottawa"), "CAD"),
+    **dict.fromkeys(("sydney", "melbourne", "brisbane", "perth", "adelaide"), "AUD"),
+    **dict.fromkeys(("auckland", "wellington", "christchurch"), "NZD"),
+    **dict.fromkeys(
+        (
+            "berlin",
+            "munich",
+            "frankfurt",
+            "hamburg",
+            "cologne",
+            "stuttgart",
+            "paris",
+            "lyon",
+            "marseille",
+            "madrid",
+            "barcelona",
+            "valencia",
+            "rome",
+            "milan",
+            "turin",
+            "dublin",
+            "amsterdam",
+            "rotterdam",
+            "brussels",
+            "antwerp",
+            "vienna",
+            "lisbon",
+            "porto",
+            "helsinki",
+            "athens",
+            "tallinn",
+        ),
+        "EUR",
+    ),
+    **dict.fromkeys(("stockholm", "gothenburg", "malmo", "malmö"), "SEK"),
+    **dict.fromkeys(("oslo", "bergen"), "NOK"),
+    **dict.fromkeys(("copenhagen", "aarhus"), "DKK"),
+    **dict.fromkeys(("warsaw", "krakow", "kraków"), "PLN"),
+    "prague": "CZK",
+    "budapest": "HUF",
+    **dict.fromkeys(
+        (
+            "mumbai",
+            "delhi",
+            "new delhi",
+            "bangalore",
+            "bengaluru",
+            "chennai",
+            "hyderabad",
+            "pune",
+            "kolkata",
+        ),
+        "INR",
+    ),
+    **dict.fromkeys(("beijing", "shanghai", "shenzhen", "guangzhou"), "CNY"),
+    "seoul": "KRW",
+    **dict.fromkeys(("sao paulo", "são paulo", "rio de janeiro", "rio"), "BRL"),
+    **dict.fromkeys(("mexico city", "guadalajara", "monterrey"), "MXN"),
+    "santiago": "CLP",
+    **dict.fromkeys(("bogota", "bogotá", "medellin", "medellín"), "COP"),
+    "buenos aires": "ARS",
+    "manila": "PHP",
+    "cairo": "EGP",
+    "lagos": "NGN",
+    "nairobi": "KES",
+    **dict.fromkeys(("karachi", "lahore"), "PKR"),
+    "istanbul": "TRY",
+    "tel aviv": "ILS",
+    "bangkok": "THB",
+    "kuala lumpur": "MYR",
+    "jakarta": "IDR",
+    **dict.fromkeys(("hanoi", "ho chi minh city", "saigon"), "VND"),
+    **dict.fromkeys(("johannesburg", "cape town"), "ZAR"),
+    "abu dhabi": "AED",
+}
+#: Where a place's currency is looked up: a country (or its adjective) or a city.
+PLACE_CURRENCIES: dict[str, str] = {**COUNTRY_CURRENCIES, **CITY_CURRENCIES}
 _COUNTRY = "|".join(
     re.escape(c).replace(r"\ ", r"\s+") for c in sorted(COUNTRY_CURRENCIES, key=len, reverse=True)
 )
@@ -244,4 +365,50 @@ def currencies_answered(text: str) -> list[tuple[str, int]]:
         named = list(quantities.currencies(text[match.end() :]))
         if named and named[0][0].start() == 0:
             out.append((named[0][1], match.end()))
+    return out
+
+
+_PLACE = "|".join(
+    re.escape(c).replace(r"\ ", r"\s+") for c in sorted(PLACE_CURRENCIES, key=len, reverse=True)
+)
+#: The place the author lives in now: "I live in Zurich", "being in Tokyo", "we moved back to
+#: Brazil", "I'm based in London", "I've been in Munich for eight years", "living there" after
+#: a country named ("I am from India and living there"). Not where they grew up or will move.
+_LIVES_IN = re.compile(
+    r"\b(?:(?:i|we)\s+(?:still\s+|now\s+|currently\s+)?(?:live|reside)|"
+    r"(?:i'?m|i\s+am|im|we'?re|we\s+are)\s+(?:now\s+|currently\s+)?(?:living|based|settled|"
+    r"staying|residing|located)?|(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+)?(?:been\s+living|been|"
+    r"moved(?:\s+back)?|relocated|settled)|(?:being|living|based|residing)|since\s+i\s+moved"
+    r"(?:\s+back)?)\s+(?:here\s+)?(?:in|to|out\s+of)\s+(?:the\s+)?(?P<p>" + _PLACE + r")\b"
+    r"|\b(?:i'?m|i\s+am|im)\s+from\s+(?P<f>" + _PLACE + r")\b(?=[^.;!?]*\bliving\s+there\b)",
+    _I,
+)
+#: A currency said as the one of the place lived in: "our crown", "local money", "the local
+#: currency".
+_PLACE_OWN = re.compile(
+    r"\b(?:our|the\s+local|local|home|domestic|national)\s+(?:currency|money)\b", _I
+)
+
+
+def currencies_of_place(text: str) -> list[tuple[str, int]]:
+    """The currency ``text`` names that is the local one of the place (a country or a city)
+    its author lives in ("I live in Zurich so everything I do is in francs" is CHF, "being in
+    Tokyo, yen is what counts" JPY, "living in Stockholm ... all values in our crown" SEK),
+    with where it is named. The name must agree with the place: a shared name ("crowns",
+    "dollars") is the place's own, another place's currency ("I live in London but keep
+    everything in dollars") is not read here."""
+    out: list[tuple[str, int]] = []
+    for place in _LIVES_IN.finditer(text):
+        key = " ".join((place["p"] or place["f"]).lower().split())
+        local = PLACE_CURRENCIES[key]
+        named = [(code, m.start()) for m, code in quantities.currencies(text)]
+        named += [
+            (local, m.start())
+            for m in _SHARED_NAME.finditer(text)
+            if local in _SHARED[str(m.lastgroup)]
+        ]
+        named += [(local, m.start()) for m in _PLACE_OWN.finditer(text)]
+        agreeing = sorted(at for code, at in named if code == local)
+        if agreeing:
+            out.append((local, agreeing[0]))
     return out

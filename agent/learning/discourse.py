@@ -91,7 +91,7 @@ _SCOPE_END = re.compile(
 _NEGATED = re.compile(r"\b(?:not|never|haven't|hasn't|didn't|won't|don't|can't)\s+(?:\w+\s+)?$", _I)
 _SWAP = re.compile(
     r"(?<![\w'])(?:swap(?:ped|ping)?|switch(?:ed|ing)?|replace[ds]?|replacing|"
-    r"trade[ds]?|rotate[ds]?|exchange[ds]?)\s+(?:out\s+)?(?P<a>[^,;.!?]+?)\s+"
+    r"trade[ds]?|rotate[ds]?|exchange[ds]?|change[ds]?|changing)\s+(?:out\s+)?(?P<a>[^,;.!?]+?)\s+"
     r"(?:for|with|into|to)\s+(?P<b>[^,;.!?]+)",
     _I,
 )
@@ -196,11 +196,7 @@ def list_edits(
     """The edits of ticker lists ``part`` states, one per list, in order."""
     found: list[tuple[str | None, list[str], list[str], bool, int]] = []
     referred: list[tuple[str | None, str, int]] = []
-    for match in _SWAP.finditer(part):
-        out, into = _named(match["a"], known), _named(match["b"], known)
-        if out and into:
-            found.append((None, into, out, False, match.start()))
-    for pattern in (_INSTEAD_FIRST, _INSTEAD_AFTER):
+    for pattern in (_SWAP, _INSTEAD_FIRST, _INSTEAD_AFTER):
         for match in pattern.finditer(part):
             out, into = _named(match["a"], known), _named(match["b"], known)
             if out and into:

@@ -2,8 +2,9 @@
 
 "I work at Google", "my salary is paid by Nvidia", "a 45 year old Microsoft engineer", "I
 work in the finance department at Meta", "been with Apple's retail team for nine years", "I
-build data pipelines for Amazon", "Occupation: analyst at Amazon": a cue of employment and
-the company it governs. The company is any name in capitals after an explicit cue ("I work
+build data pipelines for Amazon", "Occupation: analyst at Amazon", "team lead at Stripe, ..."
+(a role opening the message, its subject left out), "my badge says Google", "I do night
+shifts at the Tesla plant": a cue of employment and the company it governs. The company is any name in capitals after an explicit cue ("I work
 at Acme Ltd"), and one the ticker table knows (:data:`KNOWN`) after a looser one, where a
 capitalised word could be anything ("I build pipelines for Amazon", not "for Christmas").
 What no longer holds ("I used to work at ...", "I left Microsoft") is no employer.
@@ -35,6 +36,13 @@ PRODUCT = (
 )
 #: A company the ticker table knows by name.
 _KNOWN = rf"(?i:{vocabulary.alternation(COMPANY_NAMES)})\b"
+#: What people are at a company they work for ("a Microsoft engineer", "an Amazon employee").
+_ROLE = (
+    r"(?:employee|staffer|engineer|developer|programmer|designer|manager|analyst|researcher|"
+    r"scientist|lawyer|accountant|recruiter|salesperson|worker|lead|director|intern|"
+    r"contractor|architect|executive|veteran|lifer|nurse|cashier|clerk|teacher|consultant|"
+    r"associate|specialist|technician|supervisor|officer|assistant|coordinator|administrator)"
+)
 _EMPLOYER = re.compile(
     r"\b(?:i\s+(?:work|am working|'m working)\s+(?:at|for|with)|"
     r"i'm\s+(?:employed|working)\s+(?:at|by|for)|i\s+am\s+employed\s+(?:at|by)|"
@@ -51,6 +59,19 @@ _EMPLOYER = re.compile(
     r"^\W*working\s+(?:at|for)|"
     # "Occupation: data analyst at Amazon", "Day job - nurse at St Mary's"
     r"^\W*(?:day\s+job|job|occupation|profession|work)\s*[:=-]\s*[\w\s-]{1,40}?\s+(?:at|for|with)|"
+    # "team lead at Stripe, mostly infra", "senior engineer over at Shopify": a role at a
+    # company that opens the message, its subject left out as chat does
+    # (not "analyst at Acme says ...": the company must end its clause)
+    rf"^\W*(?:(?:a|an|the)\s+)?(?:[\w-]+\s+){{0,2}}?{_ROLE}s?\s+(?:over\s+|out\s+)?(?:at|for|with)"
+    rf"(?=\s+{COMPANY}\s*(?:[,;.!(]|\s[-\u2013\u2014]|$|\s+(?:and\s+i|since|for\s+\w+\s+years?|now|"
+    r"these\s+days)\b))|"
+    # "my badge says Google", "my lanyard still says Nvidia"
+    r"\bmy\s+(?:work\s+|staff\s+|company\s+)?(?:badge|lanyard|id\s+card|id|name\s*tag|"
+    r"business\s+card|payslip|pay\s*stub|email\s+signature)\s+(?:still\s+)?(?:says|reads|shows)"
+    r"|"
+    # "I do night shifts at the Tesla plant", "I pick up weekend shifts at the Costco warehouse"
+    r"\bi\s+(?:do|work|pull|pick\s+up|take|cover)\s+(?:[\w-]+\s+){0,2}?shifts?\s+"
+    r"(?:at|for|in)\s+(?:the\s+)?|"
     # "I work in the finance department at Meta"
     r"i\s+work\s+(?:in|on)\s+(?:the\s+|a\s+)?[\w\s-]{1,30}?\s+(?:at|for)|"
     # "been with Apple's retail team for nine years", "I've been at Amazon since 2019"
@@ -64,12 +85,6 @@ _EMPLOYER = re.compile(
     rf"(?:[\w-]+\s+){{0,3}}?for(?=\s+{_KNOWN}(?!{PRODUCT})))\s+"
     rf"(?P<v>{COMPANY})",
     _I,
-)
-#: What people are at a company they work for ("a Microsoft engineer", "an Amazon employee").
-_ROLE = (
-    r"(?:employee|staffer|engineer|developer|programmer|designer|manager|analyst|researcher|"
-    r"scientist|lawyer|accountant|recruiter|salesperson|worker|lead|director|intern|"
-    r"contractor|architect|executive|veteran|lifer)"
 )
 _EMPLOYER_AFTER = re.compile(
     # "I'm a 45 year old Microsoft engineer", "as an Amazon employee, I ..."

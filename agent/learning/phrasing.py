@@ -555,6 +555,14 @@ def _currency(part: str, known: set[str]) -> list[Found]:
     )
     if named and _has_self(part):
         return [("base_currency", named[0][0], named[0][1])]
+    # The cue of living somewhere is the author's own ("being in Tokyo, yen is what counts").
+    named = [
+        n
+        for n in currencies.currencies_of_place(part)
+        if not indirect.said_of_someone_else(part, n[1])
+    ]
+    if named:
+        return [("base_currency", named[0][0], named[0][1])]
     named = currencies.currencies_answered(part)
     if named:
         return [("base_currency", named[0][0], named[0][1])]

@@ -366,13 +366,15 @@ def _currency_normalise(value: object) -> JsonValue:
 def _currency_mentions(value: JsonValue, text: str) -> bool:
     """A text states a currency by its code, name or symbol, as the local currency of a
     country it names ("I live in Switzerland and keep everything in local currency"), or by
-    a name the author's nationality qualifies ("I'm Danish so please use kroner")."""
+    a name the author's nationality qualifies ("I'm Danish so please use kroner"), or as the
+    currency of the place the author lives in ("I live in Zurich so everything's in francs")."""
     if any(code == value for _, code in quantities.currencies(text)):
         return True
     named = [
         *currencies.local_currencies(text),
         *currencies.currencies_in_words(text),
         *currencies.currencies_of_nation(text),
+        *currencies.currencies_of_place(text),
     ]
     return any(code == value for code, _ in named)
 

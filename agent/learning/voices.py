@@ -64,9 +64,15 @@ _SOURCES = (
 _WHOSE = (
     r"(?:my|mi|our|the|his|her|their|a|an|(?!(?:it|that|what|there|here|he|she|who|let)'s)[\w-]+'s)"
 )
+#: What the user carries that "says" what is written on it, not anyone's view ("my badge says
+#: Google", "my payslip still says Tesla").
+_WRITTEN_ON = (
+    r"(?:(?:work|staff|company|employee)\s+)?(?:badge|lanyard|id\s+card|id|name\s*tag|"
+    r"business\s+card|payslip|pay\s*stub|email\s+signature|contract)\b"
+)
 REPORTED = re.compile(
     # At least one word names who: "the thought of losing" is no one's report.
-    rf"^{_FILLER}(?:{_WHOSE}\s+(?:[\w-]+\s+){{1,3}}?"
+    rf"^{_FILLER}(?:{_WHOSE}\s+(?!{_WRITTEN_ON})(?:[\w-]+\s+){{1,3}}?"
     rf"|(?:he|she|they|everyone|everybody|someone|somebody|people|others|anyone|nobody)"
     rf"(?:\s+(?:in|at|on|from|of|around)\s+(?:[\w-]+\s+){{0,2}}?[\w-]+)?\s+){_REPORTING}\b"
     rf"|^{_FILLER}{_PEOPLE}\s+(?:\w+\s+)?{_REPORTING}\b"

@@ -6,7 +6,9 @@ feeling, a name joined by "&" ("S&P 500") naming no tickers, a request after "so
 someone else's part being the user's, a pronoun for the one company a fragment before it
 names ("Meta? ... leave them out") for any ticker list, "plan" as a noun ("the company
 savings plan") being no purchase to come, and a loss limit said as two amounts of money ("40
-grand in ... fall under 30 grand": 25%).
+grand in ... fall under 30 grand": 25%), an employer said in passing (a role opening the
+message, what a badge reads), a currency named as the one of the city lived in, "change X
+with Y" swapping a list item.
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -82,3 +84,24 @@ async def test_an_amount_with_a_thousands_comma_stays_one_number() -> None:
     # The hedge filter splits clauses at commas; "50,000" is one number, not two clauses.
     said = "Out of my 50,000 portfolio, losing 10,000 is my absolute limit."
     assert await learned("max_drawdown_pct", said) == 20
+
+
+async def test_an_employer_said_in_passing_is_the_users() -> None:
+    # A role opening the message with its subject left out, and what a badge reads.
+    said = "Staff accountant at Pinewood Logistics, mostly month-end close work."
+    assert await learned("employer", said) == "Pinewood Logistics"
+    assert await learned("employer", "My work badge reads Nvidia, for what it's worth.") == "Nvidia"
+
+
+async def test_a_currency_named_as_the_one_of_the_city_lived_in_is_the_base() -> None:
+    assert (
+        await learned("base_currency", "I live in Oslo, so everything is in crowns for me.")
+        == "NOK"
+    )
+    said = "My cousin lives in Oslo and keeps everything in crowns."
+    assert await learned("base_currency", said) is None
+
+
+async def test_change_one_with_another_swaps_a_list_item() -> None:
+    turns = ("I follow Amazon and Apple.", "could you change Apple with Microsoft on that list")
+    assert await learned("watchlist", *turns) == ["AMZN", "MSFT"]
