@@ -8,7 +8,9 @@ what they swapped ("swap AMZN for MSFT", "instead of GOOGL, watch TSLA"), what t
 Nvidia") and whether they named the whole list as it now is ("just NVDA now"); taking out
 includes bringing to nothing ("trimmed Tesla to zero"), saying it is gone ("Apple's gone
 from my portfolio", "the TSLA position is closed"), off a list ("Nvidia's off the list") or
-no longer needed on it ("Meta is no longer of interest"), an object said before its subject
+no longer needed on it ("Meta is no longer of interest"), let back in off the exclusion list
+("take Amazon off the exclusion list", "I'm fine with Nvidia now", "Tesla you can show
+again"), an object said before its subject
 ("the Microsoft I don't have more"), an object that refers to the list said before ("got
 out of both": :attr:`ListEdit.refers`, read by :mod:`agent.learning.revisions`), taking back the part of what was
 said that named it ("forget the Tesla part"), a sale whose object is a pronoun for the ticker
@@ -35,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.learning import symbols
+from agent.learning.exclusions import LET_BACK, let_back
 
 _I = re.IGNORECASE
 
@@ -216,6 +219,7 @@ def list_edits(
             out = _named(match["a"], known)
             if out and not _NEGATED.search(part[: match.start("a")]):
                 found.append((list_of, [], out, False, match.start()))
+    found += [("excluded_tickers", [], out, False, at) for out, at in let_back(part, known)]
     for match in RETRACT_PART.finditer(part):
         out = _bare_tickers(match["a"], known)
         if out:
@@ -448,7 +452,7 @@ def removal_stated(
     cue = cue or _INSTEAD_FIRST.search(quote) or _INSTEAD_AFTER.search(quote)
     cue = cue or _TO_ZERO.search(quote) or _GONE.search(quote) or _OFF.search(quote)
     cue = cue or _UNNEEDED.search(quote) or _CLOSED.search(quote)
-    cue = cue or RETRACT_PART.search(quote)
+    cue = cue or RETRACT_PART.search(quote) or LET_BACK.search(quote)
     return cue is not None and all(names(t, quote) for t in removed)
 
 

@@ -6,7 +6,9 @@ to give them a cent": each names the company and says the user will not hold it.
 are small grammar over the words: a cue of refusal or conflict, then the tickers it governs,
 named right after it, inside "keep ... out", or before it and taken up by a pronoun. The
 phrasing rules (:mod:`agent.learning.phrasing`) propose the value from them; the registry
-grounds it by the tickers the quote names.
+grounds it by the tickers the quote names. :func:`let_back` reads the opposite, a ticker let
+back in off the list ("take Amazon off the exclusion list", "I'm fine with Nvidia now"), for
+the list edits of :mod:`agent.learning.discourse`.
 """
 
 from __future__ import annotations
@@ -145,4 +147,40 @@ def _pronoun_exclusions(text: str, known: set[str]) -> list[tuple[str, int]]:
     for match in _CONFLICT.finditer(text):
         if not someone_else(text, match.start()):
             out += [(s, match.start("t") + at) for s, at in symbols.tickers_in(match["t"], known)]
+    return out
+
+
+#: A ticker let back in, off the exclusion list: "take Amazon off the exclusion list", "I'm
+#: fine with Nvidia now", "Tesla can come back", "Tesla you can show again", "unblock Meta".
+LET_BACK = re.compile(
+    r"\b(?:i'?m|i\s+am|im|we'?re|we\s+are)\s+(?:now\s+|totally\s+|actually\s+|honestly\s+)?"
+    r"(?:fine|ok(?:ay)?|good|cool|alright|all\s+right)\s+with\s+(?P<a>[^,;.!?]+)"
+    r"|\b(?:take|get|remove|drop)\s+(?P<b>[^,;.!?]+?)\s+(?:off|from)\s+(?:the|my|that)\s+"
+    r"(?:exclu\w*|block(?:ed)?|black|ban(?:ned)?|do-not-touch)(?:\s+list|list)\b"
+    r"|(?P<c>[^,;.!?]+?)\s+(?:can|may|could)\s+come\s+back\b"
+    r"|(?P<d>[^,;.!?]+?)\s+you\s+(?:can|may|could)\s+(?:show|include|recommend|analy[sz]e|cover)"
+    r"(?:\s+\w+)?\s+again\b"
+    r"|\b(?:unblock|un-?exclude)\s+(?P<e>[^,;.!?]+)",
+    _I,
+)
+_LET_BACK_END = re.compile(
+    r"[,;.!?]|\s+(?:but|and|so|now|for|because|since|as|these\s+days|again|too)\b", _I
+)
+
+
+def let_back(text: str, known: set[str]) -> list[tuple[list[str], int]]:
+    """The tickers ``text`` lets back in off the exclusion list (:data:`LET_BACK`), each group
+    with where its cue is. Before the cue ("Tesla can come back") the subject is the last
+    clause's; after it, the names up to the clause's end."""
+    out = []
+    for match in LET_BACK.finditer(text):
+        said = str(match[match.lastgroup or "a"])
+        if match.lastgroup in ("c", "d"):
+            said = re.split(r"\s+(?:but|and|so|while)\s+|\s+-+\s+", said, flags=_I)[-1]
+        else:
+            end = _LET_BACK_END.search(said)
+            said = said if end is None else said[: end.start()]
+        named = [s for s, _ in symbols.tickers_in(said, known)]
+        if named and not _NEGATED.search(text[: match.start()]):
+            out.append((named, match.start()))
     return out

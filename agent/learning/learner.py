@@ -145,7 +145,14 @@ class Learner(CandidateDesk):
             return []
         applied = []
         before = await self._said_before(episode)
-        held = {k: r.value for k, r in (await self.facts.profile(self.subject)).items()}
+        held: dict[str, Any] = {
+            k: r.value for k, r in (await self.facts.profile(self.subject)).items()
+        }
+        # An exclusion awaiting the user's confirmation is one they asked for: "take Amazon
+        # off the exclusion list" takes it back as it would a stored one.
+        pending = list(await self._pending_exclusions())
+        if pending:
+            held["excluded_tickers"] = [*(held.get("excluded_tickers") or []), *pending]
         found = hot_path_facts(
             episode.text,
             episode.episode_id,
@@ -157,6 +164,7 @@ class Learner(CandidateDesk):
         for fact in found:
             if dead.intersection(_units(fact)):
                 continue
+            await self._let_back(fact)
             outcome = await self._apply_fact(fact, [episode, *before], job_id=None)
             if outcome:
                 applied.append(outcome)
@@ -169,6 +177,30 @@ class Learner(CandidateDesk):
             )
             await self.apply_preferences(grounded.accepted.preference_signals, None)
         return applied
+
+    async def _pending_exclusions(self) -> dict[str, list[str]]:
+        """The tickers of pending exclusions (a preference or procedure candidate whose rule
+        excludes a ticker), each with the ids of its candidates."""
+        out: dict[str, list[str]] = {}
+        for c in await self.journal.candidates(status="pending"):
+            rule = c.payload.get("rule")
+            ticker = rule.get("exclude_ticker") if isinstance(rule, dict) else None
+            if isinstance(ticker, str) and ticker:
+                out.setdefault(ticker.upper(), []).append(c.candidate_id)
+        return out
+
+    async def _let_back(self, fact: ExtractedFact) -> None:
+        """Reject the pending exclusions of the tickers ``fact`` takes off the exclusion list
+        (its quote names each with the cue, :func:`agent.learning.discourse.removal_stated`):
+        the user is not asked to confirm what they took back."""
+        if fact.attribute != "excluded_tickers" or not fact.removed:
+            return
+        pending = await self._pending_exclusions()
+        for ticker in fact.removed:
+            for candidate_id in pending.get(str(ticker).upper(), []):
+                await self.journal.decide(
+                    candidate_id, "rejected", f"taken back by the user: {fact.quote}"
+                )
 
     async def _said_before(self, episode: Episode, turns: int = 3) -> list[Episode]:
         """The user's last ``turns`` messages in the thread before ``episode`` (oldest first):

@@ -8,7 +8,8 @@ names ("Meta? ... leave them out") for any ticker list, "plan" as a noun ("the c
 savings plan") being no purchase to come, and a loss limit said as two amounts of money ("40
 grand in ... fall under 30 grand": 25%), an employer said in passing (a role opening the
 message, what a badge reads), a currency named as the one of the city lived in, "change X
-with Y" swapping a list item.
+with Y" swapping a list item, and a ticker let back in off the exclusion list (a stored
+exclusion ends; a pending one is not asked about).
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.sessions import learned_after
+from tests.support.sessions import app_at, chat, learned_after
 
 pytestmark = pytest.mark.integration
 
@@ -105,3 +106,24 @@ async def test_a_currency_named_as_the_one_of_the_city_lived_in_is_the_base() ->
 async def test_change_one_with_another_swaps_a_list_item() -> None:
     turns = ("I follow Amazon and Apple.", "could you change Apple with Microsoft on that list")
     assert await learned("watchlist", *turns) == ["AMZN", "MSFT"]
+
+
+async def test_a_ticker_let_back_in_leaves_the_exclusion_list() -> None:
+    turns = (
+        "Meta gives me the creeps, keep it away from my portfolio.",
+        "Eh, I'm fine with Meta these days.",
+    )
+    assert not await learned("excluded_tickers", *turns)
+
+
+async def test_a_pending_exclusion_taken_back_is_not_asked_about() -> None:
+    async with app_at(datetime(2026, 12, 7, 9, tzinfo=UTC), "generalised-let-back") as app:
+        await chat(
+            app, "t0", "Never suggest Nvidia or Apple to me.", "Nvidia you can recommend again."
+        )
+        status = {
+            c["payload"]["rule"]["exclude_ticker"]: c["status"]
+            for c in await app.memory.review(status=None)
+            if (c["payload"].get("rule") or {}).get("exclude_ticker")
+        }
+    assert status == {"NVDA": "rejected", "AAPL": "pending"}
