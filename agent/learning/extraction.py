@@ -377,7 +377,14 @@ class OfflineExtractor:
         for episode in ordered:
             if episode.kind == "message":
                 ids = [episode.episode_id]
-                readings = understanding.read(episode.text, known=self.known, recent=stated)
+                # The exclusions asked for earlier in the session are what a ticker let back
+                # in ("I'm fine with Nvidia now") takes out.
+                asked = [t for s in signals if (t := _excluded_by(s))]
+                held = {"excluded_tickers": asked} if asked else None
+                readings = understanding.read(
+                    episode.text, known=self.known, recent=stated, held=held
+                )
+                signals = _not_let_back(signals, readings)
                 stated += [r.attribute for r in readings]
                 facts += _revisions(readings, episode.episode_id, earlier, self.known)
                 if not readings:
@@ -455,6 +462,21 @@ class OfflineExtractor:
             return ", ".join(dict.fromkeys(tickers))
         first = next((e.text for e in episodes if e.kind == "message" and e.text.strip()), "")
         return _excerpt(" ".join(first.split()), 60)
+
+
+def _excluded_by(signal: PreferenceSignal) -> str:
+    """The ticker ``signal``'s rule excludes, or ``""``."""
+    ticker = (signal.rule or {}).get("exclude_ticker")
+    return ticker if isinstance(ticker, str) else ""
+
+
+def _not_let_back(
+    signals: list[PreferenceSignal], readings: Sequence[understanding.Reading]
+) -> list[PreferenceSignal]:
+    """``signals`` without the exclusions ``readings`` take back ("Exclude Tesla and Nvidia."
+    then "I'm fine with Nvidia now")."""
+    back = {t for r in readings if r.attribute == "excluded_tickers" for t in r.removed}
+    return [s for s in signals if _excluded_by(s) not in back] if back else signals
 
 
 def _feedback(episode: Episode) -> PreferenceSignal | None:

@@ -9,7 +9,8 @@ savings plan") being no purchase to come, and a loss limit said as two amounts o
 grand in ... fall under 30 grand": 25%), an employer said in passing (a role opening the
 message, what a badge reads), a currency named as the one of the city lived in, "change X
 with Y" swapping a list item, and a ticker let back in off the exclusion list (a stored
-exclusion ends; a pending one is not asked about).
+exclusion ends; a pending one is not asked about, and one asked for earlier in the session is
+not proposed).
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -116,14 +117,23 @@ async def test_a_ticker_let_back_in_leaves_the_exclusion_list() -> None:
     assert not await learned("excluded_tickers", *turns)
 
 
-async def test_a_pending_exclusion_taken_back_is_not_asked_about() -> None:
-    async with app_at(datetime(2026, 12, 7, 9, tzinfo=UTC), "generalised-let-back") as app:
-        await chat(
-            app, "t0", "Never suggest Nvidia or Apple to me.", "Nvidia you can recommend again."
-        )
-        status = {
+async def pending_exclusions(user: str, *turns: str) -> dict[str, str]:
+    """Each ticker an exclusion candidate names after ``turns``, with the candidate's status."""
+    async with app_at(datetime(2026, 12, 7, 9, tzinfo=UTC), user) as app:
+        await chat(app, "t0", *turns)
+        return {
             c["payload"]["rule"]["exclude_ticker"]: c["status"]
             for c in await app.memory.review(status=None)
             if (c["payload"].get("rule") or {}).get("exclude_ticker")
         }
+
+
+async def test_an_exclusion_let_back_in_the_same_session_is_not_proposed() -> None:
+    turns = ("Exclude Apple and Amazon from my reports.", "Apple can come back, I was being petty.")
+    assert await pending_exclusions("generalised-let-back-session", *turns) == {"AMZN": "pending"}
+
+
+async def test_a_pending_exclusion_taken_back_is_not_asked_about() -> None:
+    turns = ("Never suggest Nvidia or Apple to me.", "Nvidia you can recommend again.")
+    status = await pending_exclusions("generalised-let-back", *turns)
     assert status == {"NVDA": "rejected", "AAPL": "pending"}
