@@ -36,9 +36,10 @@ asserts a speed.
 The exact cosine runs with BLAS on one thread, as the embedder runs a question
 (:mod:`memory.minilm`): with two, OpenBLAS's worker thread spins after each product (half a
 core per second of idle time after it, measured), so the recall that followed it shared the
-machine's two cores with that spin (at load 2.5-4, 100k: recall median 24-79 ms against 22-27
-ms with one thread). One thread is no slower for a matrix-vector product (5.5-6.5 ms against
-5.6-7.6 ms, same runs).
+machine's two cores with that spin (100k, at load 2.5-4: recall median 24-79 ms against 22-27
+ms with one thread; at load 6-8, where other work takes the cores anyway, 30-38 against 17-35
+ms). One thread is about as fast for a matrix-vector product (5.5-11.4 ms
+against 4.1-12.5 ms over four runs of each, load 2.5-8).
 """
 
 from __future__ import annotations
