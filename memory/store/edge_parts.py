@@ -81,23 +81,26 @@ def read_ahead(folder: Path) -> threading.Thread:
 
     def read() -> None:
         buffer = memoryview(bytearray(_CHUNK))
-        for pattern in READ_AHEAD:
-            for path in sorted(folder.glob(pattern)):
-                try:
-                    fd = os.open(path, os.O_RDONLY)
-                except OSError:
-                    continue
-                try:
-                    for start, end in _data(fd):
-                        while start < end:
-                            got = os.preadv(fd, [buffer[: min(_CHUNK, end - start)]], start)
-                            if not got:
-                                break
-                            start += got
-                except OSError:
-                    pass
-                finally:
-                    os.close(fd)
+        try:
+            paths = [path for pattern in READ_AHEAD for path in sorted(folder.glob(pattern))]
+        except OSError:  # the folder went away meanwhile (a swap, a removed copy)
+            return
+        for path in paths:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                for start, end in _data(fd):
+                    while start < end:
+                        got = os.preadv(fd, [buffer[: min(_CHUNK, end - start)]], start)
+                        if not got:
+                            break
+                        start += got
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
 
     thread = threading.Thread(target=read, name="edge-read-ahead", daemon=True)
     thread.start()
