@@ -32,6 +32,14 @@ batches of 1,000, and resident memory growth), the wait for the index and the sh
 ``limit=10``: median, p95 and min-max over the queries, next to exact cosine (numpy matrix
 product and top-10 of the same vectors, in the same process). Not a test: nothing here
 asserts a speed.
+
+The exact cosine runs with BLAS on one thread, as the embedder runs a question
+(:mod:`memory.minilm`): with two, OpenBLAS's worker thread spins after each product (half a
+core per second of idle time after it, measured), so the recall that followed it shared the
+machine's two cores with that spin (100k, at load 2.5-4: recall median 24-79 ms against 22-27
+ms with one thread; at load 6-8, where other work takes the cores anyway, 30-38 against 17-35
+ms). One thread is about as fast for a matrix-vector product (5.5-11.4 ms
+against 4.1-12.5 ms over four runs of each, load 2.5-8).
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -191,15 +200,16 @@ async def queries(
 ) -> None:
     recall_ms, exact_ms = [], []
     await arecall(store, WHO, questions[0], limit=10, now=now)  # first search opens the shard
-    for question, qv in zip(questions, qvecs, strict=True):
-        t0 = time.perf_counter()
-        await arecall(store, WHO, question, limit=10, now=now)
-        recall_ms.append((time.perf_counter() - t0) * 1000)
-        t0 = time.perf_counter()
-        scores = vectors @ qv
-        top = np.argpartition(-scores, 10)[:10]
-        top[np.argsort(-scores[top])]
-        exact_ms.append((time.perf_counter() - t0) * 1000)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for question, qv in zip(questions, qvecs, strict=True):
+            t0 = time.perf_counter()
+            await arecall(store, WHO, question, limit=10, now=now)
+            recall_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            scores = vectors @ qv
+            top = np.argpartition(-scores, 10)[:10]
+            top[np.argsort(-scores[top])]
+            exact_ms.append((time.perf_counter() - t0) * 1000)
     print(f"one recall (limit 10, {len(questions)} questions): {spread(recall_ms)}")
     print(f"exact cosine + top 10, same vectors:       {spread(exact_ms)} [{load_text()}]")
 

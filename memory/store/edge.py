@@ -44,7 +44,7 @@ from memory.store.common import (
     LocalAccess,
     namespace_text,
 )
-from memory.store.edge_parts import edge_prefilter, exact_cosines
+from memory.store.edge_parts import edge_prefilter, exact_cosines, read_ahead
 from memory.store.edge_upgrade import add_views, import_local_mode
 from memory.store.engine import QdrantFormatStore
 from memory.store.erasing import META_FILE, create_indexes, has_views, live_copy, shard_config
@@ -153,13 +153,13 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         if (self.path / "segments").exists() and not os.access(self.path, os.W_OK):
             # A read-only folder: reads are served from a private copy; writes are refused.
             self._view = read_only_view(self.path)
-            return qe.EdgeShard.load(str(Path(self._view.name) / self.path.name))
+            return _load(Path(self._view.name) / self.path.name)
         ensure_mapped_space("long-term memory folder", self.path)  # else a full disk is SIGBUS
         recover(self.path)
         if erasing.pending(self.path):  # an erasure a crash (or a busy folder) left: serve it
             erasing.start_eraser(self.path)
         if (self.path / "segments").exists():
-            return qe.EdgeShard.load(str(self.path))
+            return _load(self.path)
         return qe.EdgeShard.create(str(self.path), self._config())
 
     @contextmanager
@@ -618,7 +618,7 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
             shard.close()
             self._shard = None
             swap_in(self.path, fresh)
-            self._shard = qe.EdgeShard.load(str(self.path))
+            self._shard = _load(self.path)
             return kept
 
     def erase_deleted(self) -> bool:
@@ -651,6 +651,14 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
         """Build the HNSW index and merge segments now (else the optimizer does it as it goes)."""
         with self._connected() as shard:
             return bool(shard.optimize())
+
+
+def _load(folder: Path) -> qe.EdgeShard:
+    """The shard in ``folder``, loaded, its payload pages read back into the page cache in the
+    background (:func:`~memory.store.edge_parts.read_ahead`: the load dropped them)."""
+    shard = qe.EdgeShard.load(str(folder))
+    read_ahead(folder)
+    return shard
 
 
 def _has_store_idf(path: Path) -> bool:
