@@ -44,7 +44,7 @@ from memory.store.common import (
     LocalAccess,
     namespace_text,
 )
-from memory.store.edge_parts import edge_prefilter, exact_cosines, read_ahead
+from memory.store.edge_parts import edge_prefilter, exact_cosines, read_ahead, read_ahead_budget
 from memory.store.edge_upgrade import add_views, import_local_mode
 from memory.store.engine import QdrantFormatStore
 from memory.store.erasing import META_FILE, create_indexes, has_views, live_copy, shard_config
@@ -655,9 +655,10 @@ class EdgeStore(QdrantFormatStore[qe.EdgeShard]):
 
 def _load(folder: Path) -> qe.EdgeShard:
     """The shard in ``folder``, loaded, its payload pages read back into the page cache in the
-    background (:func:`~memory.store.edge_parts.read_ahead`: the load dropped them)."""
+    background (:func:`~memory.store.edge_parts.read_ahead`: the load dropped them), as far
+    as a quarter of the available memory goes."""
     shard = qe.EdgeShard.load(str(folder))
-    read_ahead(folder)
+    read_ahead(folder, read_ahead_budget())
     return shard
 
 

@@ -67,10 +67,39 @@ READ_AHEAD = ("segments/*/payload_storage/*.dat",)
 _CHUNK = 1 << 20
 
 
-def read_ahead(folder: Path) -> threading.Thread:
+def available_memory() -> int | None:
+    """Bytes of memory the kernel says it can give without swapping (``MemAvailable``), or
+    None where it does not say (not Linux)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+#: The share of the available memory a read-ahead may fill (:func:`read_ahead_budget`): the
+#: page cache is the kernel's to evict, but reading a shard larger than what is free would
+#: push out pages other processes (and this one's own views) are using, for queries that
+#: would then read from disk all the same.
+READ_AHEAD_SHARE = 0.25
+
+
+def read_ahead_budget() -> int | None:
+    """Bytes a read-ahead may read: :data:`READ_AHEAD_SHARE` of the available memory, or no
+    limit (None) where the system does not say."""
+    available = available_memory()
+    return None if available is None else int(available * READ_AHEAD_SHARE)
+
+
+def read_ahead(folder: Path, budget: int | None = None) -> threading.Thread:
     """Read the payload files of the shard in ``folder`` once, front to back, on a daemon
     thread, so that their pages are in the page cache (the kernel's, shared: nothing is held
-    by this process) when queries read them.
+    by this process) when queries read them. At most ``budget`` bytes are read (None: no
+    limit; :func:`read_ahead_budget` is what a load passes): past it the rest stays on disk,
+    read page by page as queries ask, as without a read-ahead.
 
     Without it, each query after a load reads its candidates' payloads from disk a page at a
     time: at 100k memories the fused query took 12 ms with the payload pages cold against
@@ -85,6 +114,7 @@ def read_ahead(folder: Path) -> threading.Thread:
             paths = [path for pattern in READ_AHEAD for path in sorted(folder.glob(pattern))]
         except OSError:  # the folder went away meanwhile (a swap, a removed copy)
             return
+        left = budget
         for path in paths:
             try:
                 fd = os.open(path, os.O_RDONLY)
@@ -93,10 +123,15 @@ def read_ahead(folder: Path) -> threading.Thread:
             try:
                 for start, end in _data(fd):
                     while start < end:
-                        got = os.preadv(fd, [buffer[: min(_CHUNK, end - start)]], start)
+                        if left is not None and left <= 0:
+                            return
+                        size = min(_CHUNK, end - start, _CHUNK if left is None else left)
+                        got = os.preadv(fd, [buffer[:size]], start)
                         if not got:
                             break
                         start += got
+                        if left is not None:
+                            left -= got
             except OSError:
                 pass
             finally:
@@ -125,4 +160,12 @@ def _data(fd: int) -> Iterator[tuple[int, int]]:
         offset = end
 
 
-__all__ = ["READ_AHEAD", "edge_prefilter", "exact_cosines", "read_ahead"]
+__all__ = [
+    "READ_AHEAD",
+    "READ_AHEAD_SHARE",
+    "available_memory",
+    "edge_prefilter",
+    "exact_cosines",
+    "read_ahead",
+    "read_ahead_budget",
+]

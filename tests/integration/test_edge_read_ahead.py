@@ -20,7 +20,13 @@ from langgraph.store.base import PutOp
 
 from memory.embeddings import HashingEmbedder
 from memory.store.edge import EdgeStore
-from memory.store.edge_parts import READ_AHEAD
+from memory.store.edge_parts import (
+    READ_AHEAD,
+    READ_AHEAD_SHARE,
+    available_memory,
+    read_ahead,
+    read_ahead_budget,
+)
 from memory.store.factory import index_config
 from tests.support.waiting import wait_until
 
@@ -91,3 +97,46 @@ def test_a_loaded_shard_has_its_payload_pages_read_back(tmp_path: Path) -> None:
         wait_until(lambda: _all_resident(folder), "the payload pages read back", interval=0.05)
     finally:
         reader.close()
+
+
+def _evict(folder: Path) -> None:
+    """Drop the payload files' pages from the page cache (written back first: a dirty page
+    stays)."""
+    for path in _payload_files(folder):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def test_a_read_ahead_stops_at_its_budget(tmp_path: Path) -> None:
+    """Past its budget (a quarter of the available memory, when a shard loads) a read-ahead
+    leaves the rest of the files on disk: a shard larger than the free memory does not push
+    out what other processes use."""
+    folder = tmp_path / "shard"
+    writer = EdgeStore(folder, index=index_config(HashingEmbedder(dims=8)), lock_timeout=60)
+    writer.setup()
+    text = "padding " * 40
+    writer.batch([PutOp(("x",), f"k{i}", {"text": f"memory {i} {text}"}) for i in range(2000)])
+    writer.close()
+
+    _evict(folder)
+    counts = [_resident_data(path) for path in _payload_files(folder)]
+    data, held = sum(d for d, _ in counts), sum(h for _, h in counts)
+    assert data > 64 and held < data  # the pages to read are on disk
+
+    read_ahead(folder, budget=mmap.PAGESIZE).join()
+    assert not _all_resident(folder)
+
+    read_ahead(folder, budget=None).join()
+    assert _all_resident(folder)
+
+
+def test_a_loads_read_ahead_budget_is_a_share_of_the_available_memory() -> None:
+    available = available_memory()
+    assert available is not None and available > 0
+    budget = read_ahead_budget()
+    assert budget is not None
+    assert 0 < budget <= available * READ_AHEAD_SHARE * 1.5  # MemAvailable moves between reads
