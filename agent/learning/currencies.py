@@ -14,6 +14,7 @@ ones, so a wording that proposes a currency is always one the check accepts.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from agent.learning import quantities
 
@@ -237,9 +238,17 @@ CITY_CURRENCIES: dict[str, str] = {
 }
 #: Where a place's currency is looked up: a country (or its adjective) or a city.
 PLACE_CURRENCIES: dict[str, str] = {**COUNTRY_CURRENCIES, **CITY_CURRENCIES}
-_COUNTRY = "|".join(
-    re.escape(c).replace(r"\ ", r"\s+") for c in sorted(COUNTRY_CURRENCIES, key=len, reverse=True)
-)
+
+
+def _alternation(names: Iterable[str]) -> str:
+    """A regex alternation of ``names``, longest first (so "new york" wins over "york"), a
+    space in a name matching any run of whitespace."""
+    return "|".join(
+        re.escape(n).replace(r"\ ", r"\s+") for n in sorted(names, key=len, reverse=True)
+    )
+
+
+_COUNTRY = _alternation(COUNTRY_CURRENCIES)
 _LOCAL = re.compile(
     rf"\b(?P<country>{_COUNTRY})\b[^.;!?]{{0,80}}?\b(?:(?:the\s+)?(?:local|home|domestic|"
     r"national)\s+(?:currency|money))\b"
@@ -368,9 +377,7 @@ def currencies_answered(text: str) -> list[tuple[str, int]]:
     return out
 
 
-_PLACE = "|".join(
-    re.escape(c).replace(r"\ ", r"\s+") for c in sorted(PLACE_CURRENCIES, key=len, reverse=True)
-)
+_PLACE = _alternation(PLACE_CURRENCIES)
 #: The place the author lives in now: "I live in Zurich", "being in Tokyo", "we moved back to
 #: Brazil", "I'm based in London", "I've been in Munich for eight years", "living there" after
 #: a country named ("I am from India and living there"). Not where they grew up or will move.
