@@ -485,8 +485,10 @@ def address_only(value: str) -> str:
 #: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
 #: long-time Apple shareholder", "I have money in".
 HOLDING_CUE = re.compile(
-    r"\b(?:i\s+(?:only\s+|just\s+|also\s+|still\s+)?(?:have|got|'ve got)|"
-    r"i\s+(?:(?:only|just|already|also|still|currently)\s+)?(?:hold|own|bought)|"
+    # "I personally only have Amazon", "I myself just own Nvidia"
+    r"\b(?:i\s+(?:(?:personally|myself|only|just|also|still)\s+){0,2}(?:have|got|'ve got)|"
+    r"i\s+(?:(?:personally|myself|only|just|already|also|still|currently)\s+){0,2}"
+    r"(?:hold|own|bought)|"
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
     r"my\s+(?:(?:brokerage|trading|investment|retirement|pension|stocks?\s+and\s+shares)\s+)?"
     r"(?:portfolio|holdings|positions?|stocks?|shares|account|isa|ira|401\(?k\)?)\s+"
@@ -526,7 +528,9 @@ _MONEY_IN = re.compile(
 
 #: The cues that may speak of things rather than holdings ("I also have a Tesla").
 _LOOSE_CUE = re.compile(
-    r"i\s+(?:(?:only|just|also|still)\s+)?(?:have|got)\b|i'?m\s+sitting|im\s+sitting", _I
+    r"i\s+(?:(?:personally|myself|only|just|also|still)\s+){0,2}(?:have|got)\b|i'?m\s+sitting|"
+    r"im\s+sitting",
+    _I,
 )
 
 

@@ -15,7 +15,9 @@ not proposed), "no X and no Y in the summaries" excluding both, the purpose said
 horizon, years "until my pension", "in perhaps six years" rounding a time, not doubting it,
 buying into a fall told with its date ("when the index tanked in the autumn of 2018 we piled
 in"), a loss "okay for me" as the limit, a holding said by a possessive ("my Nvidia stock has
-been on a tear") and names "in my brokerage account" as holdings.
+been on a tear") and names "in my brokerage account" as holdings, a repair setting one list
+item aside ("sorry, not Tesla, it's Meta") swapping that item, and "I personally just hold X"
+after a partner's holdings.
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -193,3 +195,8 @@ async def test_a_repair_that_sets_one_name_aside_swaps_that_item() -> None:
     assert await learned("holdings", said) == ["GOOGL", "META"]
     turns = ("I follow Nvidia and Amazon.", "oops, not Amazon, I meant Microsoft")
     assert await learned("watchlist", *turns) == ["NVDA", "MSFT"]
+
+
+async def test_an_adverb_between_i_and_the_verb_still_states_a_holding() -> None:
+    said = "My partner keeps Tesla and Meta in his pension; I personally just hold Apple."
+    assert await learned("holdings", said) == ["AAPL"]
