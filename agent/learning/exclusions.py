@@ -61,6 +61,20 @@ _EXCLUDE_AROUND = re.compile(
     r"(?!\s+(?:from|according to|for|by)\s+(?:my|our|his|her|their|the)\b)",
     _I,
 )
+#: "no" before the names, out of what the analyst writes: "no Tesla and no Meta in my
+#: analysis", "please, no Nvidia in the reports". Not out of the portfolio ("no Tesla in my
+#: portfolio" says what is not held) and not a reply ("no, Meta in my reports is fine").
+_NO_IN = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|also|but|so|please|pls)\s+)no\s+"
+    r"(?P<t>[\w$.&]+(?:\s+[\w$.&]+)?(?:(?:,\s*|\s+(?:and|or|&|nor)\s+)(?:no\s+)?"
+    r"[\w$.&]+(?:\s+[\w$.&]+)?)*?)\s+(?:stocks?\s+|shares\s+|names\s+)?"
+    r"(?:in|into|on)\s+(?:my|our|the|your|any)\s+(?:\w+\s+)?(?:analys[ie]s|reports?|"
+    r"recommendations?|suggestions?|picks|research|advice|ideas|briefings?|updates|coverage|"
+    r"notes|summar(?:y|ies)|write-?ups?|newsletters?)\b",
+    _I,
+)
+#: One more name added to such a request: "..., and no Google either".
+_NO_EITHER = re.compile(r"\bno\s+(?P<t>[\w$.&]+(?:\s+[\w$.&]+)?)\s+(?:either|too|as well)\b", _I)
 _NEGATED = re.compile(r"\b(?:don'?t|do not|doesn'?t|not|no longer)\s+(?:really\s+)?$", _I)
 _LIST_END = re.compile(r"[,;.!?]|\s(?:because|since|as|but|so|due)\b", _I)
 #: Words that make a refusal one of price or timing, not for good ("I don't want to buy it at
@@ -95,10 +109,24 @@ def excluded_tickers(text: str, known: set[str]) -> list[Found]:
             continue
         named += [(s, match.start(group) + at) for s, at in symbols.tickers_in(match[group], known)]
     named += _pronoun_exclusions(text, known)
+    named += _no_in(text, known)
     if not named:
         return []
     tickers = list(dict.fromkeys(s for s, _ in named))
     return [("excluded_tickers", tickers, min(at for _, at in named))]
+
+
+def _no_in(text: str, known: set[str]) -> list[tuple[str, int]]:
+    """The tickers ``text`` asks to see none of in what the analyst writes (:data:`_NO_IN`),
+    and any added to that request by "no X either"."""
+    out: list[tuple[str, int]] = []
+    for match in _NO_IN.finditer(text):
+        if not someone_else(text, match.start()):
+            out += [(s, match.start("t") + at) for s, at in symbols.tickers_in(match["t"], known)]
+    if out:
+        for match in _NO_EITHER.finditer(text):
+            out += [(s, match.start("t") + at) for s, at in symbols.tickers_in(match["t"], known)]
+    return out
 
 
 def _joined(span: str, at: int) -> bool:

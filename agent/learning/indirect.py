@@ -100,8 +100,9 @@ RISK_REACTIONS: dict[str, tuple[tuple[str, bool], ...]] = {
         (r"\bback(?:ed|ing)? up the truck\b", True),
         # "when stocks tank I tend to buy": buying is the reaction to the fall named before it
         (
-            rf"\b(?:when|whenever|every time)\s+[^,;.!?]{{0,30}}?\b{_FALL}\b[^,;.!?]{{0,12}}?"
-            r"\s+(?:i|we)\s+(?:\w+\s+){0,2}?(?:buy|add|load up|pounce)\b",
+            rf"\b(?:when|whenever|every time)\s+[^,;.!?]{{0,30}}?\b{_FALL}\b[^,;.!?]{{0,25}}?"
+            r"\s+(?:i|we)\s+(?:\w+\s+){0,2}?(?:buy|bought|add|added|load(?:ed)? up|pounced?|"
+            r"scoop(?:ed)? up|pil(?:e|ed) in)\b",
             True,
         ),
         (
@@ -484,8 +485,10 @@ def address_only(value: str) -> str:
 #: What says the user holds what follows: "I own", "I'm holding", "I only own some", "a
 #: long-time Apple shareholder", "I have money in".
 HOLDING_CUE = re.compile(
-    r"\b(?:i\s+(?:only\s+|just\s+|also\s+|still\s+)?(?:have|got|'ve got)|"
-    r"i\s+(?:(?:only|just|already|also|still|currently)\s+)?(?:hold|own|bought)|"
+    # "I personally only have Amazon", "I myself just own Nvidia"
+    r"\b(?:i\s+(?:(?:personally|myself|only|just|also|still)\s+){0,2}(?:have|got|'ve got)|"
+    r"i\s+(?:(?:personally|myself|only|just|already|also|still|currently)\s+){0,2}"
+    r"(?:hold|own|bought)|"
     r"i've\s+got|ive\s+got|i'm\s+long|i\s+am\s+long|we\s+(?:hold|own)|"
     r"my\s+(?:(?:brokerage|trading|investment|retirement|pension|stocks?\s+and\s+shares)\s+)?"
     r"(?:portfolio|holdings|positions?|stocks?|shares|account|isa|ira|401\(?k\)?)\s+"
@@ -496,6 +499,8 @@ HOLDING_CUE = re.compile(
     r"\b(?:i'?m|i\s+am)\s+(?:currently\s+|still\s+)?holding|"
     r"i'?m\s+(?:\w+\s+)?invested\s+in|my\s+(?:money|savings|cash)\s+is\s+(?:\w+\s+)?in|"
     r"i'?m\s+(?:still\s+)?sitting\s+on|"
+    # a holding said in passing: "my Nvidia shares carried the year", "my Apple stock is up"
+    r"(?<![\w'])my\s+(?=[\w.$-]+(?:\s+[\w.$-]+)?\s+(?:shares|stock|stocks|position|stake)\b)|"
     r"\b(?:as|i'?m|i\s+am)\s+(?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+){1,3},\s+)?an?\s+"
     r"(?:[\w-]+\s+)?(?=[\w.$-]+\s+(?:shareholder|stockholder)\b"
     r"(?!\s+(?:meeting|vote|letter|call|attendee))))",
@@ -509,7 +514,11 @@ BOTH = re.compile(
     r"all of them|them all|all three|each of them)\b",
     _I,
 )
-_STOCKISH = re.compile(r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of)\b", _I)
+_STOCKISH = re.compile(
+    r"\b(?:shares?|stocks?|positions?|portfolio|holdings?|a bit of|"
+    r"in (?:my|our) (?:\w+\s+)?(?:account|isa|ira|brokerage|401\(?k\)?))\b",
+    _I,
+)
 
 
 _MONEY_IN = re.compile(
@@ -519,7 +528,9 @@ _MONEY_IN = re.compile(
 
 #: The cues that may speak of things rather than holdings ("I also have a Tesla").
 _LOOSE_CUE = re.compile(
-    r"i\s+(?:(?:only|just|also|still)\s+)?(?:have|got)\b|i'?m\s+sitting|im\s+sitting", _I
+    r"i\s+(?:(?:personally|myself|only|just|also|still)\s+){0,2}(?:have|got)\b|i'?m\s+sitting|"
+    r"im\s+sitting",
+    _I,
 )
 
 

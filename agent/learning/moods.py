@@ -41,7 +41,8 @@ HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 _HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|might|mite|i may|may be|could be|not sure|unsure|"
+    # "in maybe five years" rounds a time, it does not doubt the plan
+    r"\b(?:(?<!\bin )(?:maybe|perhaps)|possibly|probably|might|mite|i may|may be|could be|not sure|unsure|"
     r"undecided|not decided|haven't decided|have not decided|not yet decided|don't know|"
     r"do not know|dont know|dunno|no idea|no clue|we'll see|we will see|will see|toying|"
     r"thinking (?:about|of)(?!\s+(?:it|that|this)\b)|(?:i'm|i am|im|still|been) thinking (?:about|of)|considering|contemplating|someday|some day|one day|sometime|"

@@ -183,7 +183,7 @@ _HORIZON_SELF = [
     r"[^.;!?]{0,25}?\b(?:in|for|within|after|another|during)?\s*"
     rf"(?:~|about\s+|around\s+|roughly\s+|at least\s+)?(?P<v>{_D}){_NOT_OLD}",
     rf"(?P<v>{_D})\s+(?:from|away from|until|till|to|before)\s+(?:my\s+)?"
-    r"(?:retirement|retiring|i retire|i stop work\w*)",
+    r"(?:retirement|retiring|i retire|i stop work\w*|pension)",
     # "retiring is roughly nine years off", "retirement is about 12 years away"
     r"\b(?:retirement|retiring|my retirement)\s+is\s+(?:only\s+|just\s+)?"
     rf"(?:~|about\s+|around\s+|roughly\s+)?(?P<v>{_D})\s+(?:away|off|out)\b",
@@ -214,7 +214,7 @@ _PAST_FALL = re.compile(
 )
 _LIMIT = re.compile(
     r"\b(?:max|maximum|most|up to|tolerat\w*|accept\w*|stomach|handle|take|bear|afford|"
-    r"live with|ok(?:ay)? with|fine with|comfortable|limit|cap|no more|not more|more than|"
+    r"live with|ok(?:ay)? (?:with|for me)|fine (?:with|for me)|comfortable|limit|cap|no more|not more|more than|"
     r"beyond|after that|threshold|i'm out|pain|over|above|past|lose sleep|panic|sell|"
     r"keep (?:my |the |our )?(?:losses|drawdowns?|downside) (?:under|below|within|to)|tops)\b|"
     r"\bdraw[\s-]?d(?:ow|wo|w|o)n\b",
@@ -231,7 +231,11 @@ _GOAL_CUE = re.compile(
     r"above (?:everything|all)|most important|matters? (?:most )?to me|main thing|"
     r"want to|wanna|going to|gonna|planning to|plan to|plan is|point is|the plan|"
     r"investing for|invest for|investing towards|money for|fund for|looking to|hope to|"
-    r"hoping to|aim to|aiming to|would like to|'d like to|'d love to|plan on|planning on)\b",
+    r"hoping to|aim to|aiming to|would like to|'d like to|'d love to|plan on|planning on|"
+    # the money's purpose said of the money: "this pot is for my son's college", "the money
+    # needs to last until she finishes university", "eighteen years until pension"
+    r"(?:pot|money|fund|savings|cash|account)\s+(?:is|are|will be)\s+(?:\w+\s+)?for|"
+    r"needs? to last|set aside for|earmarked for|until (?:my\s+|the\s+)?pension)\b",
     _I,
 )
 #: Goal phrases that name a pot of money for a purpose: a goal on their own.
@@ -307,6 +311,11 @@ _SUBJECTLESS = re.compile(
     _I,
 )
 _SOLD = re.compile(r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed)\b", _I)
+_GONE = re.compile(
+    r"\b(?:sold|selling|sell|dumped|got rid of|exited|closed|gone|used to|no longer|any\s*more|"
+    r"would|could|if)\b",
+    _I,
+)
 
 
 # -- currency, sectors, personal data ----------------------------------------------------------
@@ -399,11 +408,13 @@ def _horizon(part: str, known: set[str]) -> list[Found]:
             for m in re.finditer(
                 rf"\b(?:in|within|after)\s+(?:(?:about|around|roughly|approximately)\s+|~)?"
                 rf"(?P<v>{_D})"
+                # "around fifteen years from now"
+                rf"|(?P<x>{_D})\s+from\s+now\b"
                 rf"|^\W*(?:about\s+|around\s+)?(?P<w>{_D})(?:\s+at\s+least)?\s*,",
                 part,
                 _I,
             )
-            for g in ("v" if m["v"] else "w",)
+            for g in ("v" if m["v"] else "x" if m["x"] else "w",)
         ]
     # A range ("5-7 years", "5 to 7 years") names no one horizon.
     return [f for f in found if not _RANGE.search(part[: f[2]])]
@@ -537,6 +548,8 @@ def _holdings(part: str, known: set[str]) -> list[Found]:
     cue = indirect.HOLDING_CUE.search(part)
     if cue is None or _SOLD.search(part[: cue.start()] + " " + cue.group(0)):
         return []
+    if cue.group(0).lower().startswith("my") and _GONE.search(part[cue.end() :]):
+        return []  # "my Tesla shares went when I sold in May", "my Meta stock used to ..."
     if not indirect.cue_holds(part, cue, known):
         return []
     _, end = scope.clause_around(part, cue.start())

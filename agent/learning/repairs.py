@@ -7,13 +7,15 @@ the end of a clause (", not 10"); :data:`REVISION` a word that revises without a
 GBP again"); :data:`LEAD_VALUE` a message that opens on a bare value ("sixty-two, I had a
 birthday"); :data:`NEW_VALUE` a new value named by its attribute's noun ("new address is
 ..."). :func:`bare_value` reads the value a repair names with no cue of its own ("no sorry,
-14"), not one let back in ("gambling is fine, only tobacco"). :mod:`agent.learning.understanding`
-decides what each revises.
+14"), not one let back in ("gambling is fine, only tobacco"); :func:`set_aside` makes a repair
+that names the one list item it sets aside ("sorry, not Apple, it's Amazon") an edit of that
+item. :mod:`agent.learning.understanding` decides what each revises.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, Protocol
 
 from agent.learning import discourse, employment, phrasing, quantities, symbols, vocabulary
 
@@ -204,3 +206,33 @@ def _only_values(words: str, known: set[str]) -> bool:
         rest = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", " ", rest, flags=_I)
     left = re.sub(r"\b(?:and|or|the|my|some|also|plus|oh)\b|[,&+/]", " ", rest, flags=_I)
     return rest != words and not left.strip()
+
+
+class _ListReading(Protocol):
+    @property
+    def attribute(self) -> str: ...
+    @property
+    def value(self) -> object: ...
+    @property
+    def correction(self) -> bool: ...
+    @property
+    def removed(self) -> tuple[str, ...]: ...
+
+
+#: A ticker a repair sets aside for the one named after it: "sorry, not Apple, it's Amazon",
+#: "no wait, not Tesla - Nvidia".
+_SET_ASIDE = re.compile(
+    r"\bnot\s+(?P<t>[\w$.&]+(?:\s+(?:and|or|&)\s+[\w$.&]+)?)\s*(?:,|[-\u2013\u2014]|\bbut\b)", _I
+)
+
+
+def set_aside(reading: _ListReading, part: str) -> dict[str, Any]:
+    """The changes that make a repair of one item of a ticker list ("I own Microsoft and
+    Apple. Sorry, not Apple, it's Amazon") an edit of that item, not a new whole list: the
+    item set aside is removed and the others stay."""
+    if reading.attribute not in discourse.LISTS or not reading.correction or reading.removed:
+        return {}
+    named = reading.value if isinstance(reading.value, list) else []
+    gone = [s for m in _SET_ASIDE.finditer(part) for s, _ in symbols.tickers_in(m["t"], set())]
+    gone = [s for s in dict.fromkeys(gone) if s not in named]
+    return {"correction": False, "removed": tuple(gone)} if gone and named else {}

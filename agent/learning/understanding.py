@@ -605,7 +605,7 @@ def _without_removed(
     out = []
     for reading in readings:
         if reading.attribute not in _SECTOR_LISTS or not isinstance(reading.value, list):
-            out.append(reading)
+            out.append(replace(reading, **repairs.set_aside(reading, part)))  # "not X, it's Y"
             continue
         vocabulary = profile.attribute(reading.attribute).vocabulary
         words = discourse.removed_words(part, "|".join(re.escape(w) for w in vocabulary))

@@ -10,7 +10,14 @@ grand in ... fall under 30 grand": 25%), an employer said in passing (a role ope
 message, what a badge reads), a currency named as the one of the city lived in, "change X
 with Y" swapping a list item, and a ticker let back in off the exclusion list (a stored
 exclusion ends; a pending one is not asked about, and one asked for earlier in the session is
-not proposed).
+not proposed), "no X and no Y in the summaries" excluding both, the purpose said of the money
+("these savings are for my nephew's tuition") giving the goal and "N years from now" its
+horizon, years "until my pension", "in perhaps six years" rounding a time, not doubting it,
+buying into a fall told with its date ("when the index tanked in the autumn of 2018 we piled
+in"), a loss "okay for me" as the limit, a holding said by a possessive ("my Nvidia stock has
+been on a tear") and names "in my brokerage account" as holdings, a repair setting one list
+item aside ("sorry, not Tesla, it's Meta") swapping that item, and "I personally just hold X"
+after a partner's holdings.
 
 Every sentence here was written for these tests (none is taken from a corpus case). Real graph
 and stores (embedded defaults), one application per session at an injected time.
@@ -137,3 +144,59 @@ async def test_a_pending_exclusion_taken_back_is_not_asked_about() -> None:
     turns = ("Never suggest Nvidia or Apple to me.", "Nvidia you can recommend again.")
     status = await pending_exclusions("generalised-let-back", *turns)
     assert status == {"NVDA": "rejected", "AAPL": "pending"}
+
+
+async def test_no_names_in_what_the_analyst_writes_excludes_them() -> None:
+    said = "Going by ethics here: no Amazon and no Nvidia in the summaries, and no Apple either."
+    assert sorted(await learned("excluded_tickers", said)) == ["AAPL", "AMZN", "NVDA"]
+    # what is not held is no exclusion
+    assert not await learned("excluded_tickers", "There is no Microsoft in my portfolio yet.")
+
+
+async def test_the_purpose_said_of_the_money_gives_the_goal_and_its_horizon() -> None:
+    said = "These savings are for my nephew's tuition, roughly eight years from now."
+    assert await learned("goal", said) == "education"
+    assert await learned("horizon_years", said) == 8
+
+
+async def test_years_until_the_pension_give_the_horizon() -> None:
+    assert await learned("horizon_years", "I've got twenty-two years until my pension.") == 22
+
+
+async def test_a_rounded_time_is_no_hedge_but_a_doubted_plan_is() -> None:
+    said = "We are putting money aside to buy an apartment in perhaps six years."
+    assert await learned("horizon_years", said) == 6
+    assert await learned("horizon_years", "Perhaps we buy an apartment in six years.") is None
+
+
+async def test_buying_into_a_fall_told_with_its_date_is_aggressive() -> None:
+    said = "When the index tanked in the autumn of 2018 we piled in with everything spare."
+    assert await learned("risk_tolerance", said) == "aggressive"
+
+
+async def test_a_loss_said_to_be_okay_for_me_is_the_limit() -> None:
+    said = "Watching a fifth of my portfolio evaporate would be okay for me, but that is it."
+    assert await learned("max_drawdown_pct", said) == 20
+
+
+async def test_a_holding_said_in_passing_by_a_possessive() -> None:
+    assert await learned("holdings", "My Nvidia stock has been on a tear since spring.") == ["NVDA"]
+    assert await learned("holdings", "My dad's Apple stock is up again.") is None
+    assert await learned("holdings", "My Amazon shares are gone, sold them in June.") is None
+
+
+async def test_names_in_my_account_are_holdings() -> None:
+    said = "I have Alphabet and Tesla in my brokerage account."
+    assert await learned("holdings", said) == ["GOOGL", "TSLA"]
+
+
+async def test_a_repair_that_sets_one_name_aside_swaps_that_item() -> None:
+    said = "My portfolio has Alphabet and Tesla. Sorry, not Tesla, it's Meta."
+    assert await learned("holdings", said) == ["GOOGL", "META"]
+    turns = ("I follow Nvidia and Amazon.", "oops, not Amazon, I meant Microsoft")
+    assert await learned("watchlist", *turns) == ["NVDA", "MSFT"]
+
+
+async def test_an_adverb_between_i_and_the_verb_still_states_a_holding() -> None:
+    said = "My partner keeps Tesla and Meta in his pension; I personally just hold Apple."
+    assert await learned("holdings", said) == ["AAPL"]
