@@ -21,7 +21,6 @@ copy a restore keeps of what it replaces, take about the disk space of the live 
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -33,7 +32,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from memory.config import PRIVATE_FILE, PRIVATE_FOLDER, private_file, private_folder
+from memory.config import (
+    PRIVATE_FILE,
+    PRIVATE_FOLDER,
+    data_extents,
+    private_file,
+    private_folder,
+)
 from memory.errors import StorageError
 from memory.health import ERASE_PENDING, FileCheck, check_folder, check_sqlite, guarded
 
@@ -273,7 +278,7 @@ def copy_sparse(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> str
     with open(src, "rb") as reader, open(dst, "wb") as writer:
         rfd, wfd = reader.fileno(), writer.fileno()
         size = os.fstat(rfd).st_size
-        for start, end in _data_extents(rfd, size):
+        for start, end in data_extents(rfd, size):
             at = start
             while at < end:
                 chunk = os.pread(rfd, min(_CHUNK, end - at), at)
@@ -284,28 +289,6 @@ def copy_sparse(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> str
                 at += len(chunk)
         os.ftruncate(wfd, size)
     return str(dst)
-
-
-def _data_extents(fd: int, size: int) -> list[tuple[int, int]]:
-    """The ``(start, end)`` byte ranges of ``fd`` that hold data (all of it when the file
-    system cannot tell holes apart)."""
-    if not hasattr(os, "SEEK_DATA"):
-        return [(0, size)]
-    extents: list[tuple[int, int]] = []
-    at = 0
-    while at < size:
-        try:
-            start = os.lseek(fd, at, os.SEEK_DATA)
-        except OSError as e:
-            if e.errno == errno.ENXIO:  # only a hole from here to the end
-                break
-            if e.errno == errno.EINVAL and at == 0:  # no SEEK_DATA on this file system
-                return [(0, size)]
-            raise
-        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
-        extents.append((start, end))
-        at = end
-    return extents
 
 
 def _copied(item: Embedded, source: Path, target: Path) -> Copied:

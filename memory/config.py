@@ -15,6 +15,7 @@ user typed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sys
@@ -119,3 +120,25 @@ def flock_held(path: Path) -> bool | None:
         return False
     finally:
         os.close(fd)
+
+
+def data_extents(fd: int, size: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` byte ranges of ``fd`` that hold data (all of it when the file
+    system cannot tell holes apart)."""
+    if not hasattr(os, "SEEK_DATA"):
+        return [(0, size)]
+    extents: list[tuple[int, int]] = []
+    at = 0
+    while at < size:
+        try:
+            start = os.lseek(fd, at, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # only a hole from here to the end
+                break
+            if e.errno == errno.EINVAL and at == 0:  # no SEEK_DATA on this file system
+                return [(0, size)]
+            raise
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        extents.append((start, end))
+        at = end
+    return extents

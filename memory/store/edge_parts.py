@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
 
+from memory.config import data_extents
 from memory.store.common import VECTOR, prefilter
 from memory.store.scoring import COSINE_DIGITS
 
@@ -121,7 +122,7 @@ def read_ahead(folder: Path, budget: int | None = None) -> threading.Thread:
             except OSError:
                 continue
             try:
-                for start, end in _data(fd):
+                for start, end in data_extents(fd, os.fstat(fd).st_size):
                     while start < end:
                         if left is not None and left <= 0:
                             return
@@ -140,24 +141,6 @@ def read_ahead(folder: Path, budget: int | None = None) -> threading.Thread:
     thread = threading.Thread(target=read, name="edge-read-ahead", daemon=True)
     thread.start()
     return thread
-
-
-def _data(fd: int) -> Iterator[tuple[int, int]]:
-    """The byte ranges of the open file ``fd`` that hold data (its holes left out where the
-    system tells them apart: a payload page is made 32 MB long and filled as items come)."""
-    size = os.fstat(fd).st_size
-    if not hasattr(os, "SEEK_DATA"):
-        yield 0, size
-        return
-    offset = 0
-    while offset < size:
-        try:
-            start = os.lseek(fd, offset, os.SEEK_DATA)
-        except OSError:  # no data past offset
-            return
-        end = os.lseek(fd, start, os.SEEK_HOLE)
-        yield start, end
-        offset = end
 
 
 __all__ = [
